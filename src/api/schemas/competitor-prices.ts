@@ -1,0 +1,66 @@
+/**
+ * Competitor prices. The only resource whose single create (`POST /v1/competitor_prices`) is not idempotent.
+ * Bulk is idempotent per business key; our documented choice for that key (docs/sandbox.md) is
+ * (competitor_name, item_id, competitor_sku, observed_at).
+ */
+import { z } from 'zod';
+import {
+  type DecimalSchema,
+  decimalInput,
+  decimalString,
+  identifier,
+  isoDateTime,
+  nextCursor,
+  optionalIdentifier,
+  optionalText,
+} from './common.ts';
+
+function competitorPriceFields<D extends DecimalSchema>(decimal: D) {
+  return {
+    competitor_name: identifier,
+    observed_at: isoDateTime,
+    regular_price: decimal,
+    effective_price: decimal,
+    item_id: optionalIdentifier,
+    promo_price: decimal.nullable().optional(),
+    currency: optionalText,
+    source_url: optionalText,
+    competitor_sku: optionalIdentifier,
+    barcode: optionalIdentifier,
+    status: optionalText,
+    stock_on_hand: optionalText,
+  };
+}
+
+export const CompetitorPriceWrite = z.strictObject(competitorPriceFields(decimalString));
+export type CompetitorPriceWrite = z.infer<typeof CompetitorPriceWrite>;
+export const CompetitorPriceWriteInput = z.strictObject(competitorPriceFields(decimalInput));
+
+export const CompetitorPricePatch = CompetitorPriceWrite.partial();
+export type CompetitorPricePatch = z.infer<typeof CompetitorPricePatch>;
+export const CompetitorPricePatchInput = CompetitorPriceWriteInput.partial();
+
+export const CompetitorPrice = z.looseObject({
+  id: z.number().int(),
+  competitor_name: z.string(),
+  observed_at: isoDateTime,
+  regular_price: z.string().nullable().optional(),
+  item_id: z.string().nullable().optional(),
+  promo_price: z.string().nullable().optional(),
+  currency: z.string().nullable().optional(),
+  source_url: z.string().nullable().optional(),
+  competitor_sku: z.string().nullable().optional(),
+  barcode: z.string().nullable().optional(),
+  status: z.string().nullable().optional(),
+  stock_on_hand: z.string().nullable().optional(),
+  created_at: isoDateTime.optional(),
+  updated_at: isoDateTime.optional(),
+});
+export type CompetitorPrice = z.infer<typeof CompetitorPrice>;
+
+export const CompetitorPricePage = z.looseObject({ items: z.array(CompetitorPrice), next_cursor: nextCursor });
+export type CompetitorPricePage = z.infer<typeof CompetitorPricePage>;
+
+export const COMPETITOR_PRICE_FIELDS = Object.keys(
+  competitorPriceFields(decimalString),
+) as (keyof CompetitorPriceWrite)[];
