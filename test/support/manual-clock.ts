@@ -1,0 +1,74 @@
+import type { Clock } from '../../src/clock.ts';
+
+interface Sleeper {
+  wakeAt: number;
+  resolve: () => void;
+}
+
+/**
+ * A clock that only moves when told. `advance(ms)` wakes every sleeper whose time has come, in order, and lets
+ * their continuations run before returning, so a test reads as "advance 30 s, then assert".
+ */
+export class ManualClock implements Clock {
+  #now: number;
+  #sleepers: Sleeper[] = [];
+  /** Every sleep ever requested, in order (ms): lets tests assert backoff schedules. */
+  readonly sleeps: number[] = [];
+
+  constructor(start = Date.parse('2026-11-22T10:00:00Z')) {
+    this.#now = start;
+  }
+
+  now(): number {
+    return this.#now;
+  }
+
+  sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    this.sleeps.push(ms);
+    return new Promise((resolve, reject) => {
+      const sleeper: Sleeper = { wakeAt: this.#now + Math.max(0, ms), resolve };
+      this.#sleepers.push(sleeper);
+      signal?.addEventListener(
+        'abort',
+        () => {
+          this.#sleepers = this.#sleepers.filter((s) => s !== sleeper);
+          reject(signal.reason as Error);
+        },
+        { once: true },
+      );
+    });
+  }
+
+  /** Number of pending sleepers. */
+  get waiting(): number {
+    return this.#sleepers.length;
+  }
+
+  async advance(ms: number): Promise<void> {
+    const target = this.#now + ms;
+    for (;;) {
+      this.#sleepers.sort((a, b) => a.wakeAt - b.wakeAt);
+      const next = this.#sleepers[0];
+      if (!next || next.wakeAt > target) break;
+      this.#sleepers.shift();
+      this.#now = next.wakeAt;
+      next.resolve();
+      await flush();
+    }
+    this.#now = target;
+    await flush();
+  }
+
+  /** Waits until at least `count` sleepers are pending (the code under test reached its wait). */
+  async untilWaiting(count = 1, timeoutMs = 5000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.#sleepers.length < count) {
+      if (Date.now() > deadline) throw new Error(`ManualClock: expected ${count} sleeper(s), have ${this.#sleepers.length}`);
+      await new Promise((r) => setImmediate(r));
+    }
+  }
+}
+
+async function flush(): Promise<void> {
+  for (let i = 0; i < 5; i += 1) await new Promise((r) => setImmediate(r));
+}
