@@ -1,0 +1,19 @@
+#!/usr/bin/env node
+/**
+ * The `pricing-agent` command. Each command lives in its own module under src/cli/ and exports a factory that
+ * returns a commander Command; this file only assembles them. No business logic here.
+ */
+import { Command } from 'commander';
+import { AGENT_VERSION } from '../version.ts';
+
+export function buildProgram(): Command {
+  const program = new Command('pricing-agent')
+    .description('On-premises sync agent for the Pricing Data Public API')
+    .version(AGENT_VERSION)
+    .showHelpAfterError()
+    .configureHelp({ sortSubcommands: true });
+  // Commands are registered here, one line each (see the modules in src/cli/).
+  return program;
+}
+
+await buildProgram().parseAsync(process.argv);
