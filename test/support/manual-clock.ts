@@ -72,3 +72,20 @@ export class ManualClock implements Clock {
 async function flush(): Promise<void> {
   for (let i = 0; i < 5; i += 1) await new Promise((r) => setImmediate(r));
 }
+
+/**
+ * Runs `promise` to completion, advancing the clock through every sleep it starts (a minute at a time), so a test
+ * of a retry schedule finishes at once and can then assert `clock.sleeps`.
+ */
+export async function drive<T>(clock: ManualClock, promise: Promise<T>): Promise<T> {
+  let settled = false;
+  const tracked = promise.finally(() => {
+    settled = true;
+  });
+  tracked.catch(() => undefined);
+  while (!settled) {
+    await new Promise((r) => setImmediate(r));
+    if (clock.waiting > 0) await clock.advance(60_000);
+  }
+  return tracked;
+}

@@ -1,0 +1,37 @@
+import { callBulk, callImport, callJson, callList, callNoContent, checkBody, type CallOptions } from '../call.ts';
+import { TransactionPage, TransactionPatch, TransactionWrite, Transaction } from '../schemas/index.ts';
+import type { ApiTransport } from '../transport.ts';
+
+export interface TransactionListQuery {
+  from_date?: string;
+  to_date?: string;
+  product_id?: string;
+  store_id?: string;
+  updated_after?: string;
+  limit?: number;
+  cursor?: string;
+}
+
+export function transactionsApi(t: ApiTransport) {
+  return {
+    bulk: (items: readonly TransactionWrite[], o: CallOptions = {}) => callBulk(t, 'transactions.bulk', items, o),
+    /** POST /v1/transactions/{id}: upsert keyed on the internal id in the path (201). */
+    upsert: (id: string, body: TransactionWrite, o: CallOptions = {}) =>
+      callJson(
+        t,
+        { operation: 'transactions.upsert', id, json: checkBody('transactions.upsert', TransactionWrite, body), signal: o.signal },
+        Transaction,
+      ),
+    patch: (id: string, body: TransactionPatch, o: CallOptions = {}) =>
+      callJson(
+        t,
+        { operation: 'transactions.patch', id, json: checkBody('transactions.patch', TransactionPatch, body), signal: o.signal },
+        Transaction,
+      ),
+    delete: (id: string, o: CallOptions = {}) => callNoContent(t, { operation: 'transactions.delete', id, signal: o.signal }),
+    /** The transactions list is the one envelope that names its rows `data`. */
+    list: (q: TransactionListQuery = {}, o: CallOptions = {}) =>
+      callList(t, 'transactions.list', 'transactions', TransactionPage, (p) => ({ items: p.data, nextCursor: p.next_cursor }), { ...q }, o),
+    import: (filePath: string, o: CallOptions = {}) => callImport(t, 'transactions.import', filePath, o),
+  };
+}

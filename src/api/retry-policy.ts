@@ -1,0 +1,63 @@
+/**
+ * When to try again, and how long to wait first. Pure functions of the attempt number, the failure and a random
+ * source, so every row of the policy is tested without a network or a clock.
+ */
+import { RETRY_BASE_MS, RETRY_CAP_MS, RETRY_MAX_ATTEMPTS } from './schemas/index.ts';
+import type { RetryClass } from './operations.ts';
+
+/** Transport failures that happen before a single byte of the request reached the server. */
+const NEVER_SENT_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ENETUNREACH',
+  'EHOSTUNREACH',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
+
+export type Failure =
+  | { kind: 'status'; status: number }
+  | { kind: 'transport'; code: string | undefined };
+
+export function neverReachedServer(code: string | undefined): boolean {
+  return code !== undefined && NEVER_SENT_CODES.has(code);
+}
+
+/**
+ * Whether `failure` of attempt number `attempt` (1-based) is retried. 429 is not decided here: it always waits for
+ * Retry-After and does not use up an attempt, because the server refused the request without processing it.
+ */
+export function shouldRetry(retry: RetryClass, failure: Failure, attempt: number): boolean {
+  if (attempt >= RETRY_MAX_ATTEMPTS) return false;
+  if (failure.kind === 'status') {
+    return failure.status >= 500 && retry !== 'unsafe';
+  }
+  return retry !== 'unsafe' || neverReachedServer(failure.code);
+}
+
+/**
+ * Exponential backoff: 1 s, 2 s, 4 s, 8 s ... capped at 30 s, plus up to 25 % jitter so that many agents do not
+ * retry in step. Never shorter than the spec's schedule and never above the cap.
+ */
+export function backoffDelay(attempt: number, random: () => number = Math.random): number {
+  const exponential = RETRY_BASE_MS * 2 ** Math.max(0, attempt - 1);
+  const jittered = exponential * (1 + 0.25 * random());
+  return Math.min(RETRY_CAP_MS, Math.round(jittered));
+}
+
+/** Wait used when a 429 carries no usable Retry-After. */
+export const DEFAULT_RETRY_AFTER_MS = 1_000; // 1 s
+
+/**
+ * Parses Retry-After as delta-seconds or as an HTTP-date, relative to `nowMs`. Honoured however long it is
+ * (unlike undici's retry interceptor, which caps it at 30 s). A date in the past means "now".
+ */
+export function parseRetryAfter(value: string | string[] | undefined, nowMs: number): number {
+  const raw = Array.isArray(value) ? value[0] : value;
+  if (raw === undefined) return DEFAULT_RETRY_AFTER_MS;
+  const text = raw.trim();
+  if (/^\d+$/.test(text)) return Math.max(Number(text) * 1000, 0) || DEFAULT_RETRY_AFTER_MS;
+  const at = Date.parse(text);
+  if (Number.isNaN(at)) return DEFAULT_RETRY_AFTER_MS;
+  return Math.max(0, at - nowMs);
+}

@@ -1,0 +1,233 @@
+/**
+ * One request to the API, with the retry policy applied: the rate gate first, then the request, then the decision
+ * (return, retry after a backoff, wait for Retry-After, or throw a typed error). Every response body is read, so no
+ * connection is held by an unread body.
+ */
+import { basename } from 'node:path';
+import { openAsBlob } from 'node:fs';
+import { FormData, request, type Dispatcher } from 'undici';
+import type { IncomingHttpHeaders } from 'undici/types/header.js';
+import { systemClock, type Clock } from '../clock.ts';
+import { AGENT_VERSION } from '../version.ts';
+import {
+  ApiError,
+  ApiKeyRejectedError,
+  ApiOutcomeUnknownError,
+  ApiTransportError,
+  ApiValidationError,
+  API_ERROR_CODES,
+  errorForStatus,
+} from './errors.ts';
+import { buildPath, OPERATIONS, retryClassOf, type OperationName } from './operations.ts';
+import { backoffDelay, neverReachedServer, parseRetryAfter, shouldRetry, type Failure } from './retry-policy.ts';
+import { RateGate } from './rate-gate.ts';
+import { HTTPValidationError } from './schemas/index.ts';
+
+export type QueryValue = string | number | boolean | undefined | null;
+
+export interface ApiRequest {
+  operation: OperationName;
+  id?: string | number;
+  query?: Record<string, QueryValue>;
+  /** JSON body. */
+  json?: unknown;
+  /** Path of a CSV file to upload as the multipart part `file`; re-read from disk on every attempt. */
+  uploadFile?: string;
+  signal?: AbortSignal | undefined;
+}
+
+export interface ApiResponse {
+  status: number;
+  body: unknown;
+  headers: IncomingHttpHeaders;
+  /** The server's Date header, if it sent one. */
+  date: Date | null;
+}
+
+/** Observers for metrics and logs; none of them sees the key. */
+export interface TransportHooks {
+  onResponse?(event: { operation: OperationName; status: number; attempt: number; durationMs: number }): void;
+  onRetry?(event: { operation: OperationName; attempt: number; delayMs: number; reason: string }): void;
+  onRateLimited?(event: { operation: OperationName; waitMs: number }): void;
+  onKeyRejected?(event: { operation: OperationName }): void;
+}
+
+export interface TransportOptions {
+  baseUrl: string;
+  apiKey: string;
+  dispatcher: Dispatcher;
+  /** Headers and body timeout per attempt (api.timeout_ms). */
+  timeoutMs?: number;
+  clock?: Clock;
+  random?: () => number;
+  hooks?: TransportHooks;
+}
+
+export const DEFAULT_TIMEOUT_MS = 30_000; // 30 s
+
+export class ApiTransport {
+  readonly #baseUrl: string;
+  #apiKey: string;
+  readonly #dispatcher: Dispatcher;
+  readonly #timeoutMs: number;
+  readonly #clock: Clock;
+  readonly #random: () => number;
+  readonly #hooks: TransportHooks;
+  readonly #gate: RateGate;
+  readonly #userAgent = `pricing-agent/${AGENT_VERSION} node/${process.versions.node}`;
+
+  constructor(options: TransportOptions) {
+    this.#baseUrl = options.baseUrl.replace(/\/+$/, '');
+    this.#apiKey = options.apiKey;
+    this.#dispatcher = options.dispatcher;
+    this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.#clock = options.clock ?? systemClock;
+    this.#random = options.random ?? Math.random;
+    this.#hooks = options.hooks ?? {};
+    this.#gate = new RateGate(this.#clock);
+  }
+
+  get baseUrl(): string {
+    return this.#baseUrl;
+  }
+
+  /** A new key (re-read key file, SIGHUP). The rate gate stays: limits are per key, but waiting is harmless. */
+  setApiKey(apiKey: string): void {
+    this.#apiKey = apiKey;
+  }
+
+  /** Epoch ms until which requests wait because of a 429 (for status output and tests). */
+  get rateLimitedUntil(): number {
+    return this.#gate.openAt;
+  }
+
+  async send(req: ApiRequest): Promise<ApiResponse> {
+    const { operation } = req;
+    const retry = retryClassOf(operation, req.query ?? {});
+    const url = this.#url(req);
+    let attempt = 1;
+    for (;;) {
+      const waited = await this.#pass(operation, req.signal);
+      if (waited > 0) this.#hooks.onRateLimited?.({ operation, waitMs: waited });
+      const started = this.#clock.now();
+      let failure: Failure;
+      let error: ApiError;
+      try {
+        const response = await this.#attempt(req, url);
+        this.#hooks.onResponse?.({ operation, status: response.status, attempt, durationMs: this.#clock.now() - started });
+        if (response.status < 300) return response;
+        if (response.status === 429) {
+          // Refused without processing: wait for Retry-After (however long) and try again; no attempt used.
+          this.#gate.closeUntil(this.#clock.now() + parseRetryAfter(response.headers['retry-after'], this.#clock.now()));
+          continue;
+        }
+        error = this.#statusError(operation, response);
+        failure = { kind: 'status', status: response.status };
+      } catch (cause) {
+        if (req.signal?.aborted) throw abortError(operation, req.signal.reason);
+        const code = transportCode(cause);
+        error = new ApiTransportError(operation, code, cause);
+        failure = { kind: 'transport', code };
+      }
+      if (!shouldRetry(retry, failure, attempt)) {
+        const mayHaveBeenApplied = failure.kind === 'status' || !neverReachedServer(failure.code);
+        if (retry === 'unsafe' && error.retryable && mayHaveBeenApplied) throw new ApiOutcomeUnknownError(operation, error);
+        throw error;
+      }
+      const delayMs = backoffDelay(attempt, this.#random);
+      this.#hooks.onRetry?.({ operation, attempt, delayMs, reason: error.message });
+      try {
+        await this.#clock.sleep(delayMs, req.signal);
+      } catch {
+        throw abortError(operation, req.signal?.reason);
+      }
+      attempt += 1;
+    }
+  }
+
+  async #pass(operation: OperationName, signal: AbortSignal | undefined): Promise<number> {
+    try {
+      return await this.#gate.pass(signal);
+    } catch {
+      throw abortError(operation, signal?.reason);
+    }
+  }
+
+  async #attempt(req: ApiRequest, url: string): Promise<ApiResponse> {
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${this.#apiKey}`,
+      'user-agent': this.#userAgent,
+      accept: 'application/json',
+    };
+    let body: string | FormData | undefined;
+    if (req.uploadFile !== undefined) {
+      // Built anew for every attempt: the Blob streams from disk, so memory does not grow with the file.
+      body = new FormData();
+      body.append('file', await openAsBlob(req.uploadFile, { type: 'text/csv' }), basename(req.uploadFile));
+    } else if (req.json !== undefined) {
+      headers['content-type'] = 'application/json';
+      body = JSON.stringify(req.json);
+    }
+    const response = await request(url, {
+      method: OPERATIONS[req.operation].method,
+      headers,
+      body,
+      dispatcher: this.#dispatcher,
+      headersTimeout: this.#timeoutMs,
+      bodyTimeout: this.#timeoutMs,
+      signal: req.signal,
+    });
+    const text = await response.body.text();
+    const date = typeof response.headers.date === 'string' ? new Date(response.headers.date) : null;
+    return {
+      status: response.statusCode,
+      headers: response.headers,
+      body: parseBody(text, response.headers['content-type']),
+      date: date && !Number.isNaN(date.getTime()) ? date : null,
+    };
+  }
+
+  #statusError(operation: OperationName, response: ApiResponse): ApiError {
+    if (response.status === 401) {
+      this.#hooks.onKeyRejected?.({ operation });
+      return new ApiKeyRejectedError(operation);
+    }
+    if (response.status === 422) {
+      const parsed = HTTPValidationError.safeParse(response.body);
+      return new ApiValidationError(operation, parsed.success ? parsed.data.detail : [], response.body);
+    }
+    return errorForStatus(operation, response.status, response.body);
+  }
+
+  #url(req: ApiRequest): string {
+    const path = buildPath(req.operation, req.id);
+    const params = new URLSearchParams();
+    for (const [key, value] of Object.entries(req.query ?? {})) {
+      if (value !== undefined && value !== null) params.append(key, String(value));
+    }
+    const search = params.size > 0 ? `?${params.toString()}` : '';
+    return `${this.#baseUrl}${path}${search}`;
+  }
+}
+
+function parseBody(text: string, contentType: string | string[] | undefined): unknown {
+  if (text === '') return null;
+  const type = Array.isArray(contentType) ? contentType[0] : contentType;
+  if (type?.includes('json')) {
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      return text;
+    }
+  }
+  return text;
+}
+
+function transportCode(cause: unknown): string | undefined {
+  if (cause && typeof cause === 'object' && 'code' in cause && typeof cause.code === 'string') return cause.code;
+  return undefined;
+}
+
+function abortError(operation: string, reason: unknown): ApiError {
+  return new ApiError(API_ERROR_CODES.aborted, `${operation} was cancelled`, { operation, retryable: true, cause: reason });
+}
