@@ -1,0 +1,45 @@
+/**
+ * Errors of the state database. Callers (the pull, the CLI, the daemon) branch on `code`, never on the message.
+ */
+
+export const STORE_ERROR_CODES = [
+  /** The file could not be opened or is not a database this agent can use. */
+  'OPEN_FAILED',
+  /** A pragma did not take effect (e.g. WAL refused on a network filesystem). */
+  'PRAGMA_NOT_EFFECTIVE',
+  /** A migration failed; the database is left at the last migration that committed. */
+  'MIGRATION_FAILED',
+  /** A read-only open found a database that was never migrated by the agent. */
+  'NOT_INITIALIZED',
+  /** A write was started while another transaction is open on the same connection. */
+  'TRANSACTION_OPEN',
+  /** A write was attempted through a read-only handle. */
+  'READ_ONLY',
+  /** A delivery intent is already pending for this pull job: replay it before recording a new one. */
+  'INTENT_PENDING',
+  /** The delivery intent does not exist or is already done. */
+  'INTENT_NOT_PENDING',
+  /** recordWithdrawal was given a version without cancelled_at. */
+  'NOT_CANCELLED',
+  /** A mirror row lacks the key it is stored under. */
+  'MIRROR_KEY_MISSING',
+  /** A stream name that is not a known mirror stream. */
+  'UNKNOWN_STREAM',
+  /** A consumer offset beyond the last seq of the feed. */
+  'SEQ_BEYOND_FEED',
+  /** A consumer offset that would move backwards (allowed only when forced). */
+  'OFFSET_BACKWARDS',
+  /** Bad argument (negative seq, empty name, invalid date). */
+  'INVALID_ARGUMENT',
+] as const;
+export type StoreErrorCode = (typeof STORE_ERROR_CODES)[number];
+
+export class StoreError extends Error {
+  override readonly name = 'StoreError';
+  readonly code: StoreErrorCode;
+
+  constructor(code: StoreErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+  }
+}

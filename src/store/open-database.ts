@@ -1,0 +1,136 @@
+/**
+ * Opening the state database: file permissions, pragmas on every open, migrations, the Kysely instance.
+ *
+ * Every pragma is set explicitly on every open, because SQLite does not keep all of them in the file: the
+ * effective `synchronous` of a WAL database changes after a reopen ([seen], library notes). synchronous=FULL because
+ * the agent acknowledges approvals to the platform right after committing them: with NORMAL, a power loss could
+ * lose commits that were already acknowledged, and the platform would never send those prices again.
+ */
+import { chmodSync, closeSync, mkdirSync, openSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { Kysely, SqliteDialect, sql } from 'kysely';
+import { StoreError } from './errors.ts';
+import { migrateToLatest } from './migrations/index.ts';
+import type { Database } from './schema.ts';
+import { StateDb } from './state-db.ts';
+
+export interface OpenOptions {
+  /** Open for reading only: no file creation, no migrations, no writes (the CLI's read commands, tests). */
+  readonly?: boolean;
+  /**
+   * Permission bits of a newly created database file, before the umask (0o600, 0o640 or 0o660). SQLite gives the
+   * -wal and -shm files the same bits. A POS user reading through SQLite needs write access to -shm, so a POS in
+   * the agent's group needs 0o660. World bits are refused.
+   */
+  fileMode?: number;
+  /** How long a statement waits for a lock held by another process. */
+  busyTimeoutMs?: number;
+  /** The WAL file is truncated back to this size after a checkpoint resets it. */
+  journalSizeLimitBytes?: number;
+  /** Milliseconds since the epoch; the project's Clock.now. */
+  now?: () => number;
+}
+
+const DEFAULTS = {
+  fileMode: 0o640,
+  busyTimeoutMs: 5 * 1000, // 5 s
+  journalSizeLimitBytes: 64 * 1024 * 1024, // 64 MiB
+};
+
+/**
+ * Opens (creating if needed, unless read-only) and migrates the database at `path`. Throws a StoreError with code
+ * OPEN_FAILED, PRAGMA_NOT_EFFECTIVE, MIGRATION_FAILED or NOT_INITIALIZED; the connection is closed on failure.
+ */
+export async function openDatabase(path: string, options: OpenOptions = {}): Promise<StateDb> {
+  const readonly = options.readonly ?? false;
+  const fileMode = options.fileMode ?? DEFAULTS.fileMode;
+  if ((fileMode & 0o007) !== 0 || (fileMode & ~0o777) !== 0) {
+    const octal = fileMode.toString(8);
+    throw new StoreError('INVALID_ARGUMENT', `fileMode ${octal}: the database must not be world-accessible`);
+  }
+  if (!readonly) prepareFiles(path, fileMode);
+
+  let sqlite: BetterSqlite3.Database;
+  try {
+    sqlite = new BetterSqlite3(path, { readonly, fileMustExist: true });
+  } catch (error) {
+    throw new StoreError('OPEN_FAILED', `cannot open database ${path}: ${(error as Error).message}`, { cause: error });
+  }
+  const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const db = new StateDb({ path, readonly, sqlite, kysely, now: options.now ?? Date.now });
+  try {
+    applyPragmas(sqlite, readonly, {
+      busyTimeoutMs: options.busyTimeoutMs ?? DEFAULTS.busyTimeoutMs,
+      journalSizeLimitBytes: options.journalSizeLimitBytes ?? DEFAULTS.journalSizeLimitBytes,
+    });
+    if (readonly) await requireInitialized(db);
+    else await migrateToLatest(kysely);
+  } catch (error) {
+    await db.close().catch(() => undefined);
+    throw error;
+  }
+  return db;
+}
+
+/** Creates the directory and an empty file with `fileMode` (minus the umask); removes world bits from old files. */
+function prepareFiles(path: string, fileMode: number): void {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o750 });
+  try {
+    closeSync(openSync(path, 'wx', fileMode)); // an empty file is a valid empty database
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') {
+      const message = `cannot create database ${path}: ${(error as Error).message}`;
+      throw new StoreError('OPEN_FAILED', message, { cause: error });
+    }
+  }
+  for (const file of [path, `${path}-wal`, `${path}-shm`]) {
+    let mode: number;
+    try {
+      mode = statSync(file).mode & 0o777;
+    } catch {
+      continue; // -wal and -shm exist only while (or after) a connection is open
+    }
+    if ((mode & 0o007) !== 0) chmodSync(file, mode & ~0o007);
+  }
+}
+
+function applyPragmas(
+  sqlite: BetterSqlite3.Database,
+  readonly: boolean,
+  values: { busyTimeoutMs: number; journalSizeLimitBytes: number },
+): void {
+  // busy_timeout first, so that switching to WAL waits for another process's lock instead of failing.
+  const busyTimeout = Math.trunc(values.busyTimeoutMs);
+  const journalSizeLimit = Math.trunc(values.journalSizeLimitBytes);
+  expectPragma(sqlite, `busy_timeout = ${busyTimeout}`, 'busy_timeout', busyTimeout);
+  // A read-only connection cannot switch the journal mode: it requires that the agent already did.
+  if (readonly) expectPragma(sqlite, null, 'journal_mode', 'wal');
+  else expectPragma(sqlite, 'journal_mode = WAL', 'journal_mode', 'wal');
+  expectPragma(sqlite, 'synchronous = FULL', 'synchronous', 2);
+  expectPragma(sqlite, `journal_size_limit = ${journalSizeLimit}`, 'journal_size_limit', journalSizeLimit);
+  expectPragma(sqlite, 'foreign_keys = ON', 'foreign_keys', 1);
+}
+
+/** Sets a pragma (unless `set` is null) and reads it back: a pragma SQLite ignored is an error, not a surprise. */
+function expectPragma(
+  sqlite: BetterSqlite3.Database,
+  set: string | null,
+  name: string,
+  expected: string | number,
+): void {
+  if (set !== null) sqlite.pragma(set);
+  const actual = sqlite.pragma(name, { simple: true });
+  if (actual !== expected) {
+    const hint = name === 'journal_mode' ? ' (WAL needs a local filesystem; network shares are not supported)' : '';
+    throw new StoreError('PRAGMA_NOT_EFFECTIVE', `pragma ${name} is ${String(actual)}, expected ${expected}${hint}`);
+  }
+}
+
+async function requireInitialized(db: StateDb): Promise<void> {
+  const { rows } = await sql<{ n: number }>`SELECT count(*) AS n FROM sqlite_schema
+    WHERE type = 'table' AND name IN ('agent_meta', 'price_feed')`.execute(db.kysely);
+  if (rows[0]?.n !== 2) {
+    throw new StoreError('NOT_INITIALIZED', `${db.path} was not created by pricing-agent (run the agent once first)`);
+  }
+}

@@ -1,0 +1,214 @@
+/**
+ * Kysely types of every table and view of the state database (migrations 0001 and 0002).
+ *
+ * Conventions: timestamps are ISO 8601 text (UTC, from the agent's clock unless the column holds an API value);
+ * money is decimal text exactly as the API sent it, never a number; JSON columns hold `JSON.stringify` text.
+ * The push pipeline adds its tables (migration 0003_push) by extending `Database` in its own module.
+ */
+import type { Generated } from 'kysely';
+
+export const ACK_STATUSES = ['pending', 'acknowledged', 'conflict'] as const;
+/** `null`: the version was learned outside a delivery (history read); nothing to acknowledge. */
+export type AckStatus = (typeof ACK_STATUSES)[number];
+
+export const FEED_KINDS = ['price', 'withdrawal'] as const;
+export type FeedKind = (typeof FEED_KINDS)[number];
+
+export const INTENT_STATUSES = ['pending', 'done'] as const;
+export type IntentStatus = (typeof INTENT_STATUSES)[number];
+
+/** 0001_base: facts about the database itself (key `database_id`, `created_at`). */
+export interface AgentMetaTable {
+  key: string;
+  value: string;
+}
+
+/** Every version of every approved price, by its API id. */
+export interface ApprovedPricesTable {
+  id: number;
+  grid_id: string;
+  grid_item_id: number;
+  item_id: string | null;
+  sku: string | null;
+  store_id: string | null;
+  current_price: string | null;
+  proposed_price: string;
+  approved_price: string;
+  effective_date: string | null;
+  currency_code: string;
+  proposal_source: string;
+  source: string;
+  /** JSON array, as received. */
+  trace: string;
+  approved_at: string;
+  approved_by_user_id: string;
+  /** JSON object, as received. */
+  approval_details: string;
+  export_status: string;
+  exported_at: string | null;
+  /** Set when the version arrives cancelled or a later read shows it cancelled. */
+  cancelled_at: string | null;
+  predecessor_id: number | null;
+  amendment_reason: string | null;
+  delivery_channel: string | null;
+  /** The whole record as first received (JSON), unknown fields included. */
+  record: string;
+  /** The delivery that brought it; null when learned from a history read. */
+  intent_id: number | null;
+  received_at: string;
+  ack_status: AckStatus | null;
+  conflict_reason: string | null;
+  /** When ack_status left `pending` (acknowledged or conflict). */
+  acked_at: string | null;
+}
+
+export interface DeliveryIntentsTable {
+  id: Generated<number>;
+  job: string;
+  request_id: string;
+  /** JSON object: the delivery filters sent with the request. */
+  filters: string;
+  cursor: string | null;
+  page_limit: number | null;
+  status: IntentStatus;
+  created_at: string;
+  done_at: string | null;
+  next_cursor: string | null;
+  row_count: number | null;
+}
+
+export interface PullStateTable {
+  job: string;
+  cursor: string | null;
+  updated_at: string;
+}
+
+/** The change feed POS systems read. Append-only (triggers refuse UPDATE and DELETE). */
+export interface PriceFeedTable {
+  seq: Generated<number>;
+  kind: FeedKind;
+  approval_id: number;
+  predecessor_id: number | null;
+  item_id: string | null;
+  sku: string | null;
+  store_id: string | null;
+  approved_price: string;
+  currency_code: string;
+  effective_date: string | null;
+  recorded_at: string;
+}
+
+export interface ConsumerOffsetsTable {
+  consumer: string;
+  last_seq: number;
+  updated_at: string;
+}
+
+/** View: the price in force today (host's local date) per (item_id, store_id). */
+export interface CurrentPricesView {
+  item_id: string;
+  store_id: string | null;
+  /** store_id, or `_all` for product-level prices. Never null. */
+  store_key: string;
+  sku: string | null;
+  approved_price: string;
+  currency_code: string;
+  /** effective_date, or the approval's date when the API sent none. */
+  effective_date: string;
+  approval_id: number;
+  predecessor_id: number | null;
+  approved_at: string;
+}
+
+interface MirrorColumns {
+  updated_at: string | null;
+  /** The record as received (JSON). */
+  record: string;
+  synced_at: string;
+}
+
+export interface MirrorProductsTable extends MirrorColumns {
+  id: string;
+  item_id: string;
+  sku: string | null;
+  product_id: string | null;
+}
+
+export interface MirrorProductStoreTable extends MirrorColumns {
+  id: string;
+  item_id: string;
+  store_id: string | null;
+  sku: string | null;
+}
+
+export interface MirrorTransactionsTable extends MirrorColumns {
+  transaction_id: string;
+  product_id: string | null;
+  store_id: string | null;
+  timestamp: string;
+}
+
+export interface MirrorCompetitorPricesTable extends MirrorColumns {
+  id: number;
+  item_id: string | null;
+  competitor_name: string;
+  observed_at: string;
+}
+
+export interface MirrorGridRowsTable extends MirrorColumns {
+  grid_id: string;
+  grid_item_id: number;
+}
+
+export interface StreamStateTable {
+  stream: string;
+  /** `updated_after` of the next listing; moves only when a listing completes. */
+  watermark: string | null;
+  /** Cursor of the listing in progress; null between listings. */
+  cursor: string | null;
+  /** Set by the first page of a listing; non-null means a listing is in progress. */
+  listing_started_at: string | null;
+  /** Largest `updated_at` stored during the listing in progress. */
+  listing_max_updated_at: string | null;
+  listing_rows: number;
+  last_success_at: string | null;
+  last_error: string | null;
+  last_error_at: string | null;
+  updated_at: string;
+}
+
+export interface OutboxExportsTable {
+  /** store_id, `_all` for product-level rows. */
+  store_key: string;
+  /** Every feed row of this store with seq <= last_seq is in a renamed, fsynced file. */
+  last_seq: number;
+  /** A file for (last_seq, pending_to_seq] is being written; redone with the same name after a crash. */
+  pending_to_seq: number | null;
+  last_file: string | null;
+  updated_at: string;
+}
+
+export interface OutboxExportScanTable {
+  id: number;
+  /** Every store's feed rows with seq <= scanned_seq are exported. */
+  scanned_seq: number;
+  updated_at: string;
+}
+
+export interface Database {
+  agent_meta: AgentMetaTable;
+  approved_prices: ApprovedPricesTable;
+  delivery_intents: DeliveryIntentsTable;
+  pull_state: PullStateTable;
+  price_feed: PriceFeedTable;
+  consumer_offsets: ConsumerOffsetsTable;
+  current_prices: CurrentPricesView;
+  mirror_products: MirrorProductsTable;
+  mirror_product_store: MirrorProductStoreTable;
+  mirror_transactions: MirrorTransactionsTable;
+  mirror_competitor_prices: MirrorCompetitorPricesTable;
+  mirror_grid_rows: MirrorGridRowsTable;
+  stream_state: StreamStateTable;
+  outbox_exports: OutboxExportsTable;
+  outbox_export_scan: OutboxExportScanTable;
+}

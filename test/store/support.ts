@@ -1,0 +1,71 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach } from 'vitest';
+import type { ApprovedPrice } from '../../src/api/schemas/index.ts';
+import { openDatabase, type OpenOptions } from '../../src/store/open-database.ts';
+import type { StateDb } from '../../src/store/state-db.ts';
+
+const cleanups: (() => Promise<void> | void)[] = [];
+
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** A fresh directory under the OS temp dir, removed after the test. */
+export function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'pricing-agent-store-'));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** A migrated database on disk (real SQLite, real WAL), closed after the test. */
+export async function openTempDb(options: OpenOptions = {}): Promise<StateDb> {
+  const db = await openDatabase(join(tempDir(), 'state.db'), options);
+  cleanups.push(() => db.close());
+  return db;
+}
+
+/** Registers an extra cleanup (e.g. a second handle on the same file). */
+export function onCleanup(cleanup: () => Promise<void> | void): void {
+  cleanups.push(cleanup);
+}
+
+/** A fixed clock: 2026-11-22T10:00:00Z, advanced by hand. */
+export function fixedClock(start = Date.parse('2026-11-22T10:00:00Z')): {
+  now: () => number;
+  advance: (ms: number) => void;
+} {
+  let now = start;
+  return { now: () => now, advance: (ms) => (now += ms) };
+}
+
+/** A valid approved price as the deliveries endpoint returns it; `overrides` replaces fields. */
+export function approval(id: number, overrides: Partial<ApprovedPrice> = {}): ApprovedPrice {
+  return {
+    id,
+    grid_id: '7f1c2b6e-1a2b-4c3d-8e9f-000000000001',
+    grid_item_id: id * 10,
+    item_id: `ITEM-${id}`,
+    sku: `SKU-${id}`,
+    store_id: 'b3a1c2d4-0000-4000-8000-000000000001',
+    current_price: '9.99',
+    proposed_price: '10.49',
+    approved_price: '10.49',
+    effective_date: '2026-11-01',
+    currency_code: 'EUR',
+    proposal_source: 'dp',
+    source: 'dp',
+    trace: [{ source: 'dp', column_key: 'price', source_job_id: 'job-1', payload: { elasticity: '-1.2' } }],
+    approved_at: '2026-10-30T08:00:00Z',
+    approved_by_user_id: '0b7e2f4a-0000-4000-8000-0000000000aa',
+    approval_details: { run_id: 'r-1', policy_revision: 3, margin_pct: '21.5', method: 'automatic' },
+    export_status: 'pending',
+    exported_at: null,
+    cancelled_at: null,
+    predecessor_id: null,
+    amendment_reason: null,
+    delivery_channel: 'client_api',
+    ...overrides,
+  };
+}

@@ -1,0 +1,74 @@
+import { existsSync, statSync } from 'node:fs';
+import BetterSqlite3 from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
+import { WalMaintenance, checkpoint, truncateWalIfFree, walSizeBytes } from '../../src/store/wal-maintenance.ts';
+import type { StateDb } from '../../src/store/state-db.ts';
+import { onCleanup, openTempDb } from './support.ts';
+
+function writeSome(db: StateDb, n = 200): void {
+  const insert = db.sqlite.prepare(`INSERT INTO pull_state (job, cursor, updated_at) VALUES (?, ?, 'now')`);
+  db.write(() => {
+    for (let i = 0; i < n; i += 1) insert.run(`job-${Math.random()}`, 'c'.repeat(500));
+  });
+}
+
+describe('WAL maintenance', () => {
+  it('PASSIVE checkpoints report the WAL size; TRUNCATE empties it when nobody reads', async () => {
+    const db = await openTempDb();
+    writeSome(db);
+    const passive = checkpoint(db, 'PASSIVE');
+    expect(passive).toMatchObject({ mode: 'PASSIVE', busy: false });
+    expect(passive.walBytes).toBeGreaterThan(0);
+    expect(passive.checkpointedFrames).toBe(passive.logFrames);
+    const truncated = truncateWalIfFree(db);
+    expect(truncated).toMatchObject({ busy: false, walBytes: 0 });
+  });
+
+  it('a reader holding a snapshot makes TRUNCATE return busy at once instead of waiting busy_timeout', async () => {
+    const db = await openTempDb({ busyTimeoutMs: 5000 });
+    writeSome(db);
+    const reader = new BetterSqlite3(db.path, { readonly: true });
+    onCleanup(() => {
+      reader.close();
+    });
+    reader.exec('BEGIN');
+    reader.prepare('SELECT count(*) FROM pull_state').get();
+    writeSome(db); // frames the reader's snapshot does not include
+
+    const started = Date.now();
+    const result = truncateWalIfFree(db);
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(result.busy).toBe(true);
+    expect(walSizeBytes(db)).toBeGreaterThan(0);
+    expect(db.sqlite.pragma('busy_timeout', { simple: true })).toBe(5000); // restored
+
+    reader.exec('COMMIT');
+    expect(truncateWalIfFree(db)).toMatchObject({ busy: false, walBytes: 0 });
+  });
+
+  it('ticks truncate only when the agent says it is idle', async () => {
+    const db = await openTempDb();
+    let idle = false;
+    const maintenance = new WalMaintenance(db, { truncateAboveBytes: 0, isIdle: () => idle });
+    writeSome(db);
+    expect(maintenance.tick()).toMatchObject({ mode: 'PASSIVE' });
+    expect(walSizeBytes(db)).toBeGreaterThan(0);
+    idle = true;
+    expect(maintenance.tick()).toMatchObject({ mode: 'TRUNCATE', busy: false, walBytes: 0 });
+    expect(maintenance.last?.walBytes).toBe(0);
+  });
+
+  it('runs on its timer until the database closes; close leaves no WAL behind', async () => {
+    const db = await openTempDb();
+    const results: unknown[] = [];
+    new WalMaintenance(db, { intervalMs: 10, onCheckpoint: (r) => results.push(r) }).start();
+    writeSome(db);
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    expect(results.length).toBeGreaterThan(0);
+    await db.close();
+    const count = results.length;
+    await new Promise((resolve) => setTimeout(resolve, 40));
+    expect(results.length).toBe(count);
+    expect(!existsSync(`${db.path}-wal`) || statSync(`${db.path}-wal`).size === 0).toBe(true);
+  });
+});
