@@ -1,0 +1,145 @@
+import { chmodSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config/index.ts';
+import { API, KEY, load, loadError, tempDir, writeConfig } from './support.ts';
+
+describe('loadConfig: defaults and shape', () => {
+  it('fills every default and resolves paths against the config file directory', async () => {
+    const dir = tempDir();
+    const file = writeConfig(API, 'agent.yaml', dir);
+    const config = await loadConfig(file, { PRICING_API_KEY: KEY });
+    expect(config).toEqual({
+      api: {
+        base_url: 'https://api.example.com',
+        key: KEY,
+        key_file: null,
+        timeout_ms: 30000,
+        max_connections: 4,
+        ca_file: null,
+        proxy: null,
+        no_proxy: [],
+      },
+      state: { dir: join(dir, 'state') },
+      log: { level: 'info', pretty: false },
+    });
+  });
+
+  it('treats an empty value as not set', async () => {
+    const config = await load(`${API}  timeout_ms:\nstate:\nlog:\n  level:\n`);
+    expect(config.api.timeout_ms).toBe(30000);
+    expect(config.log.level).toBe('info');
+  });
+
+  it('returns a deeply frozen config', async () => {
+    const config = await load(`${API}  no_proxy: [a.example]\n`);
+    expect(Object.isFrozen(config)).toBe(true);
+    expect(Object.isFrozen(config.api)).toBe(true);
+    expect(Object.isFrozen(config.api.no_proxy)).toBe(true);
+    expect(() => {
+      (config.api as { timeout_ms: number }).timeout_ms = 1;
+    }).toThrow(TypeError);
+    expect(() => (config.api.no_proxy as string[]).push('x')).toThrow(TypeError);
+  });
+
+  it('accepts YAML merge keys (for sections that repeat settings)', async () => {
+    const merged = await load(`${API}log:\n  <<: { level: debug, pretty: true }\n  pretty: false\n`);
+    expect(merged.log).toEqual({ level: 'debug', pretty: false });
+  });
+});
+
+describe('loadConfig: errors name the YAML path and line', () => {
+  it('an unknown key, with a did-you-mean', async () => {
+    const error = await loadError(`${API}  timeout: 5000\nlog:\n  levle: debug\n`);
+    expect(error.message.split('\n').slice(1)).toEqual([
+      '  api.timeout: unknown key (did you mean timeout_ms?) (line 4)',
+      '  log.levle: unknown key (did you mean level?) (line 6)',
+    ]);
+  });
+
+  it('an unknown key far from any known one lists the allowed keys', async () => {
+    const error = await loadError(`${API}state:\n  database_location: /x\n`);
+    expect(error.problems).toEqual([{ path: 'state.database_location', message: 'unknown key (allowed here: dir)', line: 5 }]);
+  });
+
+  it('an unknown top-level section', async () => {
+    const error = await loadError(`${API}sorces: []\n`);
+    expect(error.problems[0]).toMatchObject({ path: 'sorces', line: 4 });
+  });
+
+  it('a wrong type', async () => {
+    const error = await loadError(`${API}  timeout_ms: 30s\n  max_connections: 2.5\nlog:\n  pretty: yes please\n`);
+    expect(error.problems).toEqual([
+      { path: 'api.timeout_ms', message: 'expected a number, got text', line: 4 },
+      { path: 'api.max_connections', message: 'expected a whole number, got a decimal number', line: 5 },
+      { path: 'log.pretty', message: 'expected true or false, got text', line: 7 },
+    ]);
+  });
+
+  it('a value out of range and a value not in the list', async () => {
+    const error = await loadError(`${API}  max_connections: 65\n  timeout_ms: 10\nlog:\n  level: verbose\n`);
+    expect(error.problems).toEqual([
+      { path: 'api.max_connections', message: 'must be at most 64', line: 4 },
+      { path: 'api.timeout_ms', message: 'must be at least 1000', line: 5 },
+      { path: 'log.level', message: 'expected one of trace, debug, info, warn, error, fatal', line: 7 },
+    ]);
+  });
+
+  it('a section of the wrong kind points at its key', async () => {
+    const error = await loadError(`${API}state: /var/lib/agent\n`);
+    expect(error.problems).toEqual([{ path: 'state', message: 'expected a mapping (key: value lines), got text', line: 4 }]);
+  });
+
+  it('a missing required key points at its parent', async () => {
+    const error = await loadError('log:\n  level: info\napi:\n  key: ${PRICING_API_KEY}\n');
+    expect(error.problems).toEqual([{ path: 'api.base_url', message: 'is required', line: 3 }]);
+    const noApi = await loadError('log:\n  level: info\n');
+    expect(noApi.problems).toEqual([{ path: 'api', message: 'is required' }]);
+  });
+
+  it('a YAML syntax error, with its line', async () => {
+    const error = await loadError(`${API}log:\n  level: info\n pretty: true\n`);
+    expect(error.problems[0]?.message).toBe('YAML syntax: All mapping items must start at the same column');
+    expect(error.problems[0]?.line).toBe(6);
+  });
+
+  it('a duplicate key', async () => {
+    const error = await loadError(`${API}log:\n  level: info\n  level: debug\n`);
+    expect(error.message).toMatch(/YAML syntax: .*unique/i);
+  });
+
+  it('an empty file', async () => {
+    const error = await loadError('# nothing yet\n');
+    expect(error.message).toMatch(/is empty: copy config\.example\.yaml/);
+  });
+
+  it('a missing file: one sentence naming the path and how to create one', async () => {
+    const file = join(tempDir(), 'absent.yaml');
+    const error = await loadConfig(file, {}).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).code).toBe('CONFIG_INVALID');
+    expect((error as ConfigError).message).toBe(
+      `Config file ${file} not found: copy config.example.yaml to ${file} and edit it, or pass --config <file>.`,
+    );
+  });
+
+  it.skipIf(process.getuid?.() === 0)('an unreadable file', async () => {
+    const file = writeConfig(API);
+    chmodSync(file, 0o000);
+    const error = await loadConfig(file, {}).catch((e: unknown) => e);
+    expect((error as ConfigError).message).toBe(`Cannot read config file ${file}: permission denied.`);
+  });
+
+  it('a directory given as the file', async () => {
+    const dir = tempDir();
+    mkdirSync(join(dir, 'pricing-agent.yaml'));
+    const error = await loadConfig(join(dir, 'pricing-agent.yaml'), {}).catch((e: unknown) => e);
+    expect((error as ConfigError).message).toContain('it is a directory');
+  });
+
+  it('the message never contains a stack trace or a value from the file', async () => {
+    const error = await loadError(`${API}  timeout_ms: secret-looking-value\n`);
+    expect(error.message).not.toContain('secret-looking-value');
+    expect(error.message).not.toMatch(/\n\s+at /);
+  });
+});
