@@ -1,0 +1,49 @@
+/**
+ * Which names in an inbox are data files. Producers write under a temporary name and rename when done, or drop a
+ * marker next to the finished file; the agent never touches a temporary name, a dot-file or a marker.
+ */
+
+/** Suffixes of names that are still being written by their producer. */
+const TEMPORARY_SUFFIXES = ['.tmp', '.part', '.partial', '.crdownload', '.filepart'];
+
+/**
+ * A glob (`*` any run of characters, `?` one character) as a whole-name, case-insensitive RegExp: ERP systems on
+ * Windows write `EXPORT.CSV` as readily as `export.csv`.
+ */
+export function globToRegExp(pattern: string): RegExp {
+  const body = pattern
+    .split('')
+    .map((ch) => (ch === '*' ? '[^/]*' : ch === '?' ? '[^/]' : ch.replace(/[.+^${}()|[\]\\]/g, '\\$&')))
+    .join('');
+  return new RegExp(`^${body}$`, 'i');
+}
+
+export interface NameRules {
+  /** The source's `pattern` (default `*.csv`). */
+  readonly pattern: RegExp;
+  /** Suffix of the done-marker file (e.g. `.done` for `prices.csv.done`), or null when markers are not used. */
+  readonly doneMarker: string | null;
+}
+
+export function nameRules(pattern: string, doneMarker: string | null): NameRules {
+  return { pattern: globToRegExp(pattern), doneMarker };
+}
+
+export function isTemporaryName(name: string): boolean {
+  const lower = name.toLowerCase();
+  return name.startsWith('.') || name.startsWith('~$') || TEMPORARY_SUFFIXES.some((s) => lower.endsWith(s));
+}
+
+/** The data file a marker stands for (`prices.csv.done` -> `prices.csv`), or null if `name` is no marker. */
+export function markedFile(name: string, rules: NameRules): string | null {
+  if (rules.doneMarker === null || !name.endsWith(rules.doneMarker)) return null;
+  const target = name.slice(0, -rules.doneMarker.length);
+  return target === '' ? null : target;
+}
+
+/** True for a name the agent should pick up (once it is complete). */
+export function isDataFile(name: string, rules: NameRules): boolean {
+  if (isTemporaryName(name)) return false;
+  if (markedFile(name, rules) !== null) return false;
+  return rules.pattern.test(name);
+}

@@ -1,0 +1,220 @@
+/**
+ * Watches one inbox folder and hands over each data file once it is complete: stable (size and mtime unchanged
+ * for `stableMs` by the agent's clock) or marked done. Files present at start-up go through the same check
+ * (chokidar reports them at once without any write-finish wait, so `ignoreInitial` and our own listing instead).
+ *
+ * Correctness does not depend on change events: every check re-stats the file, so a missed event only delays a
+ * file, never hands over a half-written one. Events only make the first check happen sooner.
+ *
+ * A folder that disappears (an unmounted share, a deleted directory) is waited for and watched again when it comes
+ * back; nothing else is affected.
+ */
+import { existsSync } from 'node:fs';
+import { readdir, stat } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import { watch, type FSWatcher } from 'chokidar';
+import type { Clock } from '../../clock.ts';
+import type { Logger } from '../../log.ts';
+import { StabilityTracker } from './stability.ts';
+import { isDataFile, markedFile, type NameRules } from './file-name-rules.ts';
+
+export interface InboxWatcherOptions {
+  /** Absolute path of the inbox folder; sub-folders (processing, archive, failed) are not watched. */
+  readonly dir: string;
+  readonly rules: NameRules;
+  readonly stableMs: number;
+  /** Poll instead of OS notifications: SMB/NFS shares deliver no change events. */
+  readonly poll: boolean;
+  readonly pollIntervalMs: number;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  /** Called once per complete file (absolute path), until the file leaves the folder or is released. */
+  readonly onReady: (file: string) => void;
+  /** How often to look for a missing folder again. */
+  readonly rewatchIntervalMs?: number;
+}
+
+export type WatcherState = 'starting' | 'watching' | 'missing' | 'closed';
+
+export const DEFAULT_REWATCH_INTERVAL_MS = 10_000; // 10 s
+
+export class InboxWatcher {
+  readonly #o: InboxWatcherOptions;
+  readonly #tracker: StabilityTracker;
+  readonly #checks = new Map<string, AbortController>();
+  readonly #handedOver = new Set<string>();
+  readonly #closing = new AbortController();
+  #watcher: FSWatcher | null = null;
+  #state: WatcherState = 'starting';
+
+  constructor(options: InboxWatcherOptions) {
+    this.#o = options;
+    this.#tracker = new StabilityTracker(options.stableMs);
+  }
+
+  get state(): WatcherState {
+    return this.#state;
+  }
+
+  /** Files seen and waiting to become stable (for status output and tests). */
+  get waiting(): string[] {
+    return this.#tracker.tracked;
+  }
+
+  /** Starts watching; when the folder is missing, keeps looking for it in the background. */
+  async start(): Promise<void> {
+    if (this.#state === 'closed') return;
+    if (!existsSync(this.#o.dir)) {
+      this.#folderMissing();
+      return;
+    }
+    const watcher = watch(this.#o.dir, {
+      ignoreInitial: true,
+      depth: 0,
+      persistent: true,
+      followSymlinks: false,
+      usePolling: this.#o.poll,
+      interval: this.#o.pollIntervalMs,
+      binaryInterval: this.#o.pollIntervalMs,
+      // Sub-folders are the agent's own (processing, archive, failed): never watched.
+      ignored: (path, stats) => path !== this.#o.dir && stats?.isDirectory() === true,
+    });
+    this.#watcher = watcher;
+    watcher.on('add', (path) => void this.#consider(path));
+    watcher.on('change', (path) => void this.#consider(path));
+    watcher.on('unlink', (path) => this.#gone(path));
+    watcher.on('unlinkDir', (path) => {
+      if (path === this.#o.dir) void this.#restart();
+    });
+    // Removing the watched folder itself produces no unlinkDir (chokidar 5), only a raw 'rename' on the root.
+    watcher.on('raw', (_event, _path, details) => {
+      const watchedPath = (details as { watchedPath?: unknown } | undefined)?.watchedPath;
+      if (watchedPath === this.#o.dir && !existsSync(this.#o.dir)) void this.#restart();
+    });
+    // Without an error handler an EMFILE or a vanished share would crash the process (library notes, chokidar).
+    watcher.on('error', (error) => {
+      this.#o.logger.warn({ inbox: this.#o.dir, error: String(error) }, 'inbox watcher error');
+      if (!existsSync(this.#o.dir)) void this.#restart();
+    });
+    await new Promise<void>((resolve) => watcher.once('ready', resolve));
+    this.#state = 'watching';
+    await this.rescan();
+  }
+
+  /** Lists the folder and considers every entry; used at start and after the folder comes back. */
+  async rescan(): Promise<void> {
+    let names: string[];
+    try {
+      names = await readdir(this.#o.dir);
+    } catch {
+      return;
+    }
+    await Promise.all(names.map((name) => this.#consider(join(this.#o.dir, name))));
+  }
+
+  /** Hands a file back: it will be considered again (e.g. its claim was deferred). */
+  release(file: string): void {
+    this.#handedOver.delete(file);
+    void this.#consider(file);
+  }
+
+  async close(): Promise<void> {
+    this.#state = 'closed';
+    this.#closing.abort();
+    for (const check of this.#checks.values()) check.abort();
+    this.#checks.clear();
+    await this.#watcher?.close();
+    this.#watcher = null;
+  }
+
+  async #consider(path: string): Promise<void> {
+    if (this.#state === 'closed') return;
+    const name = basename(path);
+    const target = markedFile(name, this.#o.rules);
+    if (target !== null) {
+      const file = join(this.#o.dir, target);
+      if (isDataFile(target, this.#o.rules) && existsSync(file)) this.#handOver(file);
+      return;
+    }
+    if (!isDataFile(name, this.#o.rules) || this.#handedOver.has(path)) return;
+    if (this.#o.rules.doneMarker !== null && existsSync(path + this.#o.rules.doneMarker)) {
+      this.#handOver(path);
+      return;
+    }
+    const shape = await statFile(path);
+    if (shape === null) {
+      this.#gone(path);
+      return;
+    }
+    this.#scheduleCheck(path, this.#tracker.observe(path, shape, this.#o.clock.now()));
+  }
+
+  #scheduleCheck(path: string, at: number): void {
+    this.#checks.get(path)?.abort();
+    const controller = new AbortController();
+    this.#checks.set(path, controller);
+    this.#o.clock.sleep(at - this.#o.clock.now(), controller.signal).then(
+      () => this.#check(path, controller),
+      () => undefined, // aborted: a newer check or close() replaced this one
+    );
+  }
+
+  async #check(path: string, controller: AbortController): Promise<void> {
+    if (this.#checks.get(path) !== controller || this.#state === 'closed') return;
+    this.#checks.delete(path);
+    const shape = await statFile(path);
+    if (shape === null) {
+      this.#gone(path);
+      return;
+    }
+    const now = this.#o.clock.now();
+    if (this.#tracker.isStable(path, shape, now)) this.#handOver(path);
+    else this.#scheduleCheck(path, this.#tracker.observe(path, shape, now));
+  }
+
+  #handOver(path: string): void {
+    if (this.#handedOver.has(path)) return;
+    this.#handedOver.add(path);
+    this.#checks.get(path)?.abort();
+    this.#checks.delete(path);
+    this.#tracker.forget(path);
+    this.#o.onReady(path);
+  }
+
+  #gone(path: string): void {
+    this.#handedOver.delete(path);
+    this.#tracker.forget(path);
+    this.#checks.get(path)?.abort();
+    this.#checks.delete(path);
+  }
+
+  async #restart(): Promise<void> {
+    if (this.#state === 'closed' || this.#state === 'missing') return;
+    await this.#watcher?.close();
+    this.#watcher = null;
+    this.#folderMissing();
+  }
+
+  /** Logs once, then looks for the folder every rewatch interval until it is back. */
+  #folderMissing(): void {
+    this.#state = 'missing';
+    this.#o.logger.warn({ inbox: this.#o.dir }, 'inbox folder is missing; waiting for it to come back');
+    const interval = this.#o.rewatchIntervalMs ?? DEFAULT_REWATCH_INTERVAL_MS;
+    const retry = async (): Promise<void> => {
+      while (!existsSync(this.#o.dir)) await this.#o.clock.sleep(interval, this.#closing.signal);
+      this.#o.logger.info({ inbox: this.#o.dir }, 'inbox folder is back; watching it again');
+      this.#state = 'starting';
+      await this.start();
+    };
+    retry().catch(() => undefined); // aborted by close()
+  }
+}
+
+async function statFile(path: string): Promise<{ size: number; mtimeMs: number } | null> {
+  try {
+    const s = await stat(path);
+    return s.isFile() ? { size: s.size, mtimeMs: s.mtimeMs } : null;
+  } catch {
+    return null;
+  }
+}

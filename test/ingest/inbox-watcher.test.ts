@@ -1,0 +1,126 @@
+import { appendFile, mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { InboxWatcher } from '../../src/ingest/watch/inbox-watcher.ts';
+import { nameRules } from '../../src/ingest/watch/file-name-rules.ts';
+import { ManualClock } from '../support/manual-clock.ts';
+import { captureLogger, until } from '../support/test-logger.ts';
+
+const STABLE_MS = 5_000;
+const watchers: InboxWatcher[] = [];
+
+async function setup(options: { poll?: boolean; precreate?: (dir: string) => Promise<void> } = {}) {
+  const dir = await mkdtemp(join(tmpdir(), 'pa-inbox-'));
+  await options.precreate?.(dir);
+  const clock = new ManualClock();
+  const ready: string[] = [];
+  const { logger, lines } = captureLogger();
+  const watcher = new InboxWatcher({
+    dir,
+    rules: nameRules('*.csv', '.done'),
+    stableMs: STABLE_MS,
+    poll: options.poll ?? false,
+    pollIntervalMs: 50,
+    clock,
+    logger,
+    onReady: (file) => ready.push(file),
+    rewatchIntervalMs: 1_000,
+  });
+  watchers.push(watcher);
+  await watcher.start();
+  return { dir, clock, ready, watcher, lines };
+}
+
+afterEach(async () => {
+  await Promise.all(watchers.splice(0).map((w) => w.close()));
+});
+
+describe('InboxWatcher', () => {
+  it('hands over a file present at start-up only after the stability window', async () => {
+    const { dir, clock, ready, watcher } = await setup({ precreate: (d) => writeFile(join(d, 'prices.csv'), 'a,b\n1,2\n') });
+    await until(() => watcher.waiting.length === 1, 'the file to be seen');
+    await clock.advance(STABLE_MS - 1);
+    expect(ready).toEqual([]);
+    await clock.advance(1);
+    await until(() => ready.length === 1, 'hand-over');
+    expect(ready).toEqual([join(dir, 'prices.csv')]);
+  });
+
+  it('waits for a file written slowly in chunks, restarting the window on every change', async () => {
+    const { dir, clock, ready, watcher } = await setup();
+    const file = join(dir, 'slow.csv');
+    await writeFile(file, 'item_id,sku\n');
+    await until(() => watcher.waiting.length === 1, 'the file to be seen');
+    for (let chunk = 0; chunk < 5; chunk += 1) {
+      await clock.advance(STABLE_MS - 1_000); // 4 s between chunks: never stable
+      await appendFile(file, `A${chunk},A${chunk}\n`);
+      await clock.advance(1_000);
+      expect(ready).toEqual([]);
+    }
+    await clock.advance(STABLE_MS);
+    await until(() => ready.length === 1, 'hand-over after the last chunk');
+    expect(ready).toEqual([file]);
+  });
+
+  it('never picks up temporary names and dot-files, and picks up the file renamed from .tmp', async () => {
+    const { dir, clock, ready, watcher } = await setup();
+    await writeFile(join(dir, 'export.csv.tmp'), 'x\n');
+    await writeFile(join(dir, '.hidden.csv'), 'x\n');
+    await writeFile(join(dir, 'upload.part'), 'x\n');
+    await clock.advance(STABLE_MS * 3);
+    expect(ready).toEqual([]);
+    await rename(join(dir, 'export.csv.tmp'), join(dir, 'export.csv'));
+    await until(() => watcher.waiting.length === 1, 'the renamed file to be seen');
+    await clock.advance(STABLE_MS);
+    await until(() => ready.length === 1, 'hand-over');
+    expect(ready).toEqual([join(dir, 'export.csv')]);
+  });
+
+  it('hands over at once when the done marker exists, without waiting for stability', async () => {
+    const { dir, ready } = await setup();
+    await writeFile(join(dir, 'stores.csv'), 'item_id\n1\n');
+    await writeFile(join(dir, 'stores.csv.done'), '');
+    await until(() => ready.length === 1, 'hand-over by marker');
+    expect(ready).toEqual([join(dir, 'stores.csv')]);
+  });
+
+  it('hands a file over once, and again after it was released', async () => {
+    const { dir, clock, ready, watcher } = await setup();
+    const file = join(dir, 'a.csv');
+    await writeFile(file, 'x\n');
+    await until(() => watcher.waiting.length === 1, 'the file to be seen');
+    await clock.advance(STABLE_MS);
+    await until(() => ready.length === 1, 'first hand-over');
+    await appendFile(file, 'y\n');
+    await clock.advance(STABLE_MS * 2);
+    expect(ready).toHaveLength(1);
+    watcher.release(file);
+    await until(() => watcher.waiting.length === 1, 'the released file to be seen');
+    await clock.advance(STABLE_MS);
+    await until(() => ready.length === 2, 'second hand-over');
+  });
+
+  it('survives the folder disappearing and watches it again when it comes back', async () => {
+    const { dir, clock, ready, watcher, lines } = await setup();
+    await rm(dir, { recursive: true });
+    await until(() => watcher.state === 'missing', 'the watcher to notice');
+    await mkdir(dir);
+    await clock.advance(1_000);
+    await until(() => watcher.state === 'watching', 'the watcher to come back');
+    await writeFile(join(dir, 'late.csv'), 'x\n');
+    await until(() => watcher.waiting.length === 1, 'the new file to be seen');
+    await clock.advance(STABLE_MS);
+    await until(() => ready.length === 1, 'hand-over');
+    expect(lines().some((l) => l['msg'] === 'inbox folder is missing; waiting for it to come back')).toBe(true);
+  });
+
+  it('works in polling mode (network shares)', async () => {
+    const { dir, clock, ready, watcher } = await setup({ poll: true });
+    await writeFile(join(dir, 'share.CSV'), 'x\n');
+    await until(() => watcher.waiting.length === 1, 'the polled file to be seen');
+    await clock.advance(STABLE_MS);
+    await until(() => ready.length === 1, 'hand-over');
+    expect(ready).toEqual([join(dir, 'share.CSV')]);
+  });
+});
