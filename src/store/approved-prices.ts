@@ -1,0 +1,148 @@
+/**
+ * Approved prices into the outbox: every version by id, each new version (or withdrawal) appended to the feed once.
+ *
+ * Owner of approved_prices rows and, through price-feed-writer.ts, of price_feed (acknowledgements.ts updates only
+ * the ack columns). Each exported function is one SQLite transaction.
+ *
+ * Versions: a row with `predecessor_id` is an amendment and supersedes its predecessor (current_prices skips any
+ * version that another row names as predecessor); a row with `cancelled_at` withdraws its price. Both are derived
+ * from the stored rows, so they hold whatever order the versions arrive in.
+ */
+import type { Selectable } from 'kysely';
+import type { ApprovedPrice } from '../api/schemas/index.ts';
+import { completeDeliveryIntent, requirePendingIntent } from './delivery-intents.ts';
+import { StoreError } from './errors.ts';
+import { appendFeedRow, hasFeedRow } from './price-feed-writer.ts';
+import type { AckStatus, ApprovedPricesTable } from './schema.ts';
+import type { StateDb } from './state-db.ts';
+
+export type StoredApprovedPrice = Selectable<ApprovedPricesTable>;
+
+export interface StoredPage {
+  /** Versions stored for the first time. */
+  inserted: number;
+  /** Versions already stored (a replayed page, or a version seen before): not stored or fed again. */
+  duplicates: number;
+  /** Feed rows appended ('price' and 'withdrawal'). */
+  feedRows: number;
+  /** Highest seq appended, or null when nothing was. */
+  lastSeq: number | null;
+}
+
+/**
+ * Stores one deliveries page in ONE transaction: every version into approved_prices (by id; one already there is
+ * left as it is), a 'price' feed row for each new version, a 'withdrawal' feed row (once per id) for each cancelled
+ * one, the job's cursor moved to `nextCursor`, the intent marked done.
+ *
+ * Checkpoint rule: the cursor moves only here, in the transaction that commits the rows it stands for. If the
+ * process dies before the commit, nothing of the page is stored, the intent is still pending, and its replay
+ * delivers the same page; a replayed page that did commit adds no row and no feed row.
+ *
+ * @throws StoreError INTENT_NOT_PENDING when the intent is unknown or already done (nothing is written).
+ */
+export function storeDeliveredPage(
+  db: StateDb,
+  intentId: number,
+  items: readonly ApprovedPrice[],
+  nextCursor: string | null,
+): StoredPage {
+  return db.write(() => {
+    const intent = requirePendingIntent(db, intentId);
+    const receivedAt = db.now();
+    const page: StoredPage = { inserted: 0, duplicates: 0, feedRows: 0, lastSeq: null };
+    for (const item of items) {
+      const inserted = insertVersion(db, item, intent.id, 'pending', receivedAt);
+      if (inserted) page.inserted += 1;
+      else page.duplicates += 1;
+      let seq: number | null = null;
+      if (item.cancelled_at) seq = withdraw(db, item, item.cancelled_at);
+      else if (inserted) seq = appendFeedRow(db, 'price', item); // a new id has no feed row yet
+      if (seq !== null) {
+        page.feedRows += 1;
+        page.lastSeq = seq;
+      }
+    }
+    completeDeliveryIntent(db, intent, nextCursor, items.length);
+    return page;
+  });
+}
+
+/**
+ * Records that `approval` (a version read back, e.g. with history=true) is cancelled: sets cancelled_at on the
+ * stored version (storing it first, with ack_status null, if the agent never received it) and appends one
+ * 'withdrawal' feed row for its id, unless one was appended before.
+ *
+ * @returns the seq appended, or null when the withdrawal was already in the feed.
+ * @throws StoreError NOT_CANCELLED when `approval.cancelled_at` is not set.
+ */
+export function recordWithdrawal(db: StateDb, approval: ApprovedPrice): number | null {
+  const cancelledAt = approval.cancelled_at;
+  if (!cancelledAt) throw new StoreError('NOT_CANCELLED', `approval ${approval.id} has no cancelled_at`);
+  return db.write(() => {
+    insertVersion(db, approval, null, null, db.now());
+    return withdraw(db, approval, cancelledAt);
+  });
+}
+
+/** One stored version, or undefined. */
+export function getApprovedPrice(db: StateDb, id: number): StoredApprovedPrice | undefined {
+  return db.statement<StoredApprovedPrice>('SELECT * FROM approved_prices WHERE id = ?').get(id);
+}
+
+/** Marks the version cancelled and appends its withdrawal once. Returns the new seq, or null if already fed. */
+function withdraw(db: StateDb, version: ApprovedPrice, cancelledAt: string): number | null {
+  db.statement('UPDATE approved_prices SET cancelled_at = ? WHERE id = ? AND cancelled_at IS NULL').run(
+    cancelledAt,
+    version.id,
+  );
+  if (hasFeedRow(db, version.id, 'withdrawal')) return null;
+  return appendFeedRow(db, 'withdrawal', version);
+}
+
+/** INSERT OR IGNORE by id; true when the version is new. */
+function insertVersion(
+  db: StateDb,
+  item: ApprovedPrice,
+  intentId: number | null,
+  ackStatus: AckStatus | null,
+  receivedAt: string,
+): boolean {
+  const result = db
+    .statement(
+      `INSERT OR IGNORE INTO approved_prices (id, grid_id, grid_item_id, item_id, sku, store_id, current_price,
+         proposed_price, approved_price, effective_date, currency_code, proposal_source, source, trace, approved_at,
+         approved_by_user_id, approval_details, export_status, exported_at, cancelled_at, predecessor_id,
+         amendment_reason, delivery_channel, record, intent_id, received_at, ack_status)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    )
+    .run(
+      item.id,
+      item.grid_id,
+      item.grid_item_id,
+      item.item_id,
+      item.sku,
+      item.store_id,
+      item.current_price,
+      item.proposed_price,
+      item.approved_price,
+      item.effective_date,
+      item.currency_code,
+      item.proposal_source,
+      item.source,
+      JSON.stringify(item.trace),
+      item.approved_at,
+      item.approved_by_user_id,
+      JSON.stringify(item.approval_details),
+      item.export_status,
+      item.exported_at ?? null,
+      item.cancelled_at ?? null,
+      item.predecessor_id ?? null,
+      item.amendment_reason ?? null,
+      item.delivery_channel ?? null,
+      JSON.stringify(item),
+      intentId,
+      receivedAt,
+      ackStatus,
+    );
+  return result.changes === 1;
+}
