@@ -5,6 +5,7 @@
  */
 import { Command } from 'commander';
 import { AGENT_VERSION } from '../version.ts';
+import { configCommand } from './config.ts';
 
 export function buildProgram(): Command {
   const program = new Command('pricing-agent')
@@ -13,6 +14,7 @@ export function buildProgram(): Command {
     .showHelpAfterError()
     .configureHelp({ sortSubcommands: true });
   // Commands are registered here, one line each (see the modules in src/cli/).
+  program.addCommand(configCommand());
   return program;
 }
 
