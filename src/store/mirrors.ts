@@ -1,0 +1,158 @@
+/**
+ * Incremental mirrors: pages upserted by key, the listing's cursor stored with each page, the watermark moved when
+ * a listing completes. Owner of the mirror_* tables and stream_state.
+ *
+ * A listing's life: the first `upsertMirrorPage` starts it (listing_started_at), each page stores its rows and the
+ * next cursor together, `completeListing` moves the watermark and clears the cursor. A restart finds
+ * listing_started_at set and continues from `cursor`, with `updated_after` = the unchanged watermark.
+ * `updated_after` is inclusive: the rows at the watermark come again and the upsert absorbs them.
+ */
+import type { Selectable } from 'kysely';
+import { StoreError } from './errors.ts';
+import { type MirrorRow, type MirrorStream, mirrorTableOf } from './mirror-tables.ts';
+import type { StreamStateTable } from './schema.ts';
+import type { StateDb } from './state-db.ts';
+
+export type StreamState = Selectable<StreamStateTable>;
+
+export interface PageOptions {
+  /**
+   * The server's `Date` when this listing started (the first page's response). Used only by the first page of a
+   * listing; the watermark of a stream whose rows carry no updated_at. Default: the agent's clock.
+   */
+  listingStartedAt?: string;
+}
+
+/**
+ * Upserts one page by key and stores `nextCursor`, in one transaction.
+ *
+ * Checkpoint rule: the cursor moves only here, together with the rows of the page it follows. After a crash the
+ * listing resumes at the last committed cursor; a page that was fetched but not committed is fetched again.
+ * A page is the server's state at fetch time, so a row always overwrites the stored one.
+ */
+export function upsertMirrorPage<S extends MirrorStream>(
+  db: StateDb,
+  stream: S,
+  rows: readonly MirrorRow<S>[],
+  nextCursor: string | null,
+  options: PageOptions = {},
+): StreamState {
+  const { table, gridId } = mirrorTableOf(stream);
+  const columns = [...table.columns, 'updated_at', 'record', 'synced_at'];
+  const updates = columns.filter((c) => !table.keys.includes(c)).map((c) => `${c} = excluded.${c}`);
+  const upsert = db.statement(
+    `INSERT INTO ${table.table} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})
+     ON CONFLICT (${table.keys.join(', ')}) DO UPDATE SET ${updates.join(', ')}`,
+  );
+  return db.write(() => {
+    const now = db.now();
+    let maxUpdatedAt = streamState(db, stream)?.listing_max_updated_at ?? null;
+    for (const row of rows) {
+      const updatedAt = table.updatedAt(row);
+      upsert.run(...table.values(row, gridId), updatedAt, JSON.stringify(row), now);
+      maxUpdatedAt = later(maxUpdatedAt, updatedAt);
+    }
+    return saveState(
+      db,
+      `INSERT INTO stream_state (stream, cursor, listing_started_at, listing_max_updated_at, listing_rows, updated_at)
+       VALUES (@stream, @cursor, @started, @max, @rows, @now)
+       ON CONFLICT (stream) DO UPDATE SET cursor = @cursor, listing_started_at = coalesce(listing_started_at, @started),
+         listing_max_updated_at = @max, listing_rows = listing_rows + @rows, updated_at = @now`,
+      {
+        stream,
+        cursor: nextCursor,
+        started: options.listingStartedAt ?? now,
+        max: maxUpdatedAt,
+        rows: rows.length,
+        now,
+      },
+    );
+  });
+}
+
+/**
+ * Ends the listing in progress: the watermark moves to the largest updated_at stored during the listing; where its
+ * rows carried none, to listing_started_at; after an empty listing it stays. `watermark` overrides the rule.
+ * Clears the cursor and the error, sets last_success_at.
+ */
+export function completeListing(db: StateDb, stream: MirrorStream, watermark?: string): StreamState {
+  mirrorTableOf(stream);
+  return db.write(() => {
+    const state = streamState(db, stream);
+    const computed = !state
+      ? null
+      : (state.listing_max_updated_at ?? (state.listing_rows > 0 ? state.listing_started_at : state.watermark));
+    const now = db.now();
+    return saveState(
+      db,
+      `INSERT INTO stream_state (stream, watermark, listing_rows, last_success_at, updated_at)
+       VALUES (@stream, @watermark, 0, @now, @now)
+       ON CONFLICT (stream) DO UPDATE SET watermark = @watermark, cursor = NULL, listing_started_at = NULL,
+         listing_max_updated_at = NULL, listing_rows = 0, last_success_at = @now, last_error = NULL,
+         last_error_at = NULL, updated_at = @now`,
+      { stream, watermark: watermark ?? computed, now },
+    );
+  });
+}
+
+/** Records why a run failed; the cursor stays, so the next run resumes the listing. */
+export function recordStreamError(db: StateDb, stream: MirrorStream, message: string): StreamState {
+  mirrorTableOf(stream);
+  return db.write(() => {
+    const now = db.now();
+    return saveState(
+      db,
+      `INSERT INTO stream_state (stream, last_error, last_error_at, updated_at) VALUES (@stream, @message, @now, @now)
+       ON CONFLICT (stream) DO UPDATE SET last_error = @message, last_error_at = @now, updated_at = @now`,
+      { stream, message, now },
+    );
+  });
+}
+
+/** Forgets watermark and cursor (`pull --stream NAME --full`); the next listing reads everything. Rows stay. */
+export function resetStream(db: StateDb, stream: MirrorStream): StreamState {
+  mirrorTableOf(stream);
+  return db.write(() =>
+    saveState(
+      db,
+      `INSERT INTO stream_state (stream, updated_at) VALUES (@stream, @now)
+       ON CONFLICT (stream) DO UPDATE SET watermark = NULL, cursor = NULL, listing_started_at = NULL,
+         listing_max_updated_at = NULL, listing_rows = 0, updated_at = @now`,
+      { stream, now: db.now() },
+    ),
+  );
+}
+
+/** The stream's state, or undefined before its first page. */
+export function streamState(db: StateDb, stream: MirrorStream): StreamState | undefined {
+  return db.statement<StreamState>('SELECT * FROM stream_state WHERE stream = ?').get(stream);
+}
+
+/** Every stream's state, by name. */
+export function listStreamStates(db: StateDb): StreamState[] {
+  return db.statement<StreamState>('SELECT * FROM stream_state ORDER BY stream').all();
+}
+
+/** Runs an upsert of stream_state with named parameters (`@stream` among them) and returns the row. */
+function saveState(
+  db: StateDb,
+  upsertSql: string,
+  params: { stream: MirrorStream } & Record<string, unknown>,
+): StreamState {
+  db.statement(upsertSql).run(params);
+  const state = streamState(db, params.stream);
+  if (!state) throw new StoreError('UNKNOWN_STREAM', `stream_state row of ${params.stream} vanished`);
+  return state;
+}
+
+/**
+ * The later of two timestamps, compared as instants: ISO text does not sort ("10:00:00Z" > "10:00:00.5Z"). The
+ * winner keeps the server's own text. Unparsable values never win.
+ */
+function later(current: string | null, candidate: string | null): string | null {
+  if (candidate === null || Number.isNaN(Date.parse(candidate))) return current;
+  if (current === null) return candidate;
+  const a = Date.parse(current);
+  const b = Date.parse(candidate);
+  return b > a || (b === a && candidate > current) ? candidate : current;
+}
