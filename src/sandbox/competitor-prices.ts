@@ -1,0 +1,142 @@
+/**
+ * Competitor prices: integer ids (1, 2, 3, ...). Bulk and imports are idempotent on the business key
+ * (competitor_name, item_id, competitor_sku, observed_at), observed_at compared as an instant. The single create
+ * (`POST /v1/competitor_prices`) makes a new row every time, as the spec warns; it is counted separately so tests
+ * can assert that an agent never created one twice. The key index keeps the first row that had a key, so a bulk row
+ * after a single create with the same key updates that row.
+ *
+ * Read fields are the spec's list: `effective_price` is write-side only (stored, not returned).
+ */
+import type { z } from 'zod';
+import { CompetitorPricePatchInput, CompetitorPriceWriteInput, LIST_LIMITS } from '../api/schemas/index.ts';
+import { EntityTable, type TableRow } from './entity-table.ts';
+import { isoTime } from './http-io.ts';
+import { StringPool, type Resource } from './resource.ts';
+
+type CompetitorPriceWrite = z.output<typeof CompetitorPriceWriteInput>;
+
+export class CompetitorPriceRow implements TableRow {
+  readonly id: number;
+  key: string | null = null;
+  seq = 0;
+  updatedAt = 0;
+  readonly createdAt: number;
+  competitor_name = '';
+  observed_at = '';
+  regular_price = '';
+  effective_price = '';
+  item_id: string | null = null;
+  promo_price: string | null = null;
+  currency: string | null = null;
+  source_url: string | null = null;
+  competitor_sku: string | null = null;
+  barcode: string | null = null;
+  status: string | null = null;
+  stock_on_hand: string | null = null;
+
+  constructor(id: number, createdAt: number) {
+    this.id = id;
+    this.createdAt = createdAt;
+  }
+}
+
+export interface CompetitorPriceResource extends Resource<CompetitorPriceRow, CompetitorPriceWrite> {
+  /** Rows made by the single create, which is not idempotent. */
+  readonly singleCreates: () => number;
+  /** POST /v1/competitor_prices: always a new row. */
+  createSingle(w: CompetitorPriceWrite, now: number): CompetitorPriceRow;
+}
+
+export function competitorKey(w: Pick<CompetitorPriceWrite, 'competitor_name' | 'item_id' | 'competitor_sku' | 'observed_at'>): string {
+  return `${w.competitor_name}\u0001${w.item_id ?? ''}\u0001${w.competitor_sku ?? ''}\u0001${Date.parse(w.observed_at)}`;
+}
+
+export function createCompetitorPrices(now: () => number): CompetitorPriceResource {
+  const table = new EntityTable<CompetitorPriceRow>();
+  const pool = new StringPool();
+  let lastId = 0;
+  let singles = 0;
+
+  function assign(row: CompetitorPriceRow, w: CompetitorPriceWrite): void {
+    row.key = competitorKey(w);
+    row.competitor_name = pool.intern(w.competitor_name);
+    row.observed_at = w.observed_at;
+    row.regular_price = w.regular_price;
+    row.effective_price = w.effective_price;
+    row.item_id = w.item_id ?? null;
+    row.promo_price = w.promo_price ?? null;
+    row.currency = pool.intern(w.currency ?? null);
+    row.source_url = w.source_url ?? null;
+    row.competitor_sku = w.competitor_sku ?? null;
+    row.barcode = w.barcode ?? null;
+    row.status = pool.intern(w.status ?? null);
+    row.stock_on_hand = w.stock_on_hand ?? null;
+  }
+
+  function create(id: number, w: CompetitorPriceWrite): CompetitorPriceRow {
+    const row = new CompetitorPriceRow(id, now());
+    assign(row, w);
+    return row;
+  }
+
+  return {
+    name: 'competitor_prices',
+    table,
+    writeSchema: CompetitorPriceWriteInput,
+    patchSchema: CompetitorPricePatchInput,
+    idKind: 'int',
+    keyField: 'competitor_name',
+    rejectDuplicateKeys: false,
+    requiredColumns: ['competitor_name', 'observed_at', 'regular_price', 'effective_price'],
+    knownColumns: Object.keys(CompetitorPriceWriteInput.shape),
+    limits: LIST_LIMITS.competitor_prices,
+    list: {
+      envelope: 'items',
+      filters: { item_id: 'string', competitor_name: 'string' },
+      matcher: ({ item_id: itemId, competitor_name: name }) => (row) =>
+        (itemId === undefined || row.item_id === itemId) && (name === undefined || row.competitor_name === name),
+    },
+    newId: () => (lastId += 1),
+    keyOf: competitorKey,
+    create,
+    assign,
+    singleCreates: () => singles,
+    createSingle(w, at) {
+      singles += 1;
+      const row = create((lastId += 1), w);
+      table.insert(row, at);
+      return row;
+    },
+    toWrite: (row) => ({
+      competitor_name: row.competitor_name,
+      observed_at: row.observed_at,
+      regular_price: row.regular_price,
+      effective_price: row.effective_price,
+      item_id: row.item_id,
+      promo_price: row.promo_price,
+      currency: row.currency,
+      source_url: row.source_url,
+      competitor_sku: row.competitor_sku,
+      barcode: row.barcode,
+      status: row.status,
+      stock_on_hand: row.stock_on_hand,
+    }),
+    toJson: (row) => ({
+      id: row.id,
+      competitor_name: row.competitor_name,
+      observed_at: row.observed_at,
+      regular_price: row.regular_price,
+      item_id: row.item_id,
+      promo_price: row.promo_price,
+      currency: row.currency,
+      source_url: row.source_url,
+      competitor_sku: row.competitor_sku,
+      barcode: row.barcode,
+      status: row.status,
+      stock_on_hand: row.stock_on_hand,
+      created_at: isoTime(row.createdAt),
+      updated_at: isoTime(row.updatedAt),
+    }),
+    fromCsv: (cells) => ({ ...cells }),
+  };
+}

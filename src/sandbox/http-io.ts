@@ -1,0 +1,102 @@
+/**
+ * What a handler returns and how it goes on the wire. Handlers never write to the response themselves: they return
+ * a Reply, and the server decides whether to send it or, for the "dropped after commit" fault, to destroy the
+ * socket instead. That is what makes "the write happened but the client never heard" reproducible.
+ *
+ * Error bodies (our documented choice, docs/sandbox.md): `{"detail": "<message>"}` for 401, 403, 404, 405, 413,
+ * 429 and 5xx; 422 is the spec's HTTPValidationError; 409 of acknowledge is `{"detail": {message, conflicts}}`.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ValidationError } from '../api/schemas/index.ts';
+
+export interface Reply {
+  readonly status: number;
+  /** A JSON value; undefined sends no body (204). */
+  readonly body?: unknown;
+  /** Pre-serialized JSON, sent as is (replayed delivery pages must be byte-identical). */
+  readonly raw?: string;
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+export function json(status: number, body: unknown, headers?: Record<string, string>): Reply {
+  return headers ? { status, body, headers } : { status, body };
+}
+
+export function detail(status: number, message: string, headers?: Record<string, string>): Reply {
+  return json(status, { detail: message }, headers);
+}
+
+export function invalid(errors: ValidationError[]): Reply {
+  return json(422, { detail: errors });
+}
+
+/** A single 422 entry, FastAPI style. */
+export function validationError(loc: (string | number)[], msg: string, type: string, input?: unknown): ValidationError {
+  return input === undefined ? { loc, msg, type } : { loc, msg, type, input };
+}
+
+export const NO_CONTENT: Reply = { status: 204 };
+export const NOT_FOUND: Reply = detail(404, 'Not Found');
+
+export function writeReply(res: ServerResponse, reply: Reply): void {
+  const headers: Record<string, string | number> = { ...reply.headers };
+  if (reply.status === 204 || (reply.raw === undefined && reply.body === undefined)) {
+    res.writeHead(reply.status, headers);
+    res.end();
+    return;
+  }
+  const text = reply.raw ?? JSON.stringify(reply.body);
+  headers['content-type'] = 'application/json';
+  headers['content-length'] = Buffer.byteLength(text);
+  res.writeHead(reply.status, headers);
+  res.end(text);
+}
+
+export class BodyTooLargeError extends Error {
+  readonly code = 'SANDBOX_BODY_TOO_LARGE';
+}
+
+/** Reads a whole request body; rejects with BodyTooLargeError past `maxBytes` (the rest is drained, not held). */
+export function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let tooLarge = false;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > maxBytes) tooLarge = true;
+      if (!tooLarge) chunks.push(chunk);
+    });
+    req.on('end', () => {
+      if (tooLarge) reject(new BodyTooLargeError(`request body larger than ${maxBytes} bytes`));
+      else resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+    });
+    req.on('error', reject);
+  });
+}
+
+export type ParsedJson = { ok: true; value: unknown } | { ok: false; reply: Reply };
+
+/** JSON.parse once per request; an empty body is `undefined` (a missing body, reported by the schema). */
+export function parseJson(buffer: Buffer): ParsedJson {
+  if (buffer.length === 0) return { ok: true, value: undefined };
+  try {
+    return { ok: true, value: JSON.parse(buffer.toString('utf8')) as unknown };
+  } catch (error) {
+    const msg = error instanceof Error ? error.message : 'invalid JSON';
+    return { ok: false, reply: invalid([validationError(['body'], `JSON decode error: ${msg}`, 'json_invalid')]) };
+  }
+}
+
+/** The path without its query string, and the query; no URL object per request on the hot path. */
+export function splitUrl(url: string): { path: string; query: URLSearchParams } {
+  const q = url.indexOf('?');
+  if (q < 0) return { path: url, query: EMPTY_QUERY };
+  return { path: url.slice(0, q), query: new URLSearchParams(url.slice(q + 1)) };
+}
+
+const EMPTY_QUERY = new URLSearchParams();
+
+export function isoTime(ms: number): string {
+  return new Date(ms).toISOString();
+}

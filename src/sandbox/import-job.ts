@@ -1,0 +1,123 @@
+/**
+ * Runs one import job: parses the held upload with csv-parse (comma-delimited, RFC 4180 quoting, optional BOM,
+ * blank lines skipped) and writes every row through the same `writeItem` as a bulk row, so imported rows land in
+ * the same store under the same rules (business-key upsert; product_store unknown_store and duplicate_key within
+ * the file).
+ *
+ * When a job fails rather than completing with row errors (our choice, docs/sandbox.md):
+ * - failed, before any row is written: a required column is missing from the header, a header name is repeated or
+ *   blank, or (for every entity but products, whose extra columns are custom columns) a column is unknown;
+ * - failed, rows before it stay written: a CSV syntax error (e.g. an unclosed quote); `error` names the line;
+ * - completed with row errors otherwise (validation_error, unknown_store, duplicate_key, column_count).
+ * Line numbers are physical CSV lines, the header being line 1.
+ */
+import { Readable } from 'node:stream';
+import { parse } from 'csv-parse';
+import type { Clock } from '../clock.ts';
+import type { TableRow } from './entity-table.ts';
+import { writeItem } from './crud.ts';
+import type { CsvUpload } from './import-upload.ts';
+import { finishJob, recordRowError, startJob, type JobPace, type JobRecord } from './jobs.ts';
+import type { Resource } from './resource.ts';
+
+interface CsvRecord {
+  record: string[];
+  info: { lines: number; bytes: number };
+}
+
+/** In instant mode, let other requests in every this many rows. */
+const INSTANT_YIELD_ROWS = 2000;
+
+function headerProblem(header: readonly string[], required: readonly string[], known: readonly string[] | null): string | null {
+  const seen = new Set<string>();
+  for (const name of header) {
+    if (name === '') return 'the header has a blank column name';
+    if (seen.has(name)) return `column '${name}' appears twice in the header`;
+    seen.add(name);
+  }
+  const missing = required.filter((name) => !seen.has(name));
+  if (missing.length > 0) return `missing required column(s): ${missing.join(', ')}`;
+  if (known !== null) {
+    const knownSet = new Set(known);
+    const unknown = header.filter((name) => !knownSet.has(name));
+    if (unknown.length > 0) return `unknown column(s): ${unknown.join(', ')}`;
+  }
+  return null;
+}
+
+async function pause(pace: JobPace, clock: Clock, signal: AbortSignal, ms: number): Promise<void> {
+  if (pace === 'instant') await new Promise<void>((resolve) => setImmediate(resolve));
+  else await clock.sleep(ms, signal);
+}
+
+export async function runImportJob<R extends TableRow, W>(
+  job: JobRecord,
+  resource: Resource<R, W>,
+  upload: CsvUpload,
+  pace: JobPace,
+  clock: Clock,
+  signal: AbortSignal,
+): Promise<void> {
+  await pause(pace, clock, signal, pace === 'instant' ? 0 : pace.queuedMs);
+  startJob(job, clock.now());
+  const rowsPerTick = pace === 'instant' ? INSTANT_YIELD_ROWS : Math.max(1, pace.rowsPerTick);
+  const parser = Readable.from(upload.chunks, { objectMode: false }).pipe(
+    parse({ bom: true, relax_column_count: true, skip_empty_lines: true, info: true }),
+  );
+  let header: string[] | null = null;
+  const seen = resource.rejectDuplicateKeys ? new Set<string>() : null;
+  let rows = 0;
+  try {
+    for await (const { record, info } of parser as AsyncIterable<CsvRecord>) {
+      if (signal.aborted) return;
+      if (header === null) {
+        header = record.map((name) => name.trim());
+        const problem = headerProblem(header, resource.requiredColumns, resource.knownColumns);
+        if (problem !== null) {
+          parser.destroy();
+          finishJob(job, clock.now(), problem);
+          return;
+        }
+        continue;
+      }
+      rows += 1;
+      writeRecord(job, resource, header, record, info.lines, seen, clock.now());
+      job.progress = Math.min(99, Math.floor((info.bytes / upload.bytes) * 100));
+      if (rows % rowsPerTick === 0) await pause(pace, clock, signal, pace === 'instant' ? 0 : pace.tickMs);
+    }
+  } catch (error) {
+    if (signal.aborted) return;
+    finishJob(job, clock.now(), `CSV error: ${error instanceof Error ? error.message : String(error)}`);
+    job.rows_total = rows;
+    return;
+  }
+  if (header === null) {
+    finishJob(job, clock.now(), 'the file has no header row');
+    return;
+  }
+  job.rows_total = rows;
+  finishJob(job, clock.now(), null);
+}
+
+function writeRecord<R extends TableRow, W>(
+  job: JobRecord,
+  resource: Resource<R, W>,
+  header: readonly string[],
+  record: readonly string[],
+  line: number,
+  seen: Set<string> | null,
+  now: number,
+): void {
+  if (record.length !== header.length) {
+    recordRowError(job, line, 'column_count', `expected ${header.length} fields, found ${record.length}`);
+    return;
+  }
+  const cells: Record<string, string> = {};
+  for (let i = 0; i < header.length; i += 1) {
+    const value = record[i]!;
+    if (value !== '') cells[header[i]!] = value;
+  }
+  const outcome = writeItem(resource, resource.fromCsv(cells), null, seen, now);
+  if (typeof outcome === 'object') recordRowError(job, line, outcome.code, outcome.message);
+  else job.rows_ok += 1;
+}

@@ -1,0 +1,133 @@
+/**
+ * Product-store records: business key (item_id, store_id); store_id must be one of the seeded stores. In a bulk
+ * batch (and in one import file) an unknown store is the row error `unknown_store` and every later occurrence of a
+ * key already seen is `duplicate_key` (the first occurrence is written). Single POST and PATCH answer 422 on
+ * ['body', 'store_id'] for an unknown store.
+ */
+import type { z } from 'zod';
+import { LIST_LIMITS, ProductStorePatchInput, ProductStoreWriteInput } from '../api/schemas/index.ts';
+import { EntityTable, type TableRow } from './entity-table.ts';
+import { isoTime } from './http-io.ts';
+import type { Prng } from './prng.ts';
+import { StringPool, type Resource } from './resource.ts';
+
+type ProductStoreWrite = z.output<typeof ProductStoreWriteInput>;
+
+export class ProductStoreRow implements TableRow {
+  readonly id: string;
+  key: string | null = null;
+  seq = 0;
+  updatedAt = 0;
+  item_id = '';
+  store_id = '';
+  current_price = '';
+  sku: string | null = null;
+  store_name: string | null = null;
+  country_code: string | null = null;
+  regular_price: string | null = null;
+  unit_cost: string | null = null;
+  stock_on_hand: number | null = null;
+  status: string | null = null;
+  tax_rate: string | null = null;
+  currency: string | null = null;
+  price_effective_date: string | null = null;
+
+  constructor(id: string) {
+    this.id = id;
+  }
+}
+
+export type ProductStoreResource = Resource<ProductStoreRow, ProductStoreWrite>;
+
+const keyOf = (w: { item_id: string; store_id: string }): string => `${w.item_id}\u0001${w.store_id}`;
+
+export function createProductStore(ids: Prng, stores: ReadonlySet<string>): ProductStoreResource {
+  const table = new EntityTable<ProductStoreRow>();
+  const pool = new StringPool();
+
+  function assign(row: ProductStoreRow, w: ProductStoreWrite): void {
+    row.key = keyOf(w);
+    row.item_id = w.item_id;
+    row.store_id = pool.intern(w.store_id);
+    row.current_price = w.current_price;
+    row.sku = w.sku ?? null;
+    row.store_name = pool.intern(w.store_name ?? null);
+    row.country_code = pool.intern(w.country_code ?? null);
+    row.regular_price = w.regular_price ?? null;
+    row.unit_cost = w.unit_cost ?? null;
+    row.stock_on_hand = w.stock_on_hand ?? null;
+    row.status = pool.intern(w.status ?? null);
+    row.tax_rate = w.tax_rate ?? null;
+    row.currency = pool.intern(w.currency ?? null);
+    row.price_effective_date = w.price_effective_date ?? null;
+  }
+
+  return {
+    name: 'product_store',
+    table,
+    writeSchema: ProductStoreWriteInput,
+    patchSchema: ProductStorePatchInput,
+    idKind: 'uuid',
+    keyField: 'item_id',
+    rejectDuplicateKeys: true,
+    requiredColumns: ['item_id', 'store_id', 'current_price'],
+    knownColumns: Object.keys(ProductStoreWriteInput.shape),
+    limits: LIST_LIMITS.product_store,
+    list: {
+      envelope: 'items',
+      filters: { item_id: 'string', store_id: 'string' },
+      matcher: ({ item_id: itemId, store_id: storeId }) => (row) =>
+        (itemId === undefined || row.item_id === itemId) && (storeId === undefined || row.store_id === storeId),
+    },
+    newId: () => ids.uuid(),
+    keyOf,
+    check: (w) =>
+      stores.has(w.store_id)
+        ? null
+        : { code: 'unknown_store', field: 'store_id', message: `store_id: Value error, unknown store '${w.store_id}'` },
+    create(id, w) {
+      const row = new ProductStoreRow(id);
+      assign(row, w);
+      return row;
+    },
+    assign,
+    toWrite: (row) => ({
+      item_id: row.item_id,
+      store_id: row.store_id,
+      current_price: row.current_price,
+      sku: row.sku,
+      store_name: row.store_name,
+      country_code: row.country_code,
+      regular_price: row.regular_price,
+      unit_cost: row.unit_cost,
+      stock_on_hand: row.stock_on_hand,
+      status: row.status,
+      tax_rate: row.tax_rate,
+      currency: row.currency,
+      price_effective_date: row.price_effective_date,
+    }),
+    toJson: (row) => ({
+      id: row.id,
+      item_id: row.item_id,
+      store_id: row.store_id,
+      sku: row.sku,
+      current_price: row.current_price,
+      store_name: row.store_name,
+      country_code: row.country_code,
+      regular_price: row.regular_price,
+      unit_cost: row.unit_cost,
+      stock_on_hand: row.stock_on_hand,
+      status: row.status,
+      tax_rate: row.tax_rate,
+      currency: row.currency,
+      price_effective_date: row.price_effective_date,
+      updated_at: isoTime(row.updatedAt),
+    }),
+    fromCsv(cells) {
+      const out: Record<string, unknown> = { ...cells };
+      const stock = cells.stock_on_hand;
+      if (stock !== undefined && /^[+-]?\d+$/.test(stock.trim())) out.stock_on_hand = Number(stock.trim());
+      return out;
+    },
+  };
+}

@@ -1,0 +1,114 @@
+/**
+ * Products: business key `item_id`. Custom columns travel as extra top-level string fields (ProductWrite's
+ * catchall), in JSON writes and as extra columns of a products CSV import, and come back as top-level fields of
+ * the enriched read. A custom column set to null (or an empty CSV cell) is removed. `id` and `updated_at` cannot be
+ * custom column names: they would shadow the record's own fields.
+ */
+import { LIST_LIMITS, PRODUCT_CANONICAL_FIELDS, ProductPatch, ProductWrite } from '../api/schemas/index.ts';
+import { EntityTable, type TableRow } from './entity-table.ts';
+import { isoTime } from './http-io.ts';
+import type { Prng } from './prng.ts';
+import type { Resource } from './resource.ts';
+
+const CANONICAL = new Set<string>(PRODUCT_CANONICAL_FIELDS);
+const RESERVED = new Set(['id', 'updated_at']);
+
+export class ProductRow implements TableRow {
+  readonly id: string;
+  key: string | null = null;
+  seq = 0;
+  updatedAt = 0;
+  item_id = '';
+  sku = '';
+  product_id: string | null = null;
+  product_name: string | null = null;
+  brand: string | null = null;
+  manufacturer: string | null = null;
+  product_type: string | null = null;
+  status: string | null = null;
+  /** Custom columns with a value; null when there are none (most rows: no object allocated). */
+  custom: Record<string, string> | null = null;
+
+  constructor(id: string) {
+    this.id = id;
+  }
+}
+
+export type ProductResource = Resource<ProductRow, ProductWrite>;
+
+function assign(row: ProductRow, w: ProductWrite): void {
+  row.key = w.item_id;
+  row.item_id = w.item_id;
+  row.sku = w.sku;
+  row.product_id = w.product_id ?? null;
+  row.product_name = w.product_name ?? null;
+  row.brand = w.brand ?? null;
+  row.manufacturer = w.manufacturer ?? null;
+  row.product_type = w.product_type ?? null;
+  row.status = w.status ?? null;
+  let custom: Record<string, string> | null = null;
+  for (const [name, value] of Object.entries(w)) {
+    if (CANONICAL.has(name) || typeof value !== 'string') continue;
+    custom ??= {};
+    custom[name] = value;
+  }
+  row.custom = custom;
+}
+
+export function createProducts(ids: Prng): ProductResource {
+  const table = new EntityTable<ProductRow>();
+  return {
+    name: 'products',
+    table,
+    writeSchema: ProductWrite,
+    patchSchema: ProductPatch,
+    idKind: 'uuid',
+    keyField: 'item_id',
+    rejectDuplicateKeys: false,
+    requiredColumns: ['item_id', 'sku'],
+    knownColumns: null,
+    limits: LIST_LIMITS.products,
+    list: { envelope: 'items', filters: {}, matcher: () => () => true },
+    newId: () => ids.uuid(),
+    keyOf: (w) => w.item_id,
+    check(w) {
+      for (const name of Object.keys(w)) {
+        if (RESERVED.has(name)) {
+          return { code: 'validation_error', field: name, message: `${name}: Value error, reserved name, cannot be a custom column` };
+        }
+      }
+      return null;
+    },
+    create(id, w) {
+      const row = new ProductRow(id);
+      assign(row, w);
+      return row;
+    },
+    assign,
+    toWrite: (row) => ({
+      item_id: row.item_id,
+      sku: row.sku,
+      product_id: row.product_id,
+      product_name: row.product_name,
+      brand: row.brand,
+      manufacturer: row.manufacturer,
+      product_type: row.product_type,
+      status: row.status,
+      ...row.custom,
+    }),
+    toJson: (row) => ({
+      id: row.id,
+      item_id: row.item_id,
+      sku: row.sku,
+      product_id: row.product_id,
+      product_name: row.product_name,
+      brand: row.brand,
+      manufacturer: row.manufacturer,
+      product_type: row.product_type,
+      status: row.status,
+      ...row.custom,
+      updated_at: isoTime(row.updatedAt),
+    }),
+    fromCsv: (cells) => ({ ...cells }),
+  };
+}

@@ -1,0 +1,99 @@
+/**
+ * Routes of the four record resources and their CSV imports, and job polling. Literal paths (`bulk`) are added
+ * before the `:entity_id` patterns they would otherwise match.
+ */
+import { bulkReply, deleteReply, getReply, listReply, parseWrite, patchReply, upsertByIdReply, upsertByKeyReply } from './crud.ts';
+import type { TableRow } from './entity-table.ts';
+import { NOT_FOUND, invalid, json, type Reply } from './http-io.ts';
+import { runImportJob } from './import-job.ts';
+import { receiveCsv, type CsvUpload } from './import-upload.ts';
+import { IMPORT_ENTITIES, finishJob, type ImportEntity, type JobRecord } from './jobs.ts';
+import { parsePathId, type Resource } from './resource.ts';
+import type { Router } from './router.ts';
+import type { ApiContext, World } from './world.ts';
+
+type ApiRouter = Router<ApiContext>;
+
+const id = (ctx: ApiContext): string => ctx.params.entity_id ?? '';
+
+export function addRecordRoutes(router: ApiRouter): void {
+  // Products
+  router
+    .add('POST', '/v1/products/bulk', 'json', (ctx) => bulkReply(ctx.world.products, ctx.body, ctx.now))
+    .add('GET', '/v1/products', 'none', (ctx) => listReply(ctx.world.products, ctx.query))
+    .add('POST', '/v1/products/:entity_id', 'json', (ctx) => upsertByIdReply(ctx.world.products, id(ctx), ctx.body, ctx.now))
+    .add('PATCH', '/v1/products/:entity_id', 'json', (ctx) => patchReply(ctx.world.products, id(ctx), ctx.body, ctx.now))
+    .add('DELETE', '/v1/products/:entity_id', 'none', (ctx) => deleteReply(ctx.world.products, id(ctx)));
+
+  // Product store
+  router
+    .add('POST', '/v1/product_store/bulk', 'json', (ctx) => bulkReply(ctx.world.productStore, ctx.body, ctx.now))
+    .add('GET', '/v1/product_store', 'none', (ctx) => listReply(ctx.world.productStore, ctx.query))
+    .add('POST', '/v1/product_store', 'json', (ctx) => upsertByKeyReply(ctx.world.productStore, ctx.body, ctx.now))
+    .add('GET', '/v1/product_store/:entity_id', 'none', (ctx) => getReply(ctx.world.productStore, id(ctx)))
+    .add('PATCH', '/v1/product_store/:entity_id', 'json', (ctx) => patchReply(ctx.world.productStore, id(ctx), ctx.body, ctx.now))
+    .add('DELETE', '/v1/product_store/:entity_id', 'none', (ctx) => deleteReply(ctx.world.productStore, id(ctx)));
+
+  // Transactions (the export routes, with more segments, cannot collide with these)
+  router
+    .add('POST', '/v1/transactions/bulk', 'json', (ctx) => bulkReply(ctx.world.transactions, ctx.body, ctx.now))
+    .add('GET', '/v1/transactions', 'none', (ctx) => listReply(ctx.world.transactions, ctx.query))
+    .add('POST', '/v1/transactions/:entity_id', 'json', (ctx) => upsertByIdReply(ctx.world.transactions, id(ctx), ctx.body, ctx.now))
+    .add('PATCH', '/v1/transactions/:entity_id', 'json', (ctx) => patchReply(ctx.world.transactions, id(ctx), ctx.body, ctx.now))
+    .add('DELETE', '/v1/transactions/:entity_id', 'none', (ctx) => deleteReply(ctx.world.transactions, id(ctx)));
+
+  // Competitor prices: the single create is not idempotent
+  router
+    .add('POST', '/v1/competitor_prices/bulk', 'json', (ctx) => bulkReply(ctx.world.competitorPrices, ctx.body, ctx.now))
+    .add('GET', '/v1/competitor_prices', 'none', (ctx) => listReply(ctx.world.competitorPrices, ctx.query))
+    .add('POST', '/v1/competitor_prices', 'json', (ctx) => {
+      const resource = ctx.world.competitorPrices;
+      const write = parseWrite(resource, ctx.body);
+      if (Array.isArray(write)) return invalid(write);
+      return json(201, resource.toJson(resource.createSingle(write, ctx.now)));
+    })
+    .add('PATCH', '/v1/competitor_prices/:entity_id', 'json', (ctx) => patchReply(ctx.world.competitorPrices, id(ctx), ctx.body, ctx.now))
+    .add('DELETE', '/v1/competitor_prices/:entity_id', 'none', (ctx) => deleteReply(ctx.world.competitorPrices, id(ctx)));
+
+  // CSV imports and job polling
+  for (const entity of IMPORT_ENTITIES) {
+    router.add('POST', `/v1/imports/${entity}`, 'stream', (ctx) => importReply(ctx, entity));
+  }
+  router.add('GET', '/v1/jobs/:job_id', 'none', (ctx) => {
+    const jobId = parsePathId('uuid', ctx.params.job_id ?? '', 'job_id');
+    if (Array.isArray(jobId)) return invalid(jobId);
+    const job = ctx.world.jobs.get(String(jobId));
+    return job ? json(200, job) : NOT_FOUND;
+  });
+}
+
+/** Starts the job on the entity's resource (a switch keeps each resource's own types). */
+function runJob(world: World, entity: ImportEntity, job: JobRecord, upload: CsvUpload): Promise<void> {
+  const { jobPace, clock } = world.options;
+  const run = <R extends TableRow, W>(resource: Resource<R, W>) =>
+    runImportJob(job, resource, upload, jobPace, clock, world.lifetime.signal);
+  switch (entity) {
+    case 'products':
+      return run(world.products);
+    case 'product_store':
+      return run(world.productStore);
+    case 'transactions':
+      return run(world.transactions);
+    case 'competitor_prices':
+      return run(world.competitorPrices);
+  }
+}
+
+/** 202 with the job id as soon as the upload is received and checked; the job runs on at its pace. */
+async function importReply(ctx: ApiContext, entity: ImportEntity): Promise<Reply> {
+  const upload = await receiveCsv(ctx.req);
+  if (Array.isArray(upload)) return invalid(upload);
+  const { world } = ctx;
+  const job = world.jobs.create(entity, world.now());
+  runJob(world, entity, job, upload).catch((error: unknown) => {
+    if (world.lifetime.signal.aborted) return;
+    world.counters.internal_errors += 1;
+    finishJob(job, world.now(), `internal error: ${error instanceof Error ? error.message : String(error)}`);
+  });
+  return json(202, { job_id: job.job_id });
+}

@@ -1,0 +1,86 @@
+/**
+ * What the four writable resources (products, product_store, transactions, competitor_prices) tell the generic
+ * CRUD, bulk and import code about themselves. Each resource module implements this once; the operations in
+ * crud.ts and import-job.ts are written once against it, so a bulk row, an import row and a single upsert follow
+ * exactly the same rules.
+ */
+import type { z } from 'zod';
+import { uuid, type PageLimit, type ValidationError } from '../api/schemas/index.ts';
+import type { EntityTable, TableRow } from './entity-table.ts';
+import { validationError } from './http-io.ts';
+import type { QueryKind } from './query.ts';
+
+/** A row-level refusal beyond the schema, e.g. product_store's unknown store. */
+export interface RowProblem {
+  readonly code: string;
+  readonly field: string;
+  readonly message: string;
+}
+
+export interface Resource<R extends TableRow, W> {
+  readonly name: string;
+  readonly table: EntityTable<R>;
+  /** The API-side schema (`*Input`: decimals as strings or numbers). */
+  readonly writeSchema: z.ZodType<W>;
+  readonly patchSchema: z.ZodType<Partial<W>>;
+  readonly idKind: 'uuid' | 'int';
+  /** Where a key conflict is reported in a 422 (the first field of the business key). */
+  readonly keyField: string;
+  /** product_store only: later rows of a batch (or import) with a key already seen are `duplicate_key`. */
+  readonly rejectDuplicateKeys: boolean;
+  /** Names of the CSV columns an import requires. */
+  readonly requiredColumns: readonly string[];
+  /** All known CSV columns; null means any extra column is accepted (products: custom columns). */
+  readonly knownColumns: readonly string[] | null;
+  /** The list endpoint: envelope field, cursor name and filters (besides updated_after). */
+  readonly limits: PageLimit;
+  readonly list: {
+    readonly envelope: 'items' | 'data';
+    readonly filters: Readonly<Record<string, QueryKind>>;
+    /** Builds the row predicate for the given filters once per request (dates parsed once, not per row). */
+    matcher(filters: Readonly<Record<string, string>>): (row: R) => boolean;
+  };
+  newId(): R['id'];
+  keyOf(write: W): string;
+  check?(write: W): RowProblem | null;
+  create(id: R['id'], write: W): R;
+  /** Replaces the row's fields with `write` (an upsert replaces the whole record). */
+  assign(row: R, write: W): void;
+  /** The row in write shape, to merge a PATCH into. */
+  toWrite(row: R): W;
+  toJson(row: R): Record<string, unknown>;
+  /** Turns one CSV record (header -> cell; empty cells absent) into a write object for the schema. */
+  fromCsv(cells: Readonly<Record<string, string>>): Record<string, unknown>;
+}
+
+export function parsePathId(kind: 'uuid' | 'int', raw: string, name = 'entity_id'): string | number | ValidationError[] {
+  if (kind === 'int') {
+    if (!/^\d{1,15}$/.test(raw)) {
+      return [validationError(['path', name], 'Input should be a valid integer, unable to parse string as an integer', 'int_parsing', raw)];
+    }
+    return Number(raw);
+  }
+  const parsed = uuid.safeParse(raw);
+  if (!parsed.success) {
+    return [validationError(['path', name], 'Input should be a valid UUID', 'uuid_parsing', raw)];
+  }
+  return raw.toLowerCase();
+}
+
+/** Interns low-cardinality strings (store ids, currencies) so a million rows share one copy of each. */
+export class StringPool {
+  readonly #pool = new Map<string, string>();
+  readonly #max: number;
+
+  constructor(max = 100_000) {
+    this.#max = max;
+  }
+
+  intern<T extends string | null | undefined>(value: T): T {
+    if (typeof value !== 'string') return value;
+    const known = this.#pool.get(value);
+    if (known !== undefined) return known as T;
+    if (this.#pool.size < this.#max) this.#pool.set(value, value);
+    return value;
+  }
+}
