@@ -1,0 +1,246 @@
+/**
+ * One entry of `sources:`: a watched inbox folder, the entity its files hold, and how to read them.
+ *
+ * The key names of issue 4 are fixed (name, entity, path, mode, pattern, encoding, delimiter, decimal_separator,
+ * date_format, columns, defaults, batch_size, stable_ms, poll, done_marker). Added, each because a real export
+ * needs it: `thousands_separator` (German ERPs write 1.234,56; without it such a value is a reject, never a
+ * misread) and `poll_interval_ms` (the pace of `poll: true` on SMB/NFS shares).
+ * Deliberately absent: `timezone`. The API takes every timestamp as UTC and converts nothing, so a wall-clock
+ * time without an offset is sent as that time in UTC (`2026-03-01 10:00` -> `2026-03-01T10:00:00Z`); a date
+ * without a time is `YYYY-MM-DD` for date fields and midnight UTC for datetime fields. Exports with an offset
+ * keep it (`date_format: iso`).
+ *
+ * What is checked here is what can be checked without a file: key names per entity, date-format syntax and
+ * ambiguity, separators. Whether a `defaults` value is valid for its field is checked by `compileSource`
+ * (src/ingest/read/compile-source.ts), which the watcher and `check` run once per source at start-up.
+ */
+import { resolve } from 'node:path';
+import { z } from 'zod';
+import {
+  BULK_BATCH_DEFAULT,
+  BULK_BATCH_MAX,
+  COMPETITOR_PRICE_FIELDS,
+  PRODUCT_STORE_FIELDS,
+  TRANSACTION_FIELDS,
+} from '../api/schemas/index.ts';
+import { pathSchema } from './section-context.ts';
+import type { SectionContext } from './section-context.ts';
+
+export const ENTITIES = ['products', 'product_store', 'transactions', 'competitor_prices'] as const;
+export type Entity = (typeof ENTITIES)[number];
+
+export const ENCODINGS = ['utf-8', 'utf-16le', 'utf-16be', 'windows-1252', 'iso-8859-1'] as const;
+export type Encoding = (typeof ENCODINGS)[number];
+
+export const DELIMITERS = ['auto', ',', ';', '\t', '|'] as const;
+export type Delimiter = (typeof DELIMITERS)[number];
+
+export const THOUSANDS_SEPARATORS = ['.', ',', ' ', "'"] as const;
+
+/** Spellings people write in YAML for the same encoding or delimiter. */
+const ENCODING_ALIASES: Record<string, Encoding> = {
+  utf8: 'utf-8',
+  utf16le: 'utf-16le',
+  utf16be: 'utf-16be',
+  cp1252: 'windows-1252',
+  win1252: 'windows-1252',
+  latin1: 'iso-8859-1',
+  'latin-1': 'iso-8859-1',
+  iso88591: 'iso-8859-1',
+};
+const DELIMITER_ALIASES: Record<string, string> = { tab: '\t', '\\t': '\t', comma: ',', semicolon: ';', pipe: '|' };
+
+function alias(table: Record<string, string>) {
+  return (value: unknown) => {
+    if (typeof value !== 'string') return value;
+    // A tab (or space) is a value of its own: trimmed it would vanish.
+    const key = value.trim() === '' ? value : value.trim().toLowerCase();
+    return table[key] ?? key;
+  };
+}
+
+/** The tokens of a date format: two-digit YYYY MM DD HH mm ss, and D M H for one or two digits. */
+export type DateToken = 'YYYY' | 'MM' | 'DD' | 'HH' | 'mm' | 'ss' | 'M' | 'D' | 'H';
+export type DateFormatPart = { token: DateToken } | { literal: string };
+
+/**
+ * Splits a `date_format` entry into tokens and literals, or returns why it is not a format. `iso` is handled by
+ * the caller. Letters other than the tokens are errors (a `YY` is a typo, not a literal), except `T` and `Z`.
+ */
+export function tokenizeDateFormat(format: string): DateFormatPart[] | string {
+  const parts: DateFormatPart[] = [];
+  const tokens = /^(YYYY|MM|DD|HH|mm|ss|M|D|H)/;
+  let rest = format;
+  while (rest.length > 0) {
+    const match = tokens.exec(rest);
+    if (match?.[1] !== undefined) {
+      parts.push({ token: match[1] as DateToken });
+      rest = rest.slice(match[1].length);
+      continue;
+    }
+    const chr = rest[0] ?? '';
+    if (/[A-Za-z]/.test(chr) && chr !== 'T' && chr !== 'Z') {
+      return `unknown token at "${rest}" (tokens: YYYY MM DD HH mm ss, D M H for 1-2 digits, or the word iso)`;
+    }
+    if (/\d/.test(chr)) return `digits are not allowed in a format ("${format}")`;
+    parts.push({ literal: chr });
+    rest = rest.slice(1);
+  }
+  const has = (...names: DateToken[]) => parts.some((p) => 'token' in p && names.includes(p.token));
+  const count = (names: DateToken[]) => parts.filter((p) => 'token' in p && names.includes(p.token)).length;
+  if (!has('YYYY') || !has('MM', 'M') || !has('DD', 'D')) return `"${format}" needs YYYY, MM (or M) and DD (or D)`;
+  if ([['YYYY'], ['MM', 'M'], ['DD', 'D'], ['HH', 'H'], ['mm'], ['ss']].some((g) => count(g as DateToken[]) > 1)) {
+    return `"${format}" repeats a token`;
+  }
+  if (has('mm') !== has('HH', 'H')) return `"${format}" needs both an hour (HH) and minutes (mm), or neither`;
+  if (has('ss') && !has('mm')) return `"${format}" has seconds (ss) without minutes (mm)`;
+  return parts;
+}
+
+const dateFormatList = z
+  .union([z.string(), z.array(z.string()).min(1)])
+  .default('iso')
+  .transform((value) => (typeof value === 'string' ? [value] : value))
+  .superRefine((formats, ctx) => {
+    const shapes = new Map<string, { format: string; dayFirst: boolean }>();
+    formats.forEach((format, index) => {
+      if (format === 'iso') return;
+      const parts = tokenizeDateFormat(format);
+      if (typeof parts === 'string') {
+        ctx.addIssue({ code: 'custom', path: formats.length > 1 ? [index] : [], message: parts });
+        return;
+      }
+      // DD.MM.YYYY and MM.DD.YYYY both match 01.02.2026: with both listed, the order would silently decide.
+      const shape = format.replace(/DD|MM|D|M/g, '#');
+      const dayFirst = format.search(/D/) < format.search(/M(?!m)/);
+      const other = shapes.get(shape);
+      if (other !== undefined && other.dayFirst !== dayFirst) {
+        ctx.addIssue({ code: 'custom', message: `"${other.format}" and "${format}" are ambiguous (day and month swapped)` });
+      }
+      shapes.set(shape, { format, dayFirst });
+    });
+  });
+
+/** The API fields a non-products entity accepts in `columns` and `defaults` keys. */
+const ENTITY_FIELDS: Record<Exclude<Entity, 'products'>, readonly string[]> = {
+  product_store: PRODUCT_STORE_FIELDS,
+  transactions: TRANSACTION_FIELDS,
+  competitor_prices: COMPETITOR_PRICE_FIELDS,
+};
+
+function buildSourceSchema(path: z.ZodType<string, string>) {
+  return z
+    .strictObject({
+      /** Unique among sources; used in logs, reports and `push --source NAME`. */
+      name: z
+        .string()
+        .max(64)
+        .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, { error: 'letters, digits, _ . - only, starting with a letter or digit' }),
+      entity: z.enum(ENTITIES),
+      /** The inbox folder. */
+      path,
+      /** bulk: JSON batches; import: one canonical CSV uploaded as an import job. */
+      mode: z.enum(['bulk', 'import']).default('bulk'),
+      /** Glob matched against file names in `path` (not subfolders). */
+      pattern: z
+        .string()
+        .min(1)
+        .refine((p) => !/[/\\]/.test(p), { error: 'a file-name pattern, without / or \\' })
+        .default('*.csv'),
+      /** A byte-order mark in the file wins over this (and is reported as a warning when they differ). */
+      encoding: z.preprocess(alias(ENCODING_ALIASES), z.enum(ENCODINGS)).default('utf-8'),
+      /** `auto` detects , ; tab | from the header line. Tab may be written tab or "\t". */
+      delimiter: z.preprocess(alias(DELIMITER_ALIASES), z.enum(DELIMITERS)).default('auto'),
+      /** For decimal fields (prices, quantities, rates); a comma becomes a point before sending. */
+      decimal_separator: z.enum(['.', ',']).default('.'),
+      /** Removed from decimal and integer fields when the digit groups are well formed. Default: none allowed. */
+      thousands_separator: z.preprocess(alias({ space: ' ' }), z.enum(THOUSANDS_SEPARATORS)).optional(),
+      /** One format or a list tried in order; `iso` (the default) takes ISO 8601 dates and datetimes. */
+      date_format: dateFormatList,
+      /** API field -> source header. Unmapped fields are taken from a header of their own name. */
+      columns: z.record(z.string().min(1), z.string().trim().min(1)).default({}),
+      /** API field -> value used when the cell is empty or the column absent; written as the API expects it. */
+      defaults: z
+        .record(
+          z.string().min(1),
+          z.union([z.string(), z.boolean()], {
+            error: 'a string or true/false (quote numbers: YAML reads 0012 as 12)',
+          }),
+        )
+        .default({}),
+      /** Rows per bulk request. */
+      batch_size: z.int().min(1).max(BULK_BATCH_MAX).default(BULK_BATCH_DEFAULT),
+      /** A file is complete when size and mtime stayed unchanged this long (ms). 0 only with done markers. */
+      stable_ms: z.int().min(0).max(86_400_000).default(5_000), // 5 s
+      /** Poll the folder instead of waiting for change events: required on SMB/NFS shares. */
+      poll: z.boolean().default(false),
+      /** Polling interval (ms) when `poll` is true. */
+      poll_interval_ms: z.int().min(100).max(3_600_000).default(2_000), // 2 s
+      /** `name.csv` + this suffix marks `name.csv` complete at once; false disables markers. */
+      done_marker: z
+        .union([z.literal(false), z.string().regex(/^\.[^/\\]+$/, { error: 'a suffix such as .done, or false' })])
+        .default('.done'),
+    })
+    .superRefine((source, ctx) => {
+      if (source.thousands_separator === source.decimal_separator) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['thousands_separator'],
+          message: 'must differ from decimal_separator',
+        });
+      }
+      // Products accept any key: one that is not a canonical field names a custom column, as in a CSV import.
+      if (source.entity === 'products') return;
+      const allowed = ENTITY_FIELDS[source.entity];
+      for (const key of ['columns', 'defaults'] as const) {
+        for (const field of Object.keys(source[key])) {
+          if (allowed.includes(field)) continue;
+          ctx.addIssue({
+            code: 'custom',
+            path: [key, field],
+            message: `${field} is not a ${source.entity} field (fields: ${allowed.join(', ')})`,
+          });
+        }
+      }
+    });
+}
+
+/** A source with `path` kept as written; for tests and `push --entity`. */
+export const SourceSchema = buildSourceSchema(z.string().min(1));
+
+/** A source inside the config file: `path` is resolved against the config file's directory. */
+export function sourceSchema(ctx: SectionContext) {
+  return buildSourceSchema(pathSchema(ctx));
+}
+
+export type SourceConfig = z.output<typeof SourceSchema>;
+export type SourceInput = z.input<typeof SourceSchema>;
+
+/**
+ * Checks a whole `sources:` list: names are unique, and no two sources watch the same folder with the same
+ * pattern (each file would be claimed by both). Use as `z.array(sourceSchema(ctx)).superRefine(refineSourceList)`.
+ */
+export function refineSourceList(sources: readonly SourceConfig[], ctx: z.RefinementCtx): void {
+  const names = new Map<string, number>();
+  const folders = new Map<string, number>();
+  sources.forEach((source, index) => {
+    const sameName = names.get(source.name);
+    if (sameName !== undefined) {
+      ctx.addIssue({ code: 'custom', path: [index, 'name'], message: `duplicate name (also sources[${sameName}])` });
+    } else names.set(source.name, index);
+    const key = `${resolve(source.path)}\0${source.pattern}`;
+    const sameFolder = folders.get(key);
+    if (sameFolder !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [index, 'path'],
+        message: `sources[${sameFolder}] already watches this folder with pattern ${source.pattern}`,
+      });
+    } else folders.set(key, index);
+  });
+}
+
+/** `sources:` as the config file holds it. */
+export function sourceListSchema(ctx: SectionContext) {
+  return z.array(sourceSchema(ctx)).default([]).superRefine(refineSourceList);
+}
