@@ -25,6 +25,10 @@ export class ManualClock implements Clock {
 
   sleep(ms: number, signal?: AbortSignal): Promise<void> {
     this.sleeps.push(ms);
+    if (ms <= 0 && !signal?.aborted) {
+      // A due timer fires without the clock moving, as a real one does on the next turn of the event loop.
+      return new Promise((resolve) => setImmediate(resolve));
+    }
     return new Promise((resolve, reject) => {
       const sleeper: Sleeper = { wakeAt: this.#now + Math.max(0, ms), resolve };
       this.#sleepers.push(sleeper);
