@@ -17,7 +17,7 @@ export interface ApiConnection {
   close(): Promise<void>;
 }
 
-export function connectApi(api: ApiConfig, logger: Logger, options: { clock?: Clock; hooks?: TransportHooks } = {}): ApiConnection {
+export function connectApi(api: ApiConfig, logger: Logger, options: { clock?: Clock; hooks?: TransportHooks; maxAttempts?: number } = {}): ApiConnection {
   const dispatcher = createDispatcher({
     maxConnections: api.max_connections,
     proxyUrl: proxyFor(api),
@@ -30,6 +30,7 @@ export function connectApi(api: ApiConfig, logger: Logger, options: { clock?: Cl
     timeoutMs: api.timeout_ms,
     hooks: loggingHooks(logger, options.hooks),
     ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.maxAttempts ? { maxAttempts: options.maxAttempts } : {}),
   });
   return { client, dispatcher, close: () => dispatcher.close() };
 }

@@ -27,8 +27,8 @@ export function neverReachedServer(code: string | undefined): boolean {
  * Whether `failure` of attempt number `attempt` (1-based) is retried. 429 is not decided here: it always waits for
  * Retry-After and does not use up an attempt, because the server refused the request without processing it.
  */
-export function shouldRetry(retry: RetryClass, failure: Failure, attempt: number): boolean {
-  if (attempt >= RETRY_MAX_ATTEMPTS) return false;
+export function shouldRetry(retry: RetryClass, failure: Failure, attempt: number, maxAttempts = RETRY_MAX_ATTEMPTS): boolean {
+  if (attempt >= maxAttempts) return false;
   if (failure.kind === 'status') {
     return failure.status >= 500 && retry !== 'unsafe';
   }

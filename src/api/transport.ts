@@ -21,7 +21,7 @@ import {
 import { buildPath, OPERATIONS, retryClassOf, type OperationName } from './operations.ts';
 import { backoffDelay, neverReachedServer, parseRetryAfter, shouldRetry, type Failure } from './retry-policy.ts';
 import { RateGate } from './rate-gate.ts';
-import { HTTPValidationError } from './schemas/index.ts';
+import { HTTPValidationError, RETRY_MAX_ATTEMPTS } from './schemas/index.ts';
 
 export type QueryValue = string | number | boolean | undefined | null;
 
@@ -61,6 +61,8 @@ export interface TransportOptions {
   clock?: Clock;
   random?: () => number;
   hooks?: TransportHooks;
+  /** Attempts per request on retryable failures; the spec's 5 unless a diagnosis wants the state now (check). */
+  maxAttempts?: number;
 }
 
 export const DEFAULT_TIMEOUT_MS = 30_000; // 30 s
@@ -74,6 +76,7 @@ export class ApiTransport {
   readonly #random: () => number;
   readonly #hooks: TransportHooks;
   readonly #gate: RateGate;
+  readonly #maxAttempts: number;
   readonly #userAgent = `pricing-agent/${AGENT_VERSION} node/${process.versions.node}`;
 
   constructor(options: TransportOptions) {
@@ -85,6 +88,7 @@ export class ApiTransport {
     this.#random = options.random ?? Math.random;
     this.#hooks = options.hooks ?? {};
     this.#gate = new RateGate(this.#clock);
+    this.#maxAttempts = options.maxAttempts ?? RETRY_MAX_ATTEMPTS;
   }
 
   get baseUrl(): string {
@@ -129,7 +133,7 @@ export class ApiTransport {
         error = new ApiTransportError(operation, code, cause);
         failure = { kind: 'transport', code };
       }
-      if (!shouldRetry(retry, failure, attempt)) {
+      if (!shouldRetry(retry, failure, attempt, this.#maxAttempts)) {
         const mayHaveBeenApplied = failure.kind === 'status' || !neverReachedServer(failure.code);
         if (retry === 'unsafe' && error.retryable && mayHaveBeenApplied) throw new ApiOutcomeUnknownError(operation, error);
         throw error;

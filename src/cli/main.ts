@@ -5,6 +5,7 @@
  */
 import { Command } from 'commander';
 import { AGENT_VERSION } from '../version.ts';
+import { checkCommand } from './check.ts';
 import { configCommand } from './config.ts';
 
 export function buildProgram(): Command {
@@ -14,6 +15,7 @@ export function buildProgram(): Command {
     .showHelpAfterError()
     .configureHelp({ sortSubcommands: true });
   // Commands are registered here, one line each (see the modules in src/cli/).
+  program.addCommand(checkCommand());
   program.addCommand(configCommand());
   return program;
 }

@@ -1,0 +1,24 @@
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+export const CLI_MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
+
+export interface CliRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs `pricing-agent ARGS` as a child process (node runs the TypeScript source directly). Asynchronous, so a
+ * server in the test process keeps answering while the child runs.
+ */
+export function runCli(args: string[], env: Record<string, string | undefined> = {}, cwd?: string): Promise<CliRun> {
+  const base: Record<string, string | undefined> = { ...process.env, PRICING_AGENT_CONFIG: undefined, PRICING_AGENT_DEBUG: undefined };
+  return new Promise((resolve) => {
+    execFile(process.execPath, [CLI_MAIN, ...args], { env: { ...base, ...env }, cwd, timeout: 60_000 }, (error, stdout, stderr) => {
+      const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
