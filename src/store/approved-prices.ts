@@ -1,8 +1,9 @@
 /**
- * Approved prices into the outbox: every version by id, each new version (or withdrawal) appended to the feed once.
+ * Approved prices into the outbox: every version by id, each new version (or withdrawal) appended to the feed once,
+ * and the prices those versions put in force on a date.
  *
- * Owner of approved_prices rows and, through price-feed-writer.ts, of price_feed (acknowledgements.ts updates only
- * the ack columns). Each exported function is one SQLite transaction.
+ * Owner of approved_prices rows and of price_feed (acknowledgements.ts updates only the ack columns). Each exported
+ * write is one SQLite transaction.
  *
  * Versions: a row with `predecessor_id` is an amendment and supersedes its predecessor (current_prices skips any
  * version that another row names as predecessor); a row with `cancelled_at` withdraws its price. Both are derived
@@ -12,11 +13,14 @@ import type { Selectable } from 'kysely';
 import type { ApprovedPrice } from '../api/schemas/index.ts';
 import { completeDeliveryIntent, requirePendingIntent } from './delivery-intents.ts';
 import { StoreError } from './errors.ts';
-import { appendFeedRow, hasFeedRow } from './price-feed-writer.ts';
-import type { AckStatus, ApprovedPricesTable } from './schema.ts';
+import { currentPricesSelect } from './migrations/0002-pull-outbox.ts';
+import type { AckStatus, ApprovedPricesTable, CurrentPricesView, FeedKind } from './schema.ts';
 import type { StateDb } from './state-db.ts';
 
 export type StoredApprovedPrice = Selectable<ApprovedPricesTable>;
+export type CurrentPrice = Selectable<CurrentPricesView>;
+
+const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
 
 export interface StoredPage {
   /** Versions stored for the first time. */
@@ -89,6 +93,19 @@ export function getApprovedPrice(db: StateDb, id: number): StoredApprovedPrice |
   return db.statement<StoredApprovedPrice>('SELECT * FROM approved_prices WHERE id = ?').get(id);
 }
 
+/**
+ * The prices in force on `date` (YYYY-MM-DD): one row per (item_id, store_id), ordered by item and store key.
+ * The `current_prices` view uses the reading process's local date (`date('now', 'localtime')`), which tests cannot
+ * move; this runs the very same SQL text (currentPricesSelect) with the date bound: for tests, the CLI, and POS
+ * integrations that need another day (e.g. tomorrow's shelf labels).
+ */
+export function currentPricesAt(db: StateDb, date: string): CurrentPrice[] {
+  if (!ISO_DATE.test(date)) throw new StoreError('INVALID_ARGUMENT', `date must be YYYY-MM-DD, got ${date}`);
+  return db
+    .statement<CurrentPrice>(`SELECT * FROM (${currentPricesSelect('?')}) ORDER BY item_id, store_key`)
+    .all(date);
+}
+
 /** Marks the version cancelled and appends its withdrawal once. Returns the new seq, or null if already fed. */
 function withdraw(db: StateDb, version: ApprovedPrice, cancelledAt: string): number | null {
   db.statement('UPDATE approved_prices SET cancelled_at = ? WHERE id = ? AND cancelled_at IS NULL').run(
@@ -145,4 +162,42 @@ function insertVersion(
       ackStatus,
     );
   return result.changes === 1;
+}
+
+/**
+ * Appending to price_feed, the change feed POS systems read, inside the page or withdrawal transaction: a feed row
+ * is committed together with the approved_prices row it describes.
+ *
+ * `seq` is allocated inside the write transaction and SQLite has one writer at a time, so seq order is commit
+ * order: a reader that has seen seq N will never later find a committed row below N. At most one row per
+ * (approval_id, kind): the UNIQUE constraint refuses a second one; callers check first, because an ignored insert
+ * would still consume a seq and leave a gap.
+ */
+function appendFeedRow(db: StateDb, kind: FeedKind, source: ApprovedPrice): number {
+  const result = db
+    .statement(
+      `INSERT INTO price_feed (kind, approval_id, predecessor_id, item_id, sku, store_id, approved_price,
+         currency_code, effective_date, recorded_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    )
+    .run(
+      kind,
+      source.id,
+      source.predecessor_id ?? null,
+      source.item_id,
+      source.sku,
+      source.store_id,
+      source.approved_price,
+      source.currency_code,
+      source.effective_date,
+      db.now(),
+    );
+  return Number(result.lastInsertRowid);
+}
+
+function hasFeedRow(db: StateDb, approvalId: number, kind: FeedKind): boolean {
+  return (
+    db.statement('SELECT 1 FROM price_feed WHERE approval_id = ? AND kind = ?').pluck().get(approvalId, kind) !==
+    undefined
+  );
 }

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import type { ApprovedPrice } from '../../src/api/schemas/index.ts';
 import {
+  currentPricesAt,
   getApprovedPrice,
   recordWithdrawal,
   storeDeliveredPage,
 } from '../../src/store/approved-prices.ts';
-import { currentPricesAt } from '../../src/store/current-prices.ts';
 import {
   pendingDeliveryIntent,
   pullCursor,

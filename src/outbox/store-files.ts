@@ -1,0 +1,232 @@
+/**
+ * Per-store export files: `DIR/<store folder>/prices-<from_seq>-<to_seq>.csv|.jsonl` with the feed rows of one
+ * store, seq from_seq..to_seq inclusive. Product-level rows (store_id NULL) go to the folder `_all`. Seqs in names
+ * are zero-padded to 12 digits, so sorting names sorts files by seq (a POS must apply them in that order).
+ *
+ * What survives a crash, per file: (1) the range (last_seq, pending_to_seq] is committed as pending, (2) the file is
+ * written to a temporary name, fsynced, renamed, the folder fsynced, (3) last_seq = pending_to_seq is committed.
+ * Dying before (3) leaves the range pending: the next run writes the same range under the same name with the same
+ * content (the feed never changes). So a file may, rarely, be delivered twice, identical, but a row never appears in
+ * two different files and is never left out.
+ * The checkpoint (last_seq) moves only after the file it stands for is durable.
+ */
+import { join } from 'node:path';
+import { StoreError } from '../store/errors.ts';
+import { PRODUCT_LEVEL_STORE_KEY } from '../store/migrations/0002-pull-outbox.ts';
+import type { OutboxExportsTable } from '../store/schema.ts';
+import type { StateDb } from '../store/state-db.ts';
+import { ensureDirectory, writeFileAtomic } from './atomic-file.ts';
+import { type FeedRow, maxSeq } from './price-feed.ts';
+
+/**
+ * The two formats. Columns are the feed's, in this order, and never renamed (POS importers map
+ * them by name): CSV has a header line, RFC 4180 quoting and CRLF line ends, an empty field is NULL; JSON Lines
+ * has one object per line with the same keys, NULL as null. Prices stay the decimal strings the API sent.
+ */
+export const EXPORT_FORMATS = ['csv', 'jsonl'] as const;
+export type ExportFormat = (typeof EXPORT_FORMATS)[number];
+
+export const FEED_COLUMNS = [
+  'seq',
+  'kind',
+  'approval_id',
+  'predecessor_id',
+  'item_id',
+  'sku',
+  'store_id',
+  'approved_price',
+  'currency_code',
+  'effective_date',
+  'recorded_at',
+] as const satisfies readonly (keyof FeedRow)[];
+
+/** The text before the first row (the CSV header line; nothing for JSON Lines). */
+function fileHeader(format: ExportFormat): string {
+  return format === 'csv' ? `${FEED_COLUMNS.join(',')}\r\n` : '';
+}
+
+function formatRows(format: ExportFormat, rows: readonly FeedRow[]): string {
+  let out = '';
+  for (const row of rows) {
+    if (format === 'csv') {
+      out += `${FEED_COLUMNS.map((c) => csvField(row[c])).join(',')}\r\n`;
+    } else {
+      out += `${JSON.stringify(Object.fromEntries(FEED_COLUMNS.map((c) => [c, row[c]])))}\n`;
+    }
+  }
+  return out;
+}
+
+function csvField(value: string | number | null): string {
+  if (value === null) return '';
+  const text = String(value);
+  return /[",\r\n]|^\s|\s$/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+}
+
+export interface ExportOptions {
+  format: ExportFormat;
+  /** A store's new rows are split into files of at most this many rows. */
+  maxRowsPerFile?: number;
+  /** Permission bits of the files, before the umask. */
+  fileMode?: number;
+}
+
+export interface ExportedFile {
+  /** store_id, or `_all` for product-level rows. */
+  store_key: string;
+  path: string;
+  from_seq: number;
+  to_seq: number;
+  rows: number;
+}
+
+const DEFAULTS = { maxRowsPerFile: 50_000, fileMode: 0o640 };
+const READ_BATCH = 5000;
+const SAFE_FOLDER = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
+/** `prices-000000000015-000000000230.csv` */
+export function exportFileName(fromSeq: number, toSeq: number, format: ExportFormat): string {
+  return `prices-${String(fromSeq).padStart(12, '0')}-${String(toSeq).padStart(12, '0')}.${format}`;
+}
+
+/**
+ * The folder of a store: the store id itself when it is a safe file name (UUIDs are), else `_id-` and its UTF-8
+ * bytes in hex (no path tricks; ids that are safe never start with `_`, so neither form can collide with `_all`).
+ */
+export function storeFolderName(storeKey: string): string {
+  if (storeKey === PRODUCT_LEVEL_STORE_KEY || SAFE_FOLDER.test(storeKey)) return storeKey;
+  return `_id-${Buffer.from(storeKey, 'utf8').toString('hex')}`;
+}
+
+const running = new WeakMap<StateDb, Promise<unknown>>();
+
+/**
+ * Writes files for the feed rows not yet exported, per store, and returns them in the order written. Calls on the
+ * same database are queued, never run side by side.
+ */
+export async function exportStoreFiles(db: StateDb, dir: string, options: ExportOptions): Promise<ExportedFile[]> {
+  if (!EXPORT_FORMATS.includes(options.format)) {
+    throw new StoreError('INVALID_ARGUMENT', `format must be csv or jsonl, got ${String(options.format)}`);
+  }
+  const maxRows = options.maxRowsPerFile ?? DEFAULTS.maxRowsPerFile;
+  if (!Number.isInteger(maxRows) || maxRows < 1) {
+    throw new StoreError('INVALID_ARGUMENT', `maxRowsPerFile must be >= 1, got ${maxRows}`);
+  }
+  const settings = { format: options.format, maxRowsPerFile: maxRows, fileMode: options.fileMode ?? DEFAULTS.fileMode };
+  const previous = running.get(db) ?? Promise.resolve();
+  const run = previous.catch(() => undefined).then(() => exportAll(db, dir, settings));
+  running.set(db, run);
+  return await run;
+}
+
+async function exportAll(db: StateDb, dir: string, options: Required<ExportOptions>): Promise<ExportedFile[]> {
+  const upTo = maxSeq(db);
+  const scanned = db.statement<number>('SELECT scanned_seq FROM outbox_export_scan WHERE id = 1').pluck().get() ?? 0;
+  const keys = new Set<string>(
+    db.statement<string>('SELECT store_key FROM outbox_exports WHERE pending_to_seq IS NOT NULL').pluck().all(),
+  );
+  const fresh = db.statement<string | null>('SELECT DISTINCT store_id FROM price_feed WHERE seq > ? AND seq <= ?');
+  for (const storeId of fresh.pluck().all(scanned, upTo)) keys.add(storeId ?? PRODUCT_LEVEL_STORE_KEY);
+
+  const files: ExportedFile[] = [];
+  for (const key of [...keys].sort()) {
+    for (;;) {
+      const file = await exportNextFile(db, dir, key, upTo, options);
+      if (!file) break;
+      files.push(file);
+    }
+  }
+  // Every store's rows up to `upTo` are now in files: the next run need not look below it.
+  db.write(() =>
+    db
+      .statement(
+        `INSERT INTO outbox_export_scan (id, scanned_seq, updated_at) VALUES (1, ?, ?)
+         ON CONFLICT (id) DO UPDATE SET scanned_seq = max(scanned_seq, excluded.scanned_seq),
+           updated_at = excluded.updated_at`,
+      )
+      .run(upTo, db.now()),
+  );
+  return files;
+}
+
+/** Writes the next file of one store (its pending range first); undefined when the store is up to date. */
+async function exportNextFile(
+  db: StateDb,
+  dir: string,
+  key: string,
+  upTo: number,
+  options: Required<ExportOptions>,
+): Promise<ExportedFile | undefined> {
+  const storeId = key === PRODUCT_LEVEL_STORE_KEY ? null : key;
+  for (;;) {
+    const state = db.statement<OutboxExportsTable>('SELECT * FROM outbox_exports WHERE store_key = ?').get(key);
+    const after = state?.last_seq ?? 0;
+    const to = state?.pending_to_seq ?? chunkEnd(db, storeId, after, upTo, options.maxRowsPerFile);
+    if (to === null) return undefined;
+    if (state?.pending_to_seq == null) {
+      db.write(() =>
+        db
+          .statement(
+            `INSERT INTO outbox_exports (store_key, last_seq, pending_to_seq, updated_at) VALUES (?, ?, ?, ?)
+             ON CONFLICT (store_key) DO UPDATE SET pending_to_seq = excluded.pending_to_seq,
+               updated_at = excluded.updated_at`,
+          )
+          .run(key, after, to, db.now()),
+      );
+    }
+    const range = db
+      .statement<{ from_seq: number | null; rows: number }>(
+        'SELECT min(seq) AS from_seq, count(*) AS rows FROM price_feed WHERE store_id IS ? AND seq > ? AND seq <= ?',
+      )
+      .get(storeId, after, to);
+    let file: ExportedFile | undefined;
+    if (range?.from_seq != null) {
+      const folder = join(dir, storeFolderName(key));
+      const path = join(folder, exportFileName(range.from_seq, to, options.format));
+      await ensureDirectory(folder);
+      // Written even if a file of that name exists: after a crash its content is the same; anything else is stale.
+      await writeFileAtomic(path, fileChunks(db, storeId, after, to, options.format), options.fileMode);
+      file = { store_key: key, path, from_seq: range.from_seq, to_seq: to, rows: range.rows };
+    }
+    db.write(() =>
+      db
+        .statement(
+          `UPDATE outbox_exports SET last_seq = ?, pending_to_seq = NULL, last_file = coalesce(?, last_file),
+             updated_at = ? WHERE store_key = ?`,
+        )
+        .run(to, file?.path ?? null, db.now(), key),
+    );
+    if (file) return file;
+  }
+}
+
+/** The seq of the `maxRows`-th row of the store after `after` (or its last row up to `upTo`); null when none. */
+function chunkEnd(db: StateDb, storeId: string | null, after: number, upTo: number, maxRows: number): number | null {
+  const nth = db
+    .statement<number>(
+      'SELECT seq FROM price_feed WHERE store_id IS ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT 1 OFFSET ?',
+    )
+    .pluck();
+  return (
+    nth.get(storeId, after, upTo, maxRows - 1) ??
+    db
+      .statement<number | null>('SELECT max(seq) FROM price_feed WHERE store_id IS ? AND seq > ? AND seq <= ?')
+      .pluck()
+      .get(storeId, after, upTo) ??
+    null
+  );
+}
+
+/** The file's text in batches; each batch is read completely before the next await, so no statement stays open. */
+function* fileChunks(db: StateDb, storeId: string | null, after: number, to: number, format: ExportFormat) {
+  yield fileHeader(format);
+  const page = db.statement<FeedRow>(
+    'SELECT * FROM price_feed WHERE store_id IS ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?',
+  );
+  for (let last = after; ; ) {
+    const rows = page.all(storeId, last, to, READ_BATCH);
+    if (rows.length === 0) return;
+    yield formatRows(format, rows);
+    last = rows[rows.length - 1]?.seq ?? to;
+  }
+}

@@ -1,0 +1,22 @@
+import type { ApprovedPrice } from '../../src/api/schemas/index.ts';
+import { storeDeliveredPage } from '../../src/store/approved-prices.ts';
+import { pullCursor, recordDeliveryIntent } from '../../src/store/delivery-intents.ts';
+import type { StateDb } from '../../src/store/state-db.ts';
+
+export { approval, onCleanup, openTempDb, tempDir, fixedClock } from '../store/support.ts';
+
+export const STORE_A = 'aaaaaaaa-0000-4000-8000-000000000001';
+export const STORE_B = 'bbbbbbbb-0000-4000-8000-000000000002';
+
+let requests = 0;
+
+/** Stores `items` as one deliveries page, as the pull does (intent, then page). */
+export function deliver(db: StateDb, items: readonly ApprovedPrice[]): void {
+  requests += 1;
+  const intent = recordDeliveryIntent(db, {
+    requestId: `00000000-0000-4000-8000-${String(requests).padStart(12, '0')}`,
+    filters: {},
+    cursor: pullCursor(db),
+  });
+  storeDeliveredPage(db, intent.id, items, null);
+}
