@@ -1,0 +1,123 @@
+/**
+ * `date_format` entries compiled to converters that give the API's ISO 8601 forms: `YYYY-MM-DD` for date
+ * fields, `YYYY-MM-DDTHH:mm:ssZ` for datetime fields. Formats are tried in the configured order; the first
+ * that matches the whole cell decides (the config refuses lists where day and month could swap).
+ *
+ * Decisions, following the spec ("all timestamps are ISO 8601 in UTC; no timezone conversion is done"):
+ * - a time without an offset is taken as UTC: `01.03.2026 10:00` -> `2026-03-01T10:00:00Z`;
+ * - a date without a time in a datetime field is midnight UTC;
+ * - a datetime in a date field is accepted only at midnight (ERPs write `01.03.2026 00:00:00` for dates);
+ *   any other time of day is a reject, not silently dropped;
+ * - `iso` accepts `YYYY-MM-DD`, and `YYYY-MM-DD[T ]HH:mm[:ss[.fff]][Z|±HH[:]mm]`; an explicit offset is kept
+ *   (normalised to ±HH:mm), none means UTC.
+ * Calendar validity is checked (31.02.2026 is a reject, not 3 March).
+ */
+import { tokenizeDateFormat } from '../../config/source-schema.ts';
+import type { DateToken } from '../../config/source-schema.ts';
+import { CellError, shown } from './convert.ts';
+import type { Converter } from './convert.ts';
+
+interface Parts {
+  year: string;
+  month: string;
+  day: string;
+  hour: string;
+  minute: string;
+  second: string;
+  fraction: string;
+  offset: string;
+}
+
+type Matcher = (cell: string) => Parts | null;
+
+const TOKEN_PATTERN: Record<DateToken, string> = {
+  YYYY: '(?<year>\\d{4})',
+  MM: '(?<month>\\d{2})',
+  M: '(?<month>\\d{1,2})',
+  DD: '(?<day>\\d{2})',
+  D: '(?<day>\\d{1,2})',
+  HH: '(?<hour>\\d{2})',
+  H: '(?<hour>\\d{1,2})',
+  mm: '(?<minute>\\d{2})',
+  ss: '(?<second>\\d{2})',
+};
+
+const ISO =
+  /^(?<year>\d{4})-(?<month>\d{2})-(?<day>\d{2})(?:[T ](?<hour>\d{2}):(?<minute>\d{2})(?::(?<second>\d{2})(?<fraction>\.\d{1,9})?)?(?<offset>Z|[+-]\d{2}:?\d{2})?)?$/;
+
+function fromGroups(groups: Record<string, string | undefined> | undefined): Parts | null {
+  if (groups === undefined) return null;
+  const pad = (value: string | undefined, fallback: string) => (value ?? fallback).padStart(2, '0');
+  return {
+    year: groups['year'] ?? '',
+    month: pad(groups['month'], ''),
+    day: pad(groups['day'], ''),
+    hour: pad(groups['hour'], '00'),
+    minute: pad(groups['minute'], '00'),
+    second: pad(groups['second'], '00'),
+    fraction: groups['fraction'] ?? '',
+    offset: groups['offset'] ?? '',
+  };
+}
+
+/** A matcher for one configured format; throws on a format the config should have refused. */
+function compileFormat(format: string): Matcher {
+  if (format === 'iso') return (cell) => fromGroups(ISO.exec(cell)?.groups);
+  const parts = tokenizeDateFormat(format);
+  if (typeof parts === 'string') throw new Error(`date_format ${format}: ${parts}`);
+  const source = parts
+    .map((part) => ('token' in part ? TOKEN_PATTERN[part.token] : part.literal.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+    .join('');
+  const regex = new RegExp(`^${source}$`);
+  return (cell) => fromGroups(regex.exec(cell)?.groups);
+}
+
+function isValid(parts: Parts): boolean {
+  const year = Number(parts.year);
+  const month = Number(parts.month);
+  const day = Number(parts.day);
+  if (month < 1 || month > 12 || day < 1) return false;
+  const leap = (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
+  const days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1] ?? 0;
+  if (day > days) return false;
+  if (Number(parts.hour) > 23 || Number(parts.minute) > 59 || Number(parts.second) > 59) return false;
+  if (parts.offset.length > 1) {
+    const digits = parts.offset.replace(':', '');
+    if (Number(digits.slice(1, 3)) > 23 || Number(digits.slice(3, 5)) > 59) return false;
+  }
+  return true;
+}
+
+function offsetOf(parts: Parts): string {
+  if (parts.offset === '' || parts.offset === 'Z') return 'Z';
+  return parts.offset.includes(':') ? parts.offset : `${parts.offset.slice(0, 3)}:${parts.offset.slice(3)}`;
+}
+
+/** A converter for a date (`kind: 'date'`) or datetime field, trying `formats` in order. */
+export function dateConverter(formats: readonly string[], kind: 'date' | 'datetime'): Converter {
+  const matchers = formats.map(compileFormat);
+  const code = kind === 'date' ? 'date_parsing' : 'datetime_parsing';
+  const expected = formats.join(' or ');
+  return (cell) => {
+    for (const match of matchers) {
+      const parts = match(cell);
+      if (parts === null) continue;
+      if (!isValid(parts)) return new CellError(code, `${shown(cell)} is not a valid ${kind}`);
+      const date = `${parts.year}-${parts.month}-${parts.day}`;
+      if (kind === 'datetime') {
+        return `${date}T${parts.hour}:${parts.minute}:${parts.second}${parts.fraction}${offsetOf(parts)}`;
+      }
+      const midnight = `${parts.hour}${parts.minute}${parts.second}` === '000000' && /^\.?0*$/.test(parts.fraction);
+      if (!midnight || offsetOf(parts) !== 'Z') {
+        return new CellError(code, `${shown(cell)} has a time of day; ${kind} fields take a date only`);
+      }
+      return date;
+    }
+    return new CellError(code, `${shown(cell)} does not match date_format ${expected}`);
+  };
+}
+
+/** Compiles every format once, so that a bad format fails when the source is compiled, not on a row. */
+export function checkDateFormats(formats: readonly string[]): void {
+  formats.forEach(compileFormat);
+}

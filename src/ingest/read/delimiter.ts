@@ -1,0 +1,42 @@
+/**
+ * Delimiter detection from the header line (`delimiter: auto`). csv-parse's own `delimiter_auto` samples
+ * data rows and throws on a bad quote in its sample; header lines are short and regular, so we count there.
+ * The candidate that occurs most often outside quotes wins; none, or a tie, is an error that names the counts,
+ * because guessing wrong would turn every row into a field-count reject.
+ */
+
+export const DELIMITER_CANDIDATES = [',', ';', '\t', '|'] as const;
+export type DetectedDelimiter = (typeof DELIMITER_CANDIDATES)[number];
+
+export type Detection = { ok: true; delimiter: DetectedDelimiter } | { ok: false; message: string };
+
+function label(delimiter: string): string {
+  return delimiter === '\t' ? 'tab' : `"${delimiter}"`;
+}
+
+/** `line` is the first line of the file, without its line break. */
+export function detectDelimiter(line: string): Detection {
+  const counts = new Map<string, number>(DELIMITER_CANDIDATES.map((d) => [d, 0]));
+  let quoted = false;
+  for (const chr of line) {
+    if (chr === '"') quoted = !quoted;
+    else if (!quoted && counts.has(chr)) counts.set(chr, (counts.get(chr) ?? 0) + 1);
+  }
+  const ranked = [...counts.entries()].sort((a, b) => b[1] - a[1]);
+  const [best, second] = ranked;
+  if (best === undefined || best[1] === 0) {
+    return {
+      ok: false,
+      message: 'could not detect the delimiter: the header line holds none of , ; tab |; set `delimiter:`',
+    };
+  }
+  if (second !== undefined && second[1] === best[1]) {
+    return {
+      ok: false,
+      message:
+        `could not detect the delimiter: the header line holds ${best[1]} x ${label(best[0])} and ` +
+        `${second[1]} x ${label(second[0])}; set \`delimiter:\``,
+    };
+  }
+  return { ok: true, delimiter: best[0] as DetectedDelimiter };
+}

@@ -1,0 +1,97 @@
+/**
+ * Errors of reading a source file. A `FileFormatError` fails the whole file (it goes to `failed/` with its
+ * `.error.json`); a row problem is never an error but a reject outcome. I/O errors (ENOENT, EACCES) are not
+ * wrapped: a file that vanished or cannot be opened is not a broken file, and the caller decides what to do.
+ * Callers branch on `code`, never on the message.
+ */
+
+export const FILE_FORMAT_CODES = [
+  /** Bytes that are not valid in the declared (or BOM-detected) encoding, a NUL byte, or a truncated sequence. */
+  'INVALID_ENCODING',
+  /** A byte-order mark after the start of the file: usually two files concatenated. */
+  'UNEXPECTED_BOM',
+  /** A quote opened and never closed, or closed so late that a multi-line record has the wrong field count. */
+  'UNCLOSED_QUOTE',
+  /** A record larger than the reader's limit (an unclosed quote swallowing the file, in practice). */
+  'RECORD_TOO_LARGE',
+  /** The file has nothing but whitespace (or is 0 bytes, or only a BOM). */
+  'EMPTY_FILE',
+  /** Line 1 is empty while later lines are not: the header must be the first line. */
+  'NO_HEADER',
+  /** Two header cells with the same (trimmed) name. */
+  'DUPLICATE_HEADER',
+  /** The header holds none of the entity's fields (after `columns:` mapping). */
+  'NO_KNOWN_COLUMNS',
+  /** A required field has neither a column nor a default: every row would be rejected. */
+  'MISSING_COLUMNS',
+  /** `delimiter: auto` found no candidate, or a tie, in the header line. */
+  'DELIMITER_NOT_DETECTED',
+  /** Any other CSV syntax error of the parser. */
+  'MALFORMED_CSV',
+  /** The parser's record or byte count disagrees with what was yielded: a bug, never a silent loss. */
+  'RECONCILE_FAILED',
+] as const;
+export type FileFormatCode = (typeof FILE_FORMAT_CODES)[number];
+
+export interface FileFormatErrorInit {
+  readonly file: string;
+  /** 1-based line the problem is on (for a record, the line it starts on). */
+  readonly line?: number;
+  /** 0-based byte offset in the file (decoding problems only). */
+  readonly byteOffset?: number;
+}
+
+export class FileFormatError extends Error {
+  readonly code: FileFormatCode;
+  readonly file: string;
+  readonly line: number | undefined;
+  readonly byteOffset: number | undefined;
+
+  constructor(code: FileFormatCode, message: string, init: FileFormatErrorInit, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'FileFormatError';
+    this.code = code;
+    this.file = init.file;
+    this.line = init.line;
+    this.byteOffset = init.byteOffset;
+  }
+
+  /** The shape written to `<name>.error.json`. */
+  toJSON(): { code: FileFormatCode; message: string; line?: number; byte_offset?: number } {
+    return {
+      code: this.code,
+      message: this.message,
+      ...(this.line === undefined ? {} : { line: this.line }),
+      ...(this.byteOffset === undefined ? {} : { byte_offset: this.byteOffset }),
+    };
+  }
+}
+
+/**
+ * A decoding problem found by a chunk decoder, at an absolute byte offset. The reader turns it into a
+ * FileFormatError once it has counted the lines before that offset.
+ */
+export class DecodeError extends Error {
+  readonly code: 'INVALID_ENCODING' | 'UNEXPECTED_BOM';
+  readonly byteOffset: number;
+
+  constructor(code: 'INVALID_ENCODING' | 'UNEXPECTED_BOM', byteOffset: number, message: string) {
+    super(message);
+    this.name = 'DecodeError';
+    this.code = code;
+    this.byteOffset = byteOffset;
+  }
+}
+
+/** A source whose `defaults` (or formats) cannot work; found by `compileSource` before any file is read. */
+export class SourceConfigError extends Error {
+  readonly code = 'SOURCE_CONFIG_INVALID';
+  /** Dotted path inside the source, e.g. `defaults.tax_rate`. */
+  readonly path: string;
+
+  constructor(path: string, message: string) {
+    super(`${path}: ${message}`);
+    this.name = 'SourceConfigError';
+    this.path = path;
+  }
+}

@@ -1,0 +1,80 @@
+/**
+ * csv-parse as the reader uses it, and what its records and errors mean for us.
+ *
+ * Nothing is lost silently (library notes: csv-parse's traps):
+ * - no `columns` option: a row with more or fewer fields than the header reaches the reader whole and becomes
+ *   a `field_count` reject instead of being truncated or dropped;
+ * - record delimiters are given as a list (CRLF, LF, CR): auto-detection fixes the first ending it sees and
+ *   folds the lines of a mixed file that end differently into fields;
+ * - an unclosed quote ends in CSV_QUOTE_NOT_CLOSED, or in CSV_MAX_RECORD_SIZE once the swallowed record
+ *   passes 4 MiB (which also bounds memory); both fail the file.
+ * Decision: a quote inside an unquoted field is kept as a character (`12" Pizza`, `relax_quotes`), as
+ * spreadsheets do. The price of relaxing is that a quote opened and never properly closed can run on over
+ * lines without an error; `breaksIn` catches the shape that leaves.
+ * Line numbers are the reader's own: csv-parse counts CRLF inside quoted fields twice.
+ */
+import { CsvError, parse } from 'csv-parse';
+import type { Info, Parser } from 'csv-parse';
+import type { DetectedDelimiter } from './delimiter.ts';
+import { FileFormatError } from './errors.ts';
+
+/** Upper bound of one record; a larger one is an unclosed quote in practice. */
+export const MAX_RECORD_BYTES = 4 * 1024 * 1024; // 4 MiB
+
+/** A record as the parser emits it with `info: true`. */
+export interface Parsed {
+  record: string[];
+  info: Info;
+}
+
+export function createParser(delimiter: DetectedDelimiter): Parser {
+  return parse({
+    delimiter,
+    record_delimiter: ['\r\n', '\n', '\r'],
+    quote: '"',
+    escape: '"',
+    relax_quotes: true,
+    relax_column_count: true,
+    skip_empty_lines: false, // blank lines are counted by the reader, not dropped unseen
+    bom: false, // the decoder handled it
+    info: true,
+    max_record_size: MAX_RECORD_BYTES,
+  });
+}
+
+/**
+ * Line breaks inside the fields of a record (CRLF is one); negative when a field holding a line break starts
+ * with a literal quote. A quoted field's own quotes are removed by the parser, so such a value is what
+ * `relax_quotes` leaves when it gives up on a quote that was never properly closed: lines were merged.
+ * (A legitimate value starting with an escaped quote and holding a line break is refused too: rare, and
+ * failing a file beats merging lines silently.)
+ */
+export function breaksIn(record: readonly string[]): number {
+  let breaks = 0;
+  for (const field of record) {
+    if (!field.includes('\n') && !field.includes('\r')) continue;
+    if (field.startsWith('"')) return -1;
+    breaks += field.match(/\r\n|\r|\n/g)?.length ?? 0;
+  }
+  return breaks;
+}
+
+/** Nothing but whitespace and delimiters: a blank line (Excel writes `;;;` for empty rows). */
+export function isBlank(record: readonly string[]): boolean {
+  for (const field of record) if (field.trim() !== '') return false;
+  return true;
+}
+
+/** A parser error as the file failure it causes; `line` is where the record being parsed starts. */
+export function parseFailure(error: unknown, file: string, line: number): unknown {
+  if (error instanceof FileFormatError || !(error instanceof CsvError)) return error;
+  if (error.code === 'CSV_QUOTE_NOT_CLOSED') {
+    const message = `a quoted field on line ${line} is never closed (the file ended inside it)`;
+    return new FileFormatError('UNCLOSED_QUOTE', message, { file, line });
+  }
+  if (error.code === 'CSV_MAX_RECORD_SIZE') {
+    const message = `the row starting on line ${line} exceeds ${MAX_RECORD_BYTES} bytes: most likely an unclosed quote`;
+    return new FileFormatError('RECORD_TOO_LARGE', message, { file, line });
+  }
+  return new FileFormatError('MALFORMED_CSV', error.message, { file, line }, { cause: error });
+}

@@ -1,0 +1,266 @@
+/**
+ * `readRows`: a source file as a stream of row outcomes, in constant memory.
+ *
+ *   bytes -> decoder (encoding, BOM, invalid bytes) -> csv-parse (arrays) -> header plan
+ *         -> per row: field count, mapping, conversion, schema -> { kind: 'row' } | { kind: 'reject' }
+ *
+ * Every record is accounted for: the header, a row (accepted or rejected, exactly one outcome each), or a
+ * blank line. A row with the wrong field count is a reject, unless it spans several lines (then a stray quote
+ * merged lines: the file fails as UNCLOSED_QUOTE). At the end the parser's own record and byte counts must
+ * equal what the reader consumed, or the file fails as RECONCILE_FAILED: a loss would be a bug, not silent.
+ * Backpressure: the file is read only as fast as the consumer takes outcomes.
+ */
+import { pipeline } from 'node:stream';
+import type { Info } from 'csv-parse';
+import type { Entity } from '../../config/source-schema.ts';
+import { compileSource } from './compile-source.ts';
+import type { CompiledSource, ReadOptions } from './compile-source.ts';
+import { detectDelimiter } from './delimiter.ts';
+import type { DetectedDelimiter } from './delimiter.ts';
+import { DecodeError, FileFormatError } from './errors.ts';
+import { WRITE_SCHEMAS } from './field-kinds.ts';
+import type { RecordOf } from './field-kinds.ts';
+import { planHeader } from './header.ts';
+import { decodeFailure } from './line-at.ts';
+import { breaksIn, createParser, isBlank, parseFailure } from './parser.ts';
+import type { Parsed } from './parser.ts';
+import { RowMapper } from './map-row.ts';
+import { openSource } from './open-source.ts';
+import type { OpenedSource } from './open-source.ts';
+import type { HeaderInfo, ReadProgress, ReadSummary, RowOutcome } from './types.ts';
+
+/**
+ * One file being read. Iterate it once (or `close()` it): the file stays open until then. Outcomes come in
+ * file order; a FileFormatError thrown during iteration fails the whole file, whatever was yielded before.
+ */
+export interface RowReader<R> extends AsyncIterable<RowOutcome<R>> {
+  readonly header: HeaderInfo;
+  /** Live, for a progress bar. */
+  progress(): ReadProgress;
+  /** Counts so far; `complete` once iteration ended normally. */
+  summary(): ReadSummary;
+  /** Stops reading and closes the file (breaking out of `for await` does the same). */
+  close(): void;
+}
+
+export interface ReadInit {
+  /** Read chunk size in bytes (default 64 KiB); tests use small ones. */
+  readonly highWaterMark?: number;
+}
+
+class CsvRowReader<R> implements RowReader<R> {
+  private headerInfo: HeaderInfo;
+  private readonly file: string;
+  private readonly source: OpenedSource;
+  private readonly records: AsyncIterator<Parsed>;
+  private readonly parserInfo: () => Info;
+  private readonly fed: () => number;
+  private mapper: RowMapper<R> | undefined;
+  private started = false;
+  private complete = false;
+  private endLine = 0;
+  private parserLines = 0;
+  private seen = 0;
+  private rows = 0;
+  private accepted = 0;
+  private rejected = 0;
+  private blankLines = 0;
+
+  constructor(file: string, source: OpenedSource, compiled: CompiledSource, delimiter: DetectedDelimiter) {
+    this.file = file;
+    this.source = source;
+    let fed = 0;
+    const chunks = source.chunks;
+    async function* counted() {
+      for await (const chunk of chunks) {
+        fed += typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.length;
+        yield chunk;
+      }
+    }
+    const parser = createParser(delimiter);
+    // Errors reach us through the iterator; the callback only keeps them from being unhandled.
+    pipeline(counted(), parser, () => undefined);
+    this.records = parser[Symbol.asyncIterator]() as AsyncIterator<Parsed>;
+    this.parserInfo = () => parser.info;
+    this.fed = () => fed;
+    this.headerInfo = {
+      file,
+      entity: compiled.entity,
+      encoding: source.bom.encoding,
+      bom: source.bom.bom,
+      delimiter,
+      headers: [],
+      customColumns: [],
+      ignoredColumns: [],
+      warnings: source.bom.warning === undefined ? [] : [source.bom.warning],
+    };
+  }
+
+  /** Reads and plans the header; called once by `readRows`. */
+  async readHeader(compiled: CompiledSource): Promise<void> {
+    const first = await this.next();
+    if (first === undefined) throw new FileFormatError('EMPTY_FILE', 'the file is empty', { file: this.file });
+    this.line(first);
+    if (isBlank(first.record)) {
+      throw new FileFormatError('NO_HEADER', 'line 1 has no column names', { file: this.file, line: 1 });
+    }
+    const plan = planHeader(first.record, compiled, this.file);
+    this.mapper = new RowMapper<R>(plan, WRITE_SCHEMAS[compiled.entity]);
+    this.headerInfo = {
+      ...this.headerInfo,
+      headers: plan.headers,
+      customColumns: plan.customColumns,
+      ignoredColumns: plan.ignoredColumns,
+      warnings: [...this.headerInfo.warnings, ...plan.warnings],
+    };
+  }
+
+  get header(): HeaderInfo {
+    return this.headerInfo;
+  }
+
+  async *[Symbol.asyncIterator](): AsyncGenerator<RowOutcome<R>> {
+    if (this.started) throw new Error('a RowReader can be iterated only once');
+    this.started = true;
+    const mapper = this.mapper;
+    if (mapper === undefined) throw new Error('readHeader() first');
+    const width = this.header.headers.length;
+    try {
+      for (let parsed = await this.next(); parsed !== undefined; parsed = await this.next()) {
+        const { record } = parsed;
+        const line = this.line(parsed);
+        if (isBlank(record)) {
+          this.blankLines++;
+          continue;
+        }
+        this.rows++;
+        if (record.length !== width) {
+          if (this.endLine > line) throw this.mergedLines(line, record.length, width);
+          this.rejected++;
+          const message = `the row has ${record.length} fields, the header has ${width}`;
+          const error = { field: null, code: 'field_count', message };
+          yield { kind: 'reject', line, rawFields: record, ...error, errors: [error] };
+          continue;
+        }
+        const mapped = mapper.map(record);
+        if (mapped.ok) {
+          this.accepted++;
+          yield { kind: 'row', line, record: mapped.record };
+        } else {
+          this.rejected++;
+          yield { kind: 'reject', line, rawFields: record, ...mapped.first, errors: mapped.errors };
+        }
+      }
+      this.reconcile();
+      this.complete = true;
+    } finally {
+      if (!this.complete) this.close();
+    }
+  }
+
+  progress(): ReadProgress {
+    return { bytesRead: this.source.bytesRead(), totalBytes: this.source.totalBytes, rows: this.rows };
+  }
+
+  summary(): ReadSummary {
+    return {
+      ...this.header,
+      ...this.progress(),
+      complete: this.complete,
+      accepted: this.accepted,
+      rejected: this.rejected,
+      blankLines: this.blankLines,
+      lines: this.endLine,
+    };
+  }
+
+  close(): void {
+    this.source.close();
+  }
+
+  /** The next parsed record, with every failure turned into a FileFormatError. */
+  private async next(): Promise<Parsed | undefined> {
+    try {
+      const result = await this.records.next();
+      if (result.done === true) return undefined;
+      this.seen++;
+      return result.value;
+    } catch (error) {
+      this.close();
+      throw await translateError(error, this.file, this.source, this.endLine + 1);
+    }
+  }
+
+  /** The line a record starts on; advances our line count past it. */
+  private line(parsed: Parsed): number {
+    const delta = parsed.info.lines - this.parserLines;
+    this.parserLines = parsed.info.lines;
+    const start = this.endLine + 1;
+    // csv-parse's count is a hint: one line per record unless a field holds line breaks.
+    const breaks = delta <= 1 ? 0 : breaksIn(parsed.record);
+    if (breaks < 0) {
+      throw new FileFormatError(
+        'UNCLOSED_QUOTE',
+        `a quote opened on line ${start} is not closed where its field ends; lines after it would be merged`,
+        { file: this.file, line: start },
+      );
+    }
+    this.endLine += 1 + breaks;
+    return start;
+  }
+
+  private mergedLines(line: number, fields: number, width: number): FileFormatError {
+    return new FileFormatError(
+      'UNCLOSED_QUOTE',
+      `the row starting on line ${line} runs to line ${this.endLine} inside quotes and has ${fields} fields ` +
+        `(the header has ${width}): most likely a quote that is not closed`,
+      { file: this.file, line },
+    );
+  }
+
+  private reconcile(): void {
+    const info = this.parserInfo();
+    if (info.records === this.seen && info.bytes === this.fed()) return;
+    throw new FileFormatError(
+      'RECONCILE_FAILED',
+      `the CSV parser saw ${info.records} records / ${info.bytes} bytes, the reader ${this.seen} / ${this.fed()}`,
+      { file: this.file },
+    );
+  }
+}
+
+async function translateError(error: unknown, file: string, source: OpenedSource, line: number): Promise<unknown> {
+  if (error instanceof DecodeError) return decodeFailure(file, source.bom, error);
+  return parseFailure(error, file, line);
+}
+
+/**
+ * Opens `file` and reads its header. Resolves once the header is planned (so `header.customColumns` is known
+ * before any row); rejects with a FileFormatError for a file that cannot be read as a whole, or with the
+ * I/O error. Iterate the result once with `for await`; then `summary()` holds the reconciled counts.
+ */
+export async function readRows<E extends Entity>(
+  file: string,
+  options: (ReadOptions | CompiledSource) & { entity: E },
+  init: ReadInit = {},
+): Promise<RowReader<RecordOf[E]>> {
+  const compiled = 'compiled' in options ? options : compileSource(options);
+  const source = await openSource(file, compiled.encoding, init.highWaterMark);
+  let delimiter: DetectedDelimiter;
+  if (compiled.delimiter === 'auto') {
+    const detected = detectDelimiter(source.firstLine);
+    if (!detected.ok) {
+      source.close();
+      throw new FileFormatError('DELIMITER_NOT_DETECTED', detected.message, { file, line: 1 });
+    }
+    delimiter = detected.delimiter;
+  } else delimiter = compiled.delimiter;
+  const reader = new CsvRowReader<RecordOf[E]>(file, source, compiled, delimiter);
+  try {
+    await reader.readHeader(compiled);
+  } catch (error) {
+    reader.close();
+    throw error;
+  }
+  return reader;
+}

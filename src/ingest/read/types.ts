@@ -1,0 +1,69 @@
+/** What the reader yields and reports. */
+import type { Encoding, Entity } from '../../config/source-schema.ts';
+import type { DetectedDelimiter } from './delimiter.ts';
+import type { RowError } from './map-row.ts';
+
+export type { RowError } from './map-row.ts';
+
+/** A valid row, mapped and validated: ready to send. `line` is the 1-based line the row starts on. */
+export interface RowAccepted<R> {
+  readonly kind: 'row';
+  readonly line: number;
+  readonly record: R;
+}
+
+/** A refused row: never sent. One per row; `field`/`code`/`message` repeat the first of `errors`. */
+export interface RowRejected {
+  readonly kind: 'reject';
+  readonly line: number;
+  /** The row's fields as parsed (untrimmed, unconverted): what the rejects report writes back. */
+  readonly rawFields: readonly string[];
+  readonly field: string | null;
+  readonly column?: string;
+  readonly code: string;
+  readonly message: string;
+  readonly errors: readonly RowError[];
+}
+
+export type RowOutcome<R> = RowAccepted<R> | RowRejected;
+
+/** Known once the header is read, before the first row: enough to open the canonical CSV writer. */
+export interface HeaderInfo {
+  readonly file: string;
+  readonly entity: Entity;
+  /** The encoding the file is read in (a BOM overrides the configured one). */
+  readonly encoding: Encoding;
+  readonly bom: 'utf-8' | 'utf-16le' | 'utf-16be' | null;
+  readonly delimiter: DetectedDelimiter;
+  /** Header cells, trimmed. */
+  readonly headers: readonly string[];
+  /** Products: custom columns rows may carry (the canonical CSV's extra header). Empty for other entities. */
+  readonly customColumns: readonly string[];
+  /** Columns whose values are not sent (other entities' extra columns, unnamed columns). */
+  readonly ignoredColumns: readonly string[];
+  /** One line each: BOM overriding the encoding, ignored columns, mapped columns absent from the header. */
+  readonly warnings: readonly string[];
+}
+
+/** For a progress bar: percent by bytes. */
+export interface ReadProgress {
+  /** Bytes taken from the file so far (the BOM included); runs ahead of the rows by the parser's buffers. */
+  readonly bytesRead: number;
+  readonly totalBytes: number;
+  readonly rows: number;
+}
+
+/**
+ * Counts of one file. Once `complete`, `rows === accepted + rejected` always holds, and every line of the file
+ * is the header, part of a row, or a blank line: `lines` is the file's line count.
+ */
+export interface ReadSummary extends HeaderInfo, ReadProgress {
+  /** True once every row was yielded and the parser's own counts were reconciled with ours. */
+  readonly complete: boolean;
+  readonly accepted: number;
+  readonly rejected: number;
+  /** Lines with nothing but whitespace or delimiters: skipped, not rows. */
+  readonly blankLines: number;
+  /** Lines consumed so far (header, rows, blank lines). */
+  readonly lines: number;
+}

@@ -1,0 +1,112 @@
+import { describe, expect, it } from 'vitest';
+import { CellError, booleanConverter, decimalConverter, integerConverter } from '../../src/ingest/read/convert.ts';
+import type { Converter } from '../../src/ingest/read/convert.ts';
+import { dateConverter } from '../../src/ingest/read/dates.ts';
+
+function result(convert: Converter, cell: string): unknown {
+  const value = convert(cell);
+  return value instanceof CellError ? value.code : value;
+}
+
+describe('decimals', () => {
+  const point = decimalConverter({ decimalSeparator: '.', thousandsSeparator: undefined });
+  const comma = decimalConverter({ decimalSeparator: ',', thousandsSeparator: undefined });
+  const german = decimalConverter({ decimalSeparator: ',', thousandsSeparator: '.' });
+  const english = decimalConverter({ decimalSeparator: '.', thousandsSeparator: ',' });
+  const swiss = decimalConverter({ decimalSeparator: '.', thousandsSeparator: "'" });
+  const french = decimalConverter({ decimalSeparator: ',', thousandsSeparator: ' ' });
+
+  it.each([
+    [point, '1.50', '1.50'],
+    [point, '-0.5', '-0.5'],
+    [point, '007.10', '007.10'],
+    [point, '1,5', 'decimal_parsing'],
+    [point, '1e3', 'decimal_parsing'],
+    [comma, '1,50', '1.50'],
+    [comma, '1.234', 'decimal_parsing'], // never silently 1.234
+    [comma, '1.234,5', 'decimal_parsing'],
+    [comma, '1,2,3', 'decimal_parsing'],
+    [german, '1.234,56', '1234.56'],
+    [german, '1.234.567', '1234567'],
+    [german, '1.23,4', 'decimal_parsing'],
+    [german, '1.234.5', 'decimal_parsing'],
+    [german, '12,5', '12.5'],
+    [english, '1,234.56', '1234.56'],
+    [english, '1,5', 'decimal_parsing'],
+    [swiss, "1'234.50", '1234.50'],
+    [french, '1 234,5', '1234.5'],
+    [french, '1\u00A0234,5', '1234.5'],
+    [point, '12.5 €', 'decimal_parsing'],
+  ])('%#: %j', (convert, cell, expected) => {
+    expect(result(convert, cell)).toBe(expected);
+  });
+
+  it('keeps every digit of a long decimal (no float involved)', () => {
+    expect(point('12345678901234567890.123456789')).toBe('12345678901234567890.123456789');
+  });
+});
+
+describe('integers and booleans', () => {
+  const int = integerConverter({ decimalSeparator: ',', thousandsSeparator: '.' });
+  it.each([
+    ['12', 12],
+    ['-3', -3],
+    ['1.234', 1234],
+    ['1,5', 'int_parsing'],
+    ['12.0', 'int_parsing'],
+    ['99999999999999999999', 'int_parsing'],
+  ])('%j', (cell, expected) => {
+    expect(result(int, cell)).toBe(expected);
+  });
+
+  it.each([
+    ['true', true],
+    ['FALSE', false],
+    ['1', true],
+    ['0', false],
+    ['Yes', true],
+    ['no', false],
+    ['ja', true],
+    ['Nein', false],
+    ['maybe', 'bool_parsing'],
+  ])('%j', (cell, expected) => {
+    expect(result(booleanConverter, cell)).toBe(expected);
+  });
+});
+
+describe('dates', () => {
+  const dateFields = dateConverter(['DD.MM.YYYY', 'YYYYMMDD', 'iso'], 'date');
+  const datetimes = dateConverter(['DD.MM.YYYY HH:mm', 'D.M.YYYY', 'MM/DD/YYYY', 'iso'], 'datetime');
+
+  it.each([
+    ['01.03.2026', '2026-03-01'],
+    ['20260301', '2026-03-01'],
+    ['2026-03-01', '2026-03-01'],
+    ['2026-03-01T00:00:00Z', '2026-03-01'],
+    ['29.02.2024', '2024-02-29'],
+    ['29.02.2026', 'date_parsing'],
+    ['31.04.2026', 'date_parsing'],
+    ['1.3.2026', 'date_parsing'],
+    ['2026-03-01T10:00:00Z', 'date_parsing'], // a time of day is not dropped silently
+    ['01.13.2026', 'date_parsing'],
+  ])('date field %j', (cell, expected) => {
+    expect(result(dateFields, cell)).toBe(expected);
+  });
+
+  it.each([
+    ['01.03.2026 10:05', '2026-03-01T10:05:00Z'],
+    ['1.3.2026', '2026-03-01T00:00:00Z'],
+    ['03/01/2026', '2026-03-01T00:00:00Z'],
+    ['2026-03-01T10:05:07.123Z', '2026-03-01T10:05:07.123Z'],
+    ['2026-03-01 10:05', '2026-03-01T10:05:00Z'],
+    ['2026-03-01T10:05:00+0100', '2026-03-01T10:05:00+01:00'],
+    ['2026-03-01T10:05:00-05:30', '2026-03-01T10:05:00-05:30'],
+    ['2026-03-01', '2026-03-01T00:00:00Z'],
+    ['01.03.2026 24:00', 'datetime_parsing'],
+    ['01.03.2026 10:60', 'datetime_parsing'],
+    ['2026-03-01T10:05:00+25:00', 'datetime_parsing'],
+    ['yesterday', 'datetime_parsing'],
+  ])('datetime field %j', (cell, expected) => {
+    expect(result(datetimes, cell)).toBe(expected);
+  });
+});
