@@ -1,6 +1,6 @@
 /** The state database: open it, then pass the handle to the functions of each table family. */
 export { StoreError, STORE_ERROR_CODES, type StoreErrorCode } from './errors.ts';
-export { openDatabase, type OpenOptions } from './open-database.ts';
+export { DATABASE_FILE, databasePath, openDatabase, type OpenOptions } from './open-database.ts';
 export { StateDb, type Statement } from './state-db.ts';
 export { MIGRATIONS, migrateToLatest } from './migrations/index.ts';
 export { PRODUCT_LEVEL_STORE_KEY } from './migrations/0002-pull-outbox.ts';

@@ -7,7 +7,7 @@
  * lose commits that were already acknowledged, and the platform would never send those prices again.
  */
 import { chmodSync, closeSync, mkdirSync, openSync, statSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect, sql } from 'kysely';
 import { StoreError } from './errors.ts';
@@ -30,6 +30,14 @@ export interface OpenOptions {
   journalSizeLimitBytes?: number;
   /** Milliseconds since the epoch; the project's Clock.now. */
   now?: () => number;
+}
+
+/** File name of the state database inside the configured `state.dir`. */
+export const DATABASE_FILE = 'pricing-agent.db';
+
+/** `<stateDir>/pricing-agent.db`: the one place that names the file (daemon, CLI and docs/outbox.md agree). */
+export function databasePath(stateDir: string): string {
+  return join(stateDir, DATABASE_FILE);
 }
 
 const DEFAULTS = {
