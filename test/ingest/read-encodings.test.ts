@@ -93,6 +93,12 @@ describe('a Windows-1252 semicolon file with German headers and decimal commas',
     expect(error).toMatchObject({ code: 'INVALID_ENCODING', line: 2, byteOffset: 33 });
   });
 
+  it('reads ISO-8859-1', async () => {
+    const file = writeTemp(dir, Buffer.from('item_id;store_id;current_price;store_name\nA;S;1;Gr\xfc\xdfe\n', 'latin1'));
+    const { rows } = await drain(file, source('product_store', { encoding: 'iso-8859-1' }));
+    expect(rows[0]?.record['store_name']).toBe('Grüße');
+  });
+
   it('fails ISO-8859-1 files holding C1 control bytes (they are Windows-1252)', async () => {
     const file = writeTemp(dir, Buffer.from('item_id,store_id,current_price,store_name\nA,S,1,5 \x80\n', 'latin1'));
     const error = await failure(file, source('product_store', { encoding: 'iso-8859-1' }));

@@ -45,6 +45,20 @@ describe('unclosed quotes', () => {
     expect(summary.lines).toBe(4);
   });
 
+  it('an unclosed quote in the header fails on line 1', async () => {
+    const file = writeTemp(dir, '"item_id,store_id,current_price\nA,S,1\n');
+    expect(await failure(file, source('product_store', { delimiter: ',' }))).toMatchObject({ code: 'UNCLOSED_QUOTE', line: 1 });
+    const detecting = await failure(file, ps);
+    expect(detecting).toMatchObject({ code: 'DELIMITER_NOT_DETECTED', line: 1 });
+    expect((detecting as Error).message).toContain('quote not closed');
+  });
+
+  it('text after a closing quote on the same line is kept literally', async () => {
+    const file = writeTemp(dir, `item_id,store_id,current_price,store_name\nA1,S1,1,"ab"cd\n`);
+    const { rows } = await drain(file, ps);
+    expect(rows[0]?.record['store_name']).toBe('"ab"cd');
+  });
+
   it('a quote inside an unquoted field is kept as a character', async () => {
     const file = writeTemp(dir, `item_id,store_id,current_price,store_name\nA1,S1,1,12" Pizza\n`);
     const { rows } = await drain(file, ps);

@@ -25,9 +25,10 @@ export function detectDelimiter(line: string): Detection {
   const ranked = [...counts.entries()].sort((a, b) => b[1] - a[1]);
   const [best, second] = ranked;
   if (best === undefined || best[1] === 0) {
+    const hint = quoted ? ' (the line ends inside quotes: is a quote not closed?)' : '';
     return {
       ok: false,
-      message: 'could not detect the delimiter: the header line holds none of , ; tab |; set `delimiter:`',
+      message: `could not detect the delimiter: the header line holds none of , ; tab | outside quotes${hint}; set \`delimiter:\``,
     };
   }
   if (second !== undefined && second[1] === best[1]) {
