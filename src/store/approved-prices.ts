@@ -59,8 +59,8 @@ export function storeDeliveredPage(
       if (inserted) page.inserted += 1;
       else page.duplicates += 1;
       let seq: number | null = null;
-      if (item.cancelled_at) seq = withdraw(db, item, item.cancelled_at);
-      else if (inserted) seq = appendFeedRow(db, 'price', item); // a new id has no feed row yet
+      if (item.cancelled_at) seq = withdraw(db, item, item.cancelled_at, receivedAt);
+      else if (inserted) seq = appendFeedRow(db, 'price', item, receivedAt); // a new id has no feed row yet
       if (seq !== null) {
         page.feedRows += 1;
         page.lastSeq = seq;
@@ -83,8 +83,9 @@ export function recordWithdrawal(db: StateDb, approval: ApprovedPrice): number |
   const cancelledAt = approval.cancelled_at;
   if (!cancelledAt) throw new StoreError('NOT_CANCELLED', `approval ${approval.id} has no cancelled_at`);
   return db.write(() => {
-    insertVersion(db, approval, null, null, db.now());
-    return withdraw(db, approval, cancelledAt);
+    const now = db.now();
+    insertVersion(db, approval, null, null, now);
+    return withdraw(db, approval, cancelledAt, now);
   });
 }
 
@@ -107,13 +108,13 @@ export function currentPricesAt(db: StateDb, date: string): CurrentPrice[] {
 }
 
 /** Marks the version cancelled and appends its withdrawal once. Returns the new seq, or null if already fed. */
-function withdraw(db: StateDb, version: ApprovedPrice, cancelledAt: string): number | null {
+function withdraw(db: StateDb, version: ApprovedPrice, cancelledAt: string, now: string): number | null {
   db.statement('UPDATE approved_prices SET cancelled_at = ? WHERE id = ? AND cancelled_at IS NULL').run(
     cancelledAt,
     version.id,
   );
   if (hasFeedRow(db, version.id, 'withdrawal')) return null;
-  return appendFeedRow(db, 'withdrawal', version);
+  return appendFeedRow(db, 'withdrawal', version, now);
 }
 
 /** INSERT OR IGNORE by id; true when the version is new. */
@@ -127,10 +128,10 @@ function insertVersion(
   const result = db
     .statement(
       `INSERT OR IGNORE INTO approved_prices (id, grid_id, grid_item_id, item_id, sku, store_id, current_price,
-         proposed_price, approved_price, effective_date, currency_code, proposal_source, source, trace, approved_at,
-         approved_by_user_id, approval_details, export_status, exported_at, cancelled_at, predecessor_id,
-         amendment_reason, delivery_channel, record, intent_id, received_at, ack_status)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         proposed_price, approved_price, effective_date, currency_code, proposal_source, source, approved_at,
+         approved_by_user_id, export_status, exported_at, cancelled_at, predecessor_id, amendment_reason,
+         delivery_channel, record, intent_id, received_at, ack_status)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     )
     .run(
       item.id,
@@ -146,10 +147,8 @@ function insertVersion(
       item.currency_code,
       item.proposal_source,
       item.source,
-      JSON.stringify(item.trace),
       item.approved_at,
       item.approved_by_user_id,
-      JSON.stringify(item.approval_details),
       item.export_status,
       item.exported_at ?? null,
       item.cancelled_at ?? null,
@@ -173,7 +172,7 @@ function insertVersion(
  * (approval_id, kind): the UNIQUE constraint refuses a second one; callers check first, because an ignored insert
  * would still consume a seq and leave a gap.
  */
-function appendFeedRow(db: StateDb, kind: FeedKind, source: ApprovedPrice): number {
+function appendFeedRow(db: StateDb, kind: FeedKind, source: ApprovedPrice, recordedAt: string): number {
   const result = db
     .statement(
       `INSERT INTO price_feed (kind, approval_id, predecessor_id, item_id, sku, store_id, approved_price,
@@ -190,7 +189,7 @@ function appendFeedRow(db: StateDb, kind: FeedKind, source: ApprovedPrice): numb
       source.approved_price,
       source.currency_code,
       source.effective_date,
-      db.now(),
+      recordedAt,
     );
   return Number(result.lastInsertRowid);
 }

@@ -38,11 +38,11 @@ export interface ApprovedPricesTable {
   currency_code: string;
   proposal_source: string;
   source: string;
-  /** JSON array, as received. */
+  /** JSON array, as received (a generated column over `record`). */
   trace: string;
   approved_at: string;
   approved_by_user_id: string;
-  /** JSON object, as received. */
+  /** JSON object, as received (a generated column over `record`). */
   approval_details: string;
   export_status: string;
   exported_at: string | null;
