@@ -11,11 +11,12 @@ import { Migrator } from 'kysely/migration';
 import { StoreError } from '../errors.ts';
 import { migration0001Base } from './0001-base.ts';
 import { migration0002PullOutbox } from './0002-pull-outbox.ts';
+import { migration0003Push } from './0003-push.ts';
 
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0001_base': migration0001Base,
   '0002_pull_outbox': migration0002PullOutbox,
-  // '0003_push': reserved for the push pipeline (file ledger, batches, rejects, import jobs).
+  '0003_push': migration0003Push,
 };
 
 class InCodeMigrationProvider implements MigrationProvider {

@@ -1,0 +1,178 @@
+/**
+ * Sends a file's valid rows in bulk batches and checkpoints each batch once the API answered for it.
+ *
+ * - Batches are cut every `batch_size` valid rows, the same way on every read of the same file, so a restart finds
+ *   batch k where it was and skips the committed ones (re-sending an uncommitted batch is safe: bulk is idempotent
+ *   per business key).
+ * - Up to `maxInFlight` batches at once (api.max_connections); rows sharing a business key keep file order.
+ * - product_store batches never hold two rows with the same (item_id, store_id): the later row wins, the earlier
+ *   is recorded as superseded.
+ * - Per-row results come back in index order and are mapped to the rows' line numbers.
+ * - On the first failure (the API still failing after the client's retries, a rejected key, a drain) no further
+ *   batch is started; batches in flight finish and commit; the error is rethrown. The file stays in processing/.
+ */
+import type { ApiClient } from '../api/client.ts';
+import type { BulkResponse } from '../api/schemas/index.ts';
+import type { Entity } from '../config/source-schema.ts';
+import type { StateDb } from '../store/state-db.ts';
+import { commitBatch, committedBatches, recordRejects, type RejectRow } from '../store/push-ledger.ts';
+import type { RowOutcome } from './read/index.ts';
+import { BUSINESS_KEYS } from './business-keys.ts';
+import { KeyOrder } from './key-order.ts';
+
+type Row = Readonly<Record<string, unknown>>;
+
+export interface BulkSendContext {
+  readonly db: StateDb;
+  readonly client: ApiClient;
+  /** Batches in flight at once (api.max_connections). */
+  readonly maxInFlight: number;
+  /** Aborted on drain: no new batch is started. */
+  readonly signal?: AbortSignal | undefined;
+  /** Called after each batch is committed (progress, metrics). */
+  readonly onBatch?: (batch: { index: number; sent: number; accepted: number; failed: number }) => void;
+}
+
+export interface BulkFile {
+  readonly id: number;
+  readonly entity: Entity;
+  readonly batchSize: number;
+}
+
+interface PendingBatch {
+  index: number;
+  rows: Row[];
+  lines: number[];
+  raws: (readonly string[])[];
+  /** Local rejects found while this batch filled up: committed with it. */
+  rejects: RejectRow[];
+}
+
+export function bulkOf(client: ApiClient, entity: Entity): (rows: readonly Row[], signal?: AbortSignal) => Promise<BulkResponse> {
+  // The rows were validated with the entity's write schema by the reader; the casts only restate that.
+  switch (entity) {
+    case 'products':
+      return (rows, signal) => client.products.bulk(rows as never, { signal });
+    case 'product_store':
+      return (rows, signal) => client.productStore.bulk(rows as never, { signal });
+    case 'transactions':
+      return (rows, signal) => client.transactions.bulk(rows as never, { signal });
+    case 'competitor_prices':
+      return (rows, signal) => client.competitorPrices.bulk(rows as never, { signal });
+  }
+}
+
+/** Drops earlier rows whose key repeats later in the batch; returns them as superseded rejects. */
+export function supersedeDuplicates(batch: PendingBatch, keyOf: (row: Row) => string): RejectRow[] {
+  const lastIndex = new Map<string, number>();
+  batch.rows.forEach((row, i) => lastIndex.set(keyOf(row), i));
+  if (lastIndex.size === batch.rows.length) return [];
+  const superseded: RejectRow[] = [];
+  const keep = (i: number) => lastIndex.get(keyOf(batch.rows[i] as Row)) === i;
+  batch.rows.forEach((row, i) => {
+    if (keep(i)) return;
+    const winner = batch.lines[lastIndex.get(keyOf(row)) as number];
+    superseded.push({
+      line: batch.lines[i] as number,
+      stage: 'superseded',
+      field: null,
+      code: 'superseded',
+      message: `superseded by line ${String(winner)} with the same item_id and store_id`,
+      raw: batch.raws[i] ?? [],
+    });
+  });
+  const kept = batch.rows.map((_, i) => i).filter(keep);
+  batch.rows = kept.map((i) => batch.rows[i] as Row);
+  batch.lines = kept.map((i) => batch.lines[i] as number);
+  batch.raws = kept.map((i) => batch.raws[i] ?? []);
+  return superseded;
+}
+
+export async function sendBulk(ctx: BulkSendContext, file: BulkFile, rows: AsyncIterable<RowOutcome<Row>>): Promise<void> {
+  const committed = committedBatches(ctx.db, file.id);
+  const send = bulkOf(ctx.client, file.entity);
+  const keyOf = BUSINESS_KEYS[file.entity];
+  const order = new KeyOrder();
+  const inFlight = new Set<Promise<void>>();
+  let failure: unknown = null;
+  let batch: PendingBatch = { index: 0, rows: [], lines: [], raws: [], rejects: [] };
+
+  const sendBatch = async (b: PendingBatch, superseded: RejectRow[]): Promise<void> => {
+    const response = await send(b.rows, ctx.signal);
+    const apiRejects: RejectRow[] = [];
+    for (const result of response.results) {
+      if (result.ok) continue;
+      apiRejects.push({
+        line: b.lines[result.index] as number,
+        stage: 'api',
+        field: null,
+        code: result.code ?? 'rejected',
+        message: result.message ?? 'refused by the API',
+        raw: b.raws[result.index] ?? [],
+      });
+    }
+    const checkpoint = {
+      index: b.index,
+      firstLine: Math.min(...b.lines, ...superseded.map((r) => r.line)),
+      lastLine: Math.max(...b.lines, ...superseded.map((r) => r.line)),
+      sent: b.rows.length,
+      accepted: b.rows.length - apiRejects.length,
+      failed: apiRejects.length,
+      superseded: superseded.length,
+    };
+    commitBatch(ctx.db, file.id, checkpoint, [...b.rejects, ...superseded, ...apiRejects]);
+    ctx.onBatch?.({ index: b.index, sent: checkpoint.sent, accepted: checkpoint.accepted, failed: checkpoint.failed });
+  };
+
+  const flush = async (): Promise<void> => {
+    const b = batch;
+    batch = { index: b.index + 1, rows: [], lines: [], raws: [], rejects: [] };
+    if (committed.has(b.index)) {
+      recordRejects(ctx.db, file.id, b.rejects); // found again on this read: already there, or lost with a crash
+      return;
+    }
+    const superseded = file.entity === 'product_store' ? supersedeDuplicates(b, keyOf) : [];
+    while (inFlight.size >= ctx.maxInFlight) await Promise.race(inFlight);
+    if (failure !== null) return;
+    let finish!: () => void;
+    const done = new Promise<void>((resolve) => (finish = resolve));
+    await order.acquire(new Set(b.rows.map(keyOf)), done);
+    const task: Promise<void> = sendBatch(b, superseded)
+      .catch((error: unknown) => {
+        failure ??= error;
+      })
+      .finally(() => {
+        finish();
+        inFlight.delete(task);
+      });
+    inFlight.add(task);
+  };
+
+  try {
+    for await (const outcome of rows) {
+      if (failure !== null || ctx.signal?.aborted) break;
+      if (outcome.kind === 'reject') {
+        const { line, field, code, message, rawFields } = outcome;
+        batch.rejects.push({ line, stage: 'local', field, code, message, raw: rawFields });
+        continue;
+      }
+      batch.rows.push(outcome.record);
+      batch.lines.push(outcome.line);
+      batch.raws.push(rawFieldsOf(outcome));
+      if (batch.rows.length >= file.batchSize) await flush();
+    }
+    if (failure === null && !ctx.signal?.aborted) {
+      if (batch.rows.length > 0) await flush();
+      else recordRejects(ctx.db, file.id, batch.rejects);
+    }
+  } finally {
+    await Promise.all(inFlight);
+  }
+  if (failure !== null) throw failure;
+  if (ctx.signal?.aborted) throw ctx.signal.reason instanceof Error ? ctx.signal.reason : new Error('push stopped');
+}
+
+/** The original fields of an accepted row, when the reader kept them (for the rejects report of API refusals). */
+function rawFieldsOf(outcome: RowOutcome<Row>): readonly string[] {
+  return 'rawFields' in outcome ? (outcome as { rawFields: readonly string[] }).rawFields : [];
+}

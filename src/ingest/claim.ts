@@ -1,0 +1,127 @@
+/**
+ * Claiming a complete file: the ledger row first, then the rename into processing/, then the content hash (of the
+ * file as it will be sent). A crash between any two steps is repaired by `recoverClaim` at start-up:
+ *
+ * - row 'claiming', file still in the inbox: the rename is done again;
+ * - row 'claiming', file in processing/: hashed again, then claimed;
+ * - neither: the file vanished before it was ours; the row is closed as failed.
+ *
+ * The same content already done for the same entity is not sent again (unless forced): it is archived as a
+ * duplicate with a report naming the earlier file.
+ */
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { lstat, realpath, stat } from 'node:fs/promises';
+import { basename, isAbsolute, join, relative } from 'node:path';
+import type { StateDb } from '../store/state-db.ts';
+import {
+  beginClaim,
+  dropClaim,
+  findDoneByContent,
+  setContentHash,
+  setProcessingPath,
+  setStatus,
+  type PushFile,
+} from '../store/push-ledger.ts';
+import { moveFile, processingPath } from './folders.ts';
+
+export interface ClaimSource {
+  /** The source name (or `cli:<entity>` for `push --entity`). */
+  readonly name: string;
+  readonly entity: string;
+  readonly mode: 'bulk' | 'import';
+  /** Absolute inbox folder. */
+  readonly inbox: string;
+  readonly batchSize: number;
+}
+
+export type ClaimResult =
+  | { kind: 'claimed'; fileId: number }
+  | { kind: 'duplicate'; fileId: number; duplicateOf: PushFile }
+  | { kind: 'refused'; reason: string }
+  | { kind: 'vanished' };
+
+export async function sha256Of(file: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
+  return hash.digest('hex');
+}
+
+function isInside(parent: string, child: string): boolean {
+  const rel = relative(parent, child);
+  return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel);
+}
+
+/**
+ * Why `file` may not be read, or null. A symlink (or a path through one) that leads outside the inbox is refused:
+ * a link dropped into a share must not make the agent read files it was not given.
+ */
+export async function refusalOf(inbox: string, file: string): Promise<string | null> {
+  const info = await lstat(file);
+  const real = await realpath(file);
+  const realInbox = await realpath(inbox);
+  if (!isInside(realInbox, real)) {
+    return info.isSymbolicLink() ? 'symlink pointing outside the inbox' : 'path resolves outside the inbox';
+  }
+  if (!(await stat(real)).isFile()) return 'not a regular file';
+  return null;
+}
+
+/** Claims `file` (in the source's inbox) for sending. */
+export async function claimFile(db: StateDb, source: ClaimSource, file: string, options: { force?: boolean } = {}): Promise<ClaimResult> {
+  let refusal: string | null;
+  try {
+    refusal = await refusalOf(source.inbox, file);
+  } catch {
+    return { kind: 'vanished' };
+  }
+  if (refusal !== null) return { kind: 'refused', reason: refusal };
+  const size = (await stat(file)).size;
+  const name = basename(file);
+  // The id names the processing file, so the row comes first; its hash is filled in once the file is ours.
+  const fileId = beginClaim(db, {
+    source: source.name,
+    entity: source.entity,
+    mode: source.mode,
+    originalName: name,
+    inbox: source.inbox,
+    processingPath: '',
+    sha256: '',
+    size,
+    batchSize: source.batchSize,
+    forced: options.force === true,
+  });
+  const target = processingPath(source.inbox, fileId, name);
+  setProcessingPath(db, fileId, target);
+  try {
+    await moveFile(file, target);
+  } catch {
+    dropClaim(db, fileId);
+    return { kind: 'vanished' };
+  }
+  return completeClaim(db, fileId, target, source.entity, options.force === true);
+}
+
+/** Hashes the claimed file and decides: claimed, or a duplicate of content already done. */
+async function completeClaim(db: StateDb, fileId: number, path: string, entity: string, force: boolean): Promise<ClaimResult> {
+  const sha256 = await sha256Of(path);
+  const earlier = force ? undefined : findDoneByContent(db, entity, sha256);
+  setContentHash(db, fileId, sha256);
+  if (earlier) return { kind: 'duplicate', fileId, duplicateOf: earlier };
+  setStatus(db, fileId, 'claimed');
+  return { kind: 'claimed', fileId };
+}
+
+/** Completes a claim a crash interrupted (status 'claiming'). */
+export async function recoverClaim(db: StateDb, file: PushFile): Promise<ClaimResult> {
+  const inboxPath = join(file.inbox, file.original_name);
+  const exists = async (p: string) => stat(p).then(() => true, () => false);
+  if (file.processing_path !== '' && (await exists(file.processing_path))) {
+    return completeClaim(db, file.id, file.processing_path, file.entity, file.forced === 1);
+  }
+  if (file.processing_path !== '' && (await exists(inboxPath))) {
+    await moveFile(inboxPath, file.processing_path);
+    return completeClaim(db, file.id, file.processing_path, file.entity, file.forced === 1);
+  }
+  return { kind: 'vanished' };
+}

@@ -1,0 +1,163 @@
+/**
+ * Import mode: the mapped, validated rows are written as a canonical UTF-8 CSV, uploaded as an import job (part
+ * `file`), and the job is polled at the spec's pace (5-10 s running, 30-60 s queued) until it completes or fails.
+ *
+ * What survives a crash: the job id is committed as soon as the API accepted the upload; from then on the file is
+ * resumed by polling that job, never by uploading again. A crash during the upload (before the id is committed)
+ * uploads again: the spec says to retry a failed upload, and an import writes by business key, so a second job with
+ * the same rows writes nothing twice. A failed job fails the file with the job's detail and is never resubmitted.
+ */
+import { join } from 'node:path';
+import type { ApiClient } from '../api/client.ts';
+import { JOB_POLL_QUEUED_MS, JOB_POLL_RUNNING_MS, type Job, type JobHandle } from '../api/schemas/index.ts';
+import type { Clock } from '../clock.ts';
+import type { Entity } from '../config/source-schema.ts';
+import type { StateDb } from '../store/state-db.ts';
+import { commitBatch, recordJob, recordRejects, setStatus, type PushFile, type RejectRow } from '../store/push-ledger.ts';
+import type { EntityRecord, RowOutcome } from './read/index.ts';
+import { CanonicalCsvWriter } from './write/canonical-csv.ts';
+import { processingDir } from './folders.ts';
+
+export interface ImportSendContext {
+  readonly db: StateDb;
+  readonly client: ApiClient;
+  readonly clock: Clock;
+  readonly random?: () => number;
+  readonly signal?: AbortSignal | undefined;
+  /** Called on every poll (status output, logs). */
+  readonly onPoll?: (job: Job) => void;
+}
+
+/** A job that ended in `failed`: the file fails with its detail. */
+export class ImportJobFailedError extends Error {
+  readonly code = 'IMPORT_JOB_FAILED';
+  readonly job: Job;
+  constructor(job: Job) {
+    super(`import job ${job.job_id} failed: ${job.error ?? 'no detail given'}`);
+    this.name = 'ImportJobFailedError';
+    this.job = job;
+  }
+}
+
+const LOCAL_REJECT_FLUSH = 1000;
+
+/** Canonical line -> source line, for a job's row errors. Rows are written in source order, so both increase. */
+class LineMap {
+  #canonical = new Uint32Array(1024);
+  #source = new Uint32Array(1024);
+  #size = 0;
+
+  add(canonicalLine: number, sourceLine: number): void {
+    if (this.#size === this.#canonical.length) {
+      const grow = (a: Uint32Array) => {
+        const b = new Uint32Array(a.length * 2);
+        b.set(a);
+        return b;
+      };
+      this.#canonical = grow(this.#canonical);
+      this.#source = grow(this.#source);
+    }
+    this.#canonical[this.#size] = canonicalLine;
+    this.#source[this.#size] = sourceLine;
+    this.#size += 1;
+  }
+
+  get rows(): number {
+    return this.#size;
+  }
+
+  /** The source line of the row that starts at or before `canonicalLine`, or null. */
+  sourceLine(canonicalLine: number): number | null {
+    let lo = 0;
+    let hi = this.#size - 1;
+    let found = -1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      if ((this.#canonical[mid] ?? 0) <= canonicalLine) {
+        found = mid;
+        lo = mid + 1;
+      } else hi = mid - 1;
+    }
+    return found < 0 ? null : (this.#source[found] ?? null);
+  }
+}
+
+const UPLOAD: Record<Entity, (client: ApiClient, path: string, signal?: AbortSignal) => Promise<JobHandle>> = {
+  products: (c, p, signal) => c.products.import(p, { signal }),
+  product_store: (c, p, signal) => c.productStore.import(p, { signal }),
+  transactions: (c, p, signal) => c.transactions.import(p, { signal }),
+  competitor_prices: (c, p, signal) => c.competitorPrices.import(p, { signal }),
+};
+
+/**
+ * Writes the canonical CSV of `rows` (recording local rejects), uploads it unless a job was already accepted for
+ * this file, polls the job to its end and records its row errors. Throws ImportJobFailedError for a failed job.
+ */
+export async function sendImport(
+  ctx: ImportSendContext,
+  file: PushFile,
+  rows: AsyncIterable<RowOutcome<EntityRecord>>,
+  header: { customColumns: readonly string[] },
+): Promise<void> {
+  const entity = file.entity as Entity;
+  const canonicalPath = join(processingDir(file.inbox), `.${file.id}-canonical.csv`);
+  const writer = await CanonicalCsvWriter.create(canonicalPath, { entity, customColumns: header.customColumns });
+  const lines = new LineMap();
+  let rejects: RejectRow[] = [];
+  try {
+    for await (const outcome of rows) {
+      if (outcome.kind === 'reject') {
+        const { line, field, code, message, rawFields } = outcome;
+        rejects.push({ line, stage: 'local', field, code, message, raw: rawFields });
+        if (rejects.length >= LOCAL_REJECT_FLUSH) {
+          recordRejects(ctx.db, file.id, rejects);
+          rejects = [];
+        }
+        continue;
+      }
+      const written = await writer.write(outcome.record);
+      lines.add(written.line, outcome.line);
+    }
+  } catch (error) {
+    await writer.abort();
+    throw error;
+  }
+  recordRejects(ctx.db, file.id, rejects);
+  const canonical = await writer.commit();
+  let jobId = file.job_id;
+  if (jobId === null) {
+    if (lines.rows === 0) {
+      // Nothing valid to send: no job. The file is done with every row rejected.
+      commitBatch(ctx.db, file.id, { index: 0, firstLine: 0, lastLine: 0, sent: 0, accepted: 0, failed: 0, superseded: 0 }, []);
+      return;
+    }
+    setStatus(ctx.db, file.id, 'uploading');
+    jobId = (await UPLOAD[entity](ctx.client, canonical.path, ctx.signal)).job_id;
+    recordJob(ctx.db, file.id, jobId);
+  }
+  const job = await pollJob(ctx, jobId);
+  if (job.status === 'failed') throw new ImportJobFailedError(job);
+  const apiRejects: RejectRow[] = (job.errors ?? []).map((e) => ({
+    line: lines.sourceLine(e.line) ?? e.line,
+    stage: 'api',
+    field: null,
+    code: e.code,
+    message: e.message,
+    raw: [],
+  }));
+  const failed = job.rows_failed ?? apiRejects.length;
+  const sent = lines.rows;
+  commitBatch(ctx.db, file.id, { index: 0, firstLine: 0, lastLine: 0, sent, accepted: job.rows_ok ?? sent - failed, failed, superseded: 0 }, apiRejects);
+}
+
+/** Polls until the job completes or fails: every 5-10 s while running, every 30-60 s while queued. */
+export async function pollJob(ctx: ImportSendContext, jobId: string): Promise<Job> {
+  const random = ctx.random ?? Math.random;
+  for (;;) {
+    const job = await ctx.client.jobs.get(jobId, { signal: ctx.signal });
+    ctx.onPoll?.(job);
+    if (job.status === 'completed' || job.status === 'failed') return job;
+    const pace = job.status === 'queued' ? JOB_POLL_QUEUED_MS : JOB_POLL_RUNNING_MS;
+    await ctx.clock.sleep(pace.min + Math.floor(random() * (pace.max - pace.min)), ctx.signal);
+  }
+}

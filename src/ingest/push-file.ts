@@ -1,0 +1,246 @@
+/**
+ * The life of one file: claim, read, send, reconcile, report, archive. Every file ends in exactly one of:
+ *
+ * - done: moved to archive/<date>/ with its report (every row accepted, or some rows rejected);
+ * - failed: moved to failed/ with its report (a file-level failure: unreadable, unclosed quote, failed import job,
+ *   counts that do not reconcile);
+ * - duplicate: content already sent for this entity; archived with a report naming the earlier file;
+ * - deferred: left in processing/ to be tried again (the API still failing after the client's retries, the key
+ *   rejected, the state disk full, a drain). Nothing is lost: the next attempt resumes at the first batch without a
+ *   committed result.
+ */
+import { mkdir, rm, stat } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import { ApiError, API_ERROR_CODES } from '../api/errors.ts';
+import type { ApiClient } from '../api/client.ts';
+import type { Clock } from '../clock.ts';
+import type { Entity } from '../config/source-schema.ts';
+import type { Logger } from '../log.ts';
+import {
+  deferFile,
+  fileCounts,
+  finishFile,
+  getFile,
+  markStarted,
+  prepareFinish,
+  type FileCounts,
+  type PushFile,
+} from '../store/push-ledger.ts';
+import type { StateDb } from '../store/state-db.ts';
+import { claimFile, recoverClaim, type ClaimSource } from './claim.ts';
+import { sendBulk } from './bulk-send.ts';
+import { archiveDir, failedDir, freeName, moveFile, processingDir, writeFileAtomic } from './folders.ts';
+import { ImportJobFailedError, sendImport } from './import-send.ts';
+import { FileFormatError, readRows, type CompiledSource, type ReadOptions, type ReadSummary } from './read/index.ts';
+import { writeReport } from './report.ts';
+
+export interface PushDeps {
+  readonly db: StateDb;
+  readonly client: ApiClient;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  /** Bulk batches in flight at once (api.max_connections). */
+  readonly maxInFlight: number;
+  readonly signal?: AbortSignal | undefined;
+  readonly random?: () => number;
+  /** Progress of the file being read (the CLI's progress bar). */
+  readonly onProgress?: (progress: { bytesRead: number; totalBytes: number; rows: number }) => void;
+}
+
+export interface PushSource extends ClaimSource {
+  readonly read: CompiledSource | ReadOptions;
+}
+
+export type FileResult =
+  | { outcome: 'done' | 'failed' | 'duplicate'; file: PushFile; reportPath: string; rejectsPath: string | null }
+  | { outcome: 'deferred'; file: PushFile; error: { code: string; message: string }; retryAt: string }
+  | { outcome: 'refused'; path: string; reason: string; reportPath: string }
+  | { outcome: 'vanished'; path: string };
+
+/** Longest wait before a deferred file is tried again. */
+const MAX_RETRY_DELAY_MS = 15 * 60_000; // 15 min
+const FIRST_RETRY_DELAY_MS = 30_000; // 30 s
+
+/** Claims `path` from the source's inbox and pushes it. */
+export async function pushFile(deps: PushDeps, source: PushSource, path: string, options: { force?: boolean } = {}): Promise<FileResult> {
+  const claim = await claimFile(deps.db, source, path, options);
+  switch (claim.kind) {
+    case 'vanished':
+      return { outcome: 'vanished', path };
+    case 'refused':
+      return refuse(deps, source, path, claim.reason);
+    case 'duplicate':
+      return finish(deps, requireFile(deps.db, claim.fileId), 'duplicate', { duplicateOf: claim.duplicateOf });
+    case 'claimed':
+      return processClaimed(deps, source, claim.fileId);
+  }
+}
+
+/** Pushes a claimed file: a new one, or one resumed after a restart or a deferral. */
+export async function processClaimed(deps: PushDeps, source: PushSource, fileId: number): Promise<FileResult> {
+  let file = requireFile(deps.db, fileId);
+  if (file.final_status !== null) return completeMove(deps, file);
+  if (file.status === 'claiming') {
+    const recovered = await recoverClaim(deps.db, file);
+    if (recovered.kind === 'vanished') return finish(deps, file, 'failed', { error: { code: 'FILE_VANISHED', message: 'the file disappeared before it was claimed' } });
+    if (recovered.kind === 'duplicate') return finish(deps, requireFile(deps.db, fileId), 'duplicate', { duplicateOf: recovered.duplicateOf });
+  }
+  markStarted(deps.db, fileId);
+  file = requireFile(deps.db, fileId);
+  let summary: ReadSummary | null = null;
+  try {
+    const reader = await readRows(file.processing_path, { ...source.read, entity: file.entity as Entity });
+    const progress = deps.onProgress ? setInterval(() => deps.onProgress?.(reader.progress()), 200) : null;
+    try {
+      if (file.mode === 'import') {
+        await sendImport({ ...deps, signal: deps.signal }, file, reader, reader.header);
+      } else {
+        await sendBulk({ ...deps, signal: deps.signal }, { id: file.id, entity: file.entity as Entity, batchSize: file.batch_size }, reader);
+      }
+    } finally {
+      if (progress) clearInterval(progress);
+      reader.close();
+    }
+    summary = reader.summary();
+    deps.onProgress?.(reader.progress());
+  } catch (error) {
+    const failure = fileLevelFailure(error);
+    if (failure) return finish(deps, file, 'failed', { error: failure, summary });
+    return defer(deps, file, error);
+  }
+  const counts = fileCounts(deps.db, fileId);
+  const accountedFor = counts.accepted + counts.failed + counts.rejectedLocal + counts.superseded;
+  if (!summary.complete || summary.rows !== accountedFor) {
+    const message = `rows read (${summary.rows}) do not reconcile with accepted ${counts.accepted} + refused ${counts.failed} + rejected ${counts.rejectedLocal} + superseded ${counts.superseded}`;
+    return finish(deps, file, 'failed', { error: { code: 'RECONCILIATION_FAILED', message }, summary, counts });
+  }
+  return finish(deps, requireFile(deps.db, fileId), 'done', { summary, counts });
+}
+
+/** The error that fails the file for good, or null for one that only defers it. */
+function fileLevelFailure(error: unknown): { code: string; message: string } | null {
+  if (error instanceof FileFormatError) {
+    const where = error.line !== undefined ? ` (line ${error.line}${error.byteOffset !== undefined ? `, byte ${error.byteOffset}` : ''})` : '';
+    return { code: error.code, message: `${error.message}${where}` };
+  }
+  if (error instanceof ImportJobFailedError) return { code: error.code, message: error.message };
+  if (error instanceof ApiError) {
+    // Retrying cannot fix a request the API refuses as a whole (422, 404, a body off the contract).
+    const transient = error.retryable || error.code === API_ERROR_CODES.keyRejected || error.code === API_ERROR_CODES.aborted;
+    return transient ? null : { code: error.code, message: error.message };
+  }
+  return null; // I/O (disk full, read-only state), a drain: the file waits in processing/
+}
+
+function defer(deps: PushDeps, file: PushFile, error: unknown): FileResult {
+  const code = error instanceof ApiError ? error.code : ((error as { code?: unknown }).code as string | undefined) ?? 'DEFERRED';
+  const message = error instanceof Error ? error.message : String(error);
+  const delay = Math.min(MAX_RETRY_DELAY_MS, FIRST_RETRY_DELAY_MS * 2 ** Math.max(0, file.attempts - 1));
+  const retryAt = new Date(deps.clock.now() + delay).toISOString();
+  try {
+    deferFile(deps.db, file.id, retryAt, { code, message });
+  } catch (stateError) {
+    // The state database itself may be the problem (disk full, read-only): the file stays in processing/ anyway.
+    deps.logger.error({ file: file.original_name, error: String(stateError) }, 'could not record the deferral');
+  }
+  deps.logger.warn({ file: file.original_name, source: file.source, error_code: code, error: message, retry_at: retryAt }, 'file deferred; it stays in processing and is tried again');
+  return { outcome: 'deferred', file: requireFile(deps.db, file.id), error: { code, message }, retryAt };
+}
+
+interface FinishInput {
+  error?: { code: string; message: string };
+  summary?: ReadSummary | null;
+  counts?: FileCounts;
+  duplicateOf?: PushFile;
+}
+
+/** Writes the report next to the file's final place, records the move, moves the file, closes the ledger row. */
+async function finish(deps: PushDeps, file: PushFile, status: 'done' | 'failed' | 'duplicate', input: FinishInput): Promise<FileResult> {
+  const now = new Date(deps.clock.now());
+  const dir = status === 'failed' ? failedDir(file.inbox) : archiveDir(file.inbox, now);
+  const finalPath = await freeName(dir, file.original_name, file.id);
+  const counts = input.counts ?? (status === 'duplicate' ? null : fileCounts(deps.db, file.id));
+  const { reportPath, rejectsPath } = await ensureDir(dir).then(() =>
+    writeReport(deps.db, {
+      file,
+      status,
+      finalPath,
+      finishedAt: now.toISOString(),
+      counts,
+      rowsRead: input.summary?.rows ?? null,
+      blankLines: input.summary?.blankLines ?? null,
+      headers: input.summary?.headers ?? null,
+      delimiter: input.summary?.delimiter ?? null,
+      warnings: input.summary?.warnings ?? [],
+      error: input.error ?? null,
+      duplicateOf: input.duplicateOf ?? null,
+    }),
+  );
+  prepareFinish(deps.db, file.id, finalPath, status);
+  await moveFile(file.processing_path, finalPath);
+  finishFile(deps.db, file.id, {
+    status,
+    finalPath,
+    rowsRead: input.summary?.rows ?? null,
+    ...(counts ? { counts } : {}),
+    error: input.error ?? null,
+    duplicateOf: input.duplicateOf?.id ?? null,
+  });
+  await rm(join(processingDir(file.inbox), `.${file.id}-canonical.csv`), { force: true });
+  const done = requireFile(deps.db, file.id);
+  logOutcome(deps.logger, done, status, input.error);
+  return { outcome: status, file: done, reportPath, rejectsPath };
+}
+
+/** A crash after the move and before the ledger was closed: close it now. */
+async function completeMove(deps: PushDeps, file: PushFile): Promise<FileResult> {
+  const status = file.final_status ?? 'failed';
+  const finalPath = file.final_path ?? '';
+  const moved = await stat(finalPath).then(() => true, () => false);
+  if (!moved) await moveFile(file.processing_path, finalPath);
+  finishFile(deps.db, file.id, { status, finalPath, rowsRead: file.rows_read, counts: fileCounts(deps.db, file.id) });
+  const done = requireFile(deps.db, file.id);
+  return { outcome: status, file: done, reportPath: `${finalPath}.report.json`, rejectsPath: null };
+}
+
+/** A file the agent will not read (a symlink out of the inbox): moved to failed/ with a report; no row is read. */
+async function refuse(deps: PushDeps, source: PushSource, path: string, reason: string): Promise<FileResult> {
+  const dir = failedDir(source.inbox);
+  await ensureDir(dir);
+  const finalPath = await freeName(dir, basename(path), deps.clock.now());
+  const reportPath = `${finalPath}.report.json`;
+  const report = { file: basename(path), source: source.name, entity: source.entity, status: 'refused', error: { code: 'FILE_REFUSED', message: reason } };
+  await writeFileAtomic(reportPath, `${JSON.stringify(report, null, 2)}\n`);
+  await moveFile(path, finalPath);
+  deps.logger.error({ file: basename(path), source: source.name, reason }, 'file refused');
+  return { outcome: 'refused', path, reason, reportPath };
+}
+
+function logOutcome(logger: Logger, file: PushFile, status: string, error: { code: string; message: string } | undefined): void {
+  const fields = {
+    file: file.original_name,
+    source: file.source,
+    entity: file.entity,
+    mode: file.mode,
+    status,
+    rows_read: file.rows_read,
+    rows_accepted: file.rows_accepted,
+    rows_rejected: file.rows_rejected,
+    rows_superseded: file.rows_superseded,
+    job_id: file.job_id ?? undefined,
+    archived_to: file.final_path,
+    ...(error ? { error_code: error.code, error: error.message } : {}),
+  };
+  if (status === 'failed') logger.error(fields, 'file failed');
+  else logger.info(fields, status === 'duplicate' ? 'file skipped: same content already sent' : 'file done');
+}
+
+function requireFile(db: StateDb, id: number): PushFile {
+  const file = getFile(db, id);
+  if (!file) throw new Error(`push ledger has no file ${id}`);
+  return file;
+}
+
+async function ensureDir(dir: string): Promise<void> {
+  await mkdir(dir, { recursive: true, mode: 0o750 });
+}

@@ -1,0 +1,116 @@
+/**
+ * What a person reads about a file: `<name>.report.json` (counts, timings, job id, first errors) and
+ * `<name>.rejects.csv` (every row that was not written: its line, its original fields, the field, the code and the
+ * message). Written next to the file's final place, through temporary names, before the file is moved there.
+ *
+ * The rejects CSV uses the source file's delimiter and starts with a UTF-8 BOM, so that the spreadsheet the people
+ * who made the file use opens it as they expect. Superseded rows are not rejects (a later row with the same key was
+ * written); the report lists them.
+ */
+import { AGENT_VERSION } from '../version.ts';
+import type { StateDb } from '../store/state-db.ts';
+import { rejectsOf, type FileCounts, type PushFile } from '../store/push-ledger.ts';
+import { redactSecrets } from '../log.ts';
+import { csvLine } from './csv-text.ts';
+import { writeFileAtomic, writeStreamAtomic } from './folders.ts';
+import { Readable } from 'node:stream';
+
+/** How many rejects and superseded rows the report names (the CSV has all of them). */
+export const REPORT_FIRST_ERRORS = 20;
+
+export interface ReportInput {
+  file: PushFile;
+  status: 'done' | 'failed' | 'duplicate';
+  finalPath: string;
+  finishedAt: string;
+  counts: FileCounts | null;
+  rowsRead: number | null;
+  blankLines: number | null;
+  headers: readonly string[] | null;
+  delimiter: string | null;
+  warnings: readonly string[];
+  error: { code: string; message: string } | null;
+  duplicateOf: PushFile | null;
+}
+
+export interface WrittenReport {
+  reportPath: string;
+  rejectsPath: string | null;
+}
+
+export async function writeReport(db: StateDb, input: ReportInput): Promise<WrittenReport> {
+  const { file, counts } = input;
+  const rejected = counts ? counts.rejectedLocal + counts.failed : 0;
+  const rejectsPath = rejected > 0 ? `${input.finalPath}.rejects.csv` : null;
+  if (rejectsPath !== null) await writeRejectsCsv(db, file.id, rejectsPath, input.headers ?? [], input.delimiter ?? ',');
+  const firstErrors = take(rejectsOf(db, file.id, ['local', 'api']), REPORT_FIRST_ERRORS).map(({ line, stage, field, code, message }) => ({
+    line,
+    stage,
+    field,
+    code,
+    message,
+  }));
+  const superseded = take(rejectsOf(db, file.id, ['superseded']), REPORT_FIRST_ERRORS).map(({ line, message }) => ({ line, message }));
+  const started = file.started_at ?? file.claimed_at;
+  const report = {
+    file: file.original_name,
+    source: file.source,
+    entity: file.entity,
+    mode: file.mode,
+    status: input.status,
+    sha256: file.sha256,
+    size_bytes: file.size,
+    job_id: file.job_id,
+    rows: counts
+      ? {
+          read: input.rowsRead,
+          sent: counts.sent,
+          accepted: counts.accepted,
+          rejected: rejected,
+          rejected_locally: counts.rejectedLocal,
+          rejected_by_api: counts.failed,
+          superseded: counts.superseded,
+          blank_lines: input.blankLines,
+        }
+      : null,
+    timings: {
+      claimed_at: file.claimed_at,
+      started_at: file.started_at,
+      finished_at: input.finishedAt,
+      duration_ms: Date.parse(input.finishedAt) - Date.parse(started),
+    },
+    first_errors: firstErrors,
+    superseded: superseded,
+    warnings: input.warnings,
+    error: input.error ? { code: input.error.code, message: redactSecrets(input.error.message) } : null,
+    duplicate_of: input.duplicateOf
+      ? { file: input.duplicateOf.original_name, sha256: input.duplicateOf.sha256, finished_at: input.duplicateOf.finished_at, archived_at: input.duplicateOf.final_path }
+      : null,
+    rejects_file: rejectsPath,
+    agent_version: AGENT_VERSION,
+  };
+  const reportPath = `${input.finalPath}.report.json`;
+  await writeFileAtomic(reportPath, `${JSON.stringify(report, null, 2)}\n`);
+  return { reportPath, rejectsPath };
+}
+
+/** Streams the rejects to disk (a file can have millions), through a temporary name, fsynced, renamed. */
+async function writeRejectsCsv(db: StateDb, fileId: number, path: string, headers: readonly string[], delimiter: string): Promise<void> {
+  function* lines(): Generator<string> {
+    yield `\uFEFF${csvLine(['line', ...headers, 'field', 'code', 'message'], delimiter)}`;
+    for (const r of rejectsOf(db, fileId, ['local', 'api'])) {
+      const fields = headers.length > 0 ? headers.map((_, i) => r.raw[i] ?? '') : r.raw;
+      yield csvLine([String(r.line), ...fields, r.field ?? '', r.code, r.message], delimiter);
+    }
+  }
+  await writeStreamAtomic(path, Readable.from(lines()));
+}
+
+function take<T>(items: Iterable<T>, n: number): T[] {
+  const out: T[] = [];
+  for (const item of items) {
+    if (out.length >= n) break;
+    out.push(item);
+  }
+  return out;
+}

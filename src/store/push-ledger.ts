@@ -1,0 +1,264 @@
+/**
+ * The push pipeline's ledger: one row per file claimed from an inbox, its per-batch checkpoints, and every row that
+ * was not written (rejected locally, refused by the API, or superseded by a later row with the same key).
+ *
+ * Checkpoint rule: a batch's row (and the rejects found while filling it) is committed in one transaction after the
+ * API answered for it, and never before. After a crash the file is read again from the start and every batch
+ * without a committed row is sent again: safe, because bulk is idempotent per business key. Rejects are keyed by
+ * (file, line), so finding one again on a re-read changes nothing.
+ *
+ * Owner of push_files, push_batches and push_rejects: nothing else writes them.
+ */
+import type { StateDb } from './state-db.ts';
+
+export const PUSH_STATUSES = ['claiming', 'claimed', 'uploading', 'waiting_job', 'done', 'failed', 'duplicate'] as const;
+export type PushStatus = (typeof PUSH_STATUSES)[number];
+/** Statuses of a file still owned by the pipeline (in processing/), resumed at start-up. */
+export const UNFINISHED_STATUSES: readonly PushStatus[] = ['claiming', 'claimed', 'uploading', 'waiting_job'];
+
+export type RejectStage = 'local' | 'api' | 'superseded';
+
+export interface PushFile {
+  id: number;
+  source: string;
+  entity: string;
+  mode: 'bulk' | 'import';
+  original_name: string;
+  inbox: string;
+  processing_path: string;
+  sha256: string;
+  size: number;
+  batch_size: number;
+  forced: number;
+  status: PushStatus;
+  job_id: string | null;
+  rows_read: number | null;
+  rows_sent: number | null;
+  rows_accepted: number | null;
+  rows_rejected: number | null;
+  rows_superseded: number | null;
+  error_code: string | null;
+  error_message: string | null;
+  duplicate_of: number | null;
+  claimed_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  final_path: string | null;
+  /** Set with final_path before the file is moved there; the row's status follows once the move is done. */
+  final_status: 'done' | 'failed' | 'duplicate' | null;
+  attempts: number;
+  next_attempt_at: string | null;
+}
+
+export interface NewPushFile {
+  source: string;
+  entity: string;
+  mode: 'bulk' | 'import';
+  originalName: string;
+  inbox: string;
+  processingPath: string;
+  sha256: string;
+  size: number;
+  batchSize: number;
+  forced: boolean;
+}
+
+export interface RejectRow {
+  line: number;
+  stage: RejectStage;
+  field: string | null;
+  code: string;
+  message: string;
+  /** The row's original fields. */
+  raw: readonly string[];
+}
+
+export interface BatchCheckpoint {
+  index: number;
+  firstLine: number;
+  lastLine: number;
+  sent: number;
+  accepted: number;
+  failed: number;
+  superseded: number;
+}
+
+export interface FileCounts {
+  batches: number;
+  sent: number;
+  accepted: number;
+  /** Rows the API refused (from the batches' results; an import job may list only its first errors). */
+  failed: number;
+  rejectedLocal: number;
+  rejectedApi: number;
+  superseded: number;
+}
+
+/** The file done earlier with the same content for the same entity, if any (the duplicate check). */
+export function findDoneByContent(db: StateDb, entity: string, sha256: string): PushFile | undefined {
+  return db
+    .statement<PushFile>(`SELECT * FROM push_files WHERE entity = ? AND sha256 = ? AND status = 'done' ORDER BY id LIMIT 1`)
+    .get(entity, sha256);
+}
+
+/** Records a claim before the file is moved: a crash in between leaves a 'claiming' row that start-up completes. */
+export function beginClaim(db: StateDb, file: NewPushFile): number {
+  return db.write(() => {
+    const result = db
+      .statement(
+        `INSERT INTO push_files (source, entity, mode, original_name, inbox, processing_path, sha256, size, batch_size,
+           forced, status, claimed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'claiming', ?)`,
+      )
+      .run(file.source, file.entity, file.mode, file.originalName, file.inbox, file.processingPath, file.sha256, file.size,
+        file.batchSize, file.forced ? 1 : 0, db.now());
+    return Number(result.lastInsertRowid);
+  });
+}
+
+export function setStatus(db: StateDb, id: number, status: PushStatus): void {
+  db.write(() => db.statement(`UPDATE push_files SET status = ? WHERE id = ?`).run(status, id));
+}
+
+/** The file is claimed (in processing/); reading and sending start now. */
+export function markStarted(db: StateDb, id: number): void {
+  db.write(() =>
+    db.statement(`UPDATE push_files SET status = CASE WHEN status = 'claiming' THEN 'claimed' ELSE status END,
+      started_at = coalesce(started_at, ?), attempts = attempts + 1, next_attempt_at = NULL WHERE id = ?`).run(db.now(), id),
+  );
+}
+
+/** An import job was accepted: from now on the file is resumed by polling this job, never by uploading again. */
+export function recordJob(db: StateDb, id: number, jobId: string): void {
+  db.write(() => db.statement(`UPDATE push_files SET status = 'waiting_job', job_id = ? WHERE id = ?`).run(jobId, id));
+}
+
+/** The file stays in processing/ and is tried again at `nextAttemptAt` (API down, rate limited, key rejected). */
+export function deferFile(db: StateDb, id: number, nextAttemptAt: string, error: { code: string; message: string }): void {
+  db.write(() =>
+    db.statement(`UPDATE push_files SET next_attempt_at = ?, error_code = ?, error_message = ? WHERE id = ?`)
+      .run(nextAttemptAt, error.code, error.message, id),
+  );
+}
+
+export function committedBatches(db: StateDb, fileId: number): Set<number> {
+  const rows = db.statement<{ batch_index: number }>(`SELECT batch_index FROM push_batches WHERE file_id = ?`).all(fileId);
+  return new Set(rows.map((r) => r.batch_index));
+}
+
+function insertRejects(db: StateDb, fileId: number, rejects: readonly RejectRow[]): void {
+  const insert = db.statement(
+    `INSERT OR IGNORE INTO push_rejects (file_id, line, stage, field, code, message, raw) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+  );
+  for (const r of rejects) insert.run(fileId, r.line, r.stage, r.field, r.code, r.message, JSON.stringify(r.raw));
+}
+
+/** One transaction: the batch's checkpoint and the rows it did not write (plus local rejects found meanwhile). */
+export function commitBatch(db: StateDb, fileId: number, batch: BatchCheckpoint, rejects: readonly RejectRow[]): void {
+  db.write(() => {
+    db.statement(
+      `INSERT OR IGNORE INTO push_batches (file_id, batch_index, first_line, last_line, rows_sent, rows_accepted,
+         rows_failed, rows_superseded, committed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ).run(fileId, batch.index, batch.firstLine, batch.lastLine, batch.sent, batch.accepted, batch.failed, batch.superseded, db.now());
+    insertRejects(db, fileId, rejects);
+  });
+}
+
+/** Rejects that belong to no batch (after the last batch, or in import mode). */
+export function recordRejects(db: StateDb, fileId: number, rejects: readonly RejectRow[]): void {
+  if (rejects.length > 0) db.write(() => insertRejects(db, fileId, rejects));
+}
+
+export function fileCounts(db: StateDb, fileId: number): FileCounts {
+  const b = db
+    .statement<{ batches: number; sent: number | null; accepted: number | null; failed: number | null }>(
+      `SELECT count(*) AS batches, sum(rows_sent) AS sent, sum(rows_accepted) AS accepted, sum(rows_failed) AS failed
+       FROM push_batches WHERE file_id = ?`,
+    )
+    .get(fileId);
+  const r = db
+    .statement<{ stage: RejectStage; n: number }>(`SELECT stage, count(*) AS n FROM push_rejects WHERE file_id = ? GROUP BY stage`)
+    .all(fileId);
+  const byStage = (stage: RejectStage) => r.find((x) => x.stage === stage)?.n ?? 0;
+  return {
+    batches: b?.batches ?? 0,
+    sent: b?.sent ?? 0,
+    accepted: b?.accepted ?? 0,
+    failed: b?.failed ?? 0,
+    rejectedLocal: byStage('local'),
+    rejectedApi: byStage('api'),
+    superseded: byStage('superseded'),
+  };
+}
+
+export interface StoredReject extends Omit<RejectRow, 'raw'> {
+  raw: string[];
+}
+
+/** The rows a file did not write, in line order (for the rejects CSV and the report). */
+export function* rejectsOf(db: StateDb, fileId: number, stages: readonly RejectStage[]): Generator<StoredReject> {
+  const rows = db
+    .statement<{ line: number; stage: RejectStage; field: string | null; code: string; message: string; raw: string }>(
+      `SELECT line, stage, field, code, message, raw FROM push_rejects WHERE file_id = ? ORDER BY line`,
+    )
+    .iterate(fileId);
+  for (const row of rows) {
+    if (stages.includes(row.stage)) yield { ...row, raw: JSON.parse(row.raw) as string[] };
+  }
+}
+
+export interface FileOutcome {
+  status: 'done' | 'failed' | 'duplicate';
+  finalPath: string;
+  rowsRead?: number | null;
+  counts?: FileCounts;
+  error?: { code: string; message: string } | null;
+  duplicateOf?: number | null;
+}
+
+/** The file left processing/: its final place and counts. */
+export function finishFile(db: StateDb, id: number, outcome: FileOutcome): void {
+  const c = outcome.counts;
+  db.write(() =>
+    db.statement(
+      `UPDATE push_files SET status = ?, final_path = ?, finished_at = ?, rows_read = ?, rows_sent = ?, rows_accepted = ?,
+         rows_rejected = ?, rows_superseded = ?, error_code = ?, error_message = ?, duplicate_of = ?, next_attempt_at = NULL
+       WHERE id = ?`,
+    ).run(outcome.status, outcome.finalPath, db.now(), outcome.rowsRead ?? null, c?.sent ?? null, c?.accepted ?? null,
+      c ? c.rejectedLocal + c.failed : null, c?.superseded ?? null, outcome.error?.code ?? null,
+      outcome.error?.message ?? null, outcome.duplicateOf ?? null, id),
+  );
+}
+
+export function getFile(db: StateDb, id: number): PushFile | undefined {
+  return db.statement<PushFile>(`SELECT * FROM push_files WHERE id = ?`).get(id);
+}
+
+/** Files still owned by the pipeline, oldest first (resumed before new files are taken). */
+export function unfinishedFiles(db: StateDb, source?: string): PushFile[] {
+  const placeholders = UNFINISHED_STATUSES.map(() => '?').join(', ');
+  const rows = db.statement<PushFile>(`SELECT * FROM push_files WHERE status IN (${placeholders}) ORDER BY id`).all(...UNFINISHED_STATUSES);
+  return source === undefined ? rows : rows.filter((r) => r.source === source);
+}
+
+/** Where the claimed file lives in processing/ (known once the row has its id). */
+export function setProcessingPath(db: StateDb, id: number, path: string): void {
+  db.write(() => db.statement(`UPDATE push_files SET processing_path = ? WHERE id = ?`).run(path, id));
+}
+
+/** The content hash of the claimed file, taken after it was moved into processing/. */
+export function setContentHash(db: StateDb, id: number, sha256: string): void {
+  db.write(() => db.statement(`UPDATE push_files SET sha256 = ? WHERE id = ?`).run(sha256, id));
+}
+
+/** Removes a claim whose file vanished before it was moved: nothing of it was ever ours. */
+export function dropClaim(db: StateDb, id: number): void {
+  db.write(() => db.statement(`DELETE FROM push_files WHERE id = ? AND status = 'claiming'`).run(id));
+}
+
+/**
+ * Records where the file is about to go and with which outcome, before it is moved. If the agent dies after the
+ * move, start-up finds the file at `final_path` and closes the row with `final_status` (see finishMovedFile).
+ */
+export function prepareFinish(db: StateDb, id: number, finalPath: string, status: 'done' | 'failed' | 'duplicate'): void {
+  db.write(() => db.statement(`UPDATE push_files SET final_path = ?, final_status = ? WHERE id = ?`).run(finalPath, status, id));
+}

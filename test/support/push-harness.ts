@@ -1,0 +1,67 @@
+/**
+ * The push pipeline wired to a real sandbox over HTTP and a real SQLite file in a temp dir: what the integration
+ * tests of push build on.
+ */
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Agent } from 'undici';
+import { ApiClient } from '../../src/api/client.ts';
+import { SourceSchema, type Entity } from '../../src/config/source-schema.ts';
+import { pushFile, type FileResult, type PushDeps, type PushSource } from '../../src/ingest/push-file.ts';
+import { startSandbox, type SandboxHandle, type SandboxOptions } from '../../src/sandbox/index.ts';
+import { openDatabase } from '../../src/store/open-database.ts';
+import type { StateDb } from '../../src/store/state-db.ts';
+import { systemClock, type Clock } from '../../src/clock.ts';
+import { captureLogger } from './test-logger.ts';
+
+export interface PushHarness {
+  dir: string;
+  sandbox: SandboxHandle;
+  db: StateDb;
+  client: ApiClient;
+  deps: PushDeps;
+  logLines: () => Record<string, unknown>[];
+  /** A source with its own inbox folder. */
+  source(entity: Entity, extra?: Record<string, unknown>): Promise<PushSource>;
+  push(source: PushSource, name: string, content: string | Uint8Array, options?: { force?: boolean }): Promise<FileResult>;
+  close(): Promise<void>;
+}
+
+export async function pushHarness(options: { sandbox?: SandboxOptions; clock?: Clock; maxInFlight?: number } = {}): Promise<PushHarness> {
+  const dir = await mkdtemp(join(tmpdir(), 'pa-push-'));
+  const sandbox = await startSandbox({ approvals: 0, largeGridRows: 0, ...options.sandbox });
+  const db = await openDatabase(join(dir, 'state.db'));
+  const dispatcher = new Agent({ allowH2: false, connections: 4 });
+  const clock = options.clock ?? systemClock;
+  const client = new ApiClient({ baseUrl: sandbox.url, apiKey: sandbox.apiKey, dispatcher, clock });
+  const { logger, lines } = captureLogger('debug');
+  const deps: PushDeps = { db, client, clock, logger, maxInFlight: options.maxInFlight ?? 4 };
+  let sources = 0;
+  return {
+    dir,
+    sandbox,
+    db,
+    client,
+    deps,
+    logLines: lines,
+    async source(entity, extra = {}) {
+      sources += 1;
+      const name = `${entity}-${sources}`;
+      const inbox = join(dir, 'inbox', name);
+      await mkdir(inbox, { recursive: true });
+      const config = SourceSchema.parse({ name, entity, path: inbox, ...extra });
+      return { name, entity, mode: config.mode, inbox, batchSize: config.batch_size, read: config };
+    },
+    async push(source, name, content, pushOptions = {}) {
+      const file = join(source.inbox, name);
+      await writeFile(file, content);
+      return pushFile(deps, source, file, pushOptions);
+    },
+    async close() {
+      await db.close();
+      await dispatcher.close();
+      await sandbox.close();
+    },
+  };
+}
