@@ -8,10 +8,12 @@
  * Read fields are the spec's list: `effective_price` is write-side only (stored, not returned).
  */
 import type { z } from 'zod';
-import { CompetitorPricePatchInput, CompetitorPriceWriteInput, LIST_LIMITS } from '../api/schemas/index.ts';
+import { CompetitorPricePatchInput, CompetitorPriceWriteInput, LIST_LIMITS, CompetitorPriceWrite as CompetitorPriceWriteSchema } from '../api/schemas/index.ts';
 import { EntityTable, type TableRow } from './entity-table.ts';
+import { integerIds } from './id-codec.ts';
 import { isoTime } from './http-io.ts';
 import { StringPool, type Resource } from './resource.ts';
+import { NO_PRECHECK, compilePrecheck } from './schema-precheck.ts';
 
 type CompetitorPriceWrite = z.output<typeof CompetitorPriceWriteInput>;
 
@@ -52,9 +54,8 @@ export function competitorKey(w: Pick<CompetitorPriceWrite, 'competitor_name' | 
 }
 
 export function createCompetitorPrices(now: () => number): CompetitorPriceResource {
-  const table = new EntityTable<CompetitorPriceRow>();
+  const table = new EntityTable<CompetitorPriceRow>(integerIds);
   const pool = new StringPool();
-  let lastId = 0;
   let singles = 0;
 
   function assign(row: CompetitorPriceRow, w: CompetitorPriceWrite): void {
@@ -82,6 +83,7 @@ export function createCompetitorPrices(now: () => number): CompetitorPriceResour
   return {
     name: 'competitor_prices',
     table,
+    precheck: compilePrecheck(CompetitorPriceWriteSchema) ?? NO_PRECHECK,
     writeSchema: CompetitorPriceWriteInput,
     patchSchema: CompetitorPricePatchInput,
     idKind: 'int',
@@ -96,14 +98,14 @@ export function createCompetitorPrices(now: () => number): CompetitorPriceResour
       matcher: ({ item_id: itemId, competitor_name: name }) => (row) =>
         (itemId === undefined || row.item_id === itemId) && (name === undefined || row.competitor_name === name),
     },
-    newId: () => (lastId += 1),
+    newId: () => table.issueId(),
     keyOf: competitorKey,
     create,
     assign,
     singleCreates: () => singles,
     createSingle(w, at) {
       singles += 1;
-      const row = create((lastId += 1), w);
+      const row = create(table.issueId(), w);
       table.insert(row, at);
       return row;
     },

@@ -2,6 +2,10 @@
  * In-memory storage of one resource: rows by internal id, an index by business key, the ids of deleted rows (so
  * DELETE can tell "already gone" from "never existed"), and a write log that orders rows for listing.
  *
+ * Ids. The table issues its own ids (`issueId`) as encodings of a serial (id-codec.ts) and keeps those rows in an
+ * array slot per serial; only ids chosen by a client (single upsert on a path id) live in a Map. A client id that
+ * happens to look like one of ours is still treated as foreign, and the serial behind it is never issued.
+ *
  * Listing order and cursors. Every write (insert, update) stamps the row with the next write sequence number and
  * appends it to the log; the entry it had before becomes stale and is skipped. A listing walks the log in sequence
  * order and its cursor is the last sequence number returned, so:
@@ -12,6 +16,7 @@
  * Memory: per row, the row object, two map entries and three log slots; stale log entries are compacted away once
  * they outnumber live rows.
  */
+import type { IdCodec } from './id-codec.ts';
 
 export interface TableRow {
   /** Internal id: a UUID string, or an integer for competitor prices. */
@@ -42,6 +47,12 @@ export interface PageRequest<R> {
 const COMPACT_MIN_STALE = 4096;
 
 export class EntityTable<R extends TableRow> {
+  readonly #codec: IdCodec<R['id']>;
+  /** Rows with an issued id, at index = serial. */
+  readonly #bySerial: (R | undefined)[] = [undefined];
+  #issued = 0;
+  #live = 0;
+  /** Rows with a client-chosen id. */
   readonly #byId = new Map<R['id'], R>();
   readonly #byKey = new Map<string, R>();
   readonly #deleted = new Set<R['id']>();
@@ -52,8 +63,22 @@ export class EntityTable<R extends TableRow> {
   #stale = 0;
   #lastTime = 0;
 
+  constructor(codec: IdCodec<R['id']>) {
+    this.#codec = codec;
+  }
+
   get size(): number {
-    return this.#byId.size;
+    return this.#live;
+  }
+
+  /** A new internal id, never used before in this table. */
+  issueId(): R['id'] {
+    for (;;) {
+      this.#issued += 1;
+      const id = this.#codec.encode(this.#issued);
+      this.#bySerial.push(undefined);
+      if (this.#byId.size === 0 || !this.#byId.has(id)) return id;
+    }
   }
 
   get deletedCount(): number {
@@ -61,7 +86,8 @@ export class EntityTable<R extends TableRow> {
   }
 
   getById(id: R['id']): R | undefined {
-    return this.#byId.get(id);
+    const serial = this.#serialOf(id);
+    return serial === null ? this.#byId.get(id) : this.#bySerial[serial];
   }
 
   getByKey(key: string): R | undefined {
@@ -73,11 +99,17 @@ export class EntityTable<R extends TableRow> {
     return this.#deleted.has(id);
   }
 
-  /** Adds a new row. Its key is indexed unless another row holds it already (competitor single creates). */
-  insert(row: R, now: number): void {
-    this.#byId.set(row.id, row);
-    this.#deleted.delete(row.id);
-    if (row.key !== null && !this.#byKey.has(row.key)) this.#byKey.set(row.key, row);
+  /**
+   * Adds a new row. Its key is indexed unless another row holds it already (competitor single creates);
+   * `keyFree` says the caller has just looked the key up and found nothing (saves a lookup on the bulk path).
+   */
+  insert(row: R, now: number, keyFree = false): void {
+    const serial = this.#serialOf(row.id);
+    if (serial === null) this.#byId.set(row.id, row);
+    else this.#bySerial[serial] = row;
+    this.#live += 1;
+    if (this.#deleted.size > 0) this.#deleted.delete(row.id);
+    if (row.key !== null && (keyFree || !this.#byKey.has(row.key))) this.#byKey.set(row.key, row);
     this.#stamp(row, now);
   }
 
@@ -92,7 +124,10 @@ export class EntityTable<R extends TableRow> {
   }
 
   delete(row: R): void {
-    this.#byId.delete(row.id);
+    const serial = this.#serialOf(row.id);
+    if (serial === null) this.#byId.delete(row.id);
+    else this.#bySerial[serial] = undefined;
+    this.#live -= 1;
     if (row.key !== null && this.#byKey.get(row.key) === row) this.#byKey.delete(row.key);
     this.#deleted.add(row.id);
     row.seq = 0;
@@ -100,9 +135,10 @@ export class EntityTable<R extends TableRow> {
     this.#maybeCompact();
   }
 
-  /** Every live row, in id-map order (for state snapshots). */
-  rows(): IterableIterator<R> {
-    return this.#byId.values();
+  /** Every live row (for state snapshots): issued ids in serial order, then client-chosen ids. */
+  *rows(): IterableIterator<R> {
+    for (const row of this.#bySerial) if (row !== undefined) yield row;
+    yield* this.#byId.values();
   }
 
   page(request: PageRequest<R>): TablePage<R> {
@@ -118,6 +154,13 @@ export class EntityTable<R extends TableRow> {
       rows.push(row);
     }
     return { rows, nextAfter: null };
+  }
+
+  /** The serial of an id this table issued, else null. */
+  #serialOf(id: R['id']): number | null {
+    const serial = this.#codec.decode(id);
+    if (serial === null || serial > this.#issued) return null;
+    return this.#byId.size > 0 && this.#byId.has(id) ? null : serial;
   }
 
   #stamp(row: R, now: number): void {

@@ -45,11 +45,13 @@ export function writeReply(res: ServerResponse, reply: Reply): void {
     res.end();
     return;
   }
-  const text = reply.raw ?? JSON.stringify(reply.body);
+  // A Buffer, not the string: node:http would glue its header block to a string body, and encoding that
+  // concatenated string was 8 % of the bulk path's time.
+  const payload = Buffer.from(reply.raw ?? JSON.stringify(reply.body), 'utf8');
   headers['content-type'] = 'application/json';
-  headers['content-length'] = Buffer.byteLength(text);
+  headers['content-length'] = payload.length;
   res.writeHead(reply.status, headers);
-  res.end(text);
+  res.end(payload);
 }
 
 export class BodyTooLargeError extends Error {

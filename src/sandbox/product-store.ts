@@ -5,11 +5,13 @@
  * ['body', 'store_id'] for an unknown store.
  */
 import type { z } from 'zod';
-import { LIST_LIMITS, ProductStorePatchInput, ProductStoreWriteInput } from '../api/schemas/index.ts';
+import { LIST_LIMITS, ProductStorePatchInput, ProductStoreWriteInput, ProductStoreWrite as ProductStoreWriteSchema } from '../api/schemas/index.ts';
 import { EntityTable, type TableRow } from './entity-table.ts';
+import { UuidCodec } from './id-codec.ts';
 import { isoTime } from './http-io.ts';
 import type { Prng } from './prng.ts';
 import { StringPool, type Resource } from './resource.ts';
+import { NO_PRECHECK, compilePrecheck } from './schema-precheck.ts';
 
 type ProductStoreWrite = z.output<typeof ProductStoreWriteInput>;
 
@@ -42,7 +44,7 @@ export type ProductStoreResource = Resource<ProductStoreRow, ProductStoreWrite>;
 const keyOf = (w: { item_id: string; store_id: string }): string => `${w.item_id}\u0001${w.store_id}`;
 
 export function createProductStore(ids: Prng, stores: ReadonlySet<string>): ProductStoreResource {
-  const table = new EntityTable<ProductStoreRow>();
+  const table = new EntityTable<ProductStoreRow>(new UuidCodec(ids));
   const pool = new StringPool();
 
   function assign(row: ProductStoreRow, w: ProductStoreWrite): void {
@@ -65,6 +67,7 @@ export function createProductStore(ids: Prng, stores: ReadonlySet<string>): Prod
   return {
     name: 'product_store',
     table,
+    precheck: compilePrecheck(ProductStoreWriteSchema) ?? NO_PRECHECK,
     writeSchema: ProductStoreWriteInput,
     patchSchema: ProductStorePatchInput,
     idKind: 'uuid',
@@ -79,7 +82,7 @@ export function createProductStore(ids: Prng, stores: ReadonlySet<string>): Prod
       matcher: ({ item_id: itemId, store_id: storeId }) => (row) =>
         (itemId === undefined || row.item_id === itemId) && (storeId === undefined || row.store_id === storeId),
     },
-    newId: () => ids.uuid(),
+    newId: () => table.issueId(),
     keyOf,
     check: (w) =>
       stores.has(w.store_id)

@@ -6,9 +6,11 @@
  */
 import { LIST_LIMITS, PRODUCT_CANONICAL_FIELDS, ProductPatch, ProductWrite } from '../api/schemas/index.ts';
 import { EntityTable, type TableRow } from './entity-table.ts';
+import { UuidCodec } from './id-codec.ts';
 import { isoTime } from './http-io.ts';
 import type { Prng } from './prng.ts';
 import type { Resource } from './resource.ts';
+import { NO_PRECHECK, compilePrecheck } from './schema-precheck.ts';
 
 const CANONICAL = new Set<string>(PRODUCT_CANONICAL_FIELDS);
 const RESERVED = new Set(['id', 'updated_at']);
@@ -56,10 +58,11 @@ function assign(row: ProductRow, w: ProductWrite): void {
 }
 
 export function createProducts(ids: Prng): ProductResource {
-  const table = new EntityTable<ProductRow>();
+  const table = new EntityTable<ProductRow>(new UuidCodec(ids));
   return {
     name: 'products',
     table,
+    precheck: compilePrecheck(ProductWrite) ?? NO_PRECHECK,
     writeSchema: ProductWrite,
     patchSchema: ProductPatch,
     idKind: 'uuid',
@@ -69,7 +72,7 @@ export function createProducts(ids: Prng): ProductResource {
     knownColumns: null,
     limits: LIST_LIMITS.products,
     list: { envelope: 'items', filters: {}, matcher: () => () => true },
-    newId: () => ids.uuid(),
+    newId: () => table.issueId(),
     keyOf: (w) => w.item_id,
     check(w) {
       for (const name of Object.keys(w)) {

@@ -22,6 +22,11 @@ export interface Resource<R extends TableRow, W> {
   readonly table: EntityTable<R>;
   /** The API-side schema (`*Input`: decimals as strings or numbers). */
   readonly writeSchema: z.ZodType<W>;
+  /**
+   * Compiled from a shared schema whose accepted rows writeSchema accepts unchanged (the agent-side `*Write`,
+   * decimals as strings): true means "valid, use the input as is" (schema-precheck.ts). False means "ask zod".
+   */
+  readonly precheck: (input: unknown) => boolean;
   readonly patchSchema: z.ZodType<Partial<W>>;
   readonly idKind: 'uuid' | 'int';
   /** Where a key conflict is reported in a 422 (the first field of the business key). */

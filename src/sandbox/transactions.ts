@@ -8,11 +8,13 @@
  * `item_id` are extra fields.
  */
 import type { z } from 'zod';
-import { LIST_LIMITS, TransactionPatchInput, TransactionWriteInput } from '../api/schemas/index.ts';
+import { LIST_LIMITS, TransactionPatchInput, TransactionWriteInput, TransactionWrite as TransactionWriteSchema } from '../api/schemas/index.ts';
 import { EntityTable, type TableRow } from './entity-table.ts';
+import { UuidCodec } from './id-codec.ts';
 import { isoTime } from './http-io.ts';
 import type { Prng } from './prng.ts';
 import { StringPool, type Resource } from './resource.ts';
+import { NO_PRECHECK, compilePrecheck } from './schema-precheck.ts';
 
 type TransactionWrite = z.output<typeof TransactionWriteInput>;
 
@@ -43,7 +45,7 @@ const TRUE_WORDS = new Set(['true', '1', 'yes', 'y', 't']);
 const FALSE_WORDS = new Set(['false', '0', 'no', 'n', 'f']);
 
 export function createTransactions(ids: Prng): TransactionResource {
-  const table = new EntityTable<TransactionRow>();
+  const table = new EntityTable<TransactionRow>(new UuidCodec(ids));
   const pool = new StringPool();
 
   function assign(row: TransactionRow, w: TransactionWrite): void {
@@ -63,6 +65,7 @@ export function createTransactions(ids: Prng): TransactionResource {
   return {
     name: 'transactions',
     table,
+    precheck: compilePrecheck(TransactionWriteSchema) ?? NO_PRECHECK,
     writeSchema: TransactionWriteInput,
     patchSchema: TransactionPatchInput,
     idKind: 'uuid',
@@ -87,7 +90,7 @@ export function createTransactions(ids: Prng): TransactionResource {
         };
       },
     },
-    newId: () => ids.uuid(),
+    newId: () => table.issueId(),
     keyOf: (w) => w.transaction_id,
     create(id, w) {
       const row = new TransactionRow(id);

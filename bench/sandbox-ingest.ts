@@ -1,0 +1,111 @@
+/**
+ * `npm run bench:sandbox`: bulk ingest of transactions into the sandbox over loopback, batches of 1000 rows on 4
+ * connections, as the agent sends them. Prints rows/s and the sandbox's RSS. The sandbox must never be the agent's
+ * bottleneck: the bar is 200,000 rows/s.
+ *
+ *   node bench/sandbox-ingest.ts [--rows 1000000] [--batch 1000] [--connections 4]
+ */
+import { fork } from 'node:child_process';
+import { parseArgs } from 'node:util';
+import { Pool } from 'undici';
+
+const { values } = parseArgs({
+  options: {
+    rows: { type: 'string', default: '1000000' },
+    batch: { type: 'string', default: '1000' },
+    connections: { type: 'string', default: '4' },
+  },
+});
+const ROWS = Number(values.rows);
+const BATCH = Number(values.batch);
+const CONNECTIONS = Number(values.connections);
+const WARMUP_BATCHES = 50;
+
+interface Ready {
+  url: string;
+  apiKey: string;
+  stores: string[];
+}
+
+const child = fork(new URL('./sandbox-server.ts', import.meta.url), { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+const ready = await new Promise<Ready>((resolve, reject) => {
+  child.once('message', (message) => resolve(message as Ready));
+  child.once('exit', (code) => reject(new Error(`sandbox exited with ${String(code)}`)));
+});
+const pool = new Pool(ready.url, { connections: CONNECTIONS, pipelining: 1 });
+const headers = { authorization: `Bearer ${ready.apiKey}`, 'content-type': 'application/json' };
+
+/** One batch as the agent would send it: distinct transaction ids, realistic field mix. */
+function body(batch: number): string {
+  const rows: string[] = [];
+  for (let i = 0; i < BATCH; i += 1) {
+    const store = ready.stores[i % ready.stores.length]!;
+    rows.push(
+      `{"transaction_id":"T${batch}-${i}","item_id":"ITM-${String(i % 5000).padStart(6, '0')}",` +
+        `"transaction_timestamp":"2026-11-20T10:${String(i % 60).padStart(2, '0')}:12Z","product_id":"P-${i % 50}",` +
+        `"store_id":"${store}","quantity":"${(i % 5) + 1}","price":"3.99","revenue":"${(((i % 5) + 1) * 3.99).toFixed(2)}",` +
+        `"currency":"EUR","is_promo":${i % 7 === 0}}`,
+    );
+  }
+  return `{"items":[${rows.join(',')}]}`;
+}
+
+async function send(first: number, count: number): Promise<number> {
+  let next = first;
+  let failed = 0;
+  const worker = async (): Promise<void> => {
+    while (next < first + count) {
+      const batch = next;
+      next += 1;
+      const res = await pool.request({ path: '/v1/transactions/bulk', method: 'POST', headers, body: body(batch) });
+      const text = await res.body.text();
+      if (res.statusCode !== 200) throw new Error(`bulk answered ${res.statusCode}: ${text.slice(0, 200)}`);
+      const { results } = JSON.parse(text) as { results: { ok: boolean }[] };
+      for (const result of results) if (!result.ok) failed += 1;
+    }
+  };
+  await Promise.all(Array.from({ length: CONNECTIONS }, worker));
+  return failed;
+}
+
+interface Usage {
+  cpuMs: number;
+  rss: number;
+  heapUsed: number;
+}
+
+function usage(): Promise<Usage> {
+  return new Promise((resolve) => {
+    child.once('message', (message) => resolve(message as Usage));
+    child.send('usage');
+  });
+}
+
+async function heldRows(): Promise<number> {
+  const res = await pool.request({ path: '/_sandbox/state?keys=false', method: 'GET' });
+  return ((await res.body.json()) as { transactions: { count: number } }).transactions.count;
+}
+
+const mb = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(0)} MB`;
+
+try {
+  await send(0, WARMUP_BATCHES);
+  const before = await usage();
+  const batches = Math.ceil(ROWS / BATCH);
+  const started = performance.now();
+  const failed = await send(WARMUP_BATCHES, batches);
+  const seconds = (performance.now() - started) / 1000;
+  const after = await usage();
+  const rows = batches * BATCH;
+  const cpuSeconds = (after.cpuMs - before.cpuMs) / 1000;
+  console.log(`rows sent        ${rows} in ${seconds.toFixed(2)} s (${BATCH} per batch, ${CONNECTIONS} connections)`);
+  console.log(`rows/s           ${Math.round(rows / seconds)}`);
+  console.log(`failed rows      ${failed}`);
+  console.log(`rows held        ${await heldRows()}`);
+  console.log(`sandbox CPU      ${cpuSeconds.toFixed(2)} s = ${Math.round(rows / cpuSeconds)} rows per CPU-second (capacity on a free core)`);
+  console.log(`sandbox RSS      ${mb(before.rss)} -> ${mb(after.rss)} (heap used ${mb(after.heapUsed)})`);
+  console.log(`RSS per row      ~${Math.round((after.rss - before.rss) / rows)} bytes`);
+} finally {
+  await pool.close();
+  child.disconnect();
+}

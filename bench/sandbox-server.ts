@@ -1,0 +1,18 @@
+/**
+ * Child process of bench/sandbox-ingest.ts: serves a sandbox on a free loopback port and reports its URL and key to
+ * the parent over IPC, so the load generator and the sandbox each get a core of their own; answers the parent's
+ * requests for its CPU time and memory.
+ */
+import { startSandbox } from '../src/sandbox/index.ts';
+
+const sandbox = await startSandbox({ approvals: 0, largeGridRows: 0 });
+process.send?.({ url: sandbox.url, apiKey: sandbox.apiKey, stores: sandbox.control.stores });
+// The parent asks for this process's CPU time and memory around the timed run.
+process.on('message', () => {
+  const cpu = process.cpuUsage();
+  const memory = process.memoryUsage();
+  process.send?.({ cpuMs: (cpu.user + cpu.system) / 1000, rss: memory.rss, heapUsed: memory.heapUsed });
+});
+process.on('disconnect', () => {
+  void sandbox.close().then(() => process.exit(0));
+});
