@@ -72,6 +72,20 @@ export function pullCursor(db: StateDb, job: string = DEFAULT_PULL_JOB): string 
   return row?.cursor ?? null;
 }
 
+/**
+ * Gives up on a pending intent whose replay the server refuses (e.g. a 422 for a request_id it no longer knows),
+ * so that the job can record a new one. The cursor stays where it is. Use only when the replay cannot succeed:
+ * versions the server handed out under that request_id were not stored, and the agent relies on the platform
+ * delivering versions it never saw acknowledged again.
+ * @throws StoreError INTENT_NOT_PENDING.
+ */
+export function abandonDeliveryIntent(db: StateDb, intentId: number): void {
+  db.write(() => {
+    requirePendingIntent(db, intentId);
+    db.statement(`UPDATE delivery_intents SET status = 'abandoned', done_at = ? WHERE id = ?`).run(db.now(), intentId);
+  });
+}
+
 /** Loads an intent that must still be pending; for the page transaction. */
 export function requirePendingIntent(db: StateDb, intentId: number): DeliveryIntent {
   const row = db.statement<IntentRow>(`SELECT ${INTENT_COLUMNS} FROM delivery_intents WHERE id = ?`).get(intentId);

@@ -11,6 +11,7 @@ export {
   DEFAULT_PULL_JOB,
   type DeliveryIntent,
   type NewDeliveryIntent,
+  abandonDeliveryIntent,
   pendingDeliveryIntent,
   pullCursor,
   recordDeliveryIntent,

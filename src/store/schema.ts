@@ -14,7 +14,8 @@ export type AckStatus = (typeof ACK_STATUSES)[number];
 export const FEED_KINDS = ['price', 'withdrawal'] as const;
 export type FeedKind = (typeof FEED_KINDS)[number];
 
-export const INTENT_STATUSES = ['pending', 'done'] as const;
+/** `abandoned`: the server refused the replay; the page was never stored and the cursor did not move. */
+export const INTENT_STATUSES = ['pending', 'done', 'abandoned'] as const;
 export type IntentStatus = (typeof INTENT_STATUSES)[number];
 
 /** 0001_base: facts about the database itself (key `database_id`, `created_at`). */

@@ -47,7 +47,8 @@ export class StateDb {
 
   /**
    * A prepared statement, compiled once per connection. `R` is the caller's statement of the row shape the SQL
-   * selects (checked by the tests, not by the compiler).
+   * selects (checked by the tests, not by the compiler). Modes set with `pluck()`/`raw()` stick to the cached
+   * statement: use one mode per SQL text.
    */
   statement<R = unknown>(sql: string): Statement<R> {
     let stmt = this.#statements.get(sql);

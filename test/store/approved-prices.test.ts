@@ -7,6 +7,7 @@ import {
   storeDeliveredPage,
 } from '../../src/store/approved-prices.ts';
 import {
+  abandonDeliveryIntent,
   pendingDeliveryIntent,
   pullCursor,
   recordDeliveryIntent,
@@ -56,6 +57,22 @@ describe('delivery intents', () => {
       expect.objectContaining({ code: 'INTENT_NOT_PENDING' }) as Error,
     );
     expect(getApprovedPrice(db, 2)).toBeUndefined();
+  });
+
+  it('an intent whose replay the server refuses can be abandoned; the cursor stays', async () => {
+    const db = await openTempDb();
+    deliver(db, [approval(1)], 'c-1');
+    const requestId = '55555555-5555-4555-8555-555555555555';
+    const stuck = recordDeliveryIntent(db, { requestId, filters: {}, cursor: 'c-1' });
+    abandonDeliveryIntent(db, stuck.id);
+    expect(pendingDeliveryIntent(db)).toBeUndefined();
+    expect(pullCursor(db)).toBe('c-1');
+    const notPending = expect.objectContaining({ code: 'INTENT_NOT_PENDING' }) as Error;
+    expect(() => abandonDeliveryIntent(db, stuck.id)).toThrow(notPending);
+    expect(() => storeDeliveredPage(db, stuck.id, [approval(2)], 'c-2')).toThrow(notPending);
+    const nextId = '66666666-6666-4666-8666-666666666666';
+    const next = recordDeliveryIntent(db, { requestId: nextId, filters: {}, cursor: 'c-1' });
+    expect(next.status).toBe('pending');
   });
 });
 

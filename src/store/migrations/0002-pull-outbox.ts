@@ -13,7 +13,8 @@ export const PRODUCT_LEVEL_STORE_KEY = '_all';
  * The price in force on `today` (an SQL expression giving YYYY-MM-DD) per (item_id, store_id): among versions that
  * are not cancelled and not superseded by an amendment, the one with the latest effective date on or before
  * `today`; ties go to the later approval, then the higher id. A version without effective_date takes effect on its
- * approval's (UTC) date. Versions without item_id have no key here; they are in the feed only.
+ * approval's (UTC) date. Versions without item_id have no key here; they are in the feed only. An amendment
+ * supersedes its predecessor for good, even if the amendment is itself cancelled later.
  *
  * Frozen with this migration: the view is created from it and `currentPricesAt` runs the same text with `?`, so
  * the tested query and the POS view cannot drift apart. A later change is a new migration with a new function.
@@ -44,7 +45,7 @@ const STATEMENTS = [
     filters TEXT NOT NULL,
     cursor TEXT,
     page_limit INTEGER,
-    status TEXT NOT NULL CHECK (status IN ('pending', 'done')),
+    status TEXT NOT NULL CHECK (status IN ('pending', 'done', 'abandoned')),
     created_at TEXT NOT NULL,
     done_at TEXT,
     next_cursor TEXT,
