@@ -7,6 +7,7 @@ import { Command } from 'commander';
 import { AGENT_VERSION } from '../version.ts';
 import { checkCommand } from './check.ts';
 import { configCommand } from './config.ts';
+import { sandboxCommand } from './sandbox.ts';
 
 export function buildProgram(): Command {
   const program = new Command('pricing-agent')
@@ -17,6 +18,7 @@ export function buildProgram(): Command {
   // Commands are registered here, one line each (see the modules in src/cli/).
   program.addCommand(checkCommand());
   program.addCommand(configCommand());
+  program.addCommand(sandboxCommand());
   return program;
 }
 
