@@ -94,7 +94,8 @@ export async function sendBulk(ctx: BulkSendContext, file: BulkFile, rows: Async
   const keyOf = BUSINESS_KEYS[file.entity];
   const order = new KeyOrder();
   const inFlight = new Set<Promise<void>>();
-  let failure: unknown = null;
+  // Set by a batch's task: a holder object, as TypeScript does not see assignments made inside callbacks.
+  const first: { failure: Error | null } = { failure: null };
   let batch: PendingBatch = { index: 0, rows: [], lines: [], raws: [], rejects: [] };
 
   const sendBatch = async (b: PendingBatch, superseded: RejectRow[]): Promise<void> => {
@@ -133,13 +134,13 @@ export async function sendBulk(ctx: BulkSendContext, file: BulkFile, rows: Async
     }
     const superseded = file.entity === 'product_store' ? supersedeDuplicates(b, keyOf) : [];
     while (inFlight.size >= ctx.maxInFlight) await Promise.race(inFlight);
-    if (failure !== null) return;
+    if (first.failure !== null) return;
     let finish!: () => void;
     const done = new Promise<void>((resolve) => (finish = resolve));
     await order.acquire(new Set(b.rows.map(keyOf)), done);
     const task: Promise<void> = sendBatch(b, superseded)
       .catch((error: unknown) => {
-        failure ??= error;
+        first.failure ??= error instanceof Error ? error : new Error(`batch ${b.index} failed`, { cause: error });
       })
       .finally(() => {
         finish();
@@ -150,7 +151,7 @@ export async function sendBulk(ctx: BulkSendContext, file: BulkFile, rows: Async
 
   try {
     for await (const outcome of rows) {
-      if (failure !== null || ctx.signal?.aborted) break;
+      if (first.failure !== null || ctx.signal?.aborted) break;
       if (outcome.kind === 'reject') {
         const { line, field, code, message, rawFields } = outcome;
         batch.rejects.push({ line, stage: 'local', field, code, message, raw: rawFields });
@@ -158,21 +159,16 @@ export async function sendBulk(ctx: BulkSendContext, file: BulkFile, rows: Async
       }
       batch.rows.push(outcome.record);
       batch.lines.push(outcome.line);
-      batch.raws.push(rawFieldsOf(outcome));
+      batch.raws.push(outcome.rawFields);
       if (batch.rows.length >= file.batchSize) await flush();
     }
-    if (failure === null && !ctx.signal?.aborted) {
+    if (first.failure === null && !ctx.signal?.aborted) {
       if (batch.rows.length > 0) await flush();
       else recordRejects(ctx.db, file.id, batch.rejects);
     }
   } finally {
     await Promise.all(inFlight);
   }
-  if (failure !== null) throw failure;
+  if (first.failure !== null) throw first.failure;
   if (ctx.signal?.aborted) throw ctx.signal.reason instanceof Error ? ctx.signal.reason : new Error('push stopped');
-}
-
-/** The original fields of an accepted row, when the reader kept them (for the rejects report of API refusals). */
-function rawFieldsOf(outcome: RowOutcome<Row>): readonly string[] {
-  return 'rawFields' in outcome ? (outcome as { rawFields: readonly string[] }).rawFields : [];
 }

@@ -145,7 +145,7 @@ class CsvRowReader<R> implements RowReader<R> {
         const mapped = mapper.map(record);
         if (mapped.ok) {
           this.accepted++;
-          yield { kind: 'row', line, record: mapped.record };
+          yield { kind: 'row', line, record: mapped.record, rawFields: record };
         } else {
           this.rejected++;
           yield { kind: 'reject', line, rawFields: record, ...mapped.first, errors: mapped.errors };

@@ -10,6 +10,8 @@ export interface RowAccepted<R> {
   readonly kind: 'row';
   readonly line: number;
   readonly record: R;
+  /** The row's fields as parsed: written back to the rejects report if the API refuses the row. */
+  readonly rawFields: readonly string[];
 }
 
 /** A refused row: never sent. One per row; `field`/`code`/`message` repeat the first of `errors`. */
