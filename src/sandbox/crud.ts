@@ -95,7 +95,12 @@ export function parseWrite<R extends TableRow, W>(resource: Resource<R, W>, body
   return parsed.data;
 }
 
+/**
+ * A 422 when a write would move a record onto a business key held by another record. A record keeping its own key
+ * is never a conflict, even when the index points at another row (competitor single creates may share a key).
+ */
 function keyConflict<R extends TableRow, W>(resource: Resource<R, W>, key: string, self: R | undefined): ValidationError[] | null {
+  if (self !== undefined && self.key === key) return null;
   const holder = resource.table.getByKey(key);
   if (!holder || holder === self) return null;
   return [

@@ -1,0 +1,122 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BulkResponse, Transaction, TransactionPage } from '../../src/api/schemas/index.ts';
+import { firstError, open, uuidOf, type Harness } from './support.ts';
+
+let h: Harness;
+let stores: readonly string[];
+beforeAll(async () => {
+  h = await open();
+  stores = h.sandbox.control.stores;
+});
+afterAll(async () => {
+  await h.close();
+});
+
+const tx = (n: number, extra: Record<string, unknown> = {}) => ({
+  transaction_id: `T-${n}`,
+  item_id: `I-${n % 3}`,
+  transaction_timestamp: `2026-11-0${1 + (n % 5)}T10:00:00Z`,
+  store_id: stores[n % 2],
+  quantity: 2,
+  price: '1.50',
+  revenue: '3.00',
+  currency: 'EUR',
+  is_promo: n % 2 === 0,
+  ...extra,
+});
+
+async function listAll(query: string): Promise<Transaction[]> {
+  const out: Transaction[] = [];
+  let cursor: string | null = null;
+  do {
+    const suffix: string = cursor === null ? '' : `&cursor=${cursor}`;
+    const page = TransactionPage.parse((await h.client.get(`/v1/transactions?limit=3${query}${suffix}`)).body);
+    out.push(...page.data);
+    cursor = page.next_cursor;
+  } while (cursor !== null);
+  return out;
+}
+
+describe('transactions', () => {
+  it('bulk is idempotent per transaction_id; numbers for decimals come back as strings', async () => {
+    const items = Array.from({ length: 10 }, (_, n) => tx(n, n === 0 ? { product_id: 'PRD-0' } : {}));
+    const first = BulkResponse.parse((await h.client.post('/v1/transactions/bulk', { items })).body);
+    expect(first.results.every((r) => r.ok)).toBe(true);
+    const again = BulkResponse.parse((await h.client.post('/v1/transactions/bulk', { items })).body);
+    expect(again.results.map((r) => r.id)).toEqual(first.results.map((r) => r.id));
+    expect(h.sandbox.control.state().transactions.count).toBe(10);
+    const all = await listAll('');
+    expect(all).toHaveLength(10);
+    const t0 = all.find((t) => t.transaction_id === 'T-0')!;
+    expect(t0).toMatchObject({ product_id: 'PRD-0', item_id: 'I-0', timestamp: '2026-11-01T10:00:00Z', quantity: '2', is_promo: true });
+    expect(all.find((t) => t.transaction_id === 'T-1')!.product_id).toBe('I-1'); // product_id falls back to item_id
+  });
+
+  it('reports malformed rows per row, with the field in the message', async () => {
+    const res = BulkResponse.parse(
+      (
+        await h.client.post('/v1/transactions/bulk', {
+          items: [tx(100, { transaction_timestamp: '2026-11-01 10:00' }), tx(101, { price: '1,50' }), { item_id: 'x' }, tx(102)],
+        })
+      ).body,
+    );
+    expect(res.results.map((r) => r.ok)).toEqual([false, false, false, true]);
+    expect(res.results[0]!.message).toBe('body.items.0.transaction_timestamp: Input should be a valid datetime');
+    expect(res.results[1]!.message).toBe('body.items.1.price: Input should be a valid decimal');
+  });
+
+  it('filters by from_date, to_date (inclusive), product_id and store_id', async () => {
+    const window = await listAll('&from_date=2026-11-02T10:00:00Z&to_date=2026-11-03T10:00:00Z');
+    expect(window.map((t) => t.timestamp).every((ts) => ts >= '2026-11-02T10:00:00Z' && ts <= '2026-11-03T10:00:00Z')).toBe(true);
+    expect(window.length).toBeGreaterThan(0);
+    const product = await listAll('&product_id=I-1');
+    expect(product.length).toBeGreaterThan(0);
+    expect(product.every((t) => t.product_id === 'I-1')).toBe(true);
+    const store = await listAll(`&store_id=${stores[1]}`);
+    expect(store.every((t) => t.store_id === stores[1])).toBe(true);
+    const bad = await h.client.get('/v1/transactions?from_date=2026-11-02');
+    expect(firstError(bad.body)).toMatchObject({ loc: ['query', 'from_date'], type: 'datetime_parsing' });
+  });
+
+  it('paging is stable under concurrent inserts and an updated row moves to the end', async () => {
+    const before = await listAll('');
+    const page1 = TransactionPage.parse((await h.client.get('/v1/transactions?limit=4')).body);
+    await h.client.post('/v1/transactions/bulk', { items: [tx(200), tx(201)] });
+    await h.client.patch(`/v1/transactions/${page1.data[0]!.id as string}`, { quantity: '5' });
+    let cursor = page1.next_cursor;
+    const rest: Transaction[] = [];
+    while (cursor !== null) {
+      const page = TransactionPage.parse((await h.client.get(`/v1/transactions?limit=4&cursor=${cursor}`)).body);
+      rest.push(...page.data);
+      cursor = page.next_cursor;
+    }
+    const ids = [...page1.data, ...rest].map((t) => t.transaction_id);
+    for (const t of before) expect(ids).toContain(t.transaction_id);
+    expect(ids.slice(-3)).toEqual(['T-200', 'T-201', page1.data[0]!.transaction_id]);
+  });
+
+  it('single upsert on the path id, PATCH and DELETE', async () => {
+    const id = uuidOf(5);
+    const created = await h.client.post(`/v1/transactions/${id}`, tx(300));
+    expect(created.status).toBe(201);
+    expect(Transaction.parse(created.body)).toMatchObject({ id, transaction_id: 'T-300' });
+    const bad = await h.client.post(`/v1/transactions/${id}`, tx(300, { transaction_timestamp: 'soon' }));
+    expect(bad.status).toBe(422);
+    expect(firstError(bad.body)).toMatchObject({ loc: ['body', 'transaction_timestamp'], type: 'datetime_parsing' });
+    const patched = await h.client.patch(`/v1/transactions/${id}`, { revenue: 9.5, is_promo: null });
+    expect(patched.status).toBe(200);
+    expect(patched.body).toMatchObject({ revenue: '9.5', is_promo: null, price: '1.50' });
+    expect((await h.client.delete(`/v1/transactions/${id}`)).status).toBe(204);
+    expect((await h.client.delete(`/v1/transactions/${id}`)).status).toBe(204);
+    expect((await h.client.patch(`/v1/transactions/${id}`, { revenue: '1' })).status).toBe(404);
+  });
+
+  it('keeps updated_after inclusive for incremental sync', async () => {
+    await h.clock.advance(1000);
+    const mark = new Date(h.clock.now()).toISOString();
+    await h.client.post('/v1/transactions/bulk', { items: [tx(400)] });
+    const recent = await listAll(`&updated_after=${mark}`);
+    expect(recent.map((t) => t.transaction_id)).toEqual(['T-400']);
+    expect(recent[0]!.updated_at).toBe(mark);
+  });
+});
