@@ -27,7 +27,7 @@ export interface BulkSendContext {
   readonly client: ApiClient;
   /** Batches in flight at once (api.max_connections). */
   readonly maxInFlight: number;
-  /** Aborted on drain: no new batch is started. */
+  /** Aborted on drain: no new batch is started; batches in flight are answered and committed first. */
   readonly signal?: AbortSignal | undefined;
   /** Called after each batch is committed (progress, metrics). */
   readonly onBatch?: (batch: { index: number; sent: number; accepted: number; failed: number }) => void;
@@ -99,7 +99,8 @@ export async function sendBulk(ctx: BulkSendContext, file: BulkFile, rows: Async
   let batch: PendingBatch = { index: 0, rows: [], lines: [], raws: [], rejects: [] };
 
   const sendBatch = async (b: PendingBatch, superseded: RejectRow[]): Promise<void> => {
-    const response = await send(b.rows, ctx.signal);
+    // Not given the drain signal: a batch in flight is finished and committed; a drain only stops new batches.
+    const response = await send(b.rows);
     const apiRejects: RejectRow[] = [];
     for (const result of response.results) {
       if (result.ok) continue;

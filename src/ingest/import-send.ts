@@ -132,7 +132,8 @@ export async function sendImport(
       return;
     }
     setStatus(ctx.db, file.id, 'uploading');
-    jobId = (await UPLOAD[entity](ctx.client, canonical.path, ctx.signal)).job_id;
+    // Not given the drain signal: an upload in flight finishes, so its job id is recorded and never uploaded twice.
+    jobId = (await UPLOAD[entity](ctx.client, canonical.path)).job_id;
     recordJob(ctx.db, file.id, jobId);
   }
   const job = await pollJob(ctx, jobId);

@@ -1,0 +1,176 @@
+/**
+ * The push side of the daemon: one inbox watcher and one queue per source. Files of a source are pushed one after
+ * another, in the order they became complete (an ERP's exports keep their order); sources run side by side.
+ *
+ * Start-up resumes unfinished work first: files left in processing/ (claimed, uploading, waiting for a job) are
+ * pushed again before new files are taken. A deferred file (API down, rate limited, key rejected, disk full) is
+ * queued again at its retry time. While the key is rejected nothing is sent: each queue waits on `waitForKey`.
+ *
+ * stop() drains: watchers stop, no new file is taken, the file being pushed stops after its batches in flight
+ * are answered and committed (it stays in processing/ and is resumed at the next start).
+ */
+import type { Clock } from '../clock.ts';
+import type { SourceConfig } from '../config/source-schema.ts';
+import type { Logger } from '../log.ts';
+import { unfinishedFiles } from '../store/push-ledger.ts';
+import { compileSource } from './read/index.ts';
+import { processClaimed, pushFile, type FileResult, type PushDeps, type PushSource } from './push-file.ts';
+import { InboxWatcher } from './watch/inbox-watcher.ts';
+import { nameRules } from './watch/file-name-rules.ts';
+
+export interface PushServiceOptions {
+  readonly deps: Omit<PushDeps, 'signal' | 'onProgress'>;
+  readonly sources: readonly SourceConfig[];
+  readonly clock: Clock;
+  readonly logger: Logger;
+  /** Resolves when the API key is usable; the daemon holds it while a 401 is unresolved. */
+  readonly waitForKey?: (signal: AbortSignal) => Promise<void>;
+  /** Every file's outcome (metrics, status). */
+  readonly onResult?: (source: string, result: FileResult) => void;
+}
+
+type Job = { kind: 'path'; path: string } | { kind: 'file'; fileId: number };
+
+export interface SourceStatus {
+  readonly name: string;
+  readonly watcher: string;
+  readonly waitingToBeStable: number;
+  readonly queued: number;
+  readonly busy: boolean;
+}
+
+/** One source: its watcher, its queue, its worker. */
+class SourceRunner {
+  readonly source: PushSource;
+  readonly #config: SourceConfig;
+  readonly #o: PushServiceOptions;
+  readonly #stop: AbortSignal;
+  readonly #queue: Job[] = [];
+  readonly #queuedPaths = new Set<string>();
+  readonly #retries = new Set<number>();
+  #wake: (() => void) | null = null;
+  #busy = false;
+  #worker: Promise<void> | null = null;
+  readonly watcher: InboxWatcher;
+
+  constructor(config: SourceConfig, options: PushServiceOptions, stop: AbortSignal) {
+    this.#config = config;
+    this.#o = options;
+    this.#stop = stop;
+    this.source = {
+      name: config.name,
+      entity: config.entity,
+      mode: config.mode,
+      inbox: config.path,
+      batchSize: config.batch_size,
+      read: compileSource(config),
+    };
+    this.watcher = new InboxWatcher({
+      dir: config.path,
+      rules: nameRules(config.pattern, config.done_marker === false ? null : config.done_marker),
+      stableMs: config.stable_ms,
+      poll: config.poll,
+      pollIntervalMs: config.poll_interval_ms,
+      clock: options.clock,
+      logger: options.logger.child({ source: config.name }),
+      onReady: (path) => this.#enqueue({ kind: 'path', path }),
+    });
+  }
+
+  async start(): Promise<void> {
+    for (const file of unfinishedFiles(this.#o.deps.db, this.#config.name)) this.#enqueue({ kind: 'file', fileId: file.id });
+    this.#worker = this.#work();
+    await this.watcher.start();
+  }
+
+  status(): SourceStatus {
+    return {
+      name: this.#config.name,
+      watcher: this.watcher.state,
+      waitingToBeStable: this.watcher.waiting.length,
+      queued: this.#queue.length,
+      busy: this.#busy,
+    };
+  }
+
+  async stop(): Promise<void> {
+    await this.watcher.close();
+    this.#wake?.();
+    await this.#worker;
+  }
+
+  #enqueue(job: Job): void {
+    if (job.kind === 'path') {
+      if (this.#queuedPaths.has(job.path)) return;
+      this.#queuedPaths.add(job.path);
+    }
+    this.#queue.push(job);
+    this.#wake?.();
+  }
+
+  async #work(): Promise<void> {
+    while (!this.#stop.aborted) {
+      const job = this.#queue.shift();
+      if (!job) {
+        await new Promise<void>((resolve) => (this.#wake = resolve));
+        this.#wake = null;
+        continue;
+      }
+      try {
+        await this.#o.waitForKey?.(this.#stop);
+      } catch {
+        this.#queue.unshift(job);
+        break; // stopping
+      }
+      this.#busy = true;
+      try {
+        const deps: PushDeps = { ...this.#o.deps, signal: this.#stop };
+        const result = job.kind === 'path' ? await pushFile(deps, this.source, job.path) : await processClaimed(deps, this.source, job.fileId);
+        this.#o.onResult?.(this.#config.name, result);
+        if (result.outcome === 'deferred' && !this.#stop.aborted) this.#retryAt(result.file.id, Date.parse(result.retryAt));
+      } catch (error) {
+        // An unexpected failure (a bug, the state database unusable): logged; the file stays where it is.
+        this.#o.logger.error({ source: this.#config.name, error: String(error) }, 'push failed unexpectedly');
+        if (job.kind === 'path') this.watcher.release(job.path);
+      } finally {
+        this.#busy = false;
+        if (job.kind === 'path') this.#queuedPaths.delete(job.path);
+      }
+    }
+  }
+
+  #retryAt(fileId: number, at: number): void {
+    if (this.#retries.has(fileId)) return;
+    this.#retries.add(fileId);
+    this.#o.clock.sleep(Math.max(0, at - this.#o.clock.now()), this.#stop).then(
+      () => {
+        this.#retries.delete(fileId);
+        this.#enqueue({ kind: 'file', fileId });
+      },
+      () => this.#retries.delete(fileId),
+    );
+  }
+}
+
+export class PushService {
+  readonly #runners: SourceRunner[];
+  readonly #stop = new AbortController();
+
+  constructor(options: PushServiceOptions) {
+    this.#runners = options.sources.map((config) => new SourceRunner(config, options, this.#stop.signal));
+  }
+
+  async start(): Promise<void> {
+    await Promise.all(this.#runners.map((r) => r.start()));
+  }
+
+  status(): SourceStatus[] {
+    return this.#runners.map((r) => r.status());
+  }
+
+  /** Stops taking work and waits for the file in flight to checkpoint. */
+  async stop(): Promise<void> {
+    this.#stop.abort(new Error('the agent is stopping'));
+    await Promise.all(this.#runners.map((r) => r.stop()));
+  }
+}

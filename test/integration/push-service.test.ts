@@ -1,0 +1,63 @@
+/**
+ * The daemon's push side: watchers feed per-source queues; unfinished files are resumed before new ones; stop()
+ * drains. A ManualClock drives the stability window; the sandbox is real.
+ */
+import { mkdir, readdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SourceSchema } from '../../src/config/source-schema.ts';
+import { claimFile } from '../../src/ingest/claim.ts';
+import { PushService } from '../../src/ingest/push-service.ts';
+import type { FileResult } from '../../src/ingest/push-file.ts';
+import { getFile } from '../../src/store/push-ledger.ts';
+import { ManualClock } from '../support/manual-clock.ts';
+import { pushHarness, type PushHarness } from '../support/push-harness.ts';
+import { until } from '../support/test-logger.ts';
+
+const clock = new ManualClock();
+let h: PushHarness;
+beforeAll(async () => {
+  h = await pushHarness({ clock });
+});
+afterAll(() => h.close());
+
+describe('PushService', () => {
+  it('resumes a file left in processing/, then pushes new files of two sources', async () => {
+    const txInbox = join(h.dir, 'svc', 'tx');
+    const prodInbox = join(h.dir, 'svc', 'products');
+    await mkdir(txInbox, { recursive: true });
+    await mkdir(prodInbox, { recursive: true });
+    const tx = SourceSchema.parse({ name: 'tx', entity: 'transactions', path: txInbox, stable_ms: 2000 });
+    const products = SourceSchema.parse({ name: 'products', entity: 'products', path: prodInbox, stable_ms: 2000 });
+
+    // A file claimed by an earlier run that died before sending anything.
+    await writeFile(join(txInbox, 'left-over.csv'), 'transaction_id,item_id,transaction_timestamp\nL1,A,2026-11-20T08:00:00Z\n');
+    const claim = await claimFile(h.db, { name: 'tx', entity: 'transactions', mode: 'bulk', inbox: txInbox, batchSize: 1000 }, join(txInbox, 'left-over.csv'));
+    expect(claim.kind).toBe('claimed');
+
+    const results: { source: string; result: FileResult }[] = [];
+    const service = new PushService({
+      deps: h.deps,
+      sources: [tx, products],
+      clock,
+      logger: h.deps.logger,
+      onResult: (source, result) => results.push({ source, result }),
+    });
+    await service.start();
+    await until(() => results.length === 1, 'the left-over file to be resumed');
+    expect(results[0]?.result.outcome).toBe('done');
+
+    await writeFile(join(txInbox, 'new.csv'), 'transaction_id,item_id,transaction_timestamp\nN1,A,2026-11-20T09:00:00Z\n');
+    await writeFile(join(prodInbox, 'p.csv'), 'item_id,sku\nP1,P1\n');
+    await until(() => service.status().every((s) => s.waitingToBeStable === 1), 'both files to be seen');
+    await clock.advance(2000);
+    await until(() => results.length === 3, 'both new files to be pushed');
+    expect(results.map((r) => `${r.source}:${r.result.outcome}`).sort()).toEqual(['products:done', 'tx:done', 'tx:done']);
+    expect(h.sandbox.control.state({ keys: true }).transactions.keys).toEqual(expect.arrayContaining(['L1', 'N1']));
+    expect(await readdir(join(txInbox, 'processing'))).toEqual([]);
+    if (claim.kind === 'claimed') expect(getFile(h.db, claim.fileId)?.status).toBe('done');
+
+    await service.stop();
+    expect(service.status().every((s) => s.watcher === 'closed' && !s.busy)).toBe(true);
+  });
+});
