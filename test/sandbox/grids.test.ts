@@ -1,0 +1,90 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GRID_LARGE_PAGE_SIZE, GridPage, GridRowsPage, type Grid } from '../../src/api/schemas/index.ts';
+import { firstError, open, type Harness } from './support.ts';
+
+let h: Harness;
+let grids: Grid[];
+beforeAll(async () => {
+  h = await open({ largeGridRows: 60_000 });
+  grids = GridPage.parse((await h.client.get('/v1/grids')).body).items;
+});
+afterAll(async () => {
+  await h.close();
+});
+
+const rowsOf = async (query: string) => {
+  const res = await h.client.get(query);
+  expect(res.status).toBe(200);
+  return GridRowsPage.parse(res.body);
+};
+
+describe('grids', () => {
+  it('lists grids with a column-schema summary, a row count and canonical, custom and formula columns', () => {
+    expect(grids.map((g) => [g.name, g.row_count])).toEqual([
+      ['Weekly price review', 250],
+      ['Promo planning', 1200],
+      ['Competitive watch', 40],
+      ['Full assortment', 60_000],
+    ]);
+    const columns = grids.flatMap((g) => g.columns);
+    expect(new Set(columns.map((c) => c.source))).toEqual(new Set(['canonical', 'custom', 'formula']));
+    expect(new Set(columns.map((c) => c.type))).toEqual(new Set(['string', 'number', 'single_select']));
+  });
+
+  it('pages the grid list with a cursor', async () => {
+    const first = GridPage.parse((await h.client.get('/v1/grids?limit=3')).body);
+    expect(first.items).toHaveLength(3);
+    const second = GridPage.parse((await h.client.get(`/v1/grids?limit=3&cursor=${first.next_cursor!}`)).body);
+    expect(second.items.map((g) => g.name)).toEqual(['Full assortment']);
+    expect(second.next_cursor).toBeNull();
+  });
+
+  it('returns rows keyed by column name, numbers as strings, always with grid_item_id and updated_at', async () => {
+    const grid = grids[0]!;
+    const page = await rowsOf(`/v1/grids/${grid.grid_id}/rows?limit=2&columns=${encodeURIComponent('sku,Margin %')}`);
+    expect(page.columns.map((c) => c.name)).toEqual(['sku', 'Margin %']);
+    expect(page.data).toHaveLength(2);
+    for (const row of page.data) {
+      expect(Object.keys(row)).toEqual(['grid_item_id', 'sku', 'Margin %', 'updated_at']);
+      expect(row['Margin %']).toMatch(/^-?\d+\.\d\d$/);
+    }
+    const all = await rowsOf(`/v1/grids/${grid.grid_id}/rows?limit=1`);
+    expect(Object.keys(all.data[0]!)).toEqual(['grid_item_id', ...grid.columns.map((c) => c.name), 'updated_at']);
+  });
+
+  it('pages the large grid with limit 5000 without a gap or a repeat', async () => {
+    const grid = grids[3]!;
+    const seen = new Set<number>();
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const suffix: string = cursor === null ? '' : `&cursor=${cursor}`;
+      const page = await rowsOf(`/v1/grids/${grid.grid_id}/rows?limit=${GRID_LARGE_PAGE_SIZE}&columns=item_id${suffix}`);
+      for (const row of page.data) seen.add(row.grid_item_id as number);
+      cursor = page.next_cursor;
+      pages += 1;
+    } while (cursor !== null);
+    expect(pages).toBe(12);
+    expect(seen.size).toBe(60_000);
+  });
+
+  it('filters rows by updated_after (inclusive)', async () => {
+    const grid = grids[1]!;
+    const all = (await rowsOf(`/v1/grids/${grid.grid_id}/rows?limit=10000`)).data;
+    const times = all.map((r) => r.updated_at as string).sort();
+    const median = times[Math.floor(times.length / 2)]!;
+    const recent = (await rowsOf(`/v1/grids/${grid.grid_id}/rows?limit=10000&updated_after=${median}`)).data;
+    expect(recent.length).toBe(times.filter((t) => t >= median).length);
+    expect(recent.every((r) => (r.updated_at as string) >= median)).toBe(true);
+  });
+
+  it('refuses unknown columns and limits out of range; an unknown grid is 404', async () => {
+    const grid = grids[0]!;
+    expect(firstError((await h.client.get(`/v1/grids/${grid.grid_id}/rows?columns=nope`)).body)).toMatchObject({
+      loc: ['query', 'columns'],
+      type: 'value_error',
+    });
+    expect(firstError((await h.client.get(`/v1/grids/${grid.grid_id}/rows?limit=10001`)).body).loc).toEqual(['query', 'limit']);
+    expect((await h.client.get('/v1/grids/unknown-grid/rows')).status).toBe(404);
+  });
+});
