@@ -105,8 +105,8 @@ export class ApprovalBook {
     return row;
   }
 
-  /** GET /v1/approved_prices: newest first; history=false moves the returned rows to exported_api. */
-  list(history: boolean, filters: ApprovalFilterValues, beforeId: number | null, limit: number, nowMs: number): ApprovalPage {
+  /** GET /v1/approved_prices: newest first. The caller moves the returned rows on with markExported (history=false). */
+  list(history: boolean, filters: ApprovalFilterValues, beforeId: number | null, limit: number): ApprovalPage {
     const match = matcher(filters);
     const rows: Approval[] = [];
     let next: number | null = null;
@@ -120,12 +120,11 @@ export class ApprovalBook {
       }
       rows.push(row);
     }
-    if (!history) for (const row of rows) this.#markExported(row, nowMs);
     return { rows, next };
   }
 
-  /** POST /v1/approved_prices/deliveries: ascending ids after the cursor; the default view marks rows exported. */
-  deliver(history: boolean, filters: ApprovalFilterValues, afterId: number | null, limit: number, nowMs: number): ApprovalPage {
+  /** POST /v1/approved_prices/deliveries: ascending ids after the cursor. The caller marks rows exported. */
+  deliver(history: boolean, filters: ApprovalFilterValues, afterId: number | null, limit: number): ApprovalPage {
     const match = matcher(filters);
     const rows: Approval[] = [];
     let next: number | null = null;
@@ -138,8 +137,20 @@ export class ApprovalBook {
       }
       rows.push(row);
     }
-    if (!history) for (const row of rows) this.#markExported(row, nowMs);
     return { rows, next };
+  }
+
+  /**
+   * Moves rows that were returned by a destructive read or a delivery from pending to exported_api. Called after the
+   * page is serialized: a page shows each row as it was selected (pending on its first delivery, exported_api when
+   * it is delivered again), and the move is visible from then on.
+   */
+  markExported(rows: readonly Approval[], nowMs: number): void {
+    for (const row of rows) {
+      if (row.export_status !== 'pending') continue;
+      row.export_status = 'exported_api';
+      row.exported_at = isoTime(nowMs);
+    }
   }
 
   /**
@@ -183,12 +194,6 @@ export class ApprovalBook {
       else counts[row.export_status] += 1;
     }
     return counts;
-  }
-
-  #markExported(row: Approval, nowMs: number): void {
-    if (row.export_status !== 'pending') return;
-    row.export_status = 'exported_api';
-    row.exported_at = isoTime(nowMs);
   }
 }
 

@@ -67,8 +67,11 @@ function listReply(ctx: ApiContext): Reply {
   }
   if (errors.length > 0 || !filters.success || typeof limit !== 'number') return invalid(errors);
   const { history: historyFlag = false, ...values } = filters.data;
-  const page = ctx.world.approvals.list(historyFlag, values, before, limit, ctx.now);
-  return json(200, pageJson(page, list, false));
+  const { approvals } = ctx.world;
+  const page = approvals.list(historyFlag, values, before, limit);
+  const reply = json(200, pageJson(page, list, false));
+  if (!historyFlag) approvals.markExported(page.rows, ctx.now);
+  return reply;
 }
 
 function deliveriesReply(ctx: ApiContext): Reply {
@@ -89,8 +92,9 @@ function deliveriesReply(ctx: ApiContext): Reply {
   }
   const { history = false, ...filters } = request.filters ?? {};
   const limit = request.pagination?.limit ?? LIST_LIMITS.approved_prices.default;
-  const page = world.approvals.deliver(history, filters, after, limit, ctx.now);
+  const page = world.approvals.deliver(history, filters, after, limit);
   const raw = JSON.stringify(pageJson(page, DELIVERY_CURSOR, true));
+  if (!history) world.approvals.markExported(page.rows, ctx.now);
   world.deliveries.set(request.request_id, raw);
   return { status: 200, raw };
 }
