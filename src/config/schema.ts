@@ -10,6 +10,7 @@ import { z } from 'zod';
 import { apiSchema } from './api-schema.ts';
 import { logSchema } from './log-schema.ts';
 import type { SectionContext } from './section-context.ts';
+import { sourceListSchema } from './source-schema.ts';
 import { stateSchema } from './state-schema.ts';
 
 export function configSchema(ctx: SectionContext) {
@@ -17,6 +18,7 @@ export function configSchema(ctx: SectionContext) {
     api: apiSchema(ctx),
     state: stateSchema(ctx).prefault({}),
     log: logSchema(ctx).prefault({}),
+    sources: sourceListSchema(ctx),
   });
 }
 

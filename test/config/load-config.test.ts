@@ -22,6 +22,7 @@ describe('loadConfig: defaults and shape', () => {
       },
       state: { dir: join(dir, 'state') },
       log: { level: 'info', pretty: false },
+      sources: [],
     });
   });
 
