@@ -1,0 +1,161 @@
+/**
+ * Reading approved prices page by page through the replayable deliveries endpoint into the outbox.
+ *
+ * Per page: (1) a delivery intent (fresh request_id, filters, cursor, page size) is committed, (2) the request is
+ * sent, (3) the page is stored in ONE transaction with the next cursor and the intent marked done
+ * (storeDeliveredPage). What survives a crash at each point:
+ * - before (1) commits: nothing happened; the next run records a new intent at the same cursor.
+ * - between (1) and (3): the intent is pending. The next run replays it first, with the same request_id, and the
+ *   server answers the page it handed out (maybe already marked exported on its side), so no row is lost.
+ * - after (3): rows, feed rows and cursor are committed together; the listing continues at the next cursor.
+ * The server never sees an acknowledgement for a page before it is committed here (acknowledge.ts runs after).
+ */
+import { randomUUID } from 'node:crypto';
+import { ApiValidationError } from '../api/errors.ts';
+import type { Page } from '../api/call.ts';
+import type { ApprovedPrice, ApprovedPriceFilters, DeliveryRequest } from '../api/schemas/index.ts';
+import { storeDeliveredPage } from '../store/approved-prices.ts';
+import {
+  abandonDeliveryIntent,
+  DEFAULT_PULL_JOB,
+  type DeliveryIntent,
+  pendingDeliveryIntent,
+  pullCursor,
+  recordDeliveryIntent,
+} from '../store/delivery-intents.ts';
+import { checkAborted, type PullDeps } from './pull-deps.ts';
+
+export interface DeliverySettings {
+  /** The spec's filters, without history. */
+  readonly filters: Omit<ApprovedPriceFilters, 'history'>;
+  /** pagination.limit, 1..500. */
+  readonly pageSize: number;
+}
+
+export interface DeliveryStats {
+  pages: number;
+  /** Pending intents of an earlier run sent again with their request_id. */
+  replayed: number;
+  /** Pending intents the server refused to replay (422), given up without a page. */
+  abandoned: number;
+  rows: number;
+  /** Versions stored for the first time. */
+  inserted: number;
+  /** Versions that were already stored (a replayed page, a delivery of a version not acknowledged yet). */
+  duplicates: number;
+  feedRows: number;
+}
+
+export function emptyDeliveryStats(): DeliveryStats {
+  return { pages: 0, replayed: 0, abandoned: 0, rows: 0, inserted: 0, duplicates: 0, feedRows: 0 };
+}
+
+/**
+ * Replays the pending intent of an interrupted run, if any, then pages from the checkpointed cursor until the
+ * server says the listing is complete (next_cursor null). Throws on any API or store error: whatever was committed
+ * stays, and the next run resumes from it.
+ */
+export async function pullDeliveries(
+  deps: PullDeps,
+  settings: DeliverySettings,
+  stats: DeliveryStats,
+  signal?: AbortSignal,
+): Promise<void> {
+  const { db } = deps;
+  checkAborted(signal);
+  const pending = pendingDeliveryIntent(db);
+  if (pending) {
+    const next = await replay(deps, pending, stats, signal);
+    // The replayed page was the last of its listing: the listing is complete.
+    if (next === null) return;
+  }
+  let cursor = startCursor(deps, settings.filters);
+  for (;;) {
+    checkAborted(signal);
+    const intent = recordDeliveryIntent(db, {
+      requestId: randomUUID(),
+      filters: settings.filters,
+      cursor,
+      limit: settings.pageSize,
+    });
+    const page = await fetchPage(deps, intent, signal);
+    store(deps, intent, page, stats);
+    if (page.nextCursor === null) return;
+    cursor = page.nextCursor;
+  }
+}
+
+/** Sends a pending intent again; returns the stored page's next cursor, or undefined when it was abandoned. */
+async function replay(
+  deps: PullDeps,
+  intent: DeliveryIntent,
+  stats: DeliveryStats,
+  signal: AbortSignal | undefined,
+): Promise<string | null | undefined> {
+  deps.logger.info({ request_id: intent.request_id, cursor: intent.cursor }, 'replaying the delivery of an interrupted run');
+  let page: Page<ApprovedPrice>;
+  try {
+    page = await fetchPage(deps, intent, signal);
+  } catch (error) {
+    // The server no longer knows the request_id and refuses it: the page it may have handed out under that id is
+    // not stored. Its versions were never acknowledged, so the platform delivers them again from the cursor.
+    if (!(error instanceof ApiValidationError)) throw error;
+    abandonDeliveryIntent(deps.db, intent.id);
+    stats.abandoned += 1;
+    deps.logger.warn({ request_id: intent.request_id, error: error.message }, 'delivery replay refused; abandoned');
+    return undefined;
+  }
+  stats.replayed += 1;
+  store(deps, intent, page, stats);
+  return page.nextCursor;
+}
+
+function fetchPage(deps: PullDeps, intent: DeliveryIntent, signal: AbortSignal | undefined): Promise<Page<ApprovedPrice>> {
+  const pagination: NonNullable<DeliveryRequest['pagination']> = {};
+  if (intent.page_limit !== null) pagination.limit = intent.page_limit;
+  if (intent.cursor !== null) pagination.cursor = intent.cursor;
+  return deps.client.approvedPrices.deliveries(
+    { request_id: intent.request_id, filters: intent.filters, pagination },
+    { signal },
+  );
+}
+
+function store(deps: PullDeps, intent: DeliveryIntent, page: Page<ApprovedPrice>, stats: DeliveryStats): void {
+  const stored = storeDeliveredPage(deps.db, intent.id, page.items, page.nextCursor);
+  stats.pages += 1;
+  stats.rows += page.items.length;
+  stats.inserted += stored.inserted;
+  stats.duplicates += stored.duplicates;
+  stats.feedRows += stored.feedRows;
+  deps.logger.debug(
+    { request_id: intent.request_id, rows: page.items.length, inserted: stored.inserted, last_seq: stored.lastSeq },
+    'delivery page stored',
+  );
+}
+
+/**
+ * The cursor to continue from: the checkpoint, unless the filters changed since the listing it belongs to (a
+ * cursor of another listing could skip rows); then the listing starts over, and versions stored already come
+ * again as duplicates.
+ */
+function startCursor(deps: PullDeps, filters: DeliverySettings['filters']): string | null {
+  const cursor = pullCursor(deps.db);
+  if (cursor === null) return null;
+  const last = deps.db
+    .statement<string>(
+      `SELECT filters FROM delivery_intents WHERE job = ? AND status = 'done' ORDER BY id DESC LIMIT 1`,
+    )
+    .pluck()
+    .get(DEFAULT_PULL_JOB);
+  if (last !== undefined && canonical(JSON.parse(last) as object) !== canonical(filters)) {
+    deps.logger.info('pull filters changed: the listing starts over from the beginning');
+    return null;
+  }
+  return cursor;
+}
+
+/** Filters as comparable text: keys sorted, unset keys left out. */
+function canonical(filters: object): string {
+  const entries = Object.entries(filters).filter(([, value]) => value !== undefined && value !== null);
+  return JSON.stringify(entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}

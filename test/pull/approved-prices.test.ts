@@ -1,0 +1,119 @@
+/**
+ * The approved-prices pull against the sandbox over HTTP: every current version in the feed once and acknowledged
+ * once, a replayed page after a crash, 409s in the middle of a batch (with and without the conflict list), and
+ * ids the platform acknowledged before the agent could record it.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { runApprovedPricesPull } from '../../src/pull/approved-prices.ts';
+import { storeDeliveredPage } from '../../src/store/approved-prices.ts';
+import { recordDeliveryIntent } from '../../src/store/delivery-intents.ts';
+import { approval } from '../store/support.ts';
+import { pullHarness, currentVersions, sandboxApprovals, type PullHarness } from './support.ts';
+
+let h: PullHarness;
+afterEach(() => h.close());
+
+function feed(db: PullHarness['db']) {
+  return db.statement<{ seq: number; kind: string; approval_id: number }>('SELECT seq, kind, approval_id FROM price_feed ORDER BY seq').all();
+}
+
+function ackStatuses(db: PullHarness['db']): Record<string, number> {
+  const rows = db
+    .statement<{ s: string | null; n: number }>(`SELECT CASE WHEN ack_status = 'conflict' THEN conflict_reason ELSE ack_status END AS s, count(*) AS n
+       FROM approved_prices GROUP BY 1`)
+    .all();
+  return Object.fromEntries(rows.map((r) => [r.s ?? 'null', r.n]));
+}
+
+function expectEveryCurrentVersionFedAndAcknowledgedOnce(): void {
+  const current = currentVersions(h.sandbox);
+  const priceRows = feed(h.db).filter((r) => r.kind === 'price').map((r) => r.approval_id);
+  expect(new Set(priceRows).size).toBe(priceRows.length);
+  expect(priceRows).toEqual(expect.arrayContaining(current.map((a) => a.id)));
+  for (const a of sandboxApprovals(h.sandbox)) expect(a.ackCount, `ack count of ${a.id}`).toBeLessThanOrEqual(1);
+  for (const a of current) expect(a.ackCount, `ack count of ${a.id}`).toBe(1);
+}
+
+describe('runApprovedPricesPull', () => {
+  it('stores every current version once, acknowledges each once, and a second run finds nothing new', async () => {
+    h = await pullHarness({ sandbox: { approvals: 1200 } });
+    const first = await runApprovedPricesPull(h.deps, undefined, { pageSize: 500 });
+    const current = currentVersions(h.sandbox);
+    expect(first.deliveries.inserted).toBe(current.length);
+    expect(first.acks.acknowledged).toBe(current.length);
+    expect(first.acks.requests).toBe(Math.ceil(current.length / 500));
+    expectEveryCurrentVersionFedAndAcknowledgedOnce();
+    expect(feed(h.db)).toHaveLength(current.length);
+
+    const second = await runApprovedPricesPull(h.deps);
+    expect(second.deliveries).toMatchObject({ pages: 1, rows: 0 });
+    expect(second.acks.requests).toBe(0);
+    expect(h.sandbox.control.state().approvals.acks.every((a) => a.conflicting_acks === 0)).toBe(true);
+  });
+
+  it('replays a delivery whose page was handed out but never stored, and gets the same page', async () => {
+    h = await pullHarness({ sandbox: { approvals: 300 } });
+    // A run that died after sending its first request: the intent is committed, the page never stored.
+    const intent = recordDeliveryIntent(h.db, { requestId: crypto.randomUUID(), filters: {}, cursor: null, limit: 100 });
+    const lost = await h.client.approvedPrices.deliveries({ request_id: intent.request_id, filters: {}, pagination: { limit: 100 } });
+    expect(lost.items).toHaveLength(100);
+    const run = await runApprovedPricesPull(h.deps, undefined, { pageSize: 100 });
+    expect(run.deliveries.replayed).toBe(1);
+    expect(h.sandbox.control.state().deliveries.replays).toBe(1);
+    expectEveryCurrentVersionFedAndAcknowledgedOnce();
+  });
+
+  for (const listed of [true, false]) {
+    it(`resolves 409s in the middle of a batch ${listed ? 'with' : 'without'} the conflict list, never acknowledging twice`, async () => {
+      h = await pullHarness({ sandbox: { approvals: 0 } });
+      h.sandbox.control.setAckConflictDetail(listed);
+      h.sandbox.control.injectApprovals({ count: 900 });
+      // First run: stored, but the acknowledgements are refused (403), so everything stays unacknowledged.
+      h.sandbox.control.setDenied(['POST /v1/approved_prices/acknowledge']);
+      await expect(runApprovedPricesPull(h.deps)).rejects.toThrow(/403/);
+      h.sandbox.control.setDenied([]);
+      // Meanwhile on the platform: cancellations, amendments, and ids acknowledged by a run whose answer was lost.
+      const cancelled = [17, 250, 251, 600];
+      const amended = [18, 499, 777];
+      const ackedElsewhere = [3, 4, 5, 501];
+      for (const id of cancelled) h.sandbox.control.cancel(id);
+      for (const id of amended) h.sandbox.control.amend(id, { approved_price: '1.23' });
+      await h.client.approvedPrices.acknowledge(ackedElsewhere);
+
+      const run = await runApprovedPricesPull(h.deps);
+      // Found by the history (already acknowledged, cancelled) or by splitting (superseded): no flood of requests.
+      expect(run.acks.requests).toBeLessThan(listed ? 12 : 40);
+      expect(run.acks.conflicts).toEqual({ cancelled: 4, superseded: 3 });
+      expect(run.acks.alreadyAcknowledged).toBe(4);
+      expect(run.acks.withdrawals).toBe(4);
+      expect(run.deliveries.inserted).toBe(3); // the amendments
+      expect(ackStatuses(h.db)).toEqual({ acknowledged: 900 - 7 + 3, cancelled: 4, superseded: 3 });
+      const withdrawals = feed(h.db).filter((r) => r.kind === 'withdrawal').map((r) => r.approval_id);
+      expect(withdrawals.sort((a, b) => a - b)).toEqual(cancelled);
+      expectEveryCurrentVersionFedAndAcknowledgedOnce();
+      const acks = h.sandbox.control.state().approvals.acks;
+      expect(acks.filter((a) => a.conflicting_acks > 0).map((a) => a.id).sort((a, b) => a - b)).toEqual(ackedElsewhere);
+    });
+  }
+
+  it('finds conflicts the history cannot explain by binary splitting, sending no accepted id twice', async () => {
+    h = await pullHarness({ sandbox: { approvals: 0 } });
+    h.sandbox.control.setAckConflictDetail(false);
+    h.sandbox.control.injectApprovals({ count: 400 });
+    h.sandbox.control.setDenied(['POST /v1/approved_prices/acknowledge']);
+    await expect(runApprovedPricesPull(h.deps)).rejects.toThrow(/403/);
+    h.sandbox.control.setDenied([]);
+    // Two versions the platform does not know (a restored backup of another account, say): refused as unknown.
+    const phantom = [approval(5_000_001, { approved_at: new Date().toISOString() }), approval(5_000_002)];
+    const intent = recordDeliveryIntent(h.db, { requestId: crypto.randomUUID(), filters: {}, cursor: null });
+    storeDeliveredPage(h.db, intent.id, phantom, null);
+
+    const run = await runApprovedPricesPull(h.deps);
+    expect(run.acks.acknowledged).toBe(400);
+    expect(run.acks.conflicts).toEqual({ unknown: 2 });
+    // Each refused singleton costs about two requests per level of the split: 2 * 2 * log2(402) + the first.
+    expect(run.acks.requests).toBeLessThanOrEqual(2 * 2 * Math.ceil(Math.log2(402)) + 1);
+    expect(ackStatuses(h.db)).toEqual({ acknowledged: 400, unknown: 2 });
+    expectEveryCurrentVersionFedAndAcknowledgedOnce();
+  });
+});
