@@ -8,7 +8,10 @@
  */
 import { z } from 'zod';
 import { apiSchema } from './api-schema.ts';
+import { daemonSchema, httpSchema } from './daemon-schema.ts';
 import { logSchema } from './log-schema.ts';
+import { outboxSchema } from './outbox-schema.ts';
+import { pullSchema } from './pull-schema.ts';
 import type { SectionContext } from './section-context.ts';
 import { sourceListSchema } from './source-schema.ts';
 import { stateSchema } from './state-schema.ts';
@@ -18,7 +21,11 @@ export function configSchema(ctx: SectionContext) {
     api: apiSchema(ctx),
     state: stateSchema(ctx).prefault({}),
     log: logSchema(ctx).prefault({}),
+    pull: pullSchema(ctx).prefault({}),
+    outbox: outboxSchema(ctx).prefault({}),
     sources: sourceListSchema(ctx),
+    http: httpSchema(ctx).prefault({}),
+    daemon: daemonSchema(ctx).prefault({}),
   });
 }
 

@@ -10,7 +10,11 @@
  * are answered and committed (it stays in processing/ and is resumed at the next start).
  */
 import type { Clock } from '../clock.ts';
-import type { SourceConfig } from '../config/source-schema.ts';
+import type { DeepReadonly } from '../config/index.ts';
+import type { SourceConfig as MutableSourceConfig } from '../config/source-schema.ts';
+
+/** A source as the frozen Config holds it. */
+type SourceConfig = DeepReadonly<MutableSourceConfig>;
 import type { Logger } from '../log.ts';
 import { unfinishedFiles } from '../store/push-ledger.ts';
 import { compileSource } from './read/index.ts';
@@ -153,24 +157,53 @@ class SourceRunner {
 }
 
 export class PushService {
-  readonly #runners: SourceRunner[];
-  readonly #stop = new AbortController();
+  readonly #options: PushServiceOptions;
+  readonly #runners = new Map<string, { runner: SourceRunner; config: string; stop: AbortController }>();
+  #started = false;
 
   constructor(options: PushServiceOptions) {
-    this.#runners = options.sources.map((config) => new SourceRunner(config, options, this.#stop.signal));
+    this.#options = options;
   }
 
   async start(): Promise<void> {
-    await Promise.all(this.#runners.map((r) => r.start()));
+    this.#started = true;
+    await this.reconfigure(this.#options.sources);
+  }
+
+  /**
+   * Applies a new `sources:` list (SIGHUP): removed or changed sources drain and stop, new or changed ones start.
+   * Unchanged sources are not touched, so their work in flight goes on.
+   */
+  async reconfigure(sources: readonly SourceConfig[]): Promise<{ added: string[]; removed: string[] }> {
+    const wanted = new Map(sources.map((s) => [s.name, s]));
+    const removed: string[] = [];
+    for (const [name, entry] of this.#runners) {
+      const next = wanted.get(name);
+      if (next && JSON.stringify(next) === entry.config) continue;
+      entry.stop.abort(new Error('source removed or changed'));
+      await entry.runner.stop();
+      this.#runners.delete(name);
+      removed.push(name);
+    }
+    const added: string[] = [];
+    for (const config of sources) {
+      if (this.#runners.has(config.name)) continue;
+      const stop = new AbortController();
+      const runner = new SourceRunner(config, this.#options, stop.signal);
+      this.#runners.set(config.name, { runner, config: JSON.stringify(config), stop });
+      if (this.#started) await runner.start();
+      added.push(config.name);
+    }
+    return { added, removed };
   }
 
   status(): SourceStatus[] {
-    return this.#runners.map((r) => r.status());
+    return [...this.#runners.values()].map((e) => e.runner.status());
   }
 
   /** Stops taking work and waits for the file in flight to checkpoint. */
   async stop(): Promise<void> {
-    this.#stop.abort(new Error('the agent is stopping'));
-    await Promise.all(this.#runners.map((r) => r.stop()));
+    for (const entry of this.#runners.values()) entry.stop.abort(new Error('the agent is stopping'));
+    await Promise.all([...this.#runners.values()].map((e) => e.runner.stop()));
   }
 }

@@ -6,6 +6,7 @@
  * `defaults` are written as the API expects them, not in the file's formats: decimals with a point, dates in
  * ISO 8601, booleans true/false. They are config, not data, so the file's separators do not apply to them.
  */
+import type { DeepReadonly } from '../../config/index.ts';
 import { toValidationErrors } from '../../api/schemas/index.ts';
 import type { Encoding, Entity, SourceConfig } from '../../config/source-schema.ts';
 import { SourceSchema } from '../../config/source-schema.ts';
@@ -23,7 +24,7 @@ import { ENTITY_FIELDS, WRITE_SCHEMAS, acceptsCustomColumns } from './field-kind
 import type { FieldInfo, FieldKind } from './field-kinds.ts';
 
 /** What reading a file needs from a source. `push --entity` builds one with `entityReadOptions`. */
-export type ReadOptions = Pick<
+export type ReadOptions = DeepReadonly<Pick<
   SourceConfig,
   | 'entity'
   | 'encoding'
@@ -33,7 +34,7 @@ export type ReadOptions = Pick<
   | 'date_format'
   | 'columns'
   | 'defaults'
->;
+>>;
 
 /** Options for a file whose headers are the API's field names, in UTF-8 (or with a BOM), any delimiter. */
 export function entityReadOptions(entity: Entity): ReadOptions {

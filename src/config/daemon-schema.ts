@@ -1,0 +1,28 @@
+/**
+ * The `http:` and `daemon:` sections: the local health/metrics server and the long-running process's bounds.
+ */
+import { z } from 'zod';
+import type { SectionContext } from './section-context.ts';
+
+export function httpSchema(_ctx: SectionContext) {
+  return z.strictObject({
+    /** Serve /healthz, /readyz and /metrics. */
+    enabled: z.boolean().default(true),
+    /**
+     * Address to listen on. Loopback by default: the endpoints expose no secret, but nothing outside this host
+     * needs them unless a monitoring system scrapes it; then set the host's address (or 0.0.0.0) deliberately.
+     */
+    host: z.string().min(1).default('127.0.0.1'),
+    /** 9464 is the conventional port of Prometheus exporters' "app" range; 0 picks a free port (tests). */
+    port: z.int().min(0).max(65_535).default(9464),
+  });
+}
+
+export function daemonSchema(_ctx: SectionContext) {
+  return z.strictObject({
+    /** On SIGTERM/SIGINT: how long to let work in flight finish and checkpoint before exiting anyway (ms). */
+    shutdown_timeout_ms: z.int().min(1_000).max(600_000).default(30_000), // 30 s
+    /** While the API rejects the key (401): how often to check the key again, re-reading api.key_file (ms). */
+    key_check_interval_ms: z.int().min(1_000).max(3_600_000).default(60_000), // 1 min
+  });
+}

@@ -1,0 +1,261 @@
+/**
+ * The long-running agent behind `pricing-agent run`: inbox watchers, scheduled jobs, the key monitor, WAL
+ * maintenance and the local HTTP server, with an explicit lifecycle:
+ *
+ *   starting -> running -> draining -> stopped          (failed: start-up could not complete)
+ *
+ * Start-up resumes unfinished work before anything new: files in processing/ (push service), pending delivery
+ * intents, unacknowledged ids and interrupted listings (each scheduled job runs once at start). A drain stops taking
+ * work, lets batches in flight finish and checkpoint, and closes the database (checkpointing the WAL).
+ */
+import { accessSync, constants, statfsSync } from 'node:fs';
+import { connectApi, type ApiConnection } from '../api-from-config.ts';
+import { systemClock, type Clock } from '../clock.ts';
+import { readApiKey, type Config } from '../config/index.ts';
+import { PushService } from '../ingest/push-service.ts';
+import type { Logger } from '../log.ts';
+import { listConsumers, maxSeq } from '../outbox/price-feed.ts';
+import { listStreamStates } from '../store/mirrors.ts';
+import { databasePath, openDatabase } from '../store/open-database.ts';
+import type { StateDb } from '../store/state-db.ts';
+import { WalMaintenance } from '../store/wal-maintenance.ts';
+import { startHealthServer, type HealthServer, type Readiness } from './http-server.ts';
+import { scheduledJobs } from './jobs.ts';
+import { KeyMonitor } from './key-monitor.ts';
+import { AgentMetrics } from './metrics.ts';
+import { Scheduler } from './scheduler.ts';
+
+export const AGENT_STATES = ['starting', 'running', 'draining', 'stopped', 'failed'] as const;
+export type AgentState = (typeof AGENT_STATES)[number];
+
+/** Below this much free space in the state directory the agent is not ready (it cannot checkpoint safely). */
+export const MIN_FREE_STATE_BYTES = 64 * 1024 * 1024; // 64 MiB
+
+export interface AgentOptions {
+  readonly config: Config;
+  readonly logger: Logger;
+  readonly clock?: Clock;
+  /** Loads the config again for SIGHUP; throws a ConfigError when the new file is invalid. */
+  readonly reloadConfig?: () => Promise<Config>;
+}
+
+export class Agent {
+  #config: Config;
+  readonly #logger: Logger;
+  readonly #clock: Clock;
+  #state: AgentState = 'starting';
+  #db: StateDb | null = null;
+  #api: ApiConnection | null = null;
+  #keys: KeyMonitor | null = null;
+  #push: PushService | null = null;
+  #scheduler: Scheduler | null = null;
+  #wal: WalMaintenance | null = null;
+  #http: HealthServer | null = null;
+  #metrics: AgentMetrics | null = null;
+  readonly #reloadConfig: (() => Promise<Config>) | undefined;
+
+  constructor(options: AgentOptions) {
+    this.#config = options.config;
+    this.#logger = options.logger;
+    this.#clock = options.clock ?? systemClock;
+    this.#reloadConfig = options.reloadConfig;
+  }
+
+  get state(): AgentState {
+    return this.#state;
+  }
+
+  get httpUrl(): string | null {
+    return this.#http?.url ?? null;
+  }
+
+  async start(): Promise<void> {
+    const config = this.#config;
+    try {
+      const db = await openDatabase(databasePath(config.state.dir), { now: () => this.#clock.now() });
+      this.#db = db;
+      const metrics = new AgentMetrics({
+        outbox: async () => ({ feedRows: maxSeq(db), consumers: (await listConsumers(db)).map((c) => ({ name: c.consumer, lag: c.lag })) }),
+        mirrors: () =>
+          listStreamStates(db).map((s) => ({
+            stream: s.stream,
+            watermarkAgeSeconds: s.watermark ? Math.max(0, (this.#clock.now() - Date.parse(s.watermark)) / 1000) : null,
+          })),
+        ready: () => this.readiness().ready,
+      });
+      this.#metrics = metrics;
+      const api = connectApi(config.api, this.#logger, {
+        clock: this.#clock,
+        hooks: {
+          onResponse: (e) => metrics.apiRequests.inc({ operation: e.operation, status: String(e.status) }),
+          onRetry: (e) => metrics.apiRetries.inc({ operation: e.operation }),
+          onRateLimited: (e) => {
+            metrics.rateLimitWaits.inc();
+            metrics.rateLimitWaitSeconds.inc(e.waitMs / 1000);
+          },
+          onKeyRejected: () => this.#keys?.reportRejected(),
+        },
+      });
+      this.#api = api;
+      const keys = new KeyMonitor({
+        client: api.client,
+        readKey: () => readApiKey(this.#config.api),
+        clock: this.#clock,
+        logger: this.#logger,
+        intervalMs: config.daemon.key_check_interval_ms,
+        onState: (state) => metrics.keyRejected.set(state === 'rejected' ? 1 : 0),
+      });
+      this.#keys = keys;
+      if (config.http.enabled) {
+        this.#http = await startHealthServer({
+          host: config.http.host,
+          port: config.http.port,
+          readiness: () => this.readiness(),
+          registry: metrics.registry,
+          state: () => this.#state,
+        });
+      }
+      const keyState = await keys.verify();
+      const waitForKey = (signal: AbortSignal) => keys.waitForKey(signal);
+      this.#push = new PushService({
+        deps: { db, client: api.client, clock: this.#clock, logger: this.#logger, maxInFlight: config.api.max_connections },
+        sources: config.sources,
+        clock: this.#clock,
+        logger: this.#logger,
+        waitForKey,
+        onResult: (source, result) => {
+          metrics.files.inc({ source, outcome: result.outcome });
+          if ('file' in result && (result.outcome === 'done' || result.outcome === 'failed')) {
+            const f = result.file;
+            metrics.rows.inc({ entity: f.entity, result: 'accepted' }, f.rows_accepted ?? 0);
+            metrics.rows.inc({ entity: f.entity, result: 'rejected' }, f.rows_rejected ?? 0);
+            metrics.rows.inc({ entity: f.entity, result: 'superseded' }, f.rows_superseded ?? 0);
+          }
+        },
+      });
+      await this.#push.start();
+      this.#scheduler = new Scheduler({
+        logger: this.#logger,
+        clock: this.#clock,
+        onRun: (name, outcome) => {
+          metrics.jobRuns.inc({ job: name, outcome });
+          if (outcome === 'success') metrics.jobLastSuccess.set({ job: name }, this.#clock.now() / 1000);
+        },
+      });
+      for (const job of scheduledJobs(config, { db, client: api.client, clock: this.#clock, logger: this.#logger, metrics, waitForKey })) {
+        this.#scheduler.add(job);
+      }
+      this.#scheduler.start();
+      // Unfinished pulls and listings are resumed at once, not at the next tick.
+      for (const name of this.#scheduler.names()) void this.#scheduler.runNow(name);
+      this.#wal = new WalMaintenance(db, { isIdle: () => this.#isIdle() }).start();
+      this.#state = 'running';
+      this.#logger.info(
+        { sources: config.sources.length, jobs: this.#scheduler.names(), http: this.#http?.url ?? null, api_key_state: keyState, state_dir: config.state.dir },
+        'pricing-agent running',
+      );
+    } catch (error) {
+      this.#state = 'failed';
+      await this.#closeAll();
+      throw error;
+    }
+  }
+
+  readiness(): Readiness {
+    const reasons: string[] = [];
+    if (this.#state !== 'running') reasons.push(`the agent is ${this.#state}`);
+    const key = this.#keys?.state ?? 'unknown';
+    if (key === 'rejected') reasons.push('the API rejected the key (401): put a new key in api.key_file or api.key');
+    else if (key === 'unreachable') reasons.push('the API could not be reached to verify the key');
+    else if (key !== 'ok') reasons.push('the API key has not been verified yet');
+    const stateProblem = this.#stateDirProblem();
+    if (stateProblem) reasons.push(stateProblem);
+    for (const source of this.#push?.status() ?? []) {
+      if (source.watcher === 'missing') reasons.push(`the inbox folder of source ${source.name} is missing`);
+    }
+    return { ready: reasons.length === 0, reasons };
+  }
+
+  /** The state database can be written and has room to checkpoint. */
+  #stateDirProblem(): string | null {
+    const dir = this.#config.state.dir;
+    try {
+      accessSync(dir, constants.W_OK);
+      if (this.#db) accessSync(this.#db.path, constants.W_OK);
+      const fs = statfsSync(dir);
+      if (fs.bavail * fs.bsize < MIN_FREE_STATE_BYTES) return `the state directory ${dir} is almost full (less than 64 MiB free)`;
+      return null;
+    } catch {
+      return `the state directory ${dir} is not writable`;
+    }
+  }
+
+  #isIdle(): boolean {
+    const pushing = (this.#push?.status() ?? []).some((s) => s.busy || s.queued > 0);
+    const jobs = (this.#scheduler?.status() ?? []).some((j) => j.running);
+    return !pushing && !jobs;
+  }
+
+  /** SIGHUP: loads the config again; an invalid one is refused and the running one stays. */
+  async reload(): Promise<boolean> {
+    if (!this.#reloadConfig || this.#state !== 'running') return false;
+    let next: Config;
+    try {
+      next = await this.#reloadConfig();
+    } catch (error) {
+      this.#logger.error({ error: error instanceof Error ? error.message : String(error) }, 'reload refused: the new config is invalid; the running config stays');
+      return false;
+    }
+    const previous = this.#config;
+    this.#config = next;
+    if (JSON.stringify(next.api) !== JSON.stringify(previous.api)) {
+      if (next.api.base_url !== previous.api.base_url || next.api.proxy !== previous.api.proxy || next.api.ca_file !== previous.api.ca_file) {
+        this.#logger.warn('api.base_url, api.proxy or api.ca_file changed: restart the agent to apply them');
+      }
+    }
+    this.#logger.level = next.log.level;
+    const sources = await this.#push?.reconfigure(next.sources);
+    await this.#reschedule(next);
+    void this.#keys?.verify();
+    this.#logger.info({ sources_added: sources?.added ?? [], sources_removed: sources?.removed ?? [] }, 'config reloaded');
+    return true;
+  }
+
+  async #reschedule(config: Config): Promise<void> {
+    const scheduler = this.#scheduler;
+    const db = this.#db;
+    const api = this.#api;
+    const keys = this.#keys;
+    const metrics = this.#metrics;
+    if (!scheduler || !db || !api || !keys || !metrics) return;
+    const jobs = scheduledJobs(config, { db, client: api.client, clock: this.#clock, logger: this.#logger, metrics, waitForKey: (s) => keys.waitForKey(s) });
+    const current = new Map(scheduler.status().map((j) => [j.name, j.schedule]));
+    for (const name of current.keys()) {
+      const next = jobs.find((j) => j.name === name);
+      if (!next || next.schedule !== current.get(name)) await scheduler.remove(name);
+    }
+    const remaining = new Set(scheduler.names());
+    for (const job of jobs) if (!remaining.has(job.name)) scheduler.add(job);
+    scheduler.start();
+  }
+
+  /** Drains: stops taking work, lets work in flight checkpoint, closes the database. */
+  async stop(): Promise<void> {
+    if (this.#state === 'stopped' || this.#state === 'draining') return;
+    this.#state = 'draining';
+    this.#logger.info('draining: finishing work in flight');
+    this.#keys?.stop();
+    await Promise.all([this.#push?.stop(), this.#scheduler?.stop()]);
+    await this.#closeAll();
+    this.#state = 'stopped';
+    this.#logger.info('pricing-agent stopped');
+  }
+
+  async #closeAll(): Promise<void> {
+    this.#wal?.stop();
+    this.#keys?.stop();
+    await this.#http?.close();
+    await this.#api?.close();
+    await this.#db?.close();
+  }
+}

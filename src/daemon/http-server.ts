@@ -1,0 +1,69 @@
+/**
+ * The local HTTP server: /healthz (the process is alive), /readyz (200 only when the key was verified, the database
+ * is writable and every pipeline runs; else 503 with the reasons), /metrics (Prometheus text). Loopback by default;
+ * nothing here needs or shows a secret.
+ */
+import { createServer, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Registry } from 'prom-client';
+
+export interface Readiness {
+  ready: boolean;
+  reasons: string[];
+}
+
+export interface HealthServerOptions {
+  readonly host: string;
+  readonly port: number;
+  readonly readiness: () => Readiness;
+  readonly registry: Registry;
+  readonly state: () => string;
+}
+
+export interface HealthServer {
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+function json(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+  res.end(`${JSON.stringify(body)}\n`);
+}
+
+export async function startHealthServer(options: HealthServerOptions): Promise<HealthServer> {
+  const server: Server = createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0];
+    if (req.method !== 'GET' && req.method !== 'HEAD') return json(res, 405, { error: 'method not allowed' });
+    if (path === '/healthz') return json(res, 200, { status: 'alive', state: options.state() });
+    if (path === '/readyz') {
+      const readiness = options.readiness();
+      return json(res, readiness.ready ? 200 : 503, { ready: readiness.ready, state: options.state(), reasons: readiness.reasons });
+    }
+    if (path === '/metrics') {
+      options.registry.metrics().then(
+        (text) => {
+          res.writeHead(200, { 'content-type': options.registry.contentType });
+          res.end(text);
+        },
+        (error: unknown) => json(res, 500, { error: error instanceof Error ? error.message : 'metrics failed' }),
+      );
+      return;
+    }
+    json(res, 404, { error: 'not found', endpoints: ['/healthz', '/readyz', '/metrics'] });
+  });
+  server.keepAliveTimeout = 5_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => resolve());
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return {
+    url: `http://${host}:${address.port}`,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

@@ -1,0 +1,127 @@
+/**
+ * Whether the API key works, for everything that needs it. A 401 is not a transient error (the key was rotated or
+ * revoked): everything that sends holds at `waitForKey`, the agent is not ready, the log says once what to do, and
+ * the key is checked again every interval, re-reading api.key_file each time, so a new key written to the file (or
+ * given by SIGHUP) is picked up without a restart.
+ */
+import { ApiError, API_ERROR_CODES } from '../api/errors.ts';
+import type { ApiClient } from '../api/client.ts';
+import type { Clock } from '../clock.ts';
+import type { Logger } from '../log.ts';
+
+export type KeyState = 'unknown' | 'ok' | 'rejected' | 'unreachable';
+
+export interface KeyMonitorOptions {
+  readonly client: ApiClient;
+  /** The current key: api.key, or api.key_file read again. */
+  readonly readKey: () => Promise<string>;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly intervalMs: number;
+  readonly onState?: (state: KeyState) => void;
+}
+
+export class KeyMonitor {
+  readonly #o: KeyMonitorOptions;
+  readonly #stop = new AbortController();
+  #state: KeyState = 'unknown';
+  #waiters: (() => void)[] = [];
+  #checking: Promise<void> | null = null;
+  #lastVerifiedAt: number | null = null;
+
+  constructor(options: KeyMonitorOptions) {
+    this.#o = options;
+  }
+
+  get state(): KeyState {
+    return this.#state;
+  }
+
+  get lastVerifiedAt(): number | null {
+    return this.#lastVerifiedAt;
+  }
+
+  /** Verifies the key now (start-up, SIGHUP). Keeps checking in the background while it does not work. */
+  async verify(): Promise<KeyState> {
+    await this.#checkOnce();
+    if (this.#state !== 'ok') this.#startChecking();
+    return this.#state;
+  }
+
+  /** Called when any request got a 401. */
+  reportRejected(): void {
+    if (this.#state === 'rejected') return;
+    this.#setState('rejected');
+    this.#o.logger.error(
+      { check_every_ms: this.#o.intervalMs },
+      'the API rejected the key (401): sending is paused. Generate a new key in the web application and put it in ' +
+        'api.key_file (picked up automatically) or api.key (then send SIGHUP); nothing is lost meanwhile',
+    );
+    this.#startChecking();
+  }
+
+  /** Resolves once the key works; rejects when the agent stops. */
+  waitForKey(signal: AbortSignal): Promise<void> {
+    if (this.#state === 'ok') return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const onAbort = () => reject(signal.reason instanceof Error ? signal.reason : new Error('stopped'));
+      if (signal.aborted) return onAbort();
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.#waiters.push(() => {
+        signal.removeEventListener('abort', onAbort);
+        resolve();
+      });
+    });
+  }
+
+  stop(): void {
+    this.#stop.abort();
+  }
+
+  #setState(state: KeyState): void {
+    if (state === this.#state) return;
+    this.#state = state;
+    this.#o.onState?.(state);
+    if (state === 'ok') {
+      const waiters = this.#waiters;
+      this.#waiters = [];
+      for (const wake of waiters) wake();
+    }
+  }
+
+  async #checkOnce(): Promise<void> {
+    try {
+      const key = await this.#o.readKey();
+      this.#o.client.transport.setApiKey(key);
+      await this.#o.client.auth.verify({ signal: this.#stop.signal });
+      const wasDown = this.#state === 'rejected' || this.#state === 'unreachable';
+      this.#lastVerifiedAt = this.#o.clock.now();
+      this.#setState('ok');
+      if (wasDown) this.#o.logger.info('the API key works again; sending resumes');
+    } catch (error) {
+      if (error instanceof ApiError && error.code === API_ERROR_CODES.keyRejected) this.#setState('rejected');
+      else if (error instanceof ApiError && error.code === API_ERROR_CODES.aborted) return;
+      else {
+        // The API is unreachable (or the key file unreadable): not known to be a key problem.
+        if (this.#state !== 'rejected') this.#setState('unreachable');
+        this.#o.logger.warn({ error: error instanceof Error ? error.message : String(error) }, 'could not verify the API key');
+      }
+    }
+  }
+
+  #startChecking(): void {
+    if (this.#checking) return;
+    this.#checking = (async () => {
+      while (this.#state !== 'ok' && !this.#stop.signal.aborted) {
+        try {
+          await this.#o.clock.sleep(this.#o.intervalMs, this.#stop.signal);
+        } catch {
+          return;
+        }
+        await this.#checkOnce();
+      }
+    })().finally(() => {
+      this.#checking = null;
+    });
+  }
+}
