@@ -7,6 +7,7 @@ import { Command } from 'commander';
 import { AGENT_VERSION } from '../version.ts';
 import { checkCommand } from './check.ts';
 import { configCommand } from './config.ts';
+import { runCommandDefinition } from './run.ts';
 import { sandboxCommand } from './sandbox.ts';
 
 export function buildProgram(): Command {
@@ -18,6 +19,7 @@ export function buildProgram(): Command {
   // Commands are registered here, one line each (see the modules in src/cli/).
   program.addCommand(checkCommand());
   program.addCommand(configCommand());
+  program.addCommand(runCommandDefinition());
   program.addCommand(sandboxCommand());
   return program;
 }
