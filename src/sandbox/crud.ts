@@ -8,7 +8,8 @@
  * record is a 422 on the key field; DELETE of an id that never existed is 404, of one already deleted 204.
  */
 import { z } from 'zod';
-import { toValidationErrors, type BulkItemResult, type ValidationError } from '../api/schemas/index.ts';
+import { toValidationErrors, type ValidationError } from '../api/schemas/index.ts';
+import { BulkResponseWriter } from './bulk-response.ts';
 import { encodeCursor } from './cursor.ts';
 import type { TableRow } from './entity-table.ts';
 import { NOT_FOUND, NO_CONTENT, invalid, json, validationError, type Reply } from './http-io.ts';
@@ -77,13 +78,13 @@ export function bulkReply<R extends TableRow, W>(resource: Resource<R, W>, body:
   if (!envelope.success) return invalid(toValidationErrors(envelope.error, ['body']));
   const items = envelope.data.items;
   const seen = resource.rejectDuplicateKeys ? new Set<string>() : null;
-  const results: BulkItemResult[] = new Array<BulkItemResult>(items.length);
+  const out = new BulkResponseWriter(items.length);
   for (let index = 0; index < items.length; index += 1) {
     const outcome = writeItem(resource, items[index], index, seen, now);
-    results[index] =
-      typeof outcome === 'object' ? { index, ok: false, code: outcome.code, message: outcome.message } : { index, ok: true, id: outcome };
+    if (typeof outcome === 'object') out.fail(index, outcome.code, outcome.message);
+    else out.ok(index, outcome);
   }
-  return json(200, { results });
+  return { status: 200, bytes: out.finish() };
 }
 
 /** Validates a single-record body; on success also runs the resource's row check (as a 422 on its field). */

@@ -15,6 +15,8 @@ export interface Reply {
   readonly body?: unknown;
   /** Pre-serialized JSON, sent as is (replayed delivery pages must be byte-identical). */
   readonly raw?: string;
+  /** Pre-encoded JSON bytes (bulk responses, bulk-response.ts). */
+  readonly bytes?: Buffer;
   readonly headers?: Readonly<Record<string, string>>;
 }
 
@@ -40,14 +42,14 @@ export const NOT_FOUND: Reply = detail(404, 'Not Found');
 
 export function writeReply(res: ServerResponse, reply: Reply): void {
   const headers: Record<string, string | number> = { ...reply.headers };
-  if (reply.status === 204 || (reply.raw === undefined && reply.body === undefined)) {
+  if (reply.status === 204 || (reply.raw === undefined && reply.bytes === undefined && reply.body === undefined)) {
     res.writeHead(reply.status, headers);
     res.end();
     return;
   }
   // A Buffer, not the string: node:http would glue its header block to a string body, and encoding that
   // concatenated string was 8 % of the bulk path's time.
-  const payload = Buffer.from(reply.raw ?? JSON.stringify(reply.body), 'utf8');
+  const payload = reply.bytes ?? Buffer.from(reply.raw ?? JSON.stringify(reply.body), 'utf8');
   headers['content-type'] = 'application/json';
   headers['content-length'] = payload.length;
   res.writeHead(reply.status, headers);

@@ -18,25 +18,18 @@ import { NO_PRECHECK, compilePrecheck } from './schema-precheck.ts';
 
 type TransactionWrite = z.output<typeof TransactionWriteInput>;
 
-export class TransactionRow implements TableRow {
+export interface TransactionRow extends TableRow {
   readonly id: string;
-  key: string | null = null;
-  seq = 0;
-  updatedAt = 0;
-  transaction_id = '';
-  item_id = '';
-  transaction_timestamp = '';
-  product_id: string | null = null;
-  store_id: string | null = null;
-  quantity: string | null = null;
-  price: string | null = null;
-  revenue: string | null = null;
-  currency: string | null = null;
-  is_promo: boolean | null = null;
-
-  constructor(id: string) {
-    this.id = id;
-  }
+  transaction_id: string;
+  item_id: string;
+  transaction_timestamp: string;
+  product_id: string | null;
+  store_id: string | null;
+  quantity: string | null;
+  price: string | null;
+  revenue: string | null;
+  currency: string | null;
+  is_promo: boolean | null;
 }
 
 export type TransactionResource = Resource<TransactionRow, TransactionWrite>;
@@ -93,9 +86,24 @@ export function createTransactions(ids: Prng): TransactionResource {
     newId: () => table.issueId(),
     keyOf: (w) => w.transaction_id,
     create(id, w) {
-      const row = new TransactionRow(id);
-      assign(row, w);
-      return row;
+      // An object literal, not `new`: V8 tracks literal allocation sites and, seeing that every row survives,
+      // allocates them straight in the old generation instead of copying each one twice through the young one.
+      return {
+        id,
+        key: w.transaction_id,
+        seq: 0,
+        updatedAt: 0,
+        transaction_id: w.transaction_id,
+        item_id: w.item_id,
+        transaction_timestamp: w.transaction_timestamp,
+        product_id: pool.intern(w.product_id ?? null),
+        store_id: pool.intern(w.store_id ?? null),
+        quantity: w.quantity ?? null,
+        price: w.price ?? null,
+        revenue: w.revenue ?? null,
+        currency: pool.intern(w.currency ?? null),
+        is_promo: w.is_promo ?? null,
+      };
     },
     assign,
     toWrite: (row) => ({
