@@ -8,6 +8,7 @@ import { AGENT_VERSION } from '../version.ts';
 import { checkCommand } from './check.ts';
 import { configCommand } from './config.ts';
 import { runCommandDefinition } from './run.ts';
+import { pushCommand } from './push.ts';
 import { sandboxCommand } from './sandbox.ts';
 
 export function buildProgram(): Command {
@@ -20,6 +21,7 @@ export function buildProgram(): Command {
   program.addCommand(checkCommand());
   program.addCommand(configCommand());
   program.addCommand(runCommandDefinition());
+  program.addCommand(pushCommand());
   program.addCommand(sandboxCommand());
   return program;
 }

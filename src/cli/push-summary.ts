@@ -1,0 +1,136 @@
+/**
+ * What `push` prints at the end and how it exits.
+ *
+ * Exit codes: 0 every row accepted (or the same content was already sent: nothing to do); 3 the file was done but
+ * some rows were rejected (locally or by the API; see the rejects CSV); 1 the file failed, was refused, vanished,
+ * or was deferred (API unreachable or failing after the retries, key rejected, interrupted): a deferred file stays
+ * in processing/ and the same command resumes it. 2 (a config or usage mistake) is decided before any file is
+ * touched. `--dry-run` uses the same codes for what a push would do.
+ */
+import type { FileResult } from '../ingest/push-file.ts';
+import type { FileCounts, PushFile } from '../store/push-ledger.ts';
+import { formatCount } from './progress.ts';
+import type { DryRunResult } from './push-dry-run.ts';
+
+export const EXIT_REJECTED_ROWS = 3;
+
+export interface ResultView {
+  readonly result: FileResult;
+  /** The ledger's counts of the file (null for results without a ledger row). */
+  readonly counts: FileCounts | null;
+}
+
+export function exitCodeOf(result: FileResult): number {
+  switch (result.outcome) {
+    case 'done':
+      return (result.file.rows_rejected ?? 0) > 0 ? EXIT_REJECTED_ROWS : 0;
+    case 'duplicate':
+      return 0;
+    default:
+      return 1;
+  }
+}
+
+function rowsOf(file: PushFile, counts: FileCounts | null) {
+  return {
+    read: file.rows_read,
+    sent: file.rows_sent ?? counts?.sent ?? null,
+    accepted: file.rows_accepted ?? counts?.accepted ?? null,
+    rejected: file.rows_rejected ?? (counts ? counts.rejectedLocal + counts.failed : null),
+    rejected_locally: counts?.rejectedLocal ?? null,
+    rejected_by_api: counts?.failed ?? null,
+    superseded: file.rows_superseded ?? counts?.superseded ?? null,
+  };
+}
+
+/** The JSON form of one result (`--json`). */
+export function resultJson({ result, counts }: ResultView): Record<string, unknown> {
+  const base = { outcome: result.outcome, exit_code: exitCodeOf(result) };
+  switch (result.outcome) {
+    case 'refused':
+      return { ...base, file: result.path, error: { code: 'FILE_REFUSED', message: result.reason }, report: result.reportPath };
+    case 'vanished':
+      return { ...base, file: result.path, error: { code: 'FILE_VANISHED', message: 'the file disappeared before it was claimed' } };
+    default: {
+      const f = result.file;
+      const rows = result.outcome === 'duplicate' ? null : rowsOf(f, counts);
+      const common = { ...base, file: f.original_name, source: f.source, entity: f.entity, mode: f.mode, job_id: f.job_id, rows };
+      if (result.outcome === 'deferred') {
+        return { ...common, processing_path: f.processing_path, error: result.error, retry_at: result.retryAt };
+      }
+      const error = f.error_code === null ? null : { code: f.error_code, message: f.error_message ?? '' };
+      return { ...common, final_path: f.final_path, report: result.reportPath, rejects: result.rejectsPath, error, duplicate_of: f.duplicate_of };
+    }
+  }
+}
+
+function n(value: number | null | undefined): string {
+  return value === null || value === undefined ? '-' : formatCount(value);
+}
+
+/** The human form of one result: a headline, then indented details. */
+export function resultText({ result, counts }: ResultView): string {
+  if (result.outcome === 'refused') {
+    return `${result.path}: refused (${result.reason}); moved to failed/\n  report:  ${result.reportPath}\n`;
+  }
+  if (result.outcome === 'vanished') {
+    return `${result.path}: the file disappeared before it could be claimed (did the agent's daemon take it?)\n`;
+  }
+  const f = result.file;
+  const what = `${f.source.startsWith('cli:') ? `entity ${f.entity}` : `source ${f.source}, ${f.entity}`}, ${f.mode}`;
+  const lines: string[] = [];
+  if (result.outcome === 'deferred') {
+    lines.push(`${f.original_name}: not finished (${what}): ${result.error.code}: ${result.error.message}`);
+    lines.push(`  The file stays in ${f.processing_path}; run the same push again to resume it where it stopped.`);
+    if (counts !== null && counts.batches > 0) lines.push(`  So far: ${n(counts.sent)} rows sent, ${n(counts.accepted)} accepted.`);
+    return `${lines.join('\n')}\n`;
+  }
+  const rows = rowsOf(f, counts);
+  if (result.outcome === 'duplicate') {
+    lines.push(`${f.original_name}: skipped (${what}): the same content was already sent; --force sends it again`);
+  } else if (result.outcome === 'failed') {
+    lines.push(`${f.original_name}: failed (${what}): ${f.error_code ?? 'ERROR'}: ${f.error_message ?? ''}`);
+  } else {
+    const verdict = (rows.rejected ?? 0) > 0 ? 'done, some rows rejected' : 'done';
+    lines.push(`${f.original_name}: ${verdict} (${what}${f.job_id ? `, job ${f.job_id}` : ''})`);
+  }
+  if (result.outcome !== 'duplicate' && rows.read !== null) {
+    const detail = rows.rejected ? ` (${n(rows.rejected_locally)} locally, ${n(rows.rejected_by_api)} by the API)` : '';
+    lines.push(`  rows:    ${n(rows.read)} read, ${n(rows.sent)} sent, ${n(rows.accepted)} accepted, ${n(rows.rejected)} rejected${detail}, ${n(rows.superseded)} superseded`);
+  }
+  lines.push(`  file:    ${f.final_path ?? ''}`);
+  lines.push(`  report:  ${result.reportPath}`);
+  if (result.rejectsPath !== null) lines.push(`  rejects: ${result.rejectsPath}`);
+  return `${lines.join('\n')}\n`;
+}
+
+export function dryRunExitCode(result: DryRunResult): number {
+  return result.summary.rejected > 0 ? EXIT_REJECTED_ROWS : 0;
+}
+
+export function dryRunJson(file: string, label: string, mode: string, result: DryRunResult): Record<string, unknown> {
+  const s = result.summary;
+  return {
+    outcome: 'dry_run',
+    exit_code: dryRunExitCode(result),
+    file,
+    target: label,
+    mode,
+    rows: { read: s.rows, valid: s.accepted, rejected: s.rejected, superseded: result.superseded, would_send: result.wouldSend, blank_lines: s.blankLines },
+    delimiter: s.delimiter,
+    encoding: s.encoding,
+    warnings: s.warnings,
+    rejects: result.rejectsPath,
+  };
+}
+
+export function dryRunText(file: string, label: string, mode: string, result: DryRunResult): string {
+  const s = result.summary;
+  const lines = [`${file}: dry run (${label}, ${mode}): nothing was sent`];
+  const superseded = result.superseded > 0 ? `, ${n(result.superseded)} superseded by a later row with the same key` : '';
+  lines.push(`  rows:    ${n(s.rows)} read, ${n(s.accepted)} valid, ${n(s.rejected)} rejected${superseded}`);
+  lines.push(`  would send ${n(result.wouldSend)} rows`);
+  for (const warning of s.warnings) lines.push(`  warning: ${warning}`);
+  lines.push(result.rejectsPath === null ? '  rejects: none' : `  rejects: ${result.rejectsPath}`);
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,159 @@
+/**
+ * `pricing-agent push FILE (--source NAME | --entity E) [--mode bulk|import] [--dry-run] [--force] [--json]`: one
+ * file through the same pipeline as the watched folders, now, with a progress bar on a TTY and a summary at the end.
+ * Which folders and reading options apply: push-target.ts; resume, claim or copy: push-run.ts; exit codes:
+ * push-summary.ts.
+ *
+ * Output: the summary (or with --json one JSON object) on stdout; progress, notes and the agent's log lines (only
+ * at log.level debug or trace: the summary says what they would) on stderr.
+ *
+ * Ctrl-C (SIGINT) or SIGTERM stops after the batches in flight are answered and committed; the file stays in
+ * processing/ and the same command resumes it. A second signal exits at once (the next run still resumes it).
+ */
+import { basename, join, resolve } from 'node:path';
+import { Command, Option } from 'commander';
+import { connectApi } from '../api-from-config.ts';
+import { systemClock } from '../clock.ts';
+import type { Config } from '../config/index.ts';
+import type { ImportSendContext } from '../ingest/import-send.ts';
+import type { FileResult, PushDeps } from '../ingest/push-file.ts';
+import { createLogger } from '../log.ts';
+import { databasePath, openDatabase } from '../store/index.ts';
+import { fileCounts } from '../store/push-ledger.ts';
+import type { StateDb } from '../store/state-db.ts';
+import { configOption, loadConfigForCommand } from './config.ts';
+import { runCommand } from './errors.ts';
+import { createProgress, type Progress } from './progress.ts';
+import { dryRun } from './push-dry-run.ts';
+import { runPush } from './push-run.ts';
+import { dryRunExitCode, dryRunJson, dryRunText, exitCodeOf, resultJson, resultText, type ResultView } from './push-summary.ts';
+import { resolveTarget, type PushTarget } from './push-target.ts';
+
+interface PushOptions {
+  readonly config: string;
+  readonly source?: string;
+  readonly entity?: string;
+  readonly mode?: string;
+  readonly dryRun?: boolean;
+  readonly rejects?: string;
+  readonly force?: boolean;
+  readonly json?: boolean;
+}
+
+/** Where `--dry-run` writes its rejects unless `--rejects` says: never the inbox (a watcher would take a .csv). */
+function dryRunRejectsPath(config: Config, file: string): string {
+  return join(config.state.dir, 'push', 'dry-run', `${basename(file)}.rejects.csv`);
+}
+
+/** SIGINT/SIGTERM: the first drains (no new batch), the second exits at once. Returns the remover. */
+function onStopSignals(abort: AbortController, say: (text: string) => void): () => void {
+  const stop = (signal: NodeJS.Signals): void => {
+    if (abort.signal.aborted) process.exit(130);
+    say(`${signal}: stopping after the batches in flight; the file stays in processing/ and the same push resumes it`);
+    abort.abort(new Error(`interrupted (${signal})`));
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+  return () => {
+    process.off('SIGINT', stop);
+    process.off('SIGTERM', stop);
+  };
+}
+
+async function runDryRun(config: Config, target: PushTarget, file: string, options: PushOptions): Promise<number> {
+  const progress = createProgress({ label: basename(file) });
+  const { source } = target;
+  try {
+    const result = await dryRun({
+      file,
+      read: source.read,
+      entity: source.read.entity,
+      mode: source.mode,
+      batchSize: source.batchSize,
+      rejectsPath: options.rejects !== undefined ? resolve(options.rejects) : dryRunRejectsPath(config, file),
+      onProgress: (sample) => progress.update(sample),
+    });
+    progress.stop();
+    const out = options.json === true ? `${JSON.stringify(dryRunJson(file, target.label, source.mode, result))}\n` : dryRunText(file, target.label, source.mode, result);
+    process.stdout.write(out);
+    return dryRunExitCode(result);
+  } finally {
+    progress.stop();
+  }
+}
+
+function view(db: StateDb, result: FileResult): ResultView {
+  return { result, counts: 'file' in result ? fileCounts(db, result.file.id) : null };
+}
+
+async function runRealPush(config: Config, target: PushTarget, file: string, options: PushOptions): Promise<number> {
+  const debug = config.log.level === 'debug' || config.log.level === 'trace';
+  const logger = createLogger({ level: debug ? config.log.level : 'fatal', destination: 2 });
+  const progress: Progress = createProgress({ label: basename(file) });
+  const say = (text: string) => progress.note(text);
+  const api = connectApi(config.api, logger, {
+    hooks: {
+      onRetry: (e) => say(`API ${e.reason}; retry ${e.attempt + 1} in ${Math.ceil(e.delayMs / 1000)} s`),
+      onRateLimited: (e) => say(`API rate limit: waited ${Math.ceil(e.waitMs / 1000)} s`),
+      onKeyRejected: () => say('API key rejected (401)'),
+    },
+  });
+  const db = await openDatabase(databasePath(config.state.dir));
+  const abort = new AbortController();
+  const removeSignals = onStopSignals(abort, (text) => process.stderr.write(`\n${text}\n`));
+  // processClaimed hands its deps on to sendImport, which reports every poll of the import job through onPoll.
+  const deps: PushDeps & Pick<ImportSendContext, 'onPoll'> = {
+    db,
+    client: api.client,
+    clock: systemClock,
+    logger,
+    maxInFlight: config.api.max_connections,
+    signal: abort.signal,
+    onProgress: (sample) => progress.update(sample),
+    onPoll: (job) => say(`import job ${job.status}${job.status === 'running' ? `, ${job.progress}%` : ''}`),
+  };
+  try {
+    const { main, resumed } = await runPush(deps, target, file, { force: options.force === true });
+    progress.stop();
+    const views = { main: view(db, main), resumed: resumed.map((r) => view(db, r)) };
+    if (options.json === true) {
+      process.stdout.write(`${JSON.stringify({ ...resultJson(views.main), resumed: views.resumed.map(resultJson) })}\n`);
+    } else {
+      for (const other of views.resumed) process.stdout.write(`resumed (left unfinished earlier): ${resultText(other)}`);
+      process.stdout.write(resultText(views.main));
+    }
+    return exitCodeOf(main);
+  } finally {
+    progress.stop();
+    removeSignals();
+    await api.close();
+    await db.close();
+  }
+}
+
+export function pushCommand(): Command {
+  return new Command('push')
+    .description('push one CSV file to the API now, through the same pipeline as the watched folders')
+    .argument('<file>', 'the CSV file')
+    .option('--source <name>', "a configured source: its encoding, mapping, mode, batch size and folders")
+    .option('--entity <entity>', 'a file whose headers are API field names: products, product_store, transactions or competitor_prices')
+    .addOption(new Option('--mode <mode>', "bulk or import (default: the source's mode; bulk for --entity)"))
+    .option('--dry-run', 'read, map and validate only: write the rejects and count the rows that would be sent')
+    .option('--rejects <file>', 'with --dry-run: where to write the rejects CSV (default <state.dir>/push/dry-run/)')
+    .option('--force', 'send the file even if the same content was sent before')
+    .option('--json', 'print the result as one JSON object')
+    .addOption(configOption())
+    .addHelpText(
+      'after',
+      '\nExit codes: 0 every row accepted, 3 some rows rejected (see the rejects CSV), 1 the file failed or could not\n' +
+        'be finished now (it stays in processing/; the same command resumes it), 2 a configuration or usage mistake.',
+    )
+    .action(
+      runCommand(async (file: string, options: PushOptions) => {
+        const config = await loadConfigForCommand(options.config);
+        const target = resolveTarget(config, resolve(options.config), options);
+        const path = resolve(file);
+        return options.dryRun === true ? runDryRun(config, target, path, options) : runRealPush(config, target, path, options);
+      }),
+    );
+}

@@ -1,0 +1,191 @@
+/**
+ * `pricing-agent push` as a child process against a sandbox in the test process: --source with a German ERP
+ * export, --entity, --dry-run, exit codes 0/1/2/3, a rejected key deferring the file and the same command resuming
+ * it, and the summary's paths.
+ */
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, readdir, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import iconv from 'iconv-lite';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSandbox, type SandboxHandle } from '../../src/sandbox/index.ts';
+import { writeAgentConfig } from '../fixtures/push/push-fixtures.ts';
+import { runCli } from '../support/run-cli.ts';
+
+let sandbox: SandboxHandle;
+let stores: readonly string[];
+
+beforeAll(async () => {
+  sandbox = await startSandbox({ approvals: 0, largeGridRows: 0 });
+  stores = sandbox.control.state().stores;
+});
+afterAll(() => sandbox.close());
+
+const env = () => ({ PRICING_API_KEY: sandbox.apiKey });
+
+/** The German ERP source of config.example.yaml, in a fresh directory. */
+async function erpSetup(): Promise<{ dir: string; inbox: string; config: string }> {
+  const dir = await mkdtemp(join(tmpdir(), 'pa-push-cli-'));
+  const inbox = join(dir, 'inbox', 'erp');
+  await mkdir(inbox, { recursive: true });
+  const config = await writeAgentConfig(dir, sandbox.url, [
+    {
+      name: 'erp',
+      entity: 'product_store',
+      path: './inbox/erp',
+      encoding: 'windows-1252',
+      delimiter: ';',
+      decimal_separator: ',',
+      thousands_separator: '.',
+      date_format: 'DD.MM.YYYY',
+      columns: {
+        item_id: 'Artikelnummer',
+        store_id: 'Filiale',
+        current_price: 'Preis',
+        regular_price: 'Listenpreis',
+        stock_on_hand: 'Bestand',
+        price_effective_date: 'Gültig ab',
+        store_name: 'Filialname',
+      },
+      defaults: { currency: 'EUR' },
+    },
+  ]);
+  return { dir, inbox, config };
+}
+
+function germanFile(prefix: string): Buffer {
+  const [s1, s2] = stores;
+  const text = [
+    'Artikelnummer;Filiale;Preis;Listenpreis;Bestand;Gültig ab;Filialname',
+    `${prefix}-1;${s1};1,99;2,49;12;01.03.2026;Köln Hbf`,
+    `${prefix}-2;${s1};1.234,50;;3;02.03.2026;Köln Hbf`,
+    `${prefix}-3;${s2};abc;;;;Straße € 1`,
+    `${prefix}-4;${s2};0,5;;;31.02.2026;München Süd`,
+    '',
+  ].join('\r\n');
+  return iconv.encode(text, 'win1252');
+}
+
+function storeRecord(item: string) {
+  return [...sandbox.control.world.productStore.table.rows()].find((r) => r.item_id === item);
+}
+
+describe('pricing-agent push', () => {
+  it('--source: reads a Windows-1252 semicolon file with the source mapping, copies it, exits 3 with rejects', async () => {
+    const { dir, inbox, config } = await erpSetup();
+    const file = join(dir, 'Preise.csv');
+    await writeFile(file, germanFile('DE'));
+    const run = await runCli(['push', file, '--source', 'erp', '--config', config], env());
+    expect(run.stderr).not.toMatch(/error/i);
+    expect(run.code).toBe(3);
+    expect(run.stdout).toMatch(/Preise\.csv: done, some rows rejected \(source erp, product_store, bulk\)/);
+    expect(run.stdout).toMatch(/rows: +4 read, 2 sent, 2 accepted, 2 rejected \(2 locally, 0 by the API\), 0 superseded/);
+    const rejectsPath = /rejects: (.*)/.exec(run.stdout)?.[1] ?? '';
+    expect(rejectsPath).toMatch(new RegExp(`^${inbox}/archive/\\d{4}-\\d{2}-\\d{2}/Preise\\.csv\\.rejects\\.csv$`));
+    const rejects = (await readFile(rejectsPath, 'utf8')).split('\r\n');
+    expect(rejects[0]).toBe('\uFEFFline;Artikelnummer;Filiale;Preis;Listenpreis;Bestand;Gültig ab;Filialname;field;code;message');
+    expect(rejects[1]).toMatch(new RegExp(`^4;DE-3;${stores[1]};abc;;;;Straße € 1;current_price;`));
+    expect(rejects[2]).toMatch(new RegExp(`^5;DE-4;${stores[1]};0,5;;;31.02.2026;München Süd;price_effective_date;`));
+    expect(existsSync(file)).toBe(true); // copied, not moved
+    expect(storeRecord('DE-1')).toMatchObject({ current_price: '1.99', regular_price: '2.49', stock_on_hand: 12, store_name: 'Köln Hbf', currency: 'EUR' });
+    expect(storeRecord('DE-2')).toMatchObject({ current_price: '1234.50', price_effective_date: '2026-03-02' });
+  });
+
+  it('--source with a file in the inbox claims it there; --json prints one object', async () => {
+    const { inbox, config } = await erpSetup();
+    const file = join(inbox, 'in-place.csv');
+    await writeFile(file, germanFile('INB'));
+    const run = await runCli(['push', file, '--source', 'erp', '--config', config, '--json'], env());
+    expect(run.code).toBe(3);
+    const out = JSON.parse(run.stdout) as Record<string, unknown>;
+    expect(out).toMatchObject({ outcome: 'done', exit_code: 3, source: 'erp', entity: 'product_store', resumed: [] });
+    expect(out['rows']).toMatchObject({ read: 4, sent: 2, accepted: 2, rejected: 2, rejected_locally: 2, rejected_by_api: 0 });
+    expect(existsSync(file)).toBe(false);
+    expect(String(out['final_path'])).toMatch(new RegExp(`^${inbox}/archive/.*/in-place\\.csv$`));
+  });
+
+  it('--entity: API headers, folders under state.dir/push/<entity>, exit 0 when every row is accepted', async () => {
+    const { dir, config } = await erpSetup();
+    const file = join(dir, 'products.csv');
+    await writeFile(file, 'item_id;sku;product_name;Farbe\nCLI-P1;S1;Äpfel;rot\nCLI-P2;S2;Birnen;grün\n');
+    const run = await runCli(['push', file, '--entity', 'products', '--config', config], env());
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/products\.csv: done \(entity products, bulk\)/);
+    expect(run.stdout).toMatch(new RegExp(`report: +${dir}/state/push/products/archive/\\d{4}-\\d{2}-\\d{2}/products\\.csv\\.report\\.json`));
+    expect(run.stdout).not.toMatch(/rejects:/);
+    expect(sandbox.control.state({ keys: true }).products.keys).toEqual(expect.arrayContaining(['CLI-P1', 'CLI-P2']));
+  });
+
+  it('--dry-run reads, maps and validates, writes the rejects, counts superseded rows, and sends and claims nothing', async () => {
+    const { dir, config } = await erpSetup();
+    const [s1] = stores;
+    const file = join(dir, 'dry.csv');
+    const rows = ['Artikelnummer;Filiale;Preis', `D-1;${s1};1,00`, `D-2;${s1};x`, `D-1;${s1};1,10`, `D-3;${s1};2,00;zu viel`];
+    await writeFile(file, iconv.encode(`${rows.join('\n')}\n`, 'win1252'));
+    const requests = sandbox.control.state().requests.total;
+    const rejectsPath = join(dir, 'out', 'dry.rejects.csv');
+    const run = await runCli(['push', file, '--source', 'erp', '--dry-run', '--rejects', rejectsPath, '--config', config], env());
+    expect(run.code).toBe(3);
+    expect(run.stdout).toContain('nothing was sent');
+    expect(run.stdout).toMatch(/rows: +4 read, 2 valid, 2 rejected, 1 superseded by a later row with the same key/);
+    expect(run.stdout).toContain('would send 1 rows');
+    expect(run.stdout).toContain(`rejects: ${rejectsPath}`);
+    expect(await readFile(rejectsPath, 'utf8')).toBe(
+      '\uFEFFline;Artikelnummer;Filiale;Preis;field;code;message\r\n' +
+        `3;D-2;${s1};x;current_price;decimal_parsing;"""x"" is not a decimal"\r\n` +
+        `5;D-3;${s1};2,00;;field_count;the row has 4 fields, the header has 3\r\n`,
+    );
+    expect(sandbox.control.state().requests.total).toBe(requests);
+    expect(existsSync(file)).toBe(true);
+    expect(existsSync(join(dir, 'state', 'pricing-agent.db'))).toBe(false);
+    expect(existsSync(join(dir, 'inbox', 'erp', 'processing'))).toBe(false);
+  });
+
+  it('exits 1 for a file that fails (unclosed quote) and says where it went', async () => {
+    const { dir, inbox, config } = await erpSetup();
+    const file = join(dir, 'kaputt.csv');
+    await writeFile(file, `Artikelnummer;Filiale;Preis\nK-1;${stores[0]};1,00\n"K-2;${stores[0]};2,00\nK-3;${stores[0]};3,00\n`);
+    const run = await runCli(['push', file, '--source', 'erp', '--config', config], env());
+    expect(run.code).toBe(1);
+    expect(run.stdout).toMatch(/kaputt\.csv: failed \(source erp, product_store, bulk\): UNCLOSED_QUOTE: .*line 3/);
+    expect(run.stdout).toContain(`file:    ${inbox}/failed/kaputt.csv`);
+  });
+
+  it('a rejected key defers the file (exit 1, kept in processing/); the same command with the new key resumes it', async () => {
+    const { dir, config } = await erpSetup();
+    const file = join(dir, 'transactions.csv');
+    await writeFile(file, 'transaction_id,item_id,transaction_timestamp\nK401-1,A,2026-11-20T08:00:00Z\nK401-2,B,2026-11-20T09:00:00Z\n');
+    const oldKey = sandbox.apiKey;
+    sandbox.control.rotateKey();
+    const first = await runCli(['push', file, '--entity', 'transactions', '--config', config], { PRICING_API_KEY: oldKey });
+    expect(first.code).toBe(1);
+    expect(first.stdout).toMatch(/transactions\.csv: not finished \(entity transactions, bulk\): API_KEY_REJECTED: The API rejected the key/);
+    const processing = join(dir, 'state', 'push', 'transactions', 'processing');
+    expect((await readdir(processing)).filter((n) => !n.startsWith('.'))).toEqual(['1-transactions.csv']);
+
+    const second = await runCli(['push', file, '--entity', 'transactions', '--config', config, '--json'], env());
+    expect(second.code).toBe(0);
+    const out = JSON.parse(second.stdout) as Record<string, unknown>;
+    expect(out).toMatchObject({ outcome: 'done', resumed: [], rows: { read: 2, sent: 2, accepted: 2, rejected: 0 } });
+    expect(await readdir(processing)).toEqual([]);
+    expect(sandbox.control.state({ keys: true }).transactions.keys).toEqual(expect.arrayContaining(['K401-1', 'K401-2']));
+  });
+
+  it('exits 2 for usage and config mistakes, 1 for a missing file', async () => {
+    const { dir, config } = await erpSetup();
+    const file = join(dir, 'x.csv');
+    await writeFile(file, 'item_id,sku\nX,X\n');
+    const neither = await runCli(['push', file, '--config', config], env());
+    expect(neither).toMatchObject({ code: 2, stderr: expect.stringContaining('exactly one of --source') as unknown });
+    const unknown = await runCli(['push', file, '--source', 'nope', '--config', config], env());
+    expect(unknown).toMatchObject({ code: 2, stderr: expect.stringContaining('no source named "nope" (sources in') as unknown });
+    const entity = await runCli(['push', file, '--entity', 'variants', '--config', config], env());
+    expect(entity).toMatchObject({ code: 2, stderr: expect.stringContaining('--entity must be one of') as unknown });
+    const badConfig = join(dir, 'bad.yaml');
+    await writeFile(badConfig, (await readFile(config, 'utf8')).replace('entity: product_store', 'entity: prices'));
+    expect((await runCli(['push', file, '--source', 'erp', '--config', badConfig], env())).code).toBe(2);
+    const missing = await runCli(['push', join(dir, 'none.csv'), '--entity', 'products', '--config', config], env());
+    expect(missing).toMatchObject({ code: 1, stderr: expect.stringContaining('none.csv: no such file') as unknown });
+  });
+});
