@@ -3,6 +3,10 @@
  * revoked): everything that sends holds at `waitForKey`, the agent is not ready, the log says once what to do, and
  * the key is checked again every interval, re-reading api.key_file each time, so a new key written to the file (or
  * given by SIGHUP) is picked up without a restart.
+ *
+ * A rejected key never works again (the spec: a new key replaces the old one at once), so the check sends a request
+ * only when the key has changed: a rotated key costs the API a handful of 401s, not one a minute for as long as
+ * nobody notices. When the API was merely unreachable, the same key is verified again every interval.
  */
 import { ApiError, API_ERROR_CODES } from '../api/errors.ts';
 import type { ApiClient } from '../api/client.ts';
@@ -28,6 +32,9 @@ export class KeyMonitor {
   #waiters: (() => void)[] = [];
   #checking: Promise<void> | null = null;
   #lastVerifiedAt: number | null = null;
+  /** The key the API last rejected: not sent again. */
+  #rejectedKey: string | null = null;
+  #currentKey: string | null = null;
 
   constructor(options: KeyMonitorOptions) {
     this.#o = options;
@@ -51,6 +58,7 @@ export class KeyMonitor {
   /** Called when any request got a 401. */
   reportRejected(): void {
     if (this.#state === 'rejected') return;
+    this.#rejectedKey = this.#currentKey;
     this.#setState('rejected');
     this.#o.logger.error(
       { check_every_ms: this.#o.intervalMs },
@@ -92,6 +100,11 @@ export class KeyMonitor {
   async #checkOnce(): Promise<void> {
     try {
       const key = await this.#o.readKey();
+      if (key === this.#rejectedKey) {
+        this.#o.logger.debug('the API key is unchanged since the API rejected it; not sending it again');
+        return;
+      }
+      this.#currentKey = key;
       this.#o.client.transport.setApiKey(key);
       await this.#o.client.auth.verify({ signal: this.#stop.signal });
       const wasDown = this.#state === 'rejected' || this.#state === 'unreachable';
@@ -99,7 +112,10 @@ export class KeyMonitor {
       this.#setState('ok');
       if (wasDown) this.#o.logger.info('the API key works again; sending resumes');
     } catch (error) {
-      if (error instanceof ApiError && error.code === API_ERROR_CODES.keyRejected) this.#setState('rejected');
+      if (error instanceof ApiError && error.code === API_ERROR_CODES.keyRejected) {
+        this.#rejectedKey = this.#currentKey;
+        this.#setState('rejected');
+      }
       else if (error instanceof ApiError && error.code === API_ERROR_CODES.aborted) return;
       else {
         // The API is unreachable (or the key file unreadable): not known to be a key problem.

@@ -9,6 +9,7 @@
  * stop() drains: watchers stop, no new file is taken, the file being pushed stops after its batches in flight
  * are answered and committed (it stays in processing/ and is resumed at the next start).
  */
+import { API_ERROR_CODES } from '../api/errors.ts';
 import type { Clock } from '../clock.ts';
 import type { DeepReadonly } from '../config/index.ts';
 import type { SourceConfig as MutableSourceConfig } from '../config/source-schema.ts';
@@ -131,7 +132,12 @@ class SourceRunner {
         const deps: PushDeps = { ...this.#o.deps, signal: this.#stop };
         const result = job.kind === 'path' ? await pushFile(deps, this.source, job.path) : await processClaimed(deps, this.source, job.fileId);
         this.#o.onResult?.(this.#config.name, result);
-        if (result.outcome === 'deferred' && !this.#stop.aborted) this.#retryAt(result.file.id, Date.parse(result.retryAt));
+        if (result.outcome === 'deferred' && !this.#stop.aborted) {
+          // A rejected key is not a failing API: the file goes back in the queue at once, where the worker waits
+          // for the key to work again; other deferrals wait for their retry time.
+          if (result.error.code === API_ERROR_CODES.keyRejected) this.#enqueue({ kind: 'file', fileId: result.file.id });
+          else this.#retryAt(result.file.id, Date.parse(result.retryAt));
+        }
       } catch (error) {
         // An unexpected failure (a bug, the state database unusable): logged; the file stays where it is.
         this.#o.logger.error({ source: this.#config.name, error: String(error) }, 'push failed unexpectedly');

@@ -1,0 +1,159 @@
+/**
+ * `pricing-agent run` as retail IT runs it: a child process with four sources against the sandbox. Files dropped
+ * into the inboxes are pushed; /readyz and /metrics tell the truth; SIGTERM in the middle of a large file drains and
+ * exits 0 within the bound, and after a restart the file finishes with every row exactly once; SIGHUP adds a source;
+ * a rotated key pauses sending until a new key is written to the key file, with no restart.
+ */
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { daemonHarness, until, untilReady, type DaemonHarness } from '../support/daemon-harness.ts';
+
+let h: DaemonHarness | null = null;
+afterEach(async () => {
+  await h?.close();
+  h = null;
+});
+
+function config(harness: DaemonHarness, sources: string[], extra = ''): string {
+  const block: Record<string, string> = {
+    products: `  - name: products\n    entity: products\n    path: ./inbox/products\n    stable_ms: 200\n    delimiter: ";"\n    encoding: windows-1252\n    decimal_separator: ","\n    columns: { item_id: Artikelnummer, sku: Artikelnummer, product_name: Bezeichnung }\n`,
+    stores: `  - name: stores\n    entity: product_store\n    path: ./inbox/stores\n    stable_ms: 200\n`,
+    tx: `  - name: tx\n    entity: transactions\n    path: ./inbox/tx\n    stable_ms: 200\n    batch_size: 500\n`,
+    competitors: `  - name: competitors\n    entity: competitor_prices\n    path: ./inbox/competitors\n    stable_ms: 200\n`,
+  };
+  return [
+    `api:\n  base_url: ${harness.sandbox.url}\n  key_file: ./api-key\n`,
+    `state:\n  dir: ./state\n`,
+    `log:\n  level: info\n`,
+    `http:\n  port: 0\n`,
+    `daemon:\n  key_check_interval_ms: 1000\n  shutdown_timeout_ms: 30000\n`,
+    `sources:\n${sources.map((s) => block[s]).join('')}`,
+    extra,
+  ].join('');
+}
+
+function transactions(from: number, count: number): string {
+  const lines = ['transaction_id,item_id,transaction_timestamp,quantity,price'];
+  for (let i = from; i < from + count; i += 1) lines.push(`T${i},ITEM-${i % 997},2026-11-20T08:00:00Z,1,${(i % 50) + 0.99}`);
+  return `${lines.join('\n')}\n`;
+}
+
+describe('pricing-agent run', () => {
+  it('pushes files of four sources, reports ready, and counts them in /metrics', async () => {
+    h = await daemonHarness();
+    const harness = h;
+    await h.writeConfig(config(h, ['products', 'stores', 'tx', 'competitors']));
+    const daemon = h.start();
+    await untilReady(h);
+    const [s1] = h.sandbox.control.state().stores;
+    const win1252 = Buffer.from('Artikelnummer;Bezeichnung\nA-1;Bl\xfctenhonig\nA-2;K\xe4se\n', 'latin1');
+    await writeFile(join(h.inbox('products'), 'erp.csv'), win1252);
+    await writeFile(join(h.inbox('stores'), 'stores.csv'), `item_id,store_id,current_price\nA-1,${s1},4.99\n`);
+    await writeFile(join(h.inbox('tx'), 'tx.csv'), transactions(0, 10));
+    await writeFile(join(h.inbox('competitors'), 'cp.csv'), 'competitor_name,observed_at,regular_price,effective_price\nAldi,2026-11-20T08:00:00Z,1.99,1.79\n');
+    for (const [source, name] of [['products', 'erp.csv'], ['stores', 'stores.csv'], ['tx', 'tx.csv'], ['competitors', 'cp.csv']] as const) {
+      const report = JSON.parse(await readFile(await harness.report(source, name), 'utf8')) as { status: string };
+      expect(report.status).toBe('done');
+    }
+    const state = h.sandbox.control.state({ keys: true });
+    expect(state.products.keys?.sort()).toEqual(['A-1', 'A-2']);
+    expect(state.transactions.count).toBe(10);
+    expect(state.competitor_prices.single_creates).toBe(0);
+    expect(JSON.parse((await h.get('/readyz')).body)).toEqual({ ready: true, state: 'running', reasons: [] });
+    const metrics = (await h.get('/metrics')).body;
+    expect(metrics).toContain('pricing_agent_files_total{source="tx",outcome="done"} 1');
+    expect(metrics).toContain('pricing_agent_rows_total{entity="transactions",result="accepted"} 10');
+    expect(metrics).toMatch(/pricing_agent_api_requests_total\{operation="products.bulk",status="200"\} 1/);
+    expect(metrics).toContain('pricing_agent_ready 1');
+    daemon.child.kill('SIGTERM');
+    expect(await daemon.exited).toEqual({ code: 0, signal: null });
+    expect(daemon.output()).not.toContain(h.sandbox.apiKey);
+  });
+
+  it('drains on SIGTERM in the middle of a large file, exits 0, and finishes it after a restart with every row once', async () => {
+    h = await daemonHarness();
+    await h.writeConfig(config(h, ['tx']));
+    h.sandbox.control.setFaults({ latency_ms: 15, paths: ['POST /v1/transactions/bulk'] });
+    const first = h.start();
+    await untilReady(h);
+    const rows = 40_000;
+    await writeFile(join(h.inbox('tx'), 'big.csv'), transactions(0, rows));
+    const db = join(h.dir, 'state', 'pricing-agent.db');
+    const committedBatches = () => {
+      try {
+        const reader = new Database(db, { readonly: true, fileMustExist: true });
+        try {
+          return (reader.prepare('SELECT count(*) AS n FROM push_batches').get() as { n: number }).n;
+        } finally {
+          reader.close();
+        }
+      } catch {
+        return 0;
+      }
+    };
+    await until(() => committedBatches() >= 5, 'some batches to be committed', 30_000);
+    const stoppedAt = Date.now();
+    first.child.kill('SIGTERM');
+    expect(await first.exited).toEqual({ code: 0, signal: null });
+    expect(Date.now() - stoppedAt).toBeLessThan(30_000);
+    const afterStop = committedBatches();
+    expect(afterStop).toBeLessThan(rows / 500); // it really stopped in the middle
+    expect(first.output()).toContain('"msg":"pricing-agent stopped"');
+
+    h.sandbox.control.setFaults(null);
+    const second = h.start();
+    const report = JSON.parse(await readFile(await h.report('tx', 'big.csv', 60_000), 'utf8')) as { status: string; rows: Record<string, number> };
+    expect(report.status).toBe('done');
+    expect(report.rows).toMatchObject({ read: rows, accepted: rows, rejected: 0 });
+    const keys = h.sandbox.control.state({ keys: true }).transactions.keys ?? [];
+    expect(keys).toHaveLength(rows);
+    expect(new Set(keys).size).toBe(rows);
+    second.child.kill('SIGTERM');
+    expect((await second.exited).code).toBe(0);
+  });
+
+  it('adds a source on SIGHUP without a restart, and refuses an invalid config keeping the old one', async () => {
+    h = await daemonHarness();
+    await h.writeConfig(config(h, ['tx']));
+    const daemon = h.start();
+    await untilReady(h);
+    await h.writeConfig(config(h, ['tx']).replace('sources:', 'sourcez:'));
+    daemon.child.kill('SIGHUP');
+    await until(() => daemon.output().includes('reload refused'), 'the invalid config to be refused');
+    await h.writeConfig(config(h, ['tx', 'competitors']));
+    daemon.child.kill('SIGHUP');
+    await until(() => daemon.output().includes('"msg":"config reloaded"'), 'the reload');
+    expect(daemon.output()).toMatch(/"sources_added":\["competitors"\]/);
+    await writeFile(join(h.inbox('competitors'), 'cp.csv'), 'competitor_name,observed_at,regular_price,effective_price\nLidl,2026-11-20T08:00:00Z,2.09,2.09\n');
+    await h.report('competitors', 'cp.csv');
+    expect(h.sandbox.control.state().competitor_prices.count).toBe(1);
+    daemon.child.kill('SIGTERM');
+    expect((await daemon.exited).code).toBe(0);
+  });
+
+  it('pauses on a rotated key, says so in /readyz, and resumes when a new key is written to the key file', async () => {
+    h = await daemonHarness();
+    await h.writeConfig(config(h, ['tx']));
+    const daemon = h.start();
+    await untilReady(h);
+    h.sandbox.control.rotateKey(); // the platform user generated a new key: ours now gets 401
+    await writeFile(join(h.inbox('tx'), 'after-rotation.csv'), transactions(100, 5));
+    const notReady = JSON.parse(await untilReady(h, 503)) as { reasons: string[] };
+    expect(notReady.reasons.join(' ')).toMatch(/rejected the key \(401\)/);
+    expect(h.sandbox.control.state().transactions.count).toBe(0);
+    const rejectedRequests = h.sandbox.control.state().auth.rejected_total;
+    await writeFile(h.keyFile, `${h.sandbox.apiKey}\n`, { mode: 0o600 }); // the new key, as IT would write it
+    await h.report('tx', 'after-rotation.csv');
+    await untilReady(h, 200);
+    expect(h.sandbox.control.state().transactions.count).toBe(5);
+    // One 401 stops sending; the re-checks (every second here) do not send the rejected key again.
+    expect(rejectedRequests).toBeGreaterThanOrEqual(1);
+    expect(rejectedRequests).toBeLessThanOrEqual(3);
+    expect(h.sandbox.control.state().auth.rejected_total).toBe(rejectedRequests);
+    expect(daemon.output().match(/rejected the key \(401\): sending is paused/g)).toHaveLength(1);
+    daemon.child.kill('SIGTERM');
+    expect((await daemon.exited).code).toBe(0);
+  });
+});

@@ -1,0 +1,125 @@
+/**
+ * `pricing-agent run` as a child process against a sandbox in the test process: a config file, inbox folders, the
+ * process's output, and helpers to wait for what the daemon does (reports appearing, /readyz answering).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdir, mkdtemp, readdir, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { request } from 'undici';
+import { startSandbox, type SandboxHandle, type SandboxOptions } from '../../src/sandbox/index.ts';
+import { CLI_MAIN } from './run-cli.ts';
+import { until } from './test-logger.ts';
+
+export interface DaemonProcess {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+export interface DaemonHarness {
+  dir: string;
+  sandbox: SandboxHandle;
+  configFile: string;
+  keyFile: string;
+  inbox(source: string): string;
+  writeConfig(yaml: string): Promise<void>;
+  start(): DaemonProcess;
+  /** GET on the local HTTP server of the daemon started last (port 0: read from its "running" log line). */
+  get(path: string): Promise<{ status: number; body: string }>;
+  /** Waits until `<name>.report.json` exists under the source's archive/ or failed/ folder; returns its path. */
+  report(source: string, name: string, timeoutMs?: number): Promise<string>;
+  close(): Promise<void>;
+}
+
+async function findReport(inbox: string, name: string): Promise<string | null> {
+  for (const top of ['archive', 'failed']) {
+    let entries: string[];
+    try {
+      entries = await readdir(join(inbox, top), { recursive: true });
+    } catch {
+      continue;
+    }
+    const hit = entries.find((e) => e.endsWith(`${name}.report.json`));
+    if (hit) return join(inbox, top, hit);
+  }
+  return null;
+}
+
+export async function daemonHarness(sandboxOptions: SandboxOptions = {}): Promise<DaemonHarness> {
+  const dir = await mkdtemp(join(tmpdir(), 'pa-daemon-'));
+  const sandbox = await startSandbox({ approvals: 0, largeGridRows: 0, ...sandboxOptions });
+  const keyFile = join(dir, 'api-key');
+  await writeFile(keyFile, `${sandbox.apiKey}\n`, { mode: 0o600 });
+  const configFile = join(dir, 'pricing-agent.yaml');
+  const children: DaemonProcess[] = [];
+  const h: DaemonHarness = {
+    dir,
+    sandbox,
+    configFile,
+    keyFile,
+    inbox: (source) => join(dir, 'inbox', source),
+    async writeConfig(yaml) {
+      await writeFile(configFile, yaml);
+    },
+    start() {
+      const child = spawn(process.execPath, [CLI_MAIN, 'run', '--config', configFile], {
+        env: { ...process.env, PRICING_AGENT_CONFIG: undefined, PRICING_AGENT_DEBUG: undefined },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let out = '';
+      child.stdout?.on('data', (c: Buffer) => (out += c.toString()));
+      child.stderr?.on('data', (c: Buffer) => (out += c.toString()));
+      const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+        child.on('exit', (code, signal) => resolve({ code, signal })),
+      );
+      const proc = { child, output: () => out, exited };
+      children.push(proc);
+      return proc;
+    },
+    async get(path) {
+      const last = children.at(-1);
+      const url = /"http":"(http:\/\/[^"]+)"/.exec(last?.output() ?? '')?.[1];
+      if (!url) throw new Error('the daemon has not reported its HTTP address yet');
+      const res = await request(`${url}${path}`);
+      return { status: res.statusCode, body: await res.body.text() };
+    },
+    async report(source, name, timeoutMs = 30_000) {
+      let found: string | null = null;
+      const deadline = Date.now() + timeoutMs;
+      while (found === null) {
+        found = await findReport(h.inbox(source), name);
+        if (found) break;
+        if (Date.now() > deadline) throw new Error(`no report for ${name} in ${source} after ${timeoutMs} ms`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      return found;
+    },
+    async close() {
+      for (const c of children) if (c.child.exitCode === null && c.child.signalCode === null) c.child.kill('SIGKILL');
+      await Promise.all(children.map((c) => c.exited));
+      await sandbox.close();
+    },
+  };
+  for (const source of ['products', 'stores', 'tx', 'competitors']) await mkdir(h.inbox(source), { recursive: true });
+  return h;
+}
+
+/** Waits for the daemon's /readyz to answer with `status`. */
+export async function untilReady(h: DaemonHarness, status = 200, timeoutMs = 20_000): Promise<string> {
+  let last = '';
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const res = await h.get('/readyz');
+      last = res.body;
+      if (res.status === status) return res.body;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`/readyz did not answer ${status} (last: ${last})`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+export { until };
