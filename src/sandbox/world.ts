@@ -108,11 +108,17 @@ export class World {
     if (count < SEED_HISTORY_MIN) return;
     const amendments = Math.floor(count * 0.05);
     const cancellations = Math.floor(count * 0.03);
+    // Draw among the original approvals until a current one comes up, so the counts are exact.
+    const current = (): number => {
+      for (;;) {
+        const row = this.approvals.get(data.int(1, count))!;
+        if (row.supersededBy === null && row.cancelled_at === null) return row.id;
+      }
+    };
     for (let i = 0; i < amendments; i += 1) {
-      const id = data.int(1, count);
-      this.approvals.amend(id, this.epoch - HOUR_MS + i * 1000, undefined, 'Competitor price change');
+      this.approvals.amend(current(), this.epoch - HOUR_MS + i * 1000, undefined, 'Competitor price change');
     }
-    for (let i = 0; i < cancellations; i += 1) this.approvals.cancel(data.int(1, count), this.epoch - HOUR_MS / 2 + i * 1000);
+    for (let i = 0; i < cancellations; i += 1) this.approvals.cancel(current(), this.epoch - HOUR_MS / 2 + i * 1000);
   }
 }
 
