@@ -41,8 +41,8 @@ function transactions(from: number, count: number): string {
 }
 
 describe('pricing-agent run', () => {
-  it('pushes files of four sources, reports ready, and counts them in /metrics', async () => {
-    h = await daemonHarness();
+  it('pushes files of four sources, pulls approved prices into the outbox, reports ready, and counts it all in /metrics', async () => {
+    h = await daemonHarness({ approvals: 60 });
     const harness = h;
     await h.writeConfig(config(h, ['products', 'stores', 'tx', 'competitors']));
     const daemon = h.start();
@@ -61,12 +61,32 @@ describe('pricing-agent run', () => {
     expect(state.products.keys?.sort()).toEqual(['A-1', 'A-2']);
     expect(state.transactions.count).toBe(10);
     expect(state.competitor_prices.single_creates).toBe(0);
+    // The approved-prices pull ran at start-up: every pending approval stored and acknowledged exactly once.
+    await until(() => h?.sandbox.control.state().approvals.pending === 0 && h.sandbox.control.state().approvals.exported_api === 0, 'every approval to be acknowledged', 20_000);
+    const approvals = h.sandbox.control.state().approvals;
+    expect(approvals.acknowledged).toBeGreaterThan(0);
+    expect(approvals.acks.every((a) => a.ack_count === 1 && a.conflicting_acks === 0)).toBe(true);
+    const feed = new Database(join(h.dir, 'state', 'pricing-agent.db'), { readonly: true });
+    try {
+      const stored = (feed.prepare("SELECT count(DISTINCT approval_id) AS n FROM price_feed WHERE kind = 'price'").get() as { n: number }).n;
+      expect(stored).toBe(approvals.acknowledged);
+    } finally {
+      feed.close();
+    }
     expect(JSON.parse((await h.get('/readyz')).body)).toEqual({ ready: true, state: 'running', reasons: [] });
-    const metrics = (await h.get('/metrics')).body;
+    // The report is written just before the file's ledger row closes and the counters move: poll briefly.
+    let metrics = '';
+    const allCounted = () => ['products', 'stores', 'tx', 'competitors'].every((s) => metrics.includes(`pricing_agent_files_total{source="${s}",outcome="done"} 1`));
+    for (let i = 0; i < 100 && !allCounted(); i += 1) {
+      metrics = (await h.get('/metrics')).body;
+      await new Promise((r) => setTimeout(r, 20));
+    }
     expect(metrics).toContain('pricing_agent_files_total{source="tx",outcome="done"} 1');
     expect(metrics).toContain('pricing_agent_rows_total{entity="transactions",result="accepted"} 10');
     expect(metrics).toMatch(/pricing_agent_api_requests_total\{operation="products.bulk",status="200"\} 1/);
     expect(metrics).toContain('pricing_agent_ready 1');
+    expect(metrics).toContain(`pricing_agent_approvals_acknowledged_total ${approvals.acknowledged}`);
+    expect(metrics).toMatch(/pricing_agent_job_last_success_timestamp_seconds\{job="approved_prices"\} \d+/);
     daemon.child.kill('SIGTERM');
     expect(await daemon.exited).toEqual({ code: 0, signal: null });
     expect(daemon.output()).not.toContain(h.sandbox.apiKey);
