@@ -51,6 +51,8 @@ export class EntityTable<R extends TableRow> {
   /** Rows with an issued id, at index = serial. */
   readonly #bySerial: (R | undefined)[] = [undefined];
   #issued = 0;
+  /** The id issueId() returned last: its row is usually inserted next, and then needs no decoding. */
+  #lastIssuedId: R['id'] | null = null;
   #live = 0;
   /** Rows with a client-chosen id. */
   readonly #byId = new Map<R['id'], R>();
@@ -77,7 +79,10 @@ export class EntityTable<R extends TableRow> {
       this.#issued += 1;
       const id = this.#codec.encode(this.#issued);
       this.#bySerial.push(undefined);
-      if (this.#byId.size === 0 || !this.#byId.has(id)) return id;
+      if (this.#byId.size === 0 || !this.#byId.has(id)) {
+        this.#lastIssuedId = id;
+        return id;
+      }
     }
   }
 
@@ -158,6 +163,7 @@ export class EntityTable<R extends TableRow> {
 
   /** The serial of an id this table issued, else null. */
   #serialOf(id: R['id']): number | null {
+    if (id === this.#lastIssuedId) return this.#issued;
     const serial = this.#codec.decode(id);
     if (serial === null || serial > this.#issued) return null;
     return this.#byId.size > 0 && this.#byId.has(id) ? null : serial;

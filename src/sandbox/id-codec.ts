@@ -24,7 +24,11 @@ export const integerIds: IdCodec<number> = {
 const MASK24 = 0xffffff;
 const TWO_24 = 0x1000000;
 const HEX_CODES: readonly number[] = Array.from({ length: 16 }, (_, i) => i.toString(16).charCodeAt(0));
-const HEX_VALUE = new Map<number, number>(HEX_CODES.map((code, value) => [code, value]));
+/** Value of a lowercase hex digit by char code; -1 for anything else. */
+const HEX_VALUE = new Int8Array(128).fill(-1);
+HEX_CODES.forEach((code, value) => {
+  HEX_VALUE[code] = value;
+});
 
 function mix(half: number, key: number): number {
   let h = Math.imul(half ^ key, 0x9e3779b1);
@@ -67,9 +71,9 @@ export class UuidCodec implements IdCodec<string> {
     let hi = 0;
     let lo = 0;
     for (let i = 0; i < 6; i += 1) {
-      const h = HEX_VALUE.get(id.charCodeAt(24 + i));
-      const l = HEX_VALUE.get(id.charCodeAt(30 + i));
-      if (h === undefined || l === undefined) return null;
+      const h = HEX_VALUE[id.charCodeAt(24 + i)] ?? -1;
+      const l = HEX_VALUE[id.charCodeAt(30 + i)] ?? -1;
+      if (h < 0 || l < 0) return null;
       hi = (hi << 4) | h;
       lo = (lo << 4) | l;
     }
