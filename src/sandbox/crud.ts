@@ -74,9 +74,15 @@ export function writeItem<R extends TableRow, W>(
 }
 
 export function bulkReply<R extends TableRow, W>(resource: Resource<R, W>, body: unknown, now: number): Reply {
-  const envelope = BulkEnvelope.safeParse(body, { reportInput: true });
-  if (!envelope.success) return invalid(toValidationErrors(envelope.error, ['body']));
-  const items = envelope.data.items;
+  // The common case without zod (its array parse copies the array and allocates per element); zod reports the rest.
+  const candidate = (body as { items?: unknown } | null | undefined)?.items;
+  let items: unknown[];
+  if (typeof body === 'object' && body !== null && !Array.isArray(body) && Array.isArray(candidate)) items = candidate;
+  else {
+    const envelope = BulkEnvelope.safeParse(body, { reportInput: true });
+    if (!envelope.success) return invalid(toValidationErrors(envelope.error, ['body']));
+    items = envelope.data.items;
+  }
   const seen = resource.rejectDuplicateKeys ? new Set<string>() : null;
   const out = new BulkResponseWriter(items.length);
   for (let index = 0; index < items.length; index += 1) {

@@ -156,7 +156,9 @@ export function compilePrecheck(schema: z.ZodType): ((input: unknown) => boolean
     if (typeof input !== 'object' || input === null || Array.isArray(input)) return false;
     if (Object.getPrototypeOf(input) !== Object.prototype) return false;
     const record = input as Record<string, unknown>;
-    for (const key of Object.keys(record)) {
+    // for-in instead of Object.keys: no array per row. The prototype is Object.prototype (checked above), whose
+    // properties are not enumerable, so only own keys are visited.
+    for (const key in record) {
       if (key === '__proto__') return false; // zod's output would differ (an assignment to __proto__)
       const check = fields.get(key) ?? extra;
       if (check === null || !check(record[key])) return false;
