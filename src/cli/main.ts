@@ -7,6 +7,10 @@ import { Command } from 'commander';
 import { AGENT_VERSION } from '../version.ts';
 import { checkCommand } from './check.ts';
 import { configCommand } from './config.ts';
+import { exportsCommand } from './exports.ts';
+import { jobsCommand } from './jobs.ts';
+import { outboxCommand } from './outbox.ts';
+import { pullCommand } from './pull.ts';
 import { runCommandDefinition } from './run.ts';
 import { pushCommand } from './push.ts';
 import { sandboxCommand } from './sandbox.ts';
@@ -22,6 +26,10 @@ export function buildProgram(): Command {
   program.addCommand(configCommand());
   program.addCommand(runCommandDefinition());
   program.addCommand(pushCommand());
+  program.addCommand(pullCommand());
+  program.addCommand(outboxCommand());
+  program.addCommand(exportsCommand());
+  program.addCommand(jobsCommand());
   program.addCommand(sandboxCommand());
   return program;
 }

@@ -8,6 +8,7 @@
  * grouped into clusters of ids close to each other (by how many stored versions lie between them), so a handful of
  * conflicts spread over a week costs a few small windows, not a read of the whole week.
  */
+import type { ApiClient } from '../api/client.ts';
 import type { ApprovedPriceListQuery } from '../api/resources/approved-prices.ts';
 import { ACK_BATCH_MAX, type ApprovedPrice, type ApprovedPriceFilters } from '../api/schemas/index.ts';
 import { checkAborted, type PullDeps } from './pull-deps.ts';
@@ -23,11 +24,11 @@ export interface HistoryReadStats {
 
 /** Pages of the registered history matching `query`, newest first. Read-only. */
 export function historyPages(
-  deps: PullDeps,
+  client: ApiClient,
   query: Omit<ApprovedPriceListQuery, 'history'>,
   signal: AbortSignal | undefined,
 ) {
-  return deps.client.approvedPrices.list({ limit: ACK_BATCH_MAX, ...query, history: true }, { signal });
+  return client.approvedPrices.list({ limit: ACK_BATCH_MAX, ...query, history: true }, { signal });
 }
 
 interface Located {
@@ -72,7 +73,7 @@ export async function findSuccessor(
   const query: Omit<ApprovedPriceListQuery, 'history'> = { approved_after: version.approved_at };
   if (version.item_id !== null) query.item_id = version.item_id;
   if (version.store_id !== null) query.store_id = version.store_id;
-  for await (const page of historyPages(deps, query, signal)) {
+  for await (const page of historyPages(deps.client, query, signal)) {
     stats.historyPages += 1;
     const successor = page.items.find((item) => item.predecessor_id === version.id);
     if (successor) return successor;
@@ -127,7 +128,7 @@ async function readWindow(
     if (value !== undefined) query[key] = value;
   }
   checkAborted(signal);
-  for await (const page of historyPages(deps, query, signal)) {
+  for await (const page of historyPages(deps.client, query, signal)) {
     stats.historyPages += 1;
     for (const item of page.items) {
       if (wanted.delete(item.id)) found.set(item.id, item);

@@ -9,7 +9,8 @@ import {
   GRID_LARGE_ROW_COUNT,
   type Grid,
 } from '../api/schemas/index.ts';
-import type { MirrorConfig } from '../config/pull-schema.ts';
+import type { DeepReadonly } from '../config/schema.ts';
+import type { MirrorConfig as MirrorEntry } from '../config/pull-schema.ts';
 import { gridStream, type FixedStream, type MirrorRow, type MirrorStream } from '../store/mirror-tables.ts';
 import type { PullDeps } from './pull-deps.ts';
 
@@ -23,6 +24,8 @@ export interface ListingSource<S extends MirrorStream = MirrorStream> {
   ): AsyncIterable<Page<MirrorRow<S>>>;
 }
 
+/** One `pull.mirrors` entry as the frozen Config holds it. */
+export type MirrorConfig = DeepReadonly<MirrorEntry>;
 export type GridsConfig = Extract<MirrorConfig, { stream: 'grids' }>;
 type FixedConfig = Exclude<MirrorConfig, { stream: 'grids' }>;
 

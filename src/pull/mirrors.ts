@@ -11,11 +11,10 @@
  * A crash after the last page committed but before the watermark moved leaves a listing with no cursor: the next run
  * completes it without reading anything.
  */
-import type { MirrorConfig } from '../config/pull-schema.ts';
 import { completeListing, recordStreamError, resetStream, streamState, upsertMirrorPage } from '../store/mirrors.ts';
 import type { MirrorStream } from '../store/mirror-tables.ts';
 import { MirrorExport } from './mirror-export.ts';
-import { fixedSource, gridSources, type ListingSource } from './mirror-sources.ts';
+import { fixedSource, gridSources, type ListingSource, type MirrorConfig } from './mirror-sources.ts';
 import { checkAborted, type PullDeps } from './pull-deps.ts';
 
 export interface MirrorRunOptions {

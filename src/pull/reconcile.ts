@@ -46,7 +46,7 @@ export async function runApprovedPricesReconciliation(
   const stats: ReconcileStats = { historyPages: 0, versionsRead: 0, cancelledSeen: 0, withdrawals: 0, since };
   const query = { ...options.filters, ...(since === null ? {} : { approved_after: since }) };
   const started = deps.clock.now();
-  for await (const page of historyPages(deps, query, signal)) {
+  for await (const page of historyPages(deps.client, query, signal)) {
     stats.historyPages += 1;
     stats.versionsRead += page.items.length;
     for (const version of page.items) {
