@@ -102,5 +102,6 @@ describe('control plane', () => {
   it('answers 404 and 405 on the control plane too', async () => {
     expect((await ctl('GET', '/nothing')).status).toBe(404);
     expect((await ctl('GET', '/reset')).status).toBe(405);
+    expect((await ctl('PUT', '/access', { deny: ['x'.repeat(2 * 1024 * 1024)] })).status).toBe(413);
   });
 });
