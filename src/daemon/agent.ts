@@ -206,6 +206,16 @@ export class Agent {
       this.#logger.error({ error: error instanceof Error ? error.message : String(error) }, 'reload refused: the new config is invalid; the running config stays');
       return false;
     }
+    try {
+      await this.#apply(next);
+      return true;
+    } catch (error) {
+      this.#logger.error({ error: error instanceof Error ? error.message : String(error) }, 'reload failed part-way; restart the agent to apply the config');
+      return false;
+    }
+  }
+
+  async #apply(next: Config): Promise<void> {
     const previous = this.#config;
     this.#config = next;
     if (JSON.stringify(next.api) !== JSON.stringify(previous.api)) {
@@ -218,7 +228,6 @@ export class Agent {
     await this.#reschedule(next);
     void this.#keys?.verify();
     this.#logger.info({ sources_added: sources?.added ?? [], sources_removed: sources?.removed ?? [] }, 'config reloaded');
-    return true;
   }
 
   async #reschedule(config: Config): Promise<void> {

@@ -79,9 +79,10 @@ export class Scheduler {
     this.#jobs.set(job.name, { job, task: null, running: null, runs: 0, failures: 0, lastStartedAt: null, lastSuccessAt: null, lastError: null });
   }
 
-  /** Starts every schedule. */
+  /** Starts the schedule of every job that has none yet (after a reload, only the new ones). */
   start(): void {
     for (const state of this.#jobs.values()) {
+      if (state.task) continue;
       state.task = cron.schedule(state.job.schedule, () => void this.runNow(state.job.name), { name: state.job.name, noOverlap: true });
     }
   }

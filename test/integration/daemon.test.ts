@@ -7,8 +7,11 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { daemonHarness, until, untilReady, type DaemonHarness } from '../support/daemon-harness.ts';
+
+// Child processes on two loaded cores: generous bounds on waiting (never on how fast the agent is).
+vi.setConfig({ testTimeout: 90_000 });
 
 let h: DaemonHarness | null = null;
 afterEach(async () => {
@@ -62,7 +65,7 @@ describe('pricing-agent run', () => {
     expect(state.transactions.count).toBe(10);
     expect(state.competitor_prices.single_creates).toBe(0);
     // The approved-prices pull ran at start-up: every pending approval stored and acknowledged exactly once.
-    await until(() => h?.sandbox.control.state().approvals.pending === 0 && h.sandbox.control.state().approvals.exported_api === 0, 'every approval to be acknowledged', 20_000);
+    await until(() => h?.sandbox.control.state().approvals.pending === 0 && h.sandbox.control.state().approvals.exported_api === 0, 'every approval to be acknowledged', 30_000);
     const approvals = h.sandbox.control.state().approvals;
     expect(approvals.acknowledged).toBeGreaterThan(0);
     expect(approvals.acks.every((a) => a.ack_count === 1 && a.conflicting_acks === 0)).toBe(true);

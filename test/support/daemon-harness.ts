@@ -106,7 +106,7 @@ export async function daemonHarness(sandboxOptions: SandboxOptions = {}): Promis
 }
 
 /** Waits for the daemon's /readyz to answer with `status`. */
-export async function untilReady(h: DaemonHarness, status = 200, timeoutMs = 20_000): Promise<string> {
+export async function untilReady(h: DaemonHarness, status = 200, timeoutMs = 30_000): Promise<string> {
   let last = '';
   const deadline = Date.now() + timeoutMs;
   for (;;) {
