@@ -1,0 +1,75 @@
+/** Shared helpers of the packaging tests: repository paths, temp directories, the Dockerfile's instructions. */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach } from 'vitest';
+
+export const REPO = fileURLToPath(new URL('../..', import.meta.url));
+export const KEY = 'svc_live_PackagingTestKey00001111';
+
+export function repoFile(path: string): string {
+  return join(REPO, path);
+}
+
+export function readRepoFile(path: string): string {
+  return readFileSync(repoFile(path), 'utf8');
+}
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A fresh temp directory, removed after the test. */
+export function tempDir(prefix = 'pricing-agent-packaging-'): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  dirs.push(dir);
+  return dir;
+}
+
+/** True when `command` is on PATH (checked with `command -v`, so no output and no side effect). */
+export function onPath(command: string): boolean {
+  return spawnSync('sh', ['-c', `command -v ${command}`], { stdio: 'ignore' }).status === 0;
+}
+
+/** One Dockerfile instruction: keyword in upper case, the arguments with line continuations joined. */
+export interface Instruction {
+  readonly keyword: string;
+  readonly args: string;
+  readonly line: number;
+}
+
+/** Splits a Dockerfile into instructions (comments and blank lines dropped, `\` continuations joined). */
+export function dockerfileInstructions(text: string): Instruction[] {
+  const out: Instruction[] = [];
+  let pending: { text: string; line: number } | null = null;
+  text.split('\n').forEach((raw, index) => {
+    const line = raw.trimEnd();
+    if (pending === null && (line.trim() === '' || line.trimStart().startsWith('#'))) return;
+    if (pending !== null && line.trimStart().startsWith('#')) return; // comment inside a continuation
+    const continued = line.endsWith('\\');
+    const part = continued ? line.slice(0, -1) : line;
+    pending = pending === null ? { text: part.trim(), line: index + 1 } : { ...pending, text: `${pending.text} ${part.trim()}` };
+    if (!continued) {
+      const [keyword = '', ...rest] = pending.text.split(/\s+/);
+      out.push({ keyword: keyword.toUpperCase(), args: rest.join(' '), line: pending.line });
+      pending = null;
+    }
+  });
+  return out;
+}
+
+/** The instructions of the last stage (after the last FROM). */
+export function finalStage(instructions: readonly Instruction[]): Instruction[] {
+  const last = instructions.map((i) => i.keyword).lastIndexOf('FROM');
+  return instructions.slice(last);
+}
+
+/** The JSON array of an exec-form instruction (`CMD ["node", "-e", "..."]`), or throws. */
+export function execForm(args: string): string[] {
+  const start = args.indexOf('[');
+  if (start === -1) throw new Error(`not in exec (JSON) form: ${args}`);
+  return JSON.parse(args.slice(start)) as string[];
+}
