@@ -155,11 +155,11 @@ describe('responses', () => {
     expect(lastDate?.toISOString()).toBe('2026-11-22T10:00:00.000Z');
   });
 
-  it('refuses a limit out of range before sending anything', () => {
+  it('refuses a limit out of range before sending anything', async () => {
     const { client } = makeClient();
     expect(() => client.transactions.list({ limit: 10_001 })).toThrow(/limit must be an integer from 1 to 10000/);
     expect(() => client.approvedPrices.list({ limit: 501 })).toThrow(/from 1 to 500/);
-    expect(() => client.approvedPrices.acknowledge(Array.from({ length: 501 }, (_, i) => i))).toThrow(/1 to 500 ids/);
+    await expect(client.approvedPrices.acknowledge(Array.from({ length: 501 }, (_, i) => i))).rejects.toThrow(/1 to 500 ids/);
   });
 
   it('rejects a response that breaks the contract', async () => {

@@ -35,14 +35,14 @@ export function approvedPricesApi(t: ApiTransport) {
       return { items: data.items, nextCursor: data.next_cursor, serverDate: response.date };
     },
     /** Acknowledges up to 500 ids; a conflict with the export state is a 409 ApiError (see ackConflictsOf). */
-    acknowledge: (ids: readonly number[], o: CallOptions = {}) => {
+    acknowledge: async (ids: readonly number[], o: CallOptions = {}) => {
       if (ids.length === 0 || ids.length > ACK_BATCH_MAX) {
         throw new ApiLocalValidationError('approvedPrices.acknowledge', `takes 1 to ${ACK_BATCH_MAX} ids, got ${ids.length}`);
       }
       if (!ids.every((id) => Number.isInteger(id))) {
         throw new ApiLocalValidationError('approvedPrices.acknowledge', 'approval ids are integers');
       }
-      return callJson(t, { operation: 'approvedPrices.acknowledge', json: { approval_ids: ids }, signal: o.signal }, AcknowledgeResult);
+      return await callJson(t, { operation: 'approvedPrices.acknowledge', json: { approval_ids: ids }, signal: o.signal }, AcknowledgeResult);
     },
   };
 }

@@ -12,9 +12,9 @@ function requireUuid(operation: 'jobs.get' | 'transactionExports.cancel', id: st
 
 export function jobsApi(t: ApiTransport) {
   return {
-    get: (jobId: string, o: CallOptions = {}) => {
+    get: async (jobId: string, o: CallOptions = {}) => {
       requireUuid('jobs.get', jobId);
-      return callJson(t, { operation: 'jobs.get', id: jobId, signal: o.signal }, Job);
+      return await callJson(t, { operation: 'jobs.get', id: jobId, signal: o.signal }, Job);
     },
   };
 }
@@ -22,9 +22,9 @@ export function jobsApi(t: ApiTransport) {
 export function transactionExportsApi(t: ApiTransport) {
   return {
     /** Cancels a transaction export and returns its status object (queued → cancelled, running → cancelling). */
-    cancel: (exportId: string, o: CallOptions = {}) => {
+    cancel: async (exportId: string, o: CallOptions = {}) => {
       requireUuid('transactionExports.cancel', exportId);
-      return callJson(t, { operation: 'transactionExports.cancel', id: exportId, signal: o.signal }, ExportStatus);
+      return await callJson(t, { operation: 'transactionExports.cancel', id: exportId, signal: o.signal }, ExportStatus);
     },
   };
 }
