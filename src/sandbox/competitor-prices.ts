@@ -98,7 +98,6 @@ export function createCompetitorPrices(now: () => number): CompetitorPriceResour
       matcher: ({ item_id: itemId, competitor_name: name }) => (row) =>
         (itemId === undefined || row.item_id === itemId) && (name === undefined || row.competitor_name === name),
     },
-    newId: () => table.issueId(),
     keyOf: competitorKey,
     create,
     assign,

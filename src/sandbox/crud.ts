@@ -68,7 +68,7 @@ export function writeItem<R extends TableRow, W>(
     table.update(existing, now, previousKey);
     return existing.id;
   }
-  const row = resource.create(resource.newId(), write);
+  const row = resource.create(table.issueId(), write);
   table.insert(row, now, true);
   return row.id;
 }

@@ -82,7 +82,6 @@ export function createProductStore(ids: Prng, stores: ReadonlySet<string>): Prod
       matcher: ({ item_id: itemId, store_id: storeId }) => (row) =>
         (itemId === undefined || row.item_id === itemId) && (storeId === undefined || row.store_id === storeId),
     },
-    newId: () => table.issueId(),
     keyOf,
     check: (w) =>
       stores.has(w.store_id)

@@ -72,7 +72,6 @@ export function createProducts(ids: Prng): ProductResource {
     knownColumns: null,
     limits: LIST_LIMITS.products,
     list: { envelope: 'items', filters: {}, matcher: () => () => true },
-    newId: () => table.issueId(),
     keyOf: (w) => w.item_id,
     check(w) {
       for (const name of Object.keys(w)) {

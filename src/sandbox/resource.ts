@@ -37,15 +37,14 @@ export interface Resource<R extends TableRow, W> {
   readonly requiredColumns: readonly string[];
   /** All known CSV columns; null means any extra column is accepted (products: custom columns). */
   readonly knownColumns: readonly string[] | null;
-  /** The list endpoint: envelope field, cursor name and filters (besides updated_after). */
   readonly limits: PageLimit;
+  /** The list endpoint: envelope field and filters (besides updated_after). */
   readonly list: {
     readonly envelope: 'items' | 'data';
     readonly filters: Readonly<Record<string, QueryKind>>;
     /** Builds the row predicate for the given filters once per request (dates parsed once, not per row). */
     matcher(filters: Readonly<Record<string, string>>): (row: R) => boolean;
   };
-  newId(): R['id'];
   keyOf(write: W): string;
   check?(write: W): RowProblem | null;
   create(id: R['id'], write: W): R;

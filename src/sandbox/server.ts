@@ -13,7 +13,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { buildApiRouter, REMOVED_PREFIX } from './api-routes.ts';
 import { REJECTION_MESSAGES } from './auth.ts';
 import type { SandboxControl } from './control.ts';
-import { buildControlRouter } from './control-routes.ts';
+import { buildControlRouter, type ControlDispatch } from './control-routes.ts';
 import { FAULT_MESSAGES, FAULT_STATUS } from './faults.ts';
 import { BodyTooLargeError, NOT_FOUND, detail, parseJson, readBody, splitUrl, writeReply, type Reply } from './http-io.ts';
 import type { Router } from './router.ts';
@@ -34,7 +34,7 @@ export function createSandboxServer(control: SandboxControl): Server {
 async function handle(
   control: SandboxControl,
   api: Router<ApiContext>,
-  controlRouter: ReturnType<typeof buildControlRouter>,
+  controlRouter: ControlDispatch,
   req: IncomingMessage,
   res: ServerResponse,
 ): Promise<void> {

@@ -83,7 +83,6 @@ export function createTransactions(ids: Prng): TransactionResource {
         };
       },
     },
-    newId: () => table.issueId(),
     keyOf: (w) => w.transaction_id,
     create(id, w) {
       // An object literal, not `new`: V8 tracks literal allocation sites and, seeing that every row survives,
