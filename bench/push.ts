@@ -1,0 +1,208 @@
+/**
+ * `npm run bench:push`: a transactions CSV through the agent's push pipeline (pushFile: claim with sha256, streaming
+ * read, mapping and validation, bulk batches of 1000 on 4 connections, a SQLite checkpoint per batch, report,
+ * archive) against a minimal loop doing only the necessary work (csv-parse, the zod TransactionWrite schema, an undici
+ * Pool with 4 connections, batches of 1000, no checkpoints). Both send the same file to a fresh sandbox.
+ *
+ * Every contender runs in a child process of its own (this file with --worker), so its peak RSS is its own, and the
+ * sandbox runs in another child (bench/sandbox-server.ts), so its CPU does not share the contender's event loop.
+ * Then the agent pushes a file 4x as large, to show that its memory does not grow with the file.
+ *
+ *   node bench/push.ts [--rows 1000000] [--quick]      (--quick: skip the 4x run)
+ *
+ * Ends with one line: bench:push agent=<rows/s> minimal=<rows/s> ratio=<x.xx> agent_rss_mb=<peak of the agent runs>
+ * Targets: ratio >= 0.9; agent peak RSS <= 250 MB and within 10 % between the two sizes.
+ */
+import { fork } from 'node:child_process';
+import { once } from 'node:events';
+import { createReadStream } from 'node:fs';
+import { link, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { parse } from 'csv-parse';
+import { Pool } from 'undici';
+import { TransactionWrite } from '../src/api/schemas/index.ts';
+import { transactionsFile } from '../test/fixtures/push/push-fixtures.ts';
+
+const BATCH = 1000;
+const CONNECTIONS = 4;
+
+interface Target {
+  url: string;
+  apiKey: string;
+}
+
+interface WorkerResult {
+  rows: number;
+  seconds: number;
+  peakRssMb: number;
+}
+
+// ---------------------------------------------------------------------------------------------- the contenders
+
+/** The agent: pushFile in this process, as the daemon and `push` run it. */
+async function agentWorker(target: Target, file: string, dir: string): Promise<number> {
+  const { ApiClient } = await import('../src/api/client.ts');
+  const { createDispatcher } = await import('../src/api/dispatcher.ts');
+  const { SourceSchema } = await import('../src/config/source-schema.ts');
+  const { compileSource } = await import('../src/ingest/read/index.ts');
+  const { pushFile } = await import('../src/ingest/push-file.ts');
+  const { openDatabase, databasePath } = await import('../src/store/index.ts');
+  const { createLogger } = await import('../src/log.ts');
+  const { systemClock } = await import('../src/clock.ts');
+
+  const inbox = join(dir, 'inbox');
+  const config = SourceSchema.parse({ name: 'bench', entity: 'transactions', path: inbox, batch_size: BATCH });
+  const source = { name: 'bench', entity: 'transactions', mode: 'bulk' as const, inbox, batchSize: BATCH, read: compileSource(config) };
+  const db = await openDatabase(databasePath(join(dir, 'state')));
+  const dispatcher = createDispatcher({ maxConnections: CONNECTIONS });
+  const client = new ApiClient({ baseUrl: target.url, apiKey: target.apiKey, dispatcher });
+  const logger = createLogger({ level: 'warn', destination: 2 });
+  try {
+    const result = await pushFile({ db, client, clock: systemClock, logger, maxInFlight: CONNECTIONS }, source, file);
+    if (result.outcome !== 'done') throw new Error(`the agent ended the file as ${result.outcome}: ${JSON.stringify(result)}`);
+    return result.file.rows_accepted ?? 0;
+  } finally {
+    await dispatcher.close();
+    await db.close();
+  }
+}
+
+/** The minimal loop: parse, validate, batch, send; nothing recorded, nothing reported. */
+async function minimalWorker(target: Target, file: string): Promise<number> {
+  const pool = new Pool(target.url, { connections: CONNECTIONS, pipelining: 1 });
+  const headers = { authorization: `Bearer ${target.apiKey}`, 'content-type': 'application/json' };
+  const inFlight = new Set<Promise<void>>();
+  let accepted = 0;
+  const send = async (items: unknown[]): Promise<void> => {
+    const res = await pool.request({ path: '/v1/transactions/bulk', method: 'POST', headers, body: JSON.stringify({ items }) });
+    const body = (await res.body.json()) as { results: { ok: boolean }[] };
+    if (res.statusCode !== 200) throw new Error(`bulk answered ${res.statusCode}`);
+    for (const r of body.results) if (r.ok) accepted += 1;
+  };
+  let batch: unknown[] = [];
+  const flush = async (): Promise<void> => {
+    const items = batch;
+    batch = [];
+    while (inFlight.size >= CONNECTIONS) await Promise.race(inFlight);
+    const task: Promise<void> = send(items).finally(() => inFlight.delete(task));
+    inFlight.add(task);
+  };
+  const parser = createReadStream(file).pipe(parse({ columns: true, bom: true }));
+  for await (const raw of parser as AsyncIterable<Record<string, string>>) {
+    const row: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(raw)) {
+      if (value === '') continue;
+      row[key] = key === 'is_promo' ? value === 'true' : value;
+    }
+    const parsed = TransactionWrite.safeParse(row);
+    if (!parsed.success) continue;
+    batch.push(parsed.data);
+    if (batch.length === BATCH) await flush();
+  }
+  if (batch.length > 0) await flush();
+  await Promise.all(inFlight);
+  await pool.close();
+  return accepted;
+}
+
+async function runWorker(kind: string, target: Target, file: string, dir: string): Promise<void> {
+  const started = performance.now();
+  const rows = kind === 'agent' ? await agentWorker(target, file, dir) : await minimalWorker(target, file);
+  const seconds = (performance.now() - started) / 1000;
+  const result: WorkerResult = { rows, seconds, peakRssMb: process.resourceUsage().maxRSS / 1024 };
+  process.send?.(result);
+}
+
+// ---------------------------------------------------------------------------------------------- the orchestrator
+
+async function startSandbox(): Promise<{ target: Target; stop: () => Promise<void> }> {
+  const child = fork(new URL('./sandbox-server.ts', import.meta.url), { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const [ready] = (await once(child, 'message')) as [Target];
+  return {
+    target: { url: ready.url, apiKey: ready.apiKey },
+    stop: async () => {
+      child.disconnect();
+      if (child.exitCode === null) await once(child, 'exit');
+    },
+  };
+}
+
+/** One contender against a fresh sandbox, in its own process. */
+async function contender(kind: 'agent' | 'minimal', file: string, dir: string): Promise<WorkerResult> {
+  const sandbox = await startSandbox();
+  try {
+    const args = ['--worker', kind, '--url', sandbox.target.url, '--key', sandbox.target.apiKey, '--file', file, '--dir', dir];
+    const child = fork(new URL(import.meta.url), args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const result = new Promise<WorkerResult>((resolve, reject) => {
+      child.once('message', (m) => resolve(m as WorkerResult));
+      child.once('exit', (code) => reject(new Error(`${kind} worker exited with ${String(code)}`)));
+    });
+    return await result;
+  } finally {
+    await sandbox.stop();
+  }
+}
+
+/** A generated file, hard-linked into a fresh inbox for the agent (which moves it to its archive). */
+async function prepare(root: string, name: string, rows: number): Promise<{ file: string; agentDir: string; agentFile: string }> {
+  const file = join(root, `${name}.csv`);
+  await transactionsFile(file, rows, { prefix: name });
+  const agentDir = join(root, `agent-${name}`);
+  await mkdir(join(agentDir, 'inbox'), { recursive: true });
+  const agentFile = join(agentDir, 'inbox', `${name}.csv`);
+  await link(file, agentFile);
+  return { file, agentDir, agentFile };
+}
+
+const perSecond = (r: WorkerResult) => Math.round(r.rows / r.seconds);
+const fmt = (n: number) => n.toLocaleString('en-US');
+function line(label: string, r: WorkerResult): string {
+  return `${label.padEnd(12)} ${fmt(r.rows).padStart(10)} rows in ${r.seconds.toFixed(1).padStart(6)} s  ${fmt(perSecond(r)).padStart(9)} rows/s  peak RSS ${r.peakRssMb.toFixed(0)} MB`;
+}
+
+async function orchestrate(rows: number, quick: boolean): Promise<void> {
+  const root = await mkdtemp(join(tmpdir(), 'pa-bench-push-'));
+  try {
+    console.log(`bench:push  ${fmt(rows)} transactions, batches of ${BATCH}, ${CONNECTIONS} connections, sandbox in its own process`);
+    const base = await prepare(root, 'm1', rows);
+    const minimal = await contender('minimal', base.file, root);
+    console.log(line('minimal', minimal));
+    const agent = await contender('agent', base.agentFile, base.agentDir);
+    console.log(line('agent', agent));
+    if (agent.rows !== rows || minimal.rows !== rows) throw new Error(`rows accepted: agent ${agent.rows}, minimal ${minimal.rows}, expected ${rows}`);
+    let peak = agent.peakRssMb;
+    if (!quick) {
+      await rm(base.file);
+      const big = await prepare(root, 'm4', rows * 4);
+      const large = await contender('agent', big.agentFile, big.agentDir);
+      const growth = ((large.peakRssMb - agent.peakRssMb) / agent.peakRssMb) * 100;
+      console.log(`${line('agent 4x', large)}  (${growth >= 0 ? '+' : ''}${growth.toFixed(1)} % vs ${fmt(rows)} rows)`);
+      peak = Math.max(peak, large.peakRssMb);
+    }
+    const ratio = perSecond(agent) / perSecond(minimal);
+    console.log(`bench:push agent=${perSecond(agent)} minimal=${perSecond(minimal)} ratio=${ratio.toFixed(2)} agent_rss_mb=${Math.round(peak)}`);
+  } finally {
+    await rm(root, { recursive: true, force: true });
+  }
+}
+
+const { values } = parseArgs({
+  options: {
+    rows: { type: 'string', default: '1000000' },
+    quick: { type: 'boolean', default: false },
+    worker: { type: 'string' },
+    url: { type: 'string' },
+    key: { type: 'string' },
+    file: { type: 'string' },
+    dir: { type: 'string' },
+  },
+});
+
+if (values.worker !== undefined) {
+  await runWorker(values.worker, { url: values.url ?? '', apiKey: values.key ?? '' }, values.file ?? '', values.dir ?? '');
+  process.disconnect?.();
+} else {
+  await orchestrate(Number(values.rows), values.quick);
+}
