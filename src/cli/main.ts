@@ -7,6 +7,7 @@ import { Command } from 'commander';
 import { AGENT_VERSION } from '../version.ts';
 import { checkCommand } from './check.ts';
 import { configCommand } from './config.ts';
+import { filesCommand } from './files.ts';
 import { exportsCommand } from './exports.ts';
 import { jobsCommand } from './jobs.ts';
 import { outboxCommand } from './outbox.ts';
@@ -14,6 +15,7 @@ import { pullCommand } from './pull.ts';
 import { runCommandDefinition } from './run.ts';
 import { pushCommand } from './push.ts';
 import { sandboxCommand } from './sandbox.ts';
+import { statusCommand } from './status.ts';
 
 export function buildProgram(): Command {
   const program = new Command('pricing-agent')
@@ -31,6 +33,8 @@ export function buildProgram(): Command {
   program.addCommand(exportsCommand());
   program.addCommand(jobsCommand());
   program.addCommand(sandboxCommand());
+  program.addCommand(statusCommand());
+  program.addCommand(filesCommand());
   return program;
 }
 

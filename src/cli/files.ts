@@ -1,0 +1,122 @@
+/**
+ * `pricing-agent files list|show|retry`: the push ledger (every file the agent claimed) for people and scripts.
+ * list and show open the state database read-only (safe while the daemon runs); retry: files-retry.ts.
+ *
+ * Exit codes: list 0; show 0, 1 for an unknown id; retry see files-retry.ts (0, 1, 2, 3); 2 a configuration
+ * mistake. (An unknown option or --status value is commander's error: exit 1 with the allowed values.)
+ */
+import { Command, InvalidArgumentError, Option } from 'commander';
+import type { Config } from '../config/index.ts';
+import { DEFAULT_LIST_LIMIT, FILE_STATUS_FILTERS, listFiles, showFile, type FileStatusFilter } from '../status/file-list.ts';
+import { databasePath, openDatabase } from '../store/open-database.ts';
+import type { StateDb } from '../store/state-db.ts';
+import { configOption, loadConfigForCommand } from './config.ts';
+import { EXIT_FAILURE, runCommand } from './errors.ts';
+import { retryFile } from './files-retry.ts';
+import { listText, showText } from './files-text.ts';
+
+interface CommonOptions {
+  readonly config: string;
+  readonly json?: boolean;
+}
+
+interface ListOptions extends CommonOptions {
+  readonly source?: string;
+  readonly status?: FileStatusFilter;
+  readonly limit: number;
+}
+
+function positiveInt(max: number): (raw: string) => number {
+  return (raw) => {
+    const value = Number(raw);
+    if (!/^\d+$/.test(raw.trim()) || value < 1 || value > max) throw new InvalidArgumentError(`expected an integer from 1 to ${max}`);
+    return value;
+  };
+}
+
+/** Opens the database read-only; a database that does not exist yet holds no files (null). */
+async function readLedger<T>(config: Config, read: (db: StateDb | null) => Promise<T> | T): Promise<T> {
+  let db: StateDb | null = null;
+  try {
+    db = await openDatabase(databasePath(config.state.dir), { readonly: true });
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== 'OPEN_FAILED') throw error;
+    process.stderr.write(`no state database at ${databasePath(config.state.dir)} yet: the agent has not claimed any file\n`);
+  }
+  try {
+    return await read(db);
+  } finally {
+    await db?.close();
+  }
+}
+
+function print(json: boolean | undefined, value: unknown, text: string): void {
+  process.stdout.write(json === true ? `${JSON.stringify(value, null, 2)}\n` : text);
+}
+
+export function filesCommand(): Command {
+  const command = new Command('files').description('list the files the agent claimed, show one, retry a failed or deferred one');
+
+  command
+    .command('list')
+    .description('list claimed files, newest first')
+    .option('--source <name>', 'only files of this source (`cli:<entity>` for push --entity)')
+    .addOption(new Option('--status <status>', 'only files with this status (processing: every unfinished status)').choices(FILE_STATUS_FILTERS))
+    .option('--limit <n>', 'at most this many files', positiveInt(100_000), DEFAULT_LIST_LIMIT)
+    .option('--json', 'print a JSON array')
+    .addOption(configOption())
+    .action(
+      runCommand(async (options: ListOptions) => {
+        const config = await loadConfigForCommand(options.config);
+        const now = new Date();
+        await readLedger(config, (db) => {
+          const filter = { limit: options.limit, ...(options.source ? { source: options.source } : {}), ...(options.status ? { status: options.status } : {}) };
+          const items = db ? listFiles(db, filter) : [];
+          print(options.json, items, listText(items, now));
+        });
+      }),
+    );
+
+  command
+    .command('show')
+    .description('show one file: its ledger row, counts, where it and its report are, its first rejects')
+    .argument('<id>', 'the file id (from files list, status or a log line)', positiveInt(Number.MAX_SAFE_INTEGER))
+    .option('--json', 'print one JSON object')
+    .addOption(configOption())
+    .addHelpText('after', '\nExit codes: 0 shown, 1 no file with this id, 2 a configuration mistake.')
+    .action(
+      runCommand(async (id: number, options: CommonOptions) => {
+        const config = await loadConfigForCommand(options.config);
+        return readLedger(config, async (db) => {
+          const detail = db ? await showFile(db, id) : undefined;
+          if (!detail) {
+            process.stderr.write(`no file with id ${id} in the ledger (see pricing-agent files list)\n`);
+            return EXIT_FAILURE;
+          }
+          print(options.json, detail, showText(detail, new Date()));
+          return 0;
+        });
+      }),
+    );
+
+  command
+    .command('retry')
+    .description('failed: move the file back into its inbox; in processing/: push it now (needs the API)')
+    .argument('<id>', 'the file id', positiveInt(Number.MAX_SAFE_INTEGER))
+    .option('--json', 'print one JSON object')
+    .addOption(configOption())
+    .addHelpText(
+      'after',
+      '\nWhat a retry does:\n' +
+        '  failed       the file goes back from failed/ into its source\'s inbox and is claimed again as a new file\n' +
+        '               (content that failed is not a duplicate: only content already done is skipped)\n' +
+        '  processing   (deferred, or left by a stopped agent) pushed now in this process, resuming at the first batch\n' +
+        '               without a result; refused while a daemon answers (it retries by itself; restart it to retry now)\n' +
+        '  done, duplicate  refused: use pricing-agent push FILE --source NAME --force to send the content again\n' +
+        '\nExit codes: 0 back in the inbox, or resumed and done; 3 resumed and done with rejected rows; 1 resumed and\n' +
+        'failed or deferred again; 2 refused (nothing changed) or a configuration mistake.',
+    )
+    .action(runCommand(async (id: number, options: CommonOptions) => retryFile(await loadConfigForCommand(options.config), id, options.json === true)));
+
+  return command;
+}

@@ -1,0 +1,115 @@
+/**
+ * `files retry <id>`: what a retry means depends on where the file is.
+ *
+ * - failed (in failed/): the file goes back into its source's inbox, under its original name, and is claimed again
+ *   as new content by the daemon (or `push --source`). The duplicate check skips only content already *done*, so a
+ *   failed file's content is sent again. Its ledger row stays as it was (the history of that attempt), and its old
+ *   report stays in failed/ until the file fails again. Retrying helps when something outside the file changed
+ *   (the config's encoding or mapping, the API); a file that is itself broken fails again: fix it first.
+ * - in processing/ (deferred after an API failure, or left by a stopped agent): pushed now, once, in this process
+ *   (processClaimed), from the first batch without a committed result; needs the API. Refused while a daemon
+ *   answers on the configured address: that daemon owns processing/ and retries the file itself (restart it to
+ *   retry at once: unfinished files are resumed first).
+ * - done or duplicate: refused; nothing needs a retry. Sending the same content again is `push --force`.
+ *
+ * Refusals change nothing and throw RetryRefusedError (exit 2).
+ */
+import { link, rename, stat, unlink } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import type { Config } from '../config/index.ts';
+import { ENTITIES, type Entity } from '../config/source-schema.ts';
+import { syncDir } from '../ingest/folders.ts';
+import type { PushSource } from '../ingest/push-file.ts';
+import { compileSource, entityReadOptions } from '../ingest/read/index.ts';
+import { UNFINISHED_STATUSES, type PushFile } from '../store/push-ledger.ts';
+
+export class RetryRefusedError extends Error {
+  readonly exitCode = 2;
+  readonly code: string;
+  constructor(code: string, message: string) {
+    super(message);
+    this.name = 'RetryRefusedError';
+    this.code = code;
+  }
+}
+
+/** `push` as a person would type it to send this file's content again. */
+function pushAgain(file: PushFile, path: string): string {
+  const target = file.source.startsWith('cli:') ? `--entity ${file.entity}` : `--source ${file.source}`;
+  return `pricing-agent push ${JSON.stringify(path)} ${target} --force`;
+}
+
+export type RetryPlan = { kind: 'requeue'; from: string; to: string } | { kind: 'resume'; source: PushSource };
+
+/** Decides what a retry of `file` does, or throws RetryRefusedError. Touches nothing. */
+export async function planRetry(config: Config, file: PushFile): Promise<RetryPlan> {
+  const label = `file #${file.id} (${file.original_name})`;
+  if (file.status === 'done') {
+    const where = file.final_path ?? file.processing_path;
+    throw new RetryRefusedError('RETRY_DONE', `${label} is done: nothing to retry. To send the same content again: ${pushAgain(file, where)}`);
+  }
+  if (file.status === 'duplicate') {
+    const where = file.final_path ?? file.processing_path;
+    throw new RetryRefusedError(
+      'RETRY_DUPLICATE',
+      `${label} was skipped as a duplicate of file #${file.duplicate_of ?? '?'} (same content, already done). To send it anyway: ${pushAgain(file, where)}`,
+    );
+  }
+  if (file.status === 'failed') return { kind: 'requeue', ...(await requeueTarget(config, file, label)) };
+  if (UNFINISHED_STATUSES.includes(file.status)) return { kind: 'resume', source: resumeSource(config, file, label) };
+  throw new RetryRefusedError('RETRY_UNKNOWN_STATUS', `${label} has status ${file.status}: nothing this agent version can retry`);
+}
+
+async function requeueTarget(config: Config, file: PushFile, label: string): Promise<{ from: string; to: string }> {
+  const from = file.final_path;
+  if (from === null || !(await stat(from).then((s) => s.isFile(), () => false))) {
+    throw new RetryRefusedError('RETRY_FILE_GONE', `${label} is no longer at ${from ?? 'its failed/ path'} (retried already, or moved by hand)`);
+  }
+  if (file.source.startsWith('cli:')) {
+    throw new RetryRefusedError('RETRY_NOT_WATCHED', `${label} came from a one-shot push; its folder is not watched. Push it again: ${pushAgain(file, from).replace(' --force', '')}`);
+  }
+  const source = config.sources.find((s) => s.name === file.source);
+  if (!source || resolve(source.path) !== resolve(file.inbox)) {
+    throw new RetryRefusedError(
+      'RETRY_SOURCE_GONE',
+      `${label} belongs to source ${file.source} with inbox ${file.inbox}, which is not in the config any more: move ${from} into a watched inbox yourself`,
+    );
+  }
+  return { from, to: join(source.path, file.original_name) };
+}
+
+function resumeSource(config: Config, file: PushFile, label: string): PushSource {
+  const base = { name: file.source, entity: file.entity, mode: file.mode, inbox: file.inbox, batchSize: file.batch_size };
+  if (file.source.startsWith('cli:')) {
+    const entity: Entity | undefined = ENTITIES.find((e) => e === file.entity);
+    if (!entity) throw new RetryRefusedError('RETRY_SOURCE_GONE', `${label}: unknown entity ${file.entity}`);
+    return { ...base, read: compileSource(entityReadOptions(entity)) };
+  }
+  const source = config.sources.find((s) => s.name === file.source);
+  if (!source) {
+    throw new RetryRefusedError('RETRY_SOURCE_GONE', `${label} belongs to source ${file.source}, which is not in the config any more: put it back to read the file as before`);
+  }
+  return { ...base, read: compileSource(source) };
+}
+
+/**
+ * Moves the failed file back into the inbox without replacing a file of the same name there: a hard link fails when
+ * the name exists (then nothing changed); where links are not supported, check and rename. Both ends are inside the
+ * inbox folder, so this is one file system. The inbox entry is made durable before the failed/ entry goes.
+ */
+export async function requeueFile(from: string, to: string): Promise<void> {
+  const taken = () => new RetryRefusedError('RETRY_NAME_TAKEN', `${to} already exists: wait until that file is processed, or rename one of them`);
+  try {
+    await link(from, to);
+    await syncDir(join(to, '..'));
+    await unlink(from);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') throw taken();
+    if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EXDEV' && code !== 'ENOSYS') throw error;
+    if (await stat(to).then(() => true, () => false)) throw taken();
+    await rename(from, to);
+    await syncDir(join(to, '..'));
+  }
+  await syncDir(join(from, '..'));
+}

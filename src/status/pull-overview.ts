@@ -1,0 +1,118 @@
+/**
+ * The pull side at a glance, from what the pull stores: the last delivery page (delivery_intents), the checkpointed
+ * cursor (pull_state), the acknowledgement state of stored versions, the outbox (feed, consumers, per-store files)
+ * and the mirrors' watermarks (stream_state). Reads only.
+ *
+ * There is no "pull run" row: a run is a sequence of pages, each committed with its intent. The last intent says how
+ * the last run ended: done (its page stored), pending (a page handed out but not stored yet: the next run replays it
+ * first; normal while a pull runs) or abandoned (the server refused the replay).
+ */
+import { outboxStats, type OutboxStats } from '../outbox/outbox-stats.ts';
+import { listConsumers, type ConsumerOffset } from '../outbox/price-feed.ts';
+import { DEFAULT_PULL_JOB } from '../store/delivery-intents.ts';
+import { listStreamStates } from '../store/mirrors.ts';
+import type { StateDb } from '../store/state-db.ts';
+import { localDayBounds } from './inbox-overview.ts';
+
+export interface PullOverview {
+  job: string;
+  /** No delivery page was ever requested. */
+  never_run: boolean;
+  last_page: {
+    request_id: string;
+    status: 'pending' | 'done' | 'abandoned';
+    requested_at: string;
+    stored_at: string | null;
+    rows: number | null;
+  } | null;
+  /** The newest page that was stored. */
+  last_stored_at: string | null;
+  pages_today: number;
+  rows_today: number;
+  cursor_updated_at: string | null;
+  approvals: OutboxStats['approvals'];
+  oldest_ack_pending_received_at: string | null;
+}
+
+export interface OutboxOverview {
+  database_id: string | null;
+  max_seq: number;
+  feed_rows: number;
+  withdrawals: number;
+  consumers: ConsumerOffset[];
+  export_stores: number;
+  exported_up_to_seq: number | null;
+}
+
+export interface MirrorOverview {
+  stream: string;
+  watermark: string | null;
+  last_success_at: string | null;
+  /** A listing was started and not completed (it resumes from its cursor). */
+  listing_in_progress: boolean;
+  listing_rows: number;
+  last_error: string | null;
+  last_error_at: string | null;
+}
+
+interface IntentRow {
+  request_id: string;
+  status: 'pending' | 'done' | 'abandoned';
+  created_at: string;
+  done_at: string | null;
+  row_count: number | null;
+}
+
+export async function pullOverview(db: StateDb, now: Date, job: string = DEFAULT_PULL_JOB): Promise<{ pull: PullOverview; outbox: OutboxOverview }> {
+  const last = db
+    .statement<IntentRow>(
+      `SELECT request_id, status, created_at, done_at, row_count FROM delivery_intents WHERE job = ? ORDER BY id DESC LIMIT 1`,
+    )
+    .get(job);
+  const { start, end } = localDayBounds(now);
+  const today = db
+    .statement<{ pages: number; rows: number | null; last_stored_at: string | null }>(
+      `SELECT count(*) FILTER (WHERE done_at >= @start AND done_at < @end) AS pages,
+         sum(row_count) FILTER (WHERE done_at >= @start AND done_at < @end) AS rows,
+         max(done_at) FILTER (WHERE status = 'done') AS last_stored_at
+       FROM delivery_intents WHERE job = @job AND status = 'done'`,
+    )
+    .get({ start, end, job });
+  const cursor = db.statement<{ updated_at: string }>('SELECT updated_at FROM pull_state WHERE job = ?').get(job);
+  const stats = await outboxStats(db);
+  const pull: PullOverview = {
+    job,
+    never_run: last === undefined,
+    last_page: last
+      ? { request_id: last.request_id, status: last.status, requested_at: last.created_at, stored_at: last.done_at, rows: last.row_count }
+      : null,
+    last_stored_at: today?.last_stored_at ?? null,
+    pages_today: today?.pages ?? 0,
+    rows_today: today?.rows ?? 0,
+    cursor_updated_at: cursor?.updated_at ?? null,
+    approvals: stats.approvals,
+    oldest_ack_pending_received_at: stats.oldest_ack_pending_received_at,
+  };
+  const outbox: OutboxOverview = {
+    database_id: stats.database_id,
+    max_seq: stats.max_seq,
+    feed_rows: stats.feed_rows,
+    withdrawals: stats.withdrawals,
+    consumers: await listConsumers(db),
+    export_stores: stats.export_stores,
+    exported_up_to_seq: stats.exported_up_to_seq,
+  };
+  return { pull, outbox };
+}
+
+export function mirrorOverview(db: StateDb): MirrorOverview[] {
+  return listStreamStates(db).map((s) => ({
+    stream: s.stream,
+    watermark: s.watermark,
+    last_success_at: s.last_success_at,
+    listing_in_progress: s.listing_started_at !== null,
+    listing_rows: s.listing_rows,
+    last_error: s.last_error,
+    last_error_at: s.last_error_at,
+  }));
+}

@@ -1,0 +1,112 @@
+/**
+ * The whole of `pricing-agent status`: what the state database says (read-only; safe while the daemon runs, WAL),
+ * what the inbox folders hold, and the two live checks (key, daemon) the caller ran. The JSON of `status --json` is
+ * this object; its keys are stable snake_case.
+ *
+ * Judgement (the exit code): not ok when the API rejected the key (401) or a daemon answered that it is not ready.
+ * Everything else is shown but does not fail the command: an unreachable API or a stopped daemon may be expected
+ * on this host, and a health check should rather pass wrongly than fail wrongly.
+ */
+import { stat } from 'node:fs/promises';
+import type { Config } from '../config/index.ts';
+import { StoreError } from '../store/errors.ts';
+import { databasePath, openDatabase } from '../store/open-database.ts';
+import type { StateDb } from '../store/state-db.ts';
+import type { DaemonCheck } from './daemon-probe.ts';
+import { inboxOverview, processingFiles, type ProcessingFile, type SourceOverview } from './inbox-overview.ts';
+import { mirrorOverview, pullOverview, type MirrorOverview, type OutboxOverview, type PullOverview } from './pull-overview.ts';
+
+export const KEY_STATES = ['ok', 'rejected', 'unreachable', 'error', 'skipped'] as const;
+export type KeyState = (typeof KEY_STATES)[number];
+
+export interface KeyCheck {
+  state: KeyState;
+  base_url: string;
+  user_id?: string;
+  api_key_id?: string;
+  /** What is wrong and what to do (never the key). */
+  message?: string;
+}
+
+export interface DatabaseInfo {
+  path: string;
+  /** missing: the agent has not run with this state.dir yet; unreadable: see message. */
+  state: 'ok' | 'missing' | 'unreadable';
+  message?: string;
+}
+
+export interface StatusReport {
+  generated_at: string;
+  state_dir: string;
+  database: DatabaseInfo;
+  sources: SourceOverview[];
+  processing_files: ProcessingFile[];
+  pull: PullOverview | null;
+  outbox: OutboxOverview | null;
+  mirrors: MirrorOverview[];
+  api_key: KeyCheck;
+  daemon: DaemonCheck;
+  /** False when the key is rejected or the daemon answers "not ready"; `problems` says why. */
+  ok: boolean;
+  problems: string[];
+}
+
+export type DatabaseParts = Pick<StatusReport, 'database' | 'sources' | 'processing_files' | 'pull' | 'outbox' | 'mirrors'>;
+
+async function openReadOnly(path: string): Promise<{ db: StateDb | null; info: DatabaseInfo }> {
+  const exists = await stat(path).then(() => true, () => false);
+  if (!exists) return { db: null, info: { path, state: 'missing', message: 'no state database yet: the agent has not run with this state.dir' } };
+  try {
+    return { db: await openDatabase(path, { readonly: true }), info: { path, state: 'ok' } };
+  } catch (error) {
+    const message = error instanceof StoreError || error instanceof Error ? error.message : String(error);
+    return { db: null, info: { path, state: 'unreadable', message } };
+  }
+}
+
+function hasTable(db: StateDb, name: string): boolean {
+  return db.statement<number>(`SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = ?`).pluck().get(name) === 1;
+}
+
+/** Reads the database (if there is one) and the inbox folders. */
+export async function gatherDatabaseParts(config: Config, now: Date): Promise<DatabaseParts> {
+  const { db, info } = await openReadOnly(databasePath(config.state.dir));
+  try {
+    const ledger = db && hasTable(db, 'push_files') ? db : null;
+    const pulled = db ? await pullOverview(db, now) : null;
+    return {
+      database: info,
+      sources: await inboxOverview(config, ledger, now),
+      processing_files: ledger ? processingFiles(ledger) : [],
+      pull: pulled?.pull ?? null,
+      outbox: pulled?.outbox ?? null,
+      mirrors: db ? mirrorOverview(db) : [],
+    };
+  } finally {
+    await db?.close();
+  }
+}
+
+/** Why the command exits 1 (empty: exit 0). */
+export function problemsOf(key: KeyCheck, daemon: DaemonCheck): string[] {
+  const problems: string[] = [];
+  if (key.state === 'rejected') problems.push(key.message ?? 'the API rejected the key (401)');
+  if (daemon.state === 'not_ready') {
+    const why = daemon.reasons.length > 0 ? `: ${daemon.reasons.join('; ')}` : '';
+    problems.push(`the daemon at ${daemon.url ?? '?'} is not ready${why}`);
+  }
+  return problems;
+}
+
+export function buildReport(config: Config, now: Date, parts: DatabaseParts, key: KeyCheck, daemon: DaemonCheck): StatusReport {
+  const problems = problemsOf(key, daemon);
+  return {
+    generated_at: now.toISOString(),
+    state_dir: config.state.dir,
+    ...parts,
+    api_key: key,
+    daemon,
+    ok: problems.length === 0,
+    problems,
+  };
+}
