@@ -8,7 +8,10 @@
  * sandbox runs in another child (bench/sandbox-server.ts), so its CPU does not share the contender's event loop.
  * Then the agent pushes a file 4x as large, to show that its memory does not grow with the file.
  *
- *   node bench/push.ts [--rows 1000000] [--quick]      (--quick: skip the 4x run)
+ *   node bench/push.ts [--rows 1000000] [--quick] [--node-flags="--cpu-prof --cpu-prof-dir=prof"]
+ *
+ * --quick skips the 4x run; --node-flags are given to both contenders' processes (profiling, GC settings);
+ * --sync-normal (diagnosis) runs the agent's database at synchronous=NORMAL to show what the per-batch fsync costs.
  *
  * Ends with one line: bench:push agent=<rows/s> minimal=<rows/s> ratio=<x.xx> agent_rss_mb=<peak of the agent runs>
  * Targets: ratio >= 0.9; agent peak RSS <= 250 MB and within 10 % between the two sizes.
@@ -36,13 +39,15 @@ interface Target {
 interface WorkerResult {
   rows: number;
   seconds: number;
+  /** CPU time of the contender's process (user + system): less sensitive than wall time to a busy machine. */
+  cpuSeconds: number;
   peakRssMb: number;
 }
 
 // ---------------------------------------------------------------------------------------------- the contenders
 
 /** The agent: pushFile in this process, as the daemon and `push` run it. */
-async function agentWorker(target: Target, file: string, dir: string): Promise<number> {
+async function agentWorker(target: Target, file: string, dir: string, syncNormal: boolean): Promise<number> {
   const { ApiClient } = await import('../src/api/client.ts');
   const { createDispatcher } = await import('../src/api/dispatcher.ts');
   const { SourceSchema } = await import('../src/config/source-schema.ts');
@@ -56,6 +61,8 @@ async function agentWorker(target: Target, file: string, dir: string): Promise<n
   const config = SourceSchema.parse({ name: 'bench', entity: 'transactions', path: inbox, batch_size: BATCH });
   const source = { name: 'bench', entity: 'transactions', mode: 'bulk' as const, inbox, batchSize: BATCH, read: compileSource(config) };
   const db = await openDatabase(databasePath(join(dir, 'state')));
+  // Diagnosis only (--sync-normal): what the per-batch fsync of synchronous=FULL costs the push.
+  if (syncNormal) db.sqlite.pragma('synchronous = NORMAL');
   const dispatcher = createDispatcher({ maxConnections: CONNECTIONS });
   const client = new ApiClient({ baseUrl: target.url, apiKey: target.apiKey, dispatcher });
   const logger = createLogger({ level: 'warn', destination: 2 });
@@ -107,11 +114,13 @@ async function minimalWorker(target: Target, file: string): Promise<number> {
   return accepted;
 }
 
-async function runWorker(kind: string, target: Target, file: string, dir: string): Promise<void> {
+async function runWorker(kind: string, target: Target, file: string, dir: string, syncNormal: boolean): Promise<void> {
   const started = performance.now();
-  const rows = kind === 'agent' ? await agentWorker(target, file, dir) : await minimalWorker(target, file);
+  const cpu = process.cpuUsage();
+  const rows = kind === 'agent' ? await agentWorker(target, file, dir, syncNormal) : await minimalWorker(target, file);
   const seconds = (performance.now() - started) / 1000;
-  const result: WorkerResult = { rows, seconds, peakRssMb: process.resourceUsage().maxRSS / 1024 };
+  const used = process.cpuUsage(cpu);
+  const result: WorkerResult = { rows, seconds, cpuSeconds: (used.user + used.system) / 1e6, peakRssMb: process.resourceUsage().maxRSS / 1024 };
   process.send?.(result);
 }
 
@@ -130,11 +139,18 @@ async function startSandbox(): Promise<{ target: Target; stop: () => Promise<voi
 }
 
 /** One contender against a fresh sandbox, in its own process. */
-async function contender(kind: 'agent' | 'minimal', file: string, dir: string): Promise<WorkerResult> {
+interface RunOptions {
+  readonly nodeFlags: string[];
+  readonly syncNormal: boolean;
+}
+
+async function contender(kind: 'agent' | 'minimal', file: string, dir: string, options: RunOptions): Promise<WorkerResult> {
   const sandbox = await startSandbox();
   try {
     const args = ['--worker', kind, '--url', sandbox.target.url, '--key', sandbox.target.apiKey, '--file', file, '--dir', dir];
-    const child = fork(new URL(import.meta.url), args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    if (options.syncNormal) args.push('--sync-normal');
+    const execArgv = [...process.execArgv, ...options.nodeFlags];
+    const child = fork(new URL(import.meta.url), args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv });
     const result = new Promise<WorkerResult>((resolve, reject) => {
       child.once('message', (m) => resolve(m as WorkerResult));
       child.once('exit', (code) => reject(new Error(`${kind} worker exited with ${String(code)}`)));
@@ -159,24 +175,25 @@ async function prepare(root: string, name: string, rows: number): Promise<{ file
 const perSecond = (r: WorkerResult) => Math.round(r.rows / r.seconds);
 const fmt = (n: number) => n.toLocaleString('en-US');
 function line(label: string, r: WorkerResult): string {
-  return `${label.padEnd(12)} ${fmt(r.rows).padStart(10)} rows in ${r.seconds.toFixed(1).padStart(6)} s  ${fmt(perSecond(r)).padStart(9)} rows/s  peak RSS ${r.peakRssMb.toFixed(0)} MB`;
+  return `${label.padEnd(12)} ${fmt(r.rows).padStart(10)} rows in ${r.seconds.toFixed(1).padStart(6)} s  ${fmt(perSecond(r)).padStart(9)} rows/s  CPU ${r.cpuSeconds.toFixed(1).padStart(5)} s  peak RSS ${r.peakRssMb.toFixed(0)} MB`;
 }
 
-async function orchestrate(rows: number, quick: boolean): Promise<void> {
+async function orchestrate(rows: number, quick: boolean, options: RunOptions): Promise<void> {
   const root = await mkdtemp(join(tmpdir(), 'pa-bench-push-'));
   try {
     console.log(`bench:push  ${fmt(rows)} transactions, batches of ${BATCH}, ${CONNECTIONS} connections, sandbox in its own process`);
+    if (options.syncNormal) console.log('EXPERIMENT: the state database of the agent at synchronous=NORMAL (not how the agent ships)');
     const base = await prepare(root, 'm1', rows);
-    const minimal = await contender('minimal', base.file, root);
+    const minimal = await contender('minimal', base.file, root, options);
     console.log(line('minimal', minimal));
-    const agent = await contender('agent', base.agentFile, base.agentDir);
+    const agent = await contender('agent', base.agentFile, base.agentDir, options);
     console.log(line('agent', agent));
     if (agent.rows !== rows || minimal.rows !== rows) throw new Error(`rows accepted: agent ${agent.rows}, minimal ${minimal.rows}, expected ${rows}`);
     let peak = agent.peakRssMb;
     if (!quick) {
       await rm(base.file);
       const big = await prepare(root, 'm4', rows * 4);
-      const large = await contender('agent', big.agentFile, big.agentDir);
+      const large = await contender('agent', big.agentFile, big.agentDir, options);
       const growth = ((large.peakRssMb - agent.peakRssMb) / agent.peakRssMb) * 100;
       console.log(`${line('agent 4x', large)}  (${growth >= 0 ? '+' : ''}${growth.toFixed(1)} % vs ${fmt(rows)} rows)`);
       peak = Math.max(peak, large.peakRssMb);
@@ -192,6 +209,8 @@ const { values } = parseArgs({
   options: {
     rows: { type: 'string', default: '1000000' },
     quick: { type: 'boolean', default: false },
+    'node-flags': { type: 'string', default: '' },
+    'sync-normal': { type: 'boolean', default: false },
     worker: { type: 'string' },
     url: { type: 'string' },
     key: { type: 'string' },
@@ -201,8 +220,10 @@ const { values } = parseArgs({
 });
 
 if (values.worker !== undefined) {
-  await runWorker(values.worker, { url: values.url ?? '', apiKey: values.key ?? '' }, values.file ?? '', values.dir ?? '');
+  const target = { url: values.url ?? '', apiKey: values.key ?? '' };
+  await runWorker(values.worker, target, values.file ?? '', values.dir ?? '', values['sync-normal']);
   process.disconnect?.();
 } else {
-  await orchestrate(Number(values.rows), values.quick);
+  const nodeFlags = values['node-flags'].split(' ').filter((f) => f !== '');
+  await orchestrate(Number(values.rows), values.quick, { nodeFlags, syncNormal: values['sync-normal'] });
 }
