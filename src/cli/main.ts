@@ -7,6 +7,7 @@ import { Command } from 'commander';
 import { AGENT_VERSION } from '../version.ts';
 import { checkCommand } from './check.ts';
 import { configCommand } from './config.ts';
+import { demoCommand } from './demo.ts';
 import { filesCommand } from './files.ts';
 import { exportsCommand } from './exports.ts';
 import { jobsCommand } from './jobs.ts';
@@ -35,6 +36,7 @@ export function buildProgram(): Command {
   program.addCommand(sandboxCommand());
   program.addCommand(statusCommand());
   program.addCommand(filesCommand());
+  program.addCommand(demoCommand());
   return program;
 }
 
