@@ -3,7 +3,7 @@
  * The `pricing-agent` command. Each command lives in its own module under src/cli/ and exports a factory that
  * returns a commander Command; this file only assembles them. No business logic here.
  */
-import { Command } from 'commander';
+import { Command, CommanderError } from 'commander';
 import { AGENT_VERSION } from '../version.ts';
 import { checkCommand } from './check.ts';
 import { configCommand } from './config.ts';
@@ -37,7 +37,24 @@ export function buildProgram(): Command {
   program.addCommand(statusCommand());
   program.addCommand(filesCommand());
   program.addCommand(demoCommand());
+  exitOverrideEverywhere(program);
   return program;
 }
 
-await buildProgram().parseAsync(process.argv);
+/** Commands added with addCommand do not inherit exitOverride: set it on every one. */
+function exitOverrideEverywhere(command: Command): void {
+  command.exitOverride();
+  for (const sub of command.commands) exitOverrideEverywhere(sub);
+}
+
+/**
+ * Exit codes: commander's own usage errors (unknown option, missing argument) exit 2, like a config mistake;
+ * --help and --version exit 0; everything else is set by the command (see src/cli/errors.ts).
+ */
+try {
+  await buildProgram().parseAsync(process.argv);
+} catch (error) {
+  if (!(error instanceof CommanderError)) throw error;
+  const informational = error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help';
+  process.exitCode = informational ? 0 : 2;
+}
