@@ -3,7 +3,7 @@
  * list and show open the state database read-only (safe while the daemon runs); retry: files-retry.ts.
  *
  * Exit codes: list 0; show 0, 1 for an unknown id; retry see files-retry.ts (0, 1, 2, 3); 2 a configuration
- * mistake. (An unknown option or --status value is commander's error: exit 1 with the allowed values.)
+ * mistake. (An unknown option or --status value is a usage error: exit 2 with the allowed values.)
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
 import type { Config } from '../config/index.ts';

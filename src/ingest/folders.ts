@@ -8,11 +8,9 @@
  *
  * The date is the server's local date: the folders are for the people who look into them.
  */
-import { constants, createWriteStream } from 'node:fs';
-import type { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import { mkdir, open, rename, stat, writeFile } from 'node:fs/promises';
+import { mkdir, rename, stat } from 'node:fs/promises';
 import { basename, extname, join } from 'node:path';
+import { fsyncDirectory } from '../atomic-file.ts';
 
 export function processingDir(inbox: string): string {
   return join(inbox, 'processing');
@@ -48,46 +46,9 @@ export async function freeName(dir: string, name: string, fileId: number): Promi
   return join(dir, `${basename(name, ext)}.${fileId}${ext}`);
 }
 
-/** fsync a directory, so that a rename into it survives a power cut. */
-export async function syncDir(dir: string): Promise<void> {
-  const handle = await open(dir, constants.O_RDONLY);
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-}
-
 /** Moves `file` to `target` (same file system: atomic) and makes the move durable. */
 export async function moveFile(file: string, target: string): Promise<void> {
   await mkdir(join(target, '..'), { recursive: true, mode: 0o750 });
   await rename(file, target);
-  await syncDir(join(target, '..'));
-}
-
-/**
- * Writes `content` to `target` through a temporary name, fsynced and renamed: a reader never sees half a file.
- * Mode 0640: reports name rows of the retailer's data.
- */
-export async function writeFileAtomic(target: string, content: string | Uint8Array): Promise<void> {
-  const temp = `${target}.tmp-${process.pid}`;
-  await writeFile(temp, content, { mode: 0o640 });
-  await syncAndRename(temp, target);
-}
-
-/** As writeFileAtomic, for content too large to hold in memory. */
-export async function writeStreamAtomic(target: string, content: Readable): Promise<void> {
-  const temp = `${target}.tmp-${process.pid}`;
-  await pipeline(content, createWriteStream(temp, { mode: 0o640 }));
-  await syncAndRename(temp, target);
-}
-
-async function syncAndRename(temp: string, target: string): Promise<void> {
-  const handle = await open(temp, constants.O_RDONLY);
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  await rename(temp, target);
+  await fsyncDirectory(join(target, '..'));
 }

@@ -29,7 +29,8 @@ import {
 import type { StateDb } from '../store/state-db.ts';
 import { claimFile, recoverClaim, type ClaimSource } from './claim.ts';
 import { sendBulk } from './bulk-send.ts';
-import { archiveDir, failedDir, freeName, moveFile, processingDir, writeFileAtomic } from './folders.ts';
+import { writeFileAtomic } from '../atomic-file.ts';
+import { archiveDir, failedDir, freeName, moveFile, processingDir } from './folders.ts';
 import { ImportJobFailedError, sendImport } from './import-send.ts';
 import { FileFormatError, readRows, type CompiledSource, type ReadOptions, type ReadSummary } from './read/index.ts';
 import { writeReport } from './report.ts';
@@ -82,7 +83,9 @@ export async function processClaimed(deps: PushDeps, source: PushSource, fileId:
   if (file.final_status !== null) return completeMove(deps, file);
   if (file.status === 'claiming') {
     const recovered = await recoverClaim(deps.db, file);
-    if (recovered.kind === 'vanished') return finish(deps, file, 'failed', { error: { code: 'FILE_VANISHED', message: 'the file disappeared before it was claimed' } });
+    if (recovered.kind === 'vanished') {
+      return finish(deps, file, 'failed', { error: { code: 'FILE_VANISHED', message: 'the file disappeared before it was claimed' }, vanished: true });
+    }
     if (recovered.kind === 'duplicate') return finish(deps, requireFile(deps.db, fileId), 'duplicate', { duplicateOf: recovered.duplicateOf });
   }
   markStarted(deps.db, fileId);
@@ -152,6 +155,8 @@ interface FinishInput {
   summary?: ReadSummary | null;
   counts?: FileCounts;
   duplicateOf?: PushFile;
+  /** The file is gone (a claim cut short, then the file removed): only the report is written, nothing is moved. */
+  vanished?: boolean;
 }
 
 /** Writes the report next to the file's final place, records the move, moves the file, closes the ledger row. */
@@ -177,7 +182,7 @@ async function finish(deps: PushDeps, file: PushFile, status: 'done' | 'failed' 
     }),
   );
   prepareFinish(deps.db, file.id, finalPath, status);
-  await moveFile(file.processing_path, finalPath);
+  if (input.vanished !== true) await moveFile(file.processing_path, finalPath);
   finishFile(deps.db, file.id, {
     status,
     finalPath,
@@ -196,8 +201,9 @@ async function finish(deps: PushDeps, file: PushFile, status: 'done' | 'failed' 
 async function completeMove(deps: PushDeps, file: PushFile): Promise<FileResult> {
   const status = file.final_status ?? 'failed';
   const finalPath = file.final_path ?? '';
-  const moved = await stat(finalPath).then(() => true, () => false);
-  if (!moved) await moveFile(file.processing_path, finalPath);
+  const exists = (path: string) => stat(path).then(() => true, () => false);
+  // Neither at its final place nor in processing/: a vanished file whose report was written; nothing to move.
+  if (!(await exists(finalPath)) && (await exists(file.processing_path))) await moveFile(file.processing_path, finalPath);
   finishFile(deps.db, file.id, { status, finalPath, rowsRead: file.rows_read, counts: fileCounts(deps.db, file.id) });
   const done = requireFile(deps.db, file.id);
   return { outcome: status, file: done, reportPath: `${finalPath}.report.json`, rejectsPath: null };
@@ -210,7 +216,7 @@ async function refuse(deps: PushDeps, source: PushSource, path: string, reason: 
   const finalPath = await freeName(dir, basename(path), deps.clock.now());
   const reportPath = `${finalPath}.report.json`;
   const report = { file: basename(path), source: source.name, entity: source.entity, status: 'refused', error: { code: 'FILE_REFUSED', message: reason } };
-  await writeFileAtomic(reportPath, `${JSON.stringify(report, null, 2)}\n`);
+  await writeFileAtomic(reportPath, [`${JSON.stringify(report, null, 2)}\n`]);
   await moveFile(path, finalPath);
   deps.logger.error({ file: basename(path), source: source.name, reason }, 'file refused');
   return { outcome: 'refused', path, reason, reportPath };

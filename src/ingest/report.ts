@@ -12,8 +12,7 @@ import type { StateDb } from '../store/state-db.ts';
 import { rejectsOf, type FileCounts, type PushFile } from '../store/push-ledger.ts';
 import { redactSecrets } from '../log.ts';
 import { csvLine } from './csv-text.ts';
-import { writeFileAtomic, writeStreamAtomic } from './folders.ts';
-import { Readable } from 'node:stream';
+import { writeFileAtomic } from '../atomic-file.ts';
 
 /** How many rejects and superseded rows the report names (the CSV has all of them). */
 export const REPORT_FIRST_ERRORS = 20;
@@ -90,7 +89,7 @@ export async function writeReport(db: StateDb, input: ReportInput): Promise<Writ
     agent_version: AGENT_VERSION,
   };
   const reportPath = `${input.finalPath}.report.json`;
-  await writeFileAtomic(reportPath, `${JSON.stringify(report, null, 2)}\n`);
+  await writeFileAtomic(reportPath, [`${JSON.stringify(report, null, 2)}\n`]);
   return { reportPath, rejectsPath };
 }
 
@@ -103,7 +102,7 @@ async function writeRejectsCsv(db: StateDb, fileId: number, path: string, header
       yield csvLine([String(r.line), ...fields, r.field ?? '', r.code, r.message], delimiter);
     }
   }
-  await writeStreamAtomic(path, Readable.from(lines()));
+  await writeFileAtomic(path, lines());
 }
 
 function take<T>(items: Iterable<T>, n: number): T[] {

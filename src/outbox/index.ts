@@ -2,4 +2,4 @@
 export * from './price-feed.ts';
 export * from './outbox-stats.ts';
 export * from './store-files.ts';
-export { writeFileAtomic, fsyncDirectory, ensureDirectory } from './atomic-file.ts';
+export { writeFileAtomic, fsyncDirectory, ensureDirectory } from '../atomic-file.ts';

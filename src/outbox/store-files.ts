@@ -15,7 +15,7 @@ import { StoreError } from '../store/errors.ts';
 import { PRODUCT_LEVEL_STORE_KEY } from '../store/migrations/0002-pull-outbox.ts';
 import type { OutboxExportsTable } from '../store/schema.ts';
 import type { StateDb } from '../store/state-db.ts';
-import { ensureDirectory, writeFileAtomic } from './atomic-file.ts';
+import { ensureDirectory, writeFileAtomic } from '../atomic-file.ts';
 import { type FeedRow, maxSeq } from './price-feed.ts';
 
 /**

@@ -11,7 +11,7 @@
  */
 import { appendFile, open, rename, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ensureDirectory, fsyncDirectory } from '../outbox/atomic-file.ts';
+import { ensureDirectory, fsyncDirectory } from '../atomic-file.ts';
 import type { MirrorStream } from '../store/mirror-tables.ts';
 
 export class MirrorExport {

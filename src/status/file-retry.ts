@@ -18,7 +18,7 @@ import { link, rename, stat, unlink } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Config } from '../config/index.ts';
 import { ENTITIES, type Entity } from '../config/source-schema.ts';
-import { syncDir } from '../ingest/folders.ts';
+import { fsyncDirectory } from '../atomic-file.ts';
 import type { PushSource } from '../ingest/push-file.ts';
 import { compileSource, entityReadOptions } from '../ingest/read/index.ts';
 import { UNFINISHED_STATUSES, type PushFile } from '../store/push-ledger.ts';
@@ -101,7 +101,7 @@ export async function requeueFile(from: string, to: string): Promise<void> {
   const taken = () => new RetryRefusedError('RETRY_NAME_TAKEN', `${to} already exists: wait until that file is processed, or rename one of them`);
   try {
     await link(from, to);
-    await syncDir(join(to, '..'));
+    await fsyncDirectory(join(to, '..'));
     await unlink(from);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
@@ -109,7 +109,7 @@ export async function requeueFile(from: string, to: string): Promise<void> {
     if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EXDEV' && code !== 'ENOSYS') throw error;
     if (await stat(to).then(() => true, () => false)) throw taken();
     await rename(from, to);
-    await syncDir(join(to, '..'));
+    await fsyncDirectory(join(to, '..'));
   }
-  await syncDir(join(from, '..'));
+  await fsyncDirectory(join(from, '..'));
 }

@@ -116,7 +116,7 @@ describe('pricing-agent files', () => {
     expect(text.stdout.split('\n')[0]).toMatch(/^ID\s+SOURCE\s+STATUS\s+ROWS READ\/OK\/REJECTED\s+WHEN\s+FILE$/);
     expect(text.stdout).toMatch(new RegExp(`^\\s*${ids.failed}\\s+products\\s+failed \\(API_FORBIDDEN\\)\\s+.*later\\.csv$`, 'm'));
     expect(text.stdout).not.toContain('good.csv');
-    expect(nonsense.code).toBe(1);
+    expect(nonsense.code).toBe(2); // a usage mistake, like a config mistake (src/cli/main.ts)
     expect(nonsense.stderr).toMatch(/Allowed choices are .*processing/);
   });
 

@@ -2,8 +2,11 @@
  * Writing a file so that a reader sees either nothing or all of it: the content goes to a temporary name in the
  * same directory, is fsynced, renamed over the final name (atomic within a filesystem), and the directory is
  * fsynced so the rename itself survives a power loss. The temporary name starts with a dot and ends in `.tmp`, so
- * a POS picking up `prices-*.csv` never matches it; it is fixed per final name, so a retry after a crash
- * overwrites the leftover instead of adding another.
+ * a POS picking up `prices-*.csv` never matches it, nor does an inbox watcher. It carries the process id: two
+ * processes writing the same file (a daemon and a one-shot command) never share a temporary file.
+ *
+ * Used for everything the agent writes for people and POS systems: reports, rejects, per-store price files,
+ * mirror exports.
  */
 import { mkdir, open, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
@@ -15,7 +18,7 @@ export async function writeFileAtomic(
   mode = 0o640,
 ): Promise<void> {
   const dir = dirname(path);
-  const temporary = join(dir, `.${basename(path)}.tmp`);
+  const temporary = join(dir, `.${basename(path)}.${process.pid}.tmp`);
   try {
     const handle = await open(temporary, 'w', mode);
     try {
