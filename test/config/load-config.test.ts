@@ -23,6 +23,18 @@ describe('loadConfig: defaults and shape', () => {
       state: { dir: join(dir, 'state') },
       log: { level: 'info', pretty: false },
       sources: [],
+      http: { enabled: true, host: '127.0.0.1', port: 9464 },
+      daemon: { shutdown_timeout_ms: 30000, key_check_interval_ms: 60000 },
+      pull: {
+        approved_prices: {
+          schedule: '*/5 * * * *',
+          filters: {},
+          page_size: 500,
+          reconcile: { schedule: '17 * * * *', lookback_days: 90 },
+        },
+        mirrors: [],
+      },
+      outbox: { exports: null },
     });
   });
 
