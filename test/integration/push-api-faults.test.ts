@@ -85,7 +85,13 @@ describe('push when the API fails', () => {
     for (let i = 0; i < 200; i += 1) lines.push(`Rival-${i % 3},CP-${i},2026-11-20T08:00:00Z,1.${String(i % 100).padStart(2, '0')},1.00`);
     h.sandbox.control.setFaults({ error_502: 0.15, drop_after_commit: 0.15, drop_before_commit: 0.1, paths: ['POST /v1/competitor_prices/bulk'] });
     try {
-      const report = await reportOf(await drive(clock, h.push(source, 'cp.csv', `${lines.join('\n')}\n`)));
+      // A batch can still meet five faults in a row (the retry policy's limit): the file is then deferred, and tried
+      // again as the daemon would; exactly-once must hold across those attempts too.
+      let result = await drive(clock, h.push(source, 'cp.csv', `${lines.join('\n')}\n`));
+      for (let attempt = 0; result.outcome === 'deferred' && attempt < 10; attempt += 1) {
+        result = await drive(clock, processClaimed(h.deps, source, result.file.id));
+      }
+      const report = await reportOf(result);
       expect(report.rows).toMatchObject({ read: 200, sent: 200, accepted: 200 });
       expectReconciled(report.rows);
     } finally {
