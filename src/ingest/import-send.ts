@@ -16,6 +16,7 @@ import type { StateDb } from '../store/state-db.ts';
 import { commitBatch, recordJob, recordRejects, setStatus, type PushFile, type RejectRow } from '../store/push-ledger.ts';
 import type { EntityRecord, RowOutcome } from './read/index.ts';
 import { CanonicalCsvWriter } from './write/canonical-csv.ts';
+import { BUSINESS_KEYS } from './business-keys.ts';
 import { processingDir } from './folders.ts';
 
 export interface ImportSendContext {
@@ -39,6 +40,7 @@ export class ImportJobFailedError extends Error {
   }
 }
 
+/** Rejects are committed in groups of this many while the canonical CSV is written. */
 const LOCAL_REJECT_FLUSH = 1000;
 
 /** Canonical line -> source line, for a job's row errors. Rows are written in source order, so both increase. */
@@ -89,6 +91,66 @@ const UPLOAD: Record<Entity, (client: ApiClient, path: string, signal?: AbortSig
   competitor_prices: (c, p, signal) => c.competitorPrices.import(p, { signal }),
 };
 
+/** Opens the source file again from its first row (a pass over the whole file, constant memory). */
+export type Reopen = () => Promise<AsyncIterable<RowOutcome<EntityRecord>> & { close(): void }>;
+
+/**
+ * product_store: the later row of an (item_id, store_id) wins, as in bulk mode. An import file is one upload, so
+ * the later row must be known before the earlier one is written: a first pass records every row's key and line in a
+ * TEMP table of the state connection (disk-backed, never fsynced, private to this connection: memory stays flat for
+ * a file of millions of store rows); the lines that a later line of the same key supersedes come back from it.
+ */
+async function supersededLines(ctx: ImportSendContext, reopen: Reopen): Promise<Map<number, number>> {
+  const sqlite = ctx.db.sqlite;
+  sqlite.exec('CREATE TEMP TABLE IF NOT EXISTS import_keys (key TEXT NOT NULL, line INTEGER NOT NULL)');
+  sqlite.exec('DELETE FROM temp.import_keys');
+  const insert = sqlite.prepare('INSERT INTO temp.import_keys (key, line) VALUES (?, ?)');
+  const keyOf = BUSINESS_KEYS.product_store;
+  let pending: [string, number][] = [];
+  const flush = sqlite.transaction((rows: [string, number][]) => {
+    for (const [key, line] of rows) insert.run(key, line);
+  });
+  const reader = await reopen();
+  try {
+    for await (const outcome of reader) {
+      if (outcome.kind !== 'row') continue;
+      pending.push([keyOf(outcome.record), outcome.line]);
+      if (pending.length >= 10_000) {
+        flush(pending);
+        pending = [];
+      }
+    }
+  } finally {
+    reader.close();
+  }
+  flush(pending);
+  const rows = sqlite
+    .prepare(
+      `SELECT k.line AS line, w.last AS winner FROM temp.import_keys k
+       JOIN (SELECT key, max(line) AS last, count(*) AS n FROM temp.import_keys GROUP BY key HAVING n > 1) w ON w.key = k.key
+       WHERE k.line < w.last`,
+    )
+    .all() as { line: number; winner: number }[];
+  sqlite.exec('DELETE FROM temp.import_keys');
+  return new Map(rows.map((r) => [r.line, r.winner]));
+}
+
+/** The original fields of the given lines, from one more pass over the source (for the rejects CSV). */
+async function rawFieldsOf(reopen: Reopen, lines: ReadonlySet<number>): Promise<Map<number, readonly string[]>> {
+  const found = new Map<number, readonly string[]>();
+  if (lines.size === 0) return found;
+  const reader = await reopen();
+  try {
+    for await (const outcome of reader) {
+      if (lines.has(outcome.line)) found.set(outcome.line, outcome.rawFields);
+      if (found.size === lines.size) break;
+    }
+  } finally {
+    reader.close();
+  }
+  return found;
+}
+
 /**
  * Writes the canonical CSV of `rows` (recording local rejects), uploads it unless a job was already accepted for
  * this file, polls the job to its end and records its row errors. Throws ImportJobFailedError for a failed job.
@@ -98,21 +160,32 @@ export async function sendImport(
   file: PushFile,
   rows: AsyncIterable<RowOutcome<EntityRecord>>,
   header: { customColumns: readonly string[] },
+  reopen: Reopen,
 ): Promise<void> {
   const entity = file.entity as Entity;
+  const superseded = entity === 'product_store' ? await supersededLines(ctx, reopen) : new Map<number, number>();
   const canonicalPath = join(processingDir(file.inbox), `.${file.id}-canonical.csv`);
   const writer = await CanonicalCsvWriter.create(canonicalPath, { entity, customColumns: header.customColumns });
   const lines = new LineMap();
   let rejects: RejectRow[] = [];
+  const record = (reject: RejectRow) => {
+    rejects.push(reject);
+    if (rejects.length >= LOCAL_REJECT_FLUSH) {
+      recordRejects(ctx.db, file.id, rejects);
+      rejects = [];
+    }
+  };
   try {
     for await (const outcome of rows) {
       if (outcome.kind === 'reject') {
         const { line, field, code, message, rawFields } = outcome;
-        rejects.push({ line, stage: 'local', field, code, message, raw: rawFields });
-        if (rejects.length >= LOCAL_REJECT_FLUSH) {
-          recordRejects(ctx.db, file.id, rejects);
-          rejects = [];
-        }
+        record({ line, stage: 'local', field, code, message, raw: rawFields });
+        continue;
+      }
+      const winner = superseded.get(outcome.line);
+      if (winner !== undefined) {
+        const message = `superseded by line ${winner} with the same item_id and store_id`;
+        record({ line: outcome.line, stage: 'superseded', field: null, code: 'superseded', message, raw: outcome.rawFields });
         continue;
       }
       const written = await writer.write(outcome.record);
@@ -124,11 +197,12 @@ export async function sendImport(
   }
   recordRejects(ctx.db, file.id, rejects);
   const canonical = await writer.commit();
+  const empty = { index: 0, firstLine: 0, lastLine: 0, sent: 0, accepted: 0, failed: 0, superseded: superseded.size };
   let jobId = file.job_id;
   if (jobId === null) {
     if (lines.rows === 0) {
-      // Nothing valid to send: no job. The file is done with every row rejected.
-      commitBatch(ctx.db, file.id, { index: 0, firstLine: 0, lastLine: 0, sent: 0, accepted: 0, failed: 0, superseded: 0 }, []);
+      // Nothing valid to send: no job. The file is done with every row rejected or superseded.
+      commitBatch(ctx.db, file.id, empty, []);
       return;
     }
     setStatus(ctx.db, file.id, 'uploading');
@@ -138,17 +212,19 @@ export async function sendImport(
   }
   const job = await pollJob(ctx, jobId);
   if (job.status === 'failed') throw new ImportJobFailedError(job);
-  const apiRejects: RejectRow[] = (job.errors ?? []).map((e) => ({
-    line: lines.sourceLine(e.line) ?? e.line,
+  const refused = (job.errors ?? []).map((e) => ({ ...e, sourceLine: lines.sourceLine(e.line) ?? e.line }));
+  const raw = await rawFieldsOf(reopen, new Set(refused.map((e) => e.sourceLine)));
+  const apiRejects: RejectRow[] = refused.map((e) => ({
+    line: e.sourceLine,
     stage: 'api',
     field: null,
     code: e.code,
     message: e.message,
-    raw: [],
+    raw: raw.get(e.sourceLine) ?? [],
   }));
   const failed = job.rows_failed ?? apiRejects.length;
   const sent = lines.rows;
-  commitBatch(ctx.db, file.id, { index: 0, firstLine: 0, lastLine: 0, sent, accepted: job.rows_ok ?? sent - failed, failed, superseded: 0 }, apiRejects);
+  commitBatch(ctx.db, file.id, { ...empty, sent, accepted: job.rows_ok ?? sent - failed, failed }, apiRejects);
 }
 
 /** Polls until the job completes or fails: every 5-10 s while running, every 30-60 s while queued. */

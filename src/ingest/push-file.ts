@@ -96,7 +96,8 @@ export async function processClaimed(deps: PushDeps, source: PushSource, fileId:
     const progress = deps.onProgress ? setInterval(() => deps.onProgress?.(reader.progress()), 200) : null;
     try {
       if (file.mode === 'import') {
-        await sendImport({ ...deps, signal: deps.signal }, file, reader, reader.header);
+        const reopen = () => readRows(file.processing_path, { ...source.read, entity: file.entity as Entity });
+        await sendImport({ ...deps, signal: deps.signal }, file, reader, reader.header, reopen);
       } else {
         await sendBulk({ ...deps, signal: deps.signal }, { id: file.id, entity: file.entity as Entity, batchSize: file.batch_size }, reader);
       }

@@ -96,9 +96,8 @@ describe.each(MODES)('push in %s mode: rejects', (mode) => {
     expect((await rejectLines(report.rejectsPath))[1]).toMatch(new RegExp(`^2,${m}-V1,${UNKNOWN_STORE},1\\.00,,unknown_store,`));
   });
 
-  // Known gap (reported to the lead): an import job's row errors carry only a line, and import-send records them
-  // without the row's fields, so the rejects CSV of import mode leaves the original fields empty.
-  it.runIf(mode === 'import').fails('writes the original fields of a row the import job refused into the rejects CSV', async () => {
+  // An import job's row errors carry only a line: the original fields are read back from the source file.
+  it.runIf(mode === 'import')('writes the original fields of a row the import job refused into the rejects CSV', async () => {
     const source = await h.source('product_store', { mode });
     const csv = `item_id,store_id,current_price\n${m}-V1,${UNKNOWN_STORE},1.00\n`;
     const report = await reportOf(await push(source, 'refused.csv', csv));
@@ -143,13 +142,13 @@ describe('product_store rows with the same key', () => {
     for (const [item, expected] of last) expect(price(item, store), item).toBe(expected);
   });
 
-  // Known gap (reported to the lead): import mode uploads every row, and the API keeps the first row of a key in an
-  // import file (the later ones are refused as duplicate_key), so the earlier price wins there.
-  it.fails('import: the later row wins', async () => {
+  // The API keeps the first row of a key in an import file: the agent leaves the earlier rows out of the upload.
+  it('import: the later row wins; the earlier rows are reported superseded', async () => {
     const [store = ''] = h.sandbox.control.state().stores;
     const { csv, last } = duplicateKeyFile(store, 'DUPI');
     const source = await h.source('product_store', { mode: 'import' });
     const report = await reportOf(await drive(clock, h.push(source, 'dups.csv', csv)));
+    expect(report.rows).toMatchObject({ read: 30, sent: 3, superseded: 27, rejected: 0 });
     expectReconciled(report.rows);
     for (const [item, expected] of last) expect(price(item, store), item).toBe(expected);
   });
