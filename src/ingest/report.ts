@@ -9,7 +9,7 @@
  */
 import { AGENT_VERSION } from '../version.ts';
 import type { StateDb } from '../store/state-db.ts';
-import { rejectsOf, type FileCounts, type PushFile } from '../store/push-ledger.ts';
+import { maxRawFields, rejectsOf, type FileCounts, type PushFile } from '../store/push-ledger.ts';
 import { redactSecrets } from '../log.ts';
 import { csvLine } from './csv-text.ts';
 import { writeFileAtomic } from '../atomic-file.ts';
@@ -93,12 +93,19 @@ export async function writeReport(db: StateDb, input: ReportInput): Promise<Writ
   return { reportPath, rejectsPath };
 }
 
-/** Streams the rejects to disk (a file can have millions), through a temporary name, fsynced, renamed. */
+/**
+ * Streams the rejects to disk (a file can have millions), through a temporary name, fsynced, renamed. A row with more
+ * fields than the header keeps them all: the extra ones go to columns extra_1, extra_2, ... (nothing of a refused
+ * row is dropped from the report).
+ */
 async function writeRejectsCsv(db: StateDb, fileId: number, path: string, headers: readonly string[], delimiter: string): Promise<void> {
+  const widest = maxRawFields(db, fileId);
+  const width = Math.max(headers.length, widest);
+  const extras = Array.from({ length: width - headers.length }, (_, i) => `extra_${i + 1}`);
   function* lines(): Generator<string> {
-    yield `\uFEFF${csvLine(['line', ...headers, 'field', 'code', 'message'], delimiter)}`;
+    yield `\uFEFF${csvLine(['line', ...headers, ...extras, 'field', 'code', 'message'], delimiter)}`;
     for (const r of rejectsOf(db, fileId, ['local', 'api'])) {
-      const fields = headers.length > 0 ? headers.map((_, i) => r.raw[i] ?? '') : r.raw;
+      const fields = Array.from({ length: width }, (_, i) => r.raw[i] ?? '');
       yield csvLine([String(r.line), ...fields, r.field ?? '', r.code, r.message], delimiter);
     }
   }

@@ -62,14 +62,26 @@ export class StateDb {
   /**
    * Runs `fn` in one IMMEDIATE transaction: all of it commits (durably: synchronous=FULL) or none of it does.
    * If the process dies inside `fn`, SQLite rolls the transaction back on the next open.
+   *
+   * `durability: 'relaxed'` commits at synchronous=NORMAL: safe against a crash of the process (WAL), but a power
+   * cut may lose the last such commits (the next FULL commit makes them durable too). Only for checkpoints whose
+   * loss costs repeated work, never data: a push batch checkpoint (the batch is sent again, idempotently). Never for
+   * anything acknowledged to the API or read by a POS.
    */
-  write<T>(fn: () => T): T {
+  write<T>(fn: () => T, options: { durability?: 'full' | 'relaxed' } = {}): T {
     if (this.readonly) throw new StoreError('READ_ONLY', `${this.path} is open read-only`);
     if (this.sqlite.inTransaction) {
       const message = 'a transaction is already open on this connection (a Kysely transaction?)';
       throw new StoreError('TRANSACTION_OPEN', message);
     }
-    return this.sqlite.transaction(fn).immediate();
+    if (options.durability !== 'relaxed') return this.sqlite.transaction(fn).immediate();
+    // Synchronous code from here to the restore: no other write can run on this connection in between.
+    this.sqlite.pragma('synchronous = NORMAL');
+    try {
+      return this.sqlite.transaction(fn).immediate();
+    } finally {
+      this.sqlite.pragma('synchronous = FULL');
+    }
   }
 
   get closed(): boolean {
