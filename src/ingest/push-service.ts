@@ -9,6 +9,7 @@
  * stop() drains: watchers stop, no new file is taken, the file being pushed stops after its batches in flight
  * are answered and committed (it stays in processing/ and is resumed at the next start).
  */
+import { rm } from 'node:fs/promises';
 import { API_ERROR_CODES } from '../api/errors.ts';
 import type { Clock } from '../clock.ts';
 import type { DeepReadonly } from '../config/index.ts';
@@ -131,6 +132,10 @@ class SourceRunner {
       try {
         const deps: PushDeps = { ...this.#o.deps, signal: this.#stop };
         const result = job.kind === 'path' ? await pushFile(deps, this.source, job.path) : await processClaimed(deps, this.source, job.fileId);
+        // The file is no longer in the inbox: its done marker goes too, so it cannot complete a later file of that name.
+        if (job.kind === 'path' && this.#config.done_marker !== false && result.outcome !== 'vanished') {
+          await rm(job.path + this.#config.done_marker, { force: true });
+        }
         this.#o.onResult?.(this.#config.name, result);
         if (result.outcome === 'deferred' && !this.#stop.aborted) {
           // A rejected key is not a failing API: the file goes back in the queue at once, where the worker waits

@@ -1,4 +1,4 @@
-import { appendFile, mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, mkdtemp, rename, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -87,6 +87,18 @@ describe('InboxWatcher', () => {
     await writeFile(join(dir, 'stores.csv.done'), '');
     await until(() => ready.length === 1, 'hand-over by marker');
     expect(ready).toEqual([join(dir, 'stores.csv')]);
+  });
+
+  it('does not trust a done marker older than the file (left over from an earlier file of the same name)', async () => {
+    const { dir, clock, ready, watcher } = await setup();
+    await writeFile(join(dir, 'stores.csv.done'), '');
+    const anHourAgo = new Date(Date.now() - 3_600_000);
+    await utimes(join(dir, 'stores.csv.done'), anHourAgo, anHourAgo); // a marker from an earlier drop
+    await writeFile(join(dir, 'stores.csv'), 'item_id\n1\n');
+    await until(() => watcher.waiting.length === 1, 'the file to be seen');
+    expect(ready).toEqual([]); // not handed over by the stale marker
+    await clock.advance(STABLE_MS);
+    await until(() => ready.length === 1, 'hand-over by stability');
   });
 
   it('hands a file over once, and again after it was released', async () => {

@@ -133,11 +133,11 @@ export class InboxWatcher {
     const target = markedFile(name, this.#o.rules);
     if (target !== null) {
       const file = join(this.#o.dir, target);
-      if (isDataFile(target, this.#o.rules) && existsSync(file)) this.#handOver(file);
+      if (isDataFile(target, this.#o.rules) && (await markerCompletes(file, path))) this.#handOver(file);
       return;
     }
     if (!isDataFile(name, this.#o.rules) || this.#handedOver.has(path)) return;
-    if (this.#o.rules.doneMarker !== null && existsSync(path + this.#o.rules.doneMarker)) {
+    if (this.#o.rules.doneMarker !== null && (await markerCompletes(path, path + this.#o.rules.doneMarker))) {
       this.#handOver(path);
       return;
     }
@@ -207,6 +207,19 @@ export class InboxWatcher {
       await this.start();
     };
     retry().catch(() => undefined); // aborted by close()
+  }
+}
+
+/**
+ * A marker completes a file only if it was written after the file's last change: a marker left over from an earlier
+ * file of the same name must not hand over a new one that is still being written.
+ */
+async function markerCompletes(file: string, marker: string): Promise<boolean> {
+  try {
+    const [data, mark] = await Promise.all([stat(file), stat(marker)]);
+    return data.isFile() && mark.mtimeMs >= data.mtimeMs;
+  } catch {
+    return false;
   }
 }
 
