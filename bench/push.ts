@@ -10,7 +10,8 @@
  *
  *   node bench/push.ts [--rows 1000000] [--quick] [--node-flags="--cpu-prof --cpu-prof-dir=prof"]
  *
- * --quick skips the 4x run; --node-flags are given to both contenders' processes (profiling, GC settings);
+ * --quick skips the 4x run; --node-flags are given to both contenders' processes (profiling, GC settings; default
+ * the production flag --max-semi-space-size=8, see src/cli/main.ts);
  * --sync-normal (diagnosis) runs the agent's database at synchronous=NORMAL to show what the per-batch fsync costs.
  *
  * Ends with one line: bench:push agent=<rows/s> minimal=<rows/s> ratio=<x.xx> agent_rss_mb=<peak of the agent runs>
@@ -209,7 +210,8 @@ const { values } = parseArgs({
   options: {
     rows: { type: 'string', default: '1000000' },
     quick: { type: 'boolean', default: false },
-    'node-flags': { type: 'string', default: '' },
+    // The flags the agent is deployed with (src/cli/main.ts shebang, systemd unit, Dockerfile), for both contenders.
+    'node-flags': { type: 'string', default: '--max-semi-space-size=8' },
     'sync-normal': { type: 'boolean', default: false },
     worker: { type: 'string' },
     url: { type: 'string' },

@@ -1,7 +1,11 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --max-semi-space-size=8
 /**
  * The `pricing-agent` command. Each command lives in its own module under src/cli/ and exports a factory that
  * returns a commander Command; this file only assembles them. No business logic here.
+ *
+ * The shebang (and the systemd unit, and the Docker entrypoint) start Node with a young generation of 8 MiB:
+ * otherwise V8 sizes it from the host's memory, and on a 24 GB server a push peaks near 350 MB instead of 220 MB
+ * for a few percent more CPU in scavenges.
  */
 import { Command, CommanderError } from 'commander';
 import { AGENT_VERSION } from '../version.ts';
