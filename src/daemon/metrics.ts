@@ -32,6 +32,10 @@ export class AgentMetrics {
   constructor(sources: MetricsSources) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry, prefix: 'pricing_agent_' });
+    // prom-client names these gauges *_total, which Prometheus reserves for counters (promtool check metrics says so).
+    for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) {
+      this.registry.removeSingleMetric(`pricing_agent_${name}`);
+    }
     new Gauge({ name: 'pricing_agent_info', help: 'The agent version (value 1).', labelNames: ['version'], registers }).set({ version: AGENT_VERSION }, 1);
     new Gauge({
       name: 'pricing_agent_ready',
@@ -41,16 +45,25 @@ export class AgentMetrics {
         this.set(sources.ready() ? 1 : 0);
       },
     });
-    const lag = new Gauge({ name: 'pricing_agent_outbox_consumer_lag', help: 'Feed rows a POS consumer has not yet read.', labelNames: ['consumer'], registers });
+    // Each gauge reads what it shows in its own collect: prom-client renders them in registration order, so a
+    // gauge filled by another one's collect would show the previous scrape's values (or none).
     new Gauge({
       name: 'pricing_agent_outbox_feed_rows',
       help: 'Rows in the price feed (the highest seq).',
       registers,
       async collect() {
-        const outbox = await sources.outbox();
-        this.set(outbox.feedRows);
-        lag.reset();
-        for (const c of outbox.consumers) lag.set({ consumer: c.name }, c.lag);
+        this.set((await sources.outbox()).feedRows);
+      },
+    });
+    new Gauge({
+      name: 'pricing_agent_outbox_consumer_lag',
+      help: 'Feed rows a POS consumer has not yet read.',
+      labelNames: ['consumer'],
+      registers,
+      async collect() {
+        const { consumers } = await sources.outbox();
+        this.reset();
+        for (const c of consumers) this.set({ consumer: c.name }, c.lag);
       },
     });
     new Gauge({
