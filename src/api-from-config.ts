@@ -28,6 +28,8 @@ export function connectApi(api: ApiConfig, logger: Logger, options: { clock?: Cl
     apiKey: api.key,
     dispatcher,
     timeoutMs: api.timeout_ms,
+    maxInFlight: api.max_connections,
+
     hooks: loggingHooks(logger, options.hooks),
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.maxAttempts ? { maxAttempts: options.maxAttempts } : {}),

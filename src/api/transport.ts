@@ -21,6 +21,7 @@ import {
 import { buildPath, OPERATIONS, retryClassOf, type OperationName } from './operations.ts';
 import { backoffDelay, neverReachedServer, parseRetryAfter, shouldRetry, type Failure } from './retry-policy.ts';
 import { RateGate } from './rate-gate.ts';
+import { RequestSlots } from './request-slots.ts';
 import { HTTPValidationError, RETRY_MAX_ATTEMPTS } from './schemas/index.ts';
 
 export type QueryValue = string | number | boolean | undefined | null;
@@ -63,6 +64,8 @@ export interface TransportOptions {
   hooks?: TransportHooks;
   /** Attempts per request on retryable failures; the spec's 5 unless a diagnosis wants the state now (check). */
   maxAttempts?: number;
+  /** Requests on the wire at once: the dispatcher's connection limit (api.max_connections). Default: no bound. */
+  maxInFlight?: number;
 }
 
 export const DEFAULT_TIMEOUT_MS = 30_000; // 30 s
@@ -77,6 +80,7 @@ export class ApiTransport {
   readonly #hooks: TransportHooks;
   readonly #gate: RateGate;
   readonly #maxAttempts: number;
+  readonly #slots: RequestSlots;
   readonly #userAgent = `pricing-agent/${AGENT_VERSION} node/${process.versions.node}`;
 
   constructor(options: TransportOptions) {
@@ -89,6 +93,7 @@ export class ApiTransport {
     this.#hooks = options.hooks ?? {};
     this.#gate = new RateGate(this.#clock);
     this.#maxAttempts = options.maxAttempts ?? RETRY_MAX_ATTEMPTS;
+    this.#slots = new RequestSlots(options.maxInFlight ?? Number.POSITIVE_INFINITY);
   }
 
   get baseUrl(): string {
@@ -111,27 +116,30 @@ export class ApiTransport {
     const url = this.#url(req);
     let attempt = 1;
     for (;;) {
-      const waited = await this.#pass(operation, req.signal);
-      if (waited > 0) this.#hooks.onRateLimited?.({ operation, waitMs: waited });
-      const started = this.#clock.now();
+      // A slot first, then the gate: the request goes on the wire at once, never from a queue behind a 429.
+      const release = await this.#slot(operation, req.signal);
       let failure: Failure;
       let error: ApiError;
       try {
+        const waited = await this.#pass(operation, req.signal);
+        if (waited > 0) this.#hooks.onRateLimited?.({ operation, waitMs: waited });
+        const started = this.#clock.now();
         const response = await this.#attempt(req, url);
         this.#hooks.onResponse?.({ operation, status: response.status, attempt, durationMs: this.#clock.now() - started });
         if (response.status < 300) return response;
-        if (response.status === 429) {
-          // Refused without processing: wait for Retry-After (however long) and try again; no attempt used.
-          this.#gate.closeUntil(this.#clock.now() + parseRetryAfter(response.headers['retry-after'], this.#clock.now()));
-          continue;
-        }
+        // 429: refused without processing; the gate was closed in #attempt. Wait for Retry-After (however long) at
+        // the gate and try again; no attempt used.
+        if (response.status === 429) continue;
         error = this.#statusError(operation, response);
         failure = { kind: 'status', status: response.status };
       } catch (cause) {
+        if (cause instanceof ApiError) throw cause; // aborted while waiting at the gate
         if (req.signal?.aborted) throw abortError(operation, req.signal.reason);
         const code = transportCode(cause);
         error = new ApiTransportError(operation, code, cause);
         failure = { kind: 'transport', code };
+      } finally {
+        release();
       }
       if (!shouldRetry(retry, failure, attempt, this.#maxAttempts)) {
         const mayHaveBeenApplied = failure.kind === 'status' || !neverReachedServer(failure.code);
@@ -146,6 +154,14 @@ export class ApiTransport {
         throw abortError(operation, req.signal?.reason);
       }
       attempt += 1;
+    }
+  }
+
+  async #slot(operation: OperationName, signal: AbortSignal | undefined): Promise<() => void> {
+    try {
+      return await this.#slots.acquire(signal);
+    } catch {
+      throw abortError(operation, signal?.reason);
     }
   }
 
@@ -181,6 +197,11 @@ export class ApiTransport {
       bodyTimeout: this.#timeoutMs,
       signal: req.signal,
     });
+    if (response.statusCode === 429) {
+      // Closed as soon as the status is known, before the body is read: every tick spent reading could let another
+      // request through the gate.
+      this.#gate.closeUntil(this.#clock.now() + parseRetryAfter(response.headers['retry-after'], this.#clock.now()));
+    }
     const text = await response.body.text();
     const date = typeof response.headers.date === 'string' ? new Date(response.headers.date) : null;
     return {
