@@ -201,15 +201,25 @@ export interface StoredReject extends Omit<RejectRow, 'raw'> {
 
 /** The rows a file did not write, in line order (for the rejects CSV and the report). */
 export function* rejectsOf(db: StateDb, fileId: number, stages: readonly RejectStage[]): Generator<StoredReject> {
-  const rows = db
-    .statement<{ line: number; stage: RejectStage; field: string | null; code: string; message: string; raw: string }>(
-      `SELECT line, stage, field, code, message, raw FROM push_rejects WHERE file_id = ? ORDER BY line`,
-    )
-    .iterate(fileId);
-  for (const row of rows) {
-    if (stages.includes(row.stage)) yield { ...row, raw: JSON.parse(row.raw) as string[] };
+  // Read in pages with all(), never with iterate(): the rejects CSV is streamed to disk, and a statement left open
+  // across those awaits makes every other statement on the connection (the pull, other sources' checkpoints) fail
+  // with "This database connection is busy executing a query" (found by the chaos suite).
+  const page = db.statement<{ line: number; stage: RejectStage; field: string | null; code: string; message: string; raw: string }>(
+    `SELECT line, stage, field, code, message, raw FROM push_rejects WHERE file_id = ? AND line > ? ORDER BY line LIMIT ${REJECTS_PAGE}`,
+  );
+  let after = -1;
+  for (;;) {
+    const rows = page.all(fileId, after);
+    for (const row of rows) {
+      if (stages.includes(row.stage)) yield { ...row, raw: JSON.parse(row.raw) as string[] };
+    }
+    const last = rows.at(-1);
+    if (last === undefined || rows.length < REJECTS_PAGE) return;
+    after = last.line;
   }
 }
+
+const REJECTS_PAGE = 1000;
 
 export interface FileOutcome {
   status: 'done' | 'failed' | 'duplicate';
