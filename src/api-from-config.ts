@@ -2,6 +2,7 @@
  * Builds the process's API client from a loaded Config: one dispatcher (proxy, CA, keep-alive, connection
  * bound), the key, the timeout, and logging hooks. Used by every command that talks to the API and by the daemon.
  */
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import type { Dispatcher } from 'undici';
 import { ApiClient } from './api/client.ts';
 import { createDispatcher } from './api/dispatcher.ts';
@@ -17,7 +18,50 @@ export interface ApiConnection {
   close(): Promise<void>;
 }
 
-export function connectApi(api: ApiConfig, logger: Logger, options: { clock?: Clock; hooks?: TransportHooks; maxAttempts?: number } = {}): ApiConnection {
+export interface ConnectOptions {
+  clock?: Clock;
+  hooks?: TransportHooks;
+  maxAttempts?: number;
+  /**
+   * Where a Retry-After outlives the process (the daemon: `<state.dir>/rate-limit-until`): read at start and written
+   * on every 429, so that a restarted agent (a crash, SIGKILL, systemd's restart) does not send before the moment
+   * the API named. Without it a restart inside the window sent its first request early (found by the chaos suite).
+   */
+  rateLimitFile?: string;
+}
+
+/** Epoch ms stored in `file`, or 0 when there is none (or it cannot be read: at worst one early request). */
+function readRetryAfter(file: string): number {
+  try {
+    const until = Number(readFileSync(file, 'utf8').trim());
+    return Number.isFinite(until) ? until : 0;
+  } catch {
+    return 0;
+  }
+}
+
+function writeRetryAfter(file: string, untilMs: number, logger: Logger): void {
+  try {
+    const temp = `${file}.tmp-${process.pid}`;
+    writeFileSync(temp, `${untilMs}\n`, { mode: 0o640 });
+    renameSync(temp, file);
+  } catch (error) {
+    logger.debug({ error: String(error) }, 'could not record the Retry-After window');
+  }
+}
+
+export function connectApi(api: ApiConfig, logger: Logger, options: ConnectOptions = {}): ApiConnection {
+  const file = options.rateLimitFile;
+  const hooks: TransportHooks =
+    file === undefined
+      ? (options.hooks ?? {})
+      : {
+          ...options.hooks,
+          onRetryAfter: (e) => {
+            writeRetryAfter(file, e.untilMs, logger);
+            options.hooks?.onRetryAfter?.(e);
+          },
+        };
   const dispatcher = createDispatcher({
     maxConnections: api.max_connections,
     proxyUrl: proxyFor(api),
@@ -29,8 +73,8 @@ export function connectApi(api: ApiConfig, logger: Logger, options: { clock?: Cl
     dispatcher,
     timeoutMs: api.timeout_ms,
     maxInFlight: api.max_connections,
-
-    hooks: loggingHooks(logger, options.hooks),
+    ...(file === undefined ? {} : { rateLimitedUntil: readRetryAfter(file) }),
+    hooks: loggingHooks(logger, hooks),
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.maxAttempts ? { maxAttempts: options.maxAttempts } : {}),
   });

@@ -20,6 +20,7 @@ export function loggingHooks(logger: Logger, next: TransportHooks = {}): Transpo
       logger.info({ operation: e.operation, wait_ms: e.waitMs }, 'api rate limit: waited for Retry-After');
       next.onRateLimited?.(e);
     },
+    onRetryAfter: (e) => next.onRetryAfter?.(e),
     onKeyRejected: (e) => {
       logger.error({ operation: e.operation }, 'api key rejected (401): put a new key in api.key or api.key_file');
       next.onKeyRejected?.(e);

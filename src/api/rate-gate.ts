@@ -8,8 +8,10 @@ export class RateGate {
   #openAt = 0;
   readonly #clock: Clock;
 
-  constructor(clock: Clock) {
+  /** `openAt`: epoch ms before which nothing is sent (a Retry-After a previous process of the agent was given). */
+  constructor(clock: Clock, openAt = 0) {
     this.#clock = clock;
+    this.#openAt = openAt;
   }
 
   /** Closes the gate until `untilMs` (epoch ms); a later 429 can only extend the wait, never shorten it. */

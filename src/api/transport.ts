@@ -51,6 +51,8 @@ export interface TransportHooks {
   onRetry?(event: { operation: OperationName; attempt: number; delayMs: number; reason: string }): void;
   onRateLimited?(event: { operation: OperationName; waitMs: number }): void;
   onKeyRejected?(event: { operation: OperationName }): void;
+  /** A 429 closed the gate until `untilMs` (epoch ms): persist it so that a restarted process waits too. */
+  onRetryAfter?(event: { operation: OperationName; untilMs: number }): void;
 }
 
 export interface TransportOptions {
@@ -66,6 +68,8 @@ export interface TransportOptions {
   maxAttempts?: number;
   /** Requests on the wire at once: the dispatcher's connection limit (api.max_connections). Default: no bound. */
   maxInFlight?: number;
+  /** Epoch ms before which no request is sent: a Retry-After given to a previous process (onRetryAfter). */
+  rateLimitedUntil?: number;
 }
 
 export const DEFAULT_TIMEOUT_MS = 30_000; // 30 s
@@ -91,7 +95,7 @@ export class ApiTransport {
     this.#clock = options.clock ?? systemClock;
     this.#random = options.random ?? Math.random;
     this.#hooks = options.hooks ?? {};
-    this.#gate = new RateGate(this.#clock);
+    this.#gate = new RateGate(this.#clock, options.rateLimitedUntil ?? 0);
     this.#maxAttempts = options.maxAttempts ?? RETRY_MAX_ATTEMPTS;
     this.#slots = new RequestSlots(options.maxInFlight ?? Number.POSITIVE_INFINITY);
   }
@@ -201,6 +205,7 @@ export class ApiTransport {
       // Closed as soon as the status is known, before the body is read: every tick spent reading could let another
       // request through the gate.
       this.#gate.closeUntil(this.#clock.now() + parseRetryAfter(response.headers['retry-after'], this.#clock.now()));
+      this.#hooks.onRetryAfter?.({ operation: req.operation, untilMs: this.#gate.openAt });
     }
     const text = await response.body.text();
     const date = typeof response.headers.date === 'string' ? new Date(response.headers.date) : null;

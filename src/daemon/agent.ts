@@ -9,6 +9,7 @@
  * work, lets batches in flight finish and checkpoint, and closes the database (checkpointing the WAL).
  */
 import { accessSync, constants, statfsSync } from 'node:fs';
+import { join } from 'node:path';
 import { connectApi, type ApiConnection } from '../api-from-config.ts';
 import { systemClock, type Clock } from '../clock.ts';
 import { readApiKey, type Config } from '../config/index.ts';
@@ -27,6 +28,9 @@ import { Scheduler } from './scheduler.ts';
 
 export const AGENT_STATES = ['starting', 'running', 'draining', 'stopped', 'failed'] as const;
 export type AgentState = (typeof AGENT_STATES)[number];
+
+/** In the state directory: the end of the last Retry-After window, so that a restarted agent honours it too. */
+export const RATE_LIMIT_FILE = 'rate-limit-until';
 
 /** Below this much free space in the state directory the agent is not ready (it cannot checkpoint safely). */
 export const MIN_FREE_STATE_BYTES = 64 * 1024 * 1024; // 64 MiB
@@ -86,6 +90,7 @@ export class Agent {
       this.#metrics = metrics;
       const api = connectApi(config.api, this.#logger, {
         clock: this.#clock,
+        rateLimitFile: join(config.state.dir, RATE_LIMIT_FILE),
         hooks: {
           onResponse: (e) => metrics.apiRequests.inc({ operation: e.operation, status: String(e.status) }),
           onRetry: (e) => metrics.apiRetries.inc({ operation: e.operation }),
