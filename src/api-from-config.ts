@@ -28,6 +28,8 @@ export interface ConnectOptions {
    * the API named. Without it a restart inside the window sent its first request early (found by the chaos suite).
    */
   rateLimitFile?: string;
+  /** After a 401, refuse further requests with that key until another is set (the daemon). */
+  refuseRejectedKey?: boolean;
 }
 
 /** Epoch ms stored in `file`, or 0 when there is none (or it cannot be read: at worst one early request). */
@@ -74,6 +76,7 @@ export function connectApi(api: ApiConfig, logger: Logger, options: ConnectOptio
     timeoutMs: api.timeout_ms,
     maxInFlight: api.max_connections,
     ...(file === undefined ? {} : { rateLimitedUntil: readRetryAfter(file) }),
+    ...(options.refuseRejectedKey ? { refuseRejectedKey: true } : {}),
     hooks: loggingHooks(logger, hooks),
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.maxAttempts ? { maxAttempts: options.maxAttempts } : {}),

@@ -70,6 +70,12 @@ export interface TransportOptions {
   maxInFlight?: number;
   /** Epoch ms before which no request is sent: a Retry-After given to a previous process (onRetryAfter). */
   rateLimitedUntil?: number;
+  /**
+   * After a 401, refuse (locally, with the same ApiKeyRejectedError) every further request with that key until
+   * setApiKey gives another one. The daemon sets it: its other workers (the rest of a file, a job's next page) kept
+   * sending the rejected key after the first 401 (found by the chaos suite). Default false.
+   */
+  refuseRejectedKey?: boolean;
 }
 
 export const DEFAULT_TIMEOUT_MS = 30_000; // 30 s
@@ -77,6 +83,9 @@ export const DEFAULT_TIMEOUT_MS = 30_000; // 30 s
 export class ApiTransport {
   readonly #baseUrl: string;
   #apiKey: string;
+  /** The last key the API answered 401 to: not sent again when `refuseRejectedKey` (a rejected key never comes back). */
+  #rejectedKey: string | null = null;
+  readonly #refuseRejectedKey: boolean;
   readonly #dispatcher: Dispatcher;
   readonly #timeoutMs: number;
   readonly #clock: Clock;
@@ -97,6 +106,7 @@ export class ApiTransport {
     this.#hooks = options.hooks ?? {};
     this.#gate = new RateGate(this.#clock, options.rateLimitedUntil ?? 0);
     this.#maxAttempts = options.maxAttempts ?? RETRY_MAX_ATTEMPTS;
+    this.#refuseRejectedKey = options.refuseRejectedKey ?? false;
     this.#slots = new RequestSlots(options.maxInFlight ?? Number.POSITIVE_INFINITY);
   }
 
@@ -127,8 +137,13 @@ export class ApiTransport {
       try {
         const waited = await this.#pass(operation, req.signal);
         if (waited > 0) this.#hooks.onRateLimited?.({ operation, waitMs: waited });
+        // Requests still going after a 401 elsewhere (the rest of a file, a job's next page) stop here instead of
+        // sending the rejected key again.
+        const key = this.#apiKey;
+        if (this.#refuseRejectedKey && key === this.#rejectedKey) throw new ApiKeyRejectedError(operation);
         const started = this.#clock.now();
-        const response = await this.#attempt(req, url);
+        const response = await this.#attempt(req, url, key);
+        if (response.status === 401) this.#rejectedKey = key;
         this.#hooks.onResponse?.({ operation, status: response.status, attempt, durationMs: this.#clock.now() - started });
         if (response.status < 300) return response;
         // 429: refused without processing; the gate was closed in #attempt. Wait for Retry-After (however long) at
@@ -137,7 +152,7 @@ export class ApiTransport {
         error = this.#statusError(operation, response);
         failure = { kind: 'status', status: response.status };
       } catch (cause) {
-        if (cause instanceof ApiError) throw cause; // aborted while waiting at the gate
+        if (cause instanceof ApiError) throw cause; // aborted at the gate, or the key is known to be rejected
         if (req.signal?.aborted) throw abortError(operation, req.signal.reason);
         const code = transportCode(cause);
         error = new ApiTransportError(operation, code, cause);
@@ -177,9 +192,9 @@ export class ApiTransport {
     }
   }
 
-  async #attempt(req: ApiRequest, url: string): Promise<ApiResponse> {
+  async #attempt(req: ApiRequest, url: string, key: string): Promise<ApiResponse> {
     const headers: Record<string, string> = {
-      authorization: `Bearer ${this.#apiKey}`,
+      authorization: `Bearer ${key}`,
       'user-agent': this.#userAgent,
       accept: 'application/json',
     };

@@ -91,6 +91,7 @@ export class Agent {
       const api = connectApi(config.api, this.#logger, {
         clock: this.#clock,
         rateLimitFile: join(config.state.dir, RATE_LIMIT_FILE),
+        refuseRejectedKey: true,
         hooks: {
           onResponse: (e) => metrics.apiRequests.inc({ operation: e.operation, status: String(e.status) }),
           onRetry: (e) => metrics.apiRetries.inc({ operation: e.operation }),
