@@ -20,6 +20,7 @@ import { ACK_BATCH_MAX } from '../api/schemas/index.ts';
 import { idsToAcknowledge, markAcknowledged } from '../store/acknowledgements.ts';
 import { classifyFromHistory, resolveConflicts, type ResolveContext } from './conflict-resolution.ts';
 import { checkAborted } from './pull-deps.ts';
+import type { StoredPages } from './stored-pages.ts';
 
 export interface AckStats {
   /** Acknowledge requests sent. */
@@ -39,11 +40,18 @@ export function emptyAckStats(): AckStats {
   return { requests: 0, acknowledged: 0, alreadyAcknowledged: 0, conflicts: {}, withdrawals: 0, historyPages: 0 };
 }
 
-/** Acknowledges every stored, unacknowledged version, oldest id first. */
-export async function acknowledgeStored(ctx: ResolveContext, signal?: AbortSignal): Promise<void> {
+/**
+ * Acknowledges every stored, unacknowledged version, oldest id first. With `pages` (a run whose deliveries are
+ * still coming in), it sends only full batches of 500 until the deliveries lane has finished, then the rest.
+ */
+export async function acknowledgeStored(ctx: ResolveContext, signal?: AbortSignal, pages?: StoredPages): Promise<void> {
   for (;;) {
     checkAborted(signal);
     const ids = idsToAcknowledge(ctx.deps.db, ACK_BATCH_MAX);
+    if (pages && !pages.finished && ids.length < ACK_BATCH_MAX) {
+      await pages.next();
+      continue;
+    }
     if (ids.length === 0) return;
     await acknowledgeBatch(ctx, ids, false, signal);
     // Every id of the batch leaves 'pending' (acknowledged or conflict) unless the platform answered 200 without

@@ -4,8 +4,13 @@
  *   1. deliveries: replay an interrupted page, then page from the checkpointed cursor until the listing is
  *      complete, each page committed with its cursor (deliveries.ts);
  *   2. acknowledgements: every committed, unacknowledged id in batches of at most 500, conflicts resolved
- *      (acknowledge.ts);
+ *      (acknowledge.ts). They run beside the deliveries, as a second lane: a full batch of committed ids is sent
+ *      while the next page is being fetched, the rest once the listing is complete. Only ids read back from the
+ *      database as committed are sent, so the order "stored, then acknowledged" holds per id; running the lanes
+ *      side by side only overlaps the waits for the network with the other lane's SQLite work;
  *   3. per-store files for the new feed rows, when `outbox.exports` is configured (src/outbox/store-files.ts).
+ * A failing lane does not stop the other: prices are stored even while acknowledgements are refused, and stored
+ * ids are acknowledged even when a deliveries request fails. The first error is thrown once both have ended.
  *
  * Resumable at every step: each step's progress is in the database (pending intent and cursor, ack_status, the
  * export state), so a run that dies anywhere, or is aborted through `signal`, is continued by the next run.
@@ -17,6 +22,7 @@ import { acknowledgeStored, emptyAckStats, type AckStats } from './acknowledge.t
 import { emptyDeliveryStats, pullDeliveries, type DeliveryStats } from './deliveries.ts';
 import type { HistoryFilters } from './history-read.ts';
 import type { PullDeps } from './pull-deps.ts';
+import { StoredPages } from './stored-pages.ts';
 
 export const DEFAULT_PAGE_SIZE = 500;
 
@@ -51,8 +57,15 @@ export async function runApprovedPricesPull(
   const filters = options.filters ?? {};
   const summary: PullRunSummary = { deliveries: emptyDeliveryStats(), acks: emptyAckStats(), files: [], durationMs: 0 };
   try {
-    await pullDeliveries(deps, { filters, pageSize: options.pageSize ?? DEFAULT_PAGE_SIZE }, summary.deliveries, signal);
-    await acknowledgeStored({ deps, filters, stats: summary.acks }, signal);
+    const pages = new StoredPages();
+    const settings = { filters, pageSize: options.pageSize ?? DEFAULT_PAGE_SIZE };
+    const deliveries = pullDeliveries(deps, settings, summary.deliveries, signal, () => pages.stored()).finally(() =>
+      pages.finish(),
+    );
+    const acks = acknowledgeStored({ deps, filters, stats: summary.acks }, signal, pages);
+    const [delivered, acknowledged] = await Promise.allSettled([deliveries, acks]);
+    if (delivered.status === 'rejected') throw delivered.reason;
+    if (acknowledged.status === 'rejected') throw acknowledged.reason;
     if (options.exports) {
       summary.files = await exportStoreFiles(deps.db, options.exports.dir, {
         format: options.exports.format,

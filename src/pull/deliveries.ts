@@ -3,7 +3,8 @@
  *
  * Per page: (1) a delivery intent (fresh request_id, filters, cursor, page size) is committed, (2) the request is
  * sent, (3) the page is stored in ONE transaction with the next cursor and the intent marked done
- * (storeDeliveredPage). What survives a crash at each point:
+ * (storeDeliveredPage); the same transaction records the intent of the following page (its step 1), so a page
+ * costs one commit. What survives a crash at each point:
  * - before (1) commits: nothing happened; the next run records a new intent at the same cursor.
  * - between (1) and (3): the intent is pending. The next run replays it first, with the same request_id, and the
  *   server answers the page it handed out (maybe already marked exported on its side), so no row is lost.
@@ -14,11 +15,12 @@ import { randomUUID } from 'node:crypto';
 import { ApiValidationError } from '../api/errors.ts';
 import type { Page } from '../api/call.ts';
 import type { ApprovedPrice, ApprovedPriceFilters, DeliveryRequest } from '../api/schemas/index.ts';
-import { storeDeliveredPage } from '../store/approved-prices.ts';
+import { storeDeliveredPage, type StoredPage } from '../store/approved-prices.ts';
 import {
   abandonDeliveryIntent,
   DEFAULT_PULL_JOB,
   type DeliveryIntent,
+  type NewDeliveryIntent,
   pendingDeliveryIntent,
   pullCursor,
   recordDeliveryIntent,
@@ -60,38 +62,51 @@ export async function pullDeliveries(
   settings: DeliverySettings,
   stats: DeliveryStats,
   signal?: AbortSignal,
+  onStored: () => void = () => undefined,
 ): Promise<void> {
   const { db } = deps;
   checkAborted(signal);
+  let intent: DeliveryIntent | undefined;
   const pending = pendingDeliveryIntent(db);
   if (pending) {
-    const next = await replay(deps, pending, stats, signal);
+    const replayed = await replay(deps, pending, settings, stats, signal);
+    if (replayed !== undefined) onStored();
     // The replayed page was the last of its listing: the listing is complete.
-    if (next === null) return;
+    if (replayed?.nextCursor === null) return;
+    intent = replayed?.nextIntent;
   }
-  let cursor = startCursor(deps, settings.filters);
+  intent ??= recordDeliveryIntent(db, {
+    requestId: randomUUID(),
+    filters: settings.filters,
+    cursor: startCursor(deps, settings.filters),
+    limit: settings.pageSize,
+  });
   for (;;) {
     checkAborted(signal);
-    const intent = recordDeliveryIntent(db, {
-      requestId: randomUUID(),
-      filters: settings.filters,
-      cursor,
-      limit: settings.pageSize,
-    });
     const page = await fetchPage(deps, intent, signal);
-    store(deps, intent, page, stats);
-    if (page.nextCursor === null) return;
-    cursor = page.nextCursor;
+    // The next page's intent is committed with this page: durable before its request, one commit per page.
+    const stored = store(deps, intent, page, stats, nextIntent(settings));
+    onStored();
+    if (page.nextCursor === null || !stored.nextIntent) return;
+    intent = stored.nextIntent;
   }
 }
 
-/** Sends a pending intent again; returns the stored page's next cursor, or undefined when it was abandoned. */
+function nextIntent(settings: DeliverySettings): Omit<NewDeliveryIntent, 'cursor'> {
+  return { requestId: randomUUID(), filters: settings.filters, limit: settings.pageSize };
+}
+
+/**
+ * Sends a pending intent again and stores its page; returns the stored page (with the next intent when the listing
+ * goes on under the same filters), or undefined when the server refused the replay and the intent was abandoned.
+ */
 async function replay(
   deps: PullDeps,
   intent: DeliveryIntent,
+  settings: DeliverySettings,
   stats: DeliveryStats,
   signal: AbortSignal | undefined,
-): Promise<string | null | undefined> {
+): Promise<(StoredPage & { nextCursor: string | null }) | undefined> {
   deps.logger.info({ request_id: intent.request_id, cursor: intent.cursor }, 'replaying the delivery of an interrupted run');
   let page: Page<ApprovedPrice>;
   try {
@@ -106,8 +121,10 @@ async function replay(
     return undefined;
   }
   stats.replayed += 1;
-  store(deps, intent, page, stats);
-  return page.nextCursor;
+  // A cursor of a listing under other filters is not continued (startCursor starts over instead).
+  const sameFilters = canonical(intent.filters) === canonical(settings.filters);
+  const stored = store(deps, intent, page, stats, sameFilters ? nextIntent(settings) : undefined);
+  return { ...stored, nextCursor: page.nextCursor };
 }
 
 function fetchPage(deps: PullDeps, intent: DeliveryIntent, signal: AbortSignal | undefined): Promise<Page<ApprovedPrice>> {
@@ -120,8 +137,14 @@ function fetchPage(deps: PullDeps, intent: DeliveryIntent, signal: AbortSignal |
   );
 }
 
-function store(deps: PullDeps, intent: DeliveryIntent, page: Page<ApprovedPrice>, stats: DeliveryStats): void {
-  const stored = storeDeliveredPage(deps.db, intent.id, page.items, page.nextCursor);
+function store(
+  deps: PullDeps,
+  intent: DeliveryIntent,
+  page: Page<ApprovedPrice>,
+  stats: DeliveryStats,
+  next: Omit<NewDeliveryIntent, 'cursor'> | undefined,
+): StoredPage {
+  const stored = storeDeliveredPage(deps.db, intent.id, page.items, page.nextCursor, next);
   stats.pages += 1;
   stats.rows += page.items.length;
   stats.inserted += stored.inserted;
@@ -131,6 +154,7 @@ function store(deps: PullDeps, intent: DeliveryIntent, page: Page<ApprovedPrice>
     { request_id: intent.request_id, rows: page.items.length, inserted: stored.inserted, last_seq: stored.lastSeq },
     'delivery page stored',
   );
+  return stored;
 }
 
 /**

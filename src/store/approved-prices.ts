@@ -11,7 +11,13 @@
  */
 import type { Selectable } from 'kysely';
 import type { ApprovedPrice } from '../api/schemas/index.ts';
-import { completeDeliveryIntent, requirePendingIntent } from './delivery-intents.ts';
+import {
+  completeDeliveryIntent,
+  type DeliveryIntent,
+  insertDeliveryIntent,
+  type NewDeliveryIntent,
+  requirePendingIntent,
+} from './delivery-intents.ts';
 import { StoreError } from './errors.ts';
 import { currentPricesSelect } from './migrations/0002-pull-outbox.ts';
 import type { AckStatus, ApprovedPricesTable, CurrentPricesView, FeedKind } from './schema.ts';
@@ -31,6 +37,8 @@ export interface StoredPage {
   feedRows: number;
   /** Highest seq appended, or null when nothing was. */
   lastSeq: number | null;
+  /** The next page's intent, when `next` was given and the listing goes on: committed with this page. */
+  nextIntent?: DeliveryIntent;
 }
 
 /**
@@ -42,6 +50,9 @@ export interface StoredPage {
  * process dies before the commit, nothing of the page is stored, the intent is still pending, and its replay
  * delivers the same page; a replayed page that did commit adds no row and no feed row.
  *
+ * With `next` (and a non-null `nextCursor`), the intent of the following page, at `nextCursor`, is recorded in the
+ * same transaction: it is durable before its request is sent, at the cost of one commit instead of two.
+ *
  * @throws StoreError INTENT_NOT_PENDING when the intent is unknown or already done (nothing is written).
  */
 export function storeDeliveredPage(
@@ -49,6 +60,7 @@ export function storeDeliveredPage(
   intentId: number,
   items: readonly ApprovedPrice[],
   nextCursor: string | null,
+  next?: Omit<NewDeliveryIntent, 'cursor'>,
 ): StoredPage {
   return db.write(() => {
     const intent = requirePendingIntent(db, intentId);
@@ -67,6 +79,9 @@ export function storeDeliveredPage(
       }
     }
     completeDeliveryIntent(db, intent, nextCursor, items.length);
+    if (next && nextCursor !== null) {
+      page.nextIntent = insertDeliveryIntent(db, { ...next, job: intent.job, cursor: nextCursor });
+    }
     return page;
   });
 }

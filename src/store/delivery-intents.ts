@@ -40,22 +40,28 @@ const INTENT_COLUMNS = `id, job, request_id, filters, cursor, page_limit, status
  * must be replayed (and stored) first, or a page the server handed out could be skipped.
  */
 export function recordDeliveryIntent(db: StateDb, intent: NewDeliveryIntent): DeliveryIntent {
+  return db.write(() => insertDeliveryIntent(db, intent));
+}
+
+/**
+ * The insert of `recordDeliveryIntent`, inside a transaction the caller holds: storeDeliveredPage records the next
+ * page's intent in the transaction that stores the current page (one commit per page instead of two).
+ */
+export function insertDeliveryIntent(db: StateDb, intent: NewDeliveryIntent): DeliveryIntent {
   const job = intent.job ?? DEFAULT_PULL_JOB;
   const filters = ApprovedPriceFilters.parse(intent.filters);
-  return db.write(() => {
-    const pending = pendingDeliveryIntent(db, job);
-    if (pending) {
-      throw new StoreError('INTENT_PENDING', `pull job ${job} has a pending delivery ${pending.request_id}: replay it`);
-    }
-    const row = db
-      .statement<IntentRow>(
-        `INSERT INTO delivery_intents (job, request_id, filters, cursor, page_limit, status, created_at)
-         VALUES (?, ?, ?, ?, ?, 'pending', ?) RETURNING ${INTENT_COLUMNS}`,
-      )
-      .get(job, intent.requestId, JSON.stringify(filters), intent.cursor, intent.limit ?? null, db.now());
-    if (!row) throw new Error('INSERT ... RETURNING returned no row');
-    return toIntent(row);
-  });
+  const pending = pendingDeliveryIntent(db, job);
+  if (pending) {
+    throw new StoreError('INTENT_PENDING', `pull job ${job} has a pending delivery ${pending.request_id}: replay it`);
+  }
+  const row = db
+    .statement<IntentRow>(
+      `INSERT INTO delivery_intents (job, request_id, filters, cursor, page_limit, status, created_at)
+       VALUES (?, ?, ?, ?, ?, 'pending', ?) RETURNING ${INTENT_COLUMNS}`,
+    )
+    .get(job, intent.requestId, JSON.stringify(filters), intent.cursor, intent.limit ?? null, db.now());
+  if (!row) throw new Error('INSERT ... RETURNING returned no row');
+  return toIntent(row);
 }
 
 /** The intent to replay after a crash (same request_id, filters, cursor and limit), or undefined. */

@@ -3,7 +3,7 @@
  * is SIGKILLed at several points, found by watching its SQLite file read-only from here and the sandbox's state:
  *   1. before a page is stored: while its deliveries request is in flight, and after the platform handed it out
  *      but its answer was lost (the next run replays it by its request_id);
- *   2. after every page is stored, before any acknowledgement reached the platform;
+ *   2. after pages are stored, before their acknowledgement reached the platform;
  *   3. during the acknowledgements: a batch accepted by the platform whose answer was lost, never recorded (the
  *      next run finds those ids already acknowledged), once with and once without the 409 conflict list.
  * Kill points that need a request handled but unanswered use the sandbox's drop_after_commit fault: the agent is
@@ -108,14 +108,17 @@ describe('pricing-agent pull --once, SIGKILLed and restarted', () => {
     const expected = currentVersions(sandbox).map((a) => a.id).sort((a, b) => a - b);
     const control = sandbox.control;
 
-    // 1a. A deliveries request in flight: its intent is committed, the platform has not answered yet.
+    // 1a. A deliveries request in flight: its intent is committed, the platform has not answered yet. The
+    // acknowledgements are refused (403) until step 2, so that nothing is acknowledged before it.
+    control.setDenied([ACK_PATH]);
     control.setFaults({ latency_ms: 150, paths: [DELIVERIES_PATH] });
     const first = startAgent();
-    // One request per intent so far: the pending one has arrived when the count passes the done ones.
-    const arrived = () => control.world.counters.requests;
+    // One request per stored page, plus refused acknowledgements: the pending page's request has arrived when the
+    // deliveries requests pass the stored pages.
+    const deliveriesArrived = () => control.world.counters.requests - control.world.counters.forbidden_requests;
     await killWhen(first, 'a page in flight after 3 stored', () => {
       const done = doneIntents();
-      return done >= 3 && pendingIntents() === 1 && arrived() === done + 1;
+      return done >= 3 && pendingIntents() === 1 && deliveriesArrived() === done + 1;
     });
     expect(pendingIntents()).toBe(1);
 
@@ -133,13 +136,17 @@ describe('pricing-agent pull --once, SIGKILLed and restarted', () => {
     expect(pendingIntents()).toBe(1);
     const storedAfterFirst = stored();
 
-    // 2. Every page stored, no acknowledgement through: the platform drops the acknowledge connections.
+    // 2. Pages stored, their acknowledgement not through: the platform drops the acknowledge connections.
+    control.setDenied([]);
     control.setFaults({ drop_before_commit: 1, paths: [ACK_PATH] });
     const replaysBefore = control.world.counters.delivery_replays; // the killed agent may have retried once
     const second = startAgent();
-    await killWhen(second, 'the first acknowledge attempt', () => control.world.faults.injected.drop_before_commit >= 1);
+    await killWhen(
+      second,
+      'a refused acknowledgement after the replayed page is stored',
+      () => control.world.faults.injected.drop_before_commit >= 1 && stored() > storedAfterFirst,
+    );
     expect(control.world.counters.delivery_replays).toBe(replaysBefore + 1);
-    expect(stored()).toBe(expected.length);
     expect(stored()).toBeGreaterThan(storedAfterFirst);
     expect({ local: acknowledged(), platform: sandboxAcks() }).toEqual({ local: 0, platform: 0 });
 
