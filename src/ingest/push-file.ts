@@ -71,7 +71,7 @@ export async function pushFile(deps: PushDeps, source: PushSource, path: string,
     case 'refused':
       return refuse(deps, source, path, claim.reason);
     case 'duplicate':
-      return finish(deps, requireFile(deps.db, claim.fileId), 'duplicate', { duplicateOf: claim.duplicateOf });
+      return finishOrDefer(deps, requireFile(deps.db, claim.fileId), 'duplicate', { duplicateOf: claim.duplicateOf });
     case 'claimed':
       return processClaimed(deps, source, claim.fileId);
   }
@@ -80,13 +80,13 @@ export async function pushFile(deps: PushDeps, source: PushSource, path: string,
 /** Pushes a claimed file: a new one, or one resumed after a restart or a deferral. */
 export async function processClaimed(deps: PushDeps, source: PushSource, fileId: number): Promise<FileResult> {
   let file = requireFile(deps.db, fileId);
-  if (file.final_status !== null) return completeMove(deps, file);
+  if (file.final_status !== null) return deferIfArchivingFails(deps, file, () => completeMove(deps, file));
   if (file.status === 'claiming') {
     const recovered = await recoverClaim(deps.db, file);
     if (recovered.kind === 'vanished') {
-      return finish(deps, file, 'failed', { error: { code: 'FILE_VANISHED', message: 'the file disappeared before it was claimed' }, vanished: true });
+      return finishOrDefer(deps, file, 'failed', { error: { code: 'FILE_VANISHED', message: 'the file disappeared before it was claimed' }, vanished: true });
     }
-    if (recovered.kind === 'duplicate') return finish(deps, requireFile(deps.db, fileId), 'duplicate', { duplicateOf: recovered.duplicateOf });
+    if (recovered.kind === 'duplicate') return finishOrDefer(deps, requireFile(deps.db, fileId), 'duplicate', { duplicateOf: recovered.duplicateOf });
   }
   markStarted(deps.db, fileId);
   file = requireFile(deps.db, fileId);
@@ -109,16 +109,16 @@ export async function processClaimed(deps: PushDeps, source: PushSource, fileId:
     deps.onProgress?.(reader.progress());
   } catch (error) {
     const failure = fileLevelFailure(error);
-    if (failure) return finish(deps, file, 'failed', { error: failure, summary });
+    if (failure) return finishOrDefer(deps, file, 'failed', { error: failure, summary });
     return defer(deps, file, error);
   }
   const counts = fileCounts(deps.db, fileId);
   const accountedFor = counts.accepted + counts.failed + counts.rejectedLocal + counts.superseded;
   if (!summary.complete || summary.rows !== accountedFor) {
     const message = `rows read (${summary.rows}) do not reconcile with accepted ${counts.accepted} + refused ${counts.failed} + rejected ${counts.rejectedLocal} + superseded ${counts.superseded}`;
-    return finish(deps, file, 'failed', { error: { code: 'RECONCILIATION_FAILED', message }, summary, counts });
+    return finishOrDefer(deps, file, 'failed', { error: { code: 'RECONCILIATION_FAILED', message }, summary, counts });
   }
-  return finish(deps, requireFile(deps.db, fileId), 'done', { summary, counts });
+  return finishOrDefer(deps, requireFile(deps.db, fileId), 'done', { summary, counts });
 }
 
 /** The error that fails the file for good, or null for one that only defers it. */
@@ -183,7 +183,12 @@ async function finish(deps: PushDeps, file: PushFile, status: 'done' | 'failed' 
     }),
   );
   prepareFinish(deps.db, file.id, finalPath, status);
-  if (input.vanished !== true) await moveFile(file.processing_path, finalPath);
+  if (input.vanished !== true) {
+    // Renamed or deleted in processing/ by someone else while it was read (the open file was read to the end, so
+    // its rows are sent and reported): nothing to move. Before, the move's ENOENT left the row open until a restart.
+    if (await exists(file.processing_path)) await moveFile(file.processing_path, finalPath);
+    else deps.logger.error({ file: file.original_name, source: file.source, processing_path: file.processing_path }, 'the file was removed from processing/ while it was read; every row was read and its report is written, the file itself could not be archived');
+  }
   finishFile(deps.db, file.id, {
     status,
     finalPath,
@@ -198,11 +203,31 @@ async function finish(deps: PushDeps, file: PushFile, status: 'done' | 'failed' 
   return { outcome: status, file: done, reportPath, rejectsPath };
 }
 
+/**
+ * `finish`, or a deferral when the report or the move fails (archive/ or failed/ unwritable, the disk full): the
+ * file stays in processing/ with its committed results and a clear error, and is tried again at its retry time
+ * without sending anything twice. Before, such an error escaped as "push failed unexpectedly" and the file waited
+ * for the next restart.
+ */
+async function finishOrDefer(deps: PushDeps, file: PushFile, status: 'done' | 'failed' | 'duplicate', input: FinishInput): Promise<FileResult> {
+  return deferIfArchivingFails(deps, file, () => finish(deps, file, status, input));
+}
+
+async function deferIfArchivingFails(deps: PushDeps, file: PushFile, archive: () => Promise<FileResult>): Promise<FileResult> {
+  try {
+    return await archive();
+  } catch (error) {
+    deps.logger.error({ file: file.original_name, source: file.source, error: String(error) }, 'the file could not be archived (report or move failed); it stays in processing/');
+    return defer(deps, requireFile(deps.db, file.id), error);
+  }
+}
+
+const exists = (path: string) => stat(path).then(() => true, () => false);
+
 /** A crash after the move and before the ledger was closed: close it now. */
 async function completeMove(deps: PushDeps, file: PushFile): Promise<FileResult> {
   const status = file.final_status ?? 'failed';
   const finalPath = file.final_path ?? '';
-  const exists = (path: string) => stat(path).then(() => true, () => false);
   // Neither at its final place nor in processing/: a vanished file whose report was written; nothing to move.
   if (!(await exists(finalPath)) && (await exists(file.processing_path))) await moveFile(file.processing_path, finalPath);
   finishFile(deps.db, file.id, { status, finalPath, rowsRead: file.rows_read, counts: fileCounts(deps.db, file.id) });
