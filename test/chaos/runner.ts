@@ -1,0 +1,291 @@
+/**
+ * The chaos scenario (issue 7): `pricing-agent run` as a child process with four sources and the approved-prices
+ * pull, against the sandbox in this process with faults (5xx, connections dropped before and after the commit,
+ * latency, 429 bursts), while files of all four entities are dropped, approvals are injected, amended and
+ * cancelled, the key is rotated once, and the daemon is SIGKILLed at seeded random moments and restarted. Then
+ * faults off, one clean restart, wait until everything settled, and check (checks.ts). Used by `npm run
+ * test:chaos` (cli.ts) and by a small fixed-seed run in `npm test` (chaos.test.ts).
+ */
+import { rm, unlink, writeFile, rename } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ControlError } from '../../src/sandbox/index.ts';
+import { daemonHarness, type DaemonHarness, type DaemonProcess } from '../support/daemon-harness.ts';
+import { runCli } from '../support/run-cli.ts';
+import { runChecks, type CheckRow, type RunRecord } from './checks.ts';
+import { readOutbox, reportsIn, unfinishedIn } from './evidence.ts';
+import { CHAOS_ENTITIES, SOURCE_OF, sourcesYaml } from './files.ts';
+import { Rng } from './rng.ts';
+import { planTimeline, type ChaosEvent } from './timeline.ts';
+
+export interface ChaosOptions {
+  readonly seed: number;
+  /** SIGKILLs during the chaotic phase (each followed by a restart). */
+  readonly kills: number;
+  readonly durationMs: number;
+  readonly files: number;
+  /** Average rows per file. */
+  readonly rows: number;
+  /** Share of API requests answered with a fault (5xx, dropped connections), split evenly over the five kinds. */
+  readonly faultRate: number;
+  readonly latencyMs: number;
+  readonly txMode: 'bulk' | 'import';
+  /** How long the final daemon may take to settle. */
+  readonly settleTimeoutMs: number;
+  /** Keep the run's folder even when every check passed. */
+  readonly keep: boolean;
+  readonly progress?: (line: string) => void;
+}
+
+export const CHAOS_DEFAULTS: ChaosOptions = {
+  seed: 1,
+  kills: 12,
+  durationMs: 60_000,
+  files: 32,
+  rows: 160,
+  faultRate: 0.12,
+  latencyMs: 10,
+  txMode: 'import',
+  settleTimeoutMs: 90_000,
+  keep: false,
+};
+
+export interface ChaosResult {
+  readonly ok: boolean;
+  readonly dir: string;
+  readonly checks: CheckRow[];
+  readonly record: RunRecord;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
+
+function configYaml(h: DaemonHarness, o: ChaosOptions): string {
+  return [
+    `api:\n  base_url: ${h.sandbox.url}\n  key_file: ./api-key\n  timeout_ms: 10000\n`,
+    `state:\n  dir: ./state\n`,
+    `log:\n  level: info\n`,
+    `http:\n  port: 0\n`,
+    `daemon:\n  key_check_interval_ms: 1000\n  shutdown_timeout_ms: 20000\n`,
+    `pull:\n  approved_prices:\n    schedule: "*/2 * * * * *"\n    page_size: 25\n`,
+    `    reconcile:\n      schedule: "*/4 * * * * *"\n      lookback_days: 0\n`,
+    `sources:\n${sourcesYaml({ txMode: o.txMode })}`,
+  ].join('');
+}
+
+export async function runChaos(options: Partial<ChaosOptions> = {}): Promise<ChaosResult> {
+  const o: ChaosOptions = { ...CHAOS_DEFAULTS, ...options };
+  const say = o.progress ?? (() => undefined);
+  const rng = new Rng(o.seed);
+  const h = await daemonHarness({ seed: o.seed, approvals: 40, largeGridRows: 0 });
+  const control = h.sandbox.control;
+  const record: RunRecord = {
+    options: o,
+    dir: h.dir,
+    keyFile: h.keyFile,
+    keys: [h.sandbox.apiKey],
+    drops: [],
+    redropsSkipped: 0,
+    kills: 0,
+    daemons: [],
+    approvalsInjected: 0,
+    amended: 0,
+    cancelled: 0,
+    finalStopCode: null,
+    captures: {},
+    startedAt: Date.now(),
+    settledMs: 0,
+    settleError: null,
+    trips: [],
+  };
+  const start = () => {
+    const daemon = h.start();
+    record.daemons.push(daemon);
+    return daemon;
+  };
+  try {
+    recordTrips(h, record);
+    await h.writeConfig(configYaml(h, o));
+    start();
+    const each = o.faultRate / 5;
+    control.setFaults({ error_500: each, error_502: each, error_503: each, drop_before_commit: each, drop_after_commit: each, latency_ms: o.latencyMs });
+    const timeline = planTimeline(rng, { durationMs: o.durationMs, kills: o.kills, files: o.files, rows: o.rows, stores: control.state({ keys: false }).stores });
+    say(`chaos: seed ${o.seed}, ${timeline.length} events over ${Math.round(o.durationMs / 1000)} s, run folder ${h.dir}`);
+    const began = Date.now();
+    const queue = [...timeline];
+    while (queue.length > 0) {
+      const event = queue.shift() as ChaosEvent;
+      await sleep(began + event.at - Date.now());
+      if (event.kind === 'redrop' && !(await reported(h, event.file.source, event.file.name))) {
+        // Re-dropped only once the first copy has left the inbox; otherwise the copy would just overwrite it.
+        if (event.at + 1_500 < o.durationMs) insertByTime(queue, { ...event, at: event.at + 1_500 });
+        else record.redropsSkipped += 1;
+        continue;
+      }
+      await apply(event);
+    }
+
+    say('chaos: faults off, final restart');
+    control.setFaults(null);
+    control.setRateLimit(null);
+    const last = record.daemons.at(-1);
+    if (last) {
+      last.child.kill('SIGTERM');
+      await last.exited;
+    }
+    const final = start();
+    const settleFrom = Date.now();
+    try {
+      await settle(h, record, final, o.settleTimeoutMs);
+    } catch (error) {
+      record.settleError = error instanceof Error ? error.message : String(error);
+    }
+    record.settledMs = Date.now() - settleFrom;
+    if (final.child.exitCode === null) await capture(h, record);
+    final.child.kill('SIGTERM');
+    record.finalStopCode = (await final.exited).code;
+  } finally {
+    await h.close();
+    await writeLogs(record);
+  }
+  const checks = await runChecks(record, h.sandbox);
+  const ok = checks.every((c) => c.ok !== false);
+  if (ok && !o.keep) await rm(h.dir, { recursive: true, force: true });
+  return { ok, dir: h.dir, checks, record };
+
+  async function apply(event: ChaosEvent): Promise<void> {
+    switch (event.kind) {
+      case 'drop':
+      case 'redrop': {
+        const inbox = h.inbox(event.file.source);
+        const target = join(inbox, event.file.name);
+        const method = event.kind === 'drop' ? event.method : 'direct';
+        if (event.kind === 'redrop') await unlink(`${target}.done`).catch(() => undefined);
+        if (method === 'rename') {
+          await writeFile(`${target}.part`, event.file.bytes);
+          await rename(`${target}.part`, target);
+        } else await writeFile(target, event.file.bytes);
+        if (method === 'marker') await writeFile(`${target}.done`, '');
+        record.drops.push({ file: event.file, redrop: event.kind === 'redrop' });
+        return;
+      }
+      case 'kill': {
+        const victim = record.daemons.at(-1);
+        if (victim) {
+          victim.child.kill('SIGKILL');
+          await victim.exited;
+        }
+        record.kills += 1;
+        start();
+        return;
+      }
+      case 'approvals':
+        record.approvalsInjected += control.injectApprovals({ count: event.count }).length;
+        return;
+      case 'amend':
+      case 'cancel': {
+        const current = control.world.approvals.all().filter((a) => a.cancelled_at === null && a.supersededBy === null);
+        if (current.length === 0) return;
+        const target = rng.pick(current);
+        try {
+          if (event.kind === 'amend') {
+            control.amend(target.id, { approved_price: `${rng.int(1, 99)}.${rng.int(10, 99)}`, reason: 'chaos' });
+            record.amended += 1;
+          } else {
+            control.cancel(target.id);
+            record.cancelled += 1;
+          }
+        } catch (error) {
+          if (!(error instanceof ControlError)) throw error;
+        }
+        return;
+      }
+      case 'burst':
+        control.setRateLimit(event.on ? { requests: 4, window_seconds: 2 } : null);
+        return;
+      case 'rotate': {
+        // The platform user generates a new key; IT writes it to the key file once the agent says it was rejected.
+        const before = control.state({ keys: false }).auth.rejected_total;
+        const key = control.rotateKey();
+        record.keys.push(key);
+        const deadline = Date.now() + 3_000;
+        while (Date.now() < deadline && control.state({ keys: false }).auth.rejected_total === before) await sleep(50);
+        await writeFile(h.keyFile, `${key}\n`, { mode: 0o600 });
+        return;
+      }
+    }
+  }
+}
+
+/**
+ * Instrumentation of the sandbox's rate limiter: the moment of every 429 that closed a window (not the 429s of
+ * early requests), so that each early request can be placed relative to the 429 that closed its window.
+ */
+function recordTrips(h: DaemonHarness, record: RunRecord): void {
+  const limiter = h.sandbox.control.world.rateLimiter;
+  const check = limiter.check.bind(limiter);
+  limiter.check = (keyId, now, method, path) => {
+    const early = limiter.early.length;
+    const limited = check(keyId, now, method, path);
+    if (limited !== null && limiter.early.length === early) record.trips.push(now);
+    return limited;
+  };
+}
+
+function insertByTime(queue: ChaosEvent[], event: ChaosEvent): void {
+  const at = queue.findIndex((e) => e.at > event.at);
+  if (at < 0) queue.push(event);
+  else queue.splice(at, 0, event);
+}
+
+async function reported(h: DaemonHarness, source: string, name: string): Promise<boolean> {
+  return (await reportsIn(h.inbox(source))).some((r) => r.file === name);
+}
+
+/**
+ * Waits until the final daemon has nothing left: every drop has its report, no data file is left in an inbox or
+ * processing/, nothing deliverable is waiting on the platform, nothing waits for an acknowledgement locally, and a
+ * history reconciliation ran after the last change.
+ */
+async function settle(h: DaemonHarness, record: RunRecord, final: DaemonProcess, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  const dbPath = join(h.dir, 'state', 'pricing-agent.db');
+  for (;;) {
+    let why = '';
+    for (const entity of CHAOS_ENTITIES) {
+      const source = SOURCE_OF[entity];
+      const reports = await reportsIn(h.inbox(source));
+      const drops = record.drops.filter((d) => d.file.source === source);
+      const missing = drops.filter((d) => reports.filter((r) => r.file === d.file.name).length < drops.filter((x) => x.file.name === d.file.name).length);
+      if (missing.length > 0) why ||= `${missing.length} ${source} file(s) without a report`;
+      const left = await unfinishedIn(h.inbox(source));
+      if (left.length > 0) why ||= `${left.length} ${source} file(s) not finished`;
+    }
+    const deliverable = h.sandbox.control.world.approvals
+      .all()
+      .filter((a) => a.export_status !== 'acknowledged' && a.cancelled_at === null && a.supersededBy === null);
+    if (deliverable.length > 0) why ||= `${deliverable.length} approvals not acknowledged on the platform`;
+    const outbox = readOutbox(dbPath);
+    if (!outbox) why ||= 'no outbox yet';
+    else if (outbox.pendingAcks > 0) why ||= `${outbox.pendingAcks} acknowledgements pending locally`;
+    if (!final.output().includes('approved prices reconciled with the history')) why ||= 'no reconciliation since the final start';
+    if (why === '') return;
+    if (final.child.exitCode !== null) throw new Error(`the final daemon exited (${final.child.exitCode}) before settling: ${why}`);
+    if (Date.now() > deadline) throw new Error(`the agent did not settle within ${timeoutMs} ms: ${why}`);
+    await sleep(250);
+  }
+}
+
+/** What the agent shows people at the end: /metrics, /readyz, and the CLI's status and outbox output. */
+async function capture(h: DaemonHarness, record: RunRecord): Promise<void> {
+  record.captures['metrics'] = (await h.get('/metrics')).body;
+  record.captures['readyz'] = (await h.get('/readyz')).body;
+  record.captures['healthz'] = (await h.get('/healthz')).body;
+  for (const args of [['status'], ['outbox', 'stats'], ['files']]) {
+    const run = await runCli([...args, '--config', h.configFile]);
+    record.captures[`cli-${args.join('-')}`] = `exit ${run.code}\n${run.stdout}${run.stderr}`;
+  }
+  await Promise.all(Object.entries(record.captures).map(([name, text]) => writeFile(join(h.dir, `capture-${name}.txt`), text)));
+}
+
+async function writeLogs(record: RunRecord): Promise<void> {
+  await Promise.all(record.daemons.map((d, i) => writeFile(join(record.dir, `daemon-${String(i).padStart(2, '0')}.log`), d.output())));
+}
