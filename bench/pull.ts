@@ -2,12 +2,16 @@
  * `npm run bench:pull`: 100,000 approvals from the sandbox into the outbox, by the agent's pull (replayable
  * intents, one transaction per page with the feed, acknowledgements in batches of 500) and, beside it in the same
  * run, by a minimal loop (deliveries pages of 500 + prepared-statement inserts + acknowledge, nothing else) against
- * a second sandbox with the same seed. Each side runs in a fresh child process, one after the other, while both
- * sandboxes run in children of their own (`pricing-agent sandbox`). Ends with exactly one line:
+ * a second sandbox with the same seed. The minimal loop writes the same outbox rows as the agent (approved_prices and
+ * price_feed, same schema and pragmas) with hand-written prepared statements, so the ratio is the cost of the
+ * agent's machinery (intents, validation, acknowledgement state, conflict handling); a third line shows the floor
+ * of a bare (id, record) table. Each side runs in a fresh child process (with the agent's production Node flags),
+ * one after the other, while both sandboxes run in children of their own (`pricing-agent sandbox`); the best of
+ * `--rounds` rounds counts. Ends with exactly one line:
  *
  *   bench:pull agent=<rows/s> minimal=<rows/s> ratio=<x.xx> agent_rss_mb=<n>
  *
- *   node bench/pull.ts [--approvals 100000]
+ *   node bench/pull.ts [--approvals 100000] [--rounds 2]
  * Target: ratio >= 0.8.
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
@@ -40,7 +44,11 @@ interface Result {
   rows: number;
   seconds: number;
   maxRssMb: number;
+  /** CPU time of the side's process (user + system) over the whole process life, seconds. */
+  cpuSeconds: number;
 }
+
+type Side = Pick<Result, 'rows' | 'seconds'>;
 
 const PAGE = 500;
 const CLI = new URL('../src/cli/main.ts', import.meta.url).pathname; // before the top-level await below
@@ -51,14 +59,16 @@ else if (values.role === 'floor') await report((url, key, dir) => minimal(url, k
 else await main();
 
 /** Runs one side in this (child) process and sends its result to the parent. */
-async function report(side: (url: string, key: string, dir: string) => Promise<Omit<Result, 'maxRssMb'>>): Promise<void> {
+async function report(side: (url: string, key: string, dir: string) => Promise<Side>): Promise<void> {
   const result = await side(values.url ?? '', values.key ?? '', values.dir ?? '');
-  process.send?.({ ...result, maxRssMb: Math.round(process.resourceUsage().maxRSS / 1024) } satisfies Result);
+  const usage = process.resourceUsage();
+  const cpuSeconds = (usage.userCPUTime + usage.systemCPUTime) / 1e6;
+  process.send?.({ ...result, maxRssMb: Math.round(usage.maxRSS / 1024), cpuSeconds } satisfies Result);
   process.disconnect?.();
 }
 
 /** The agent's pull, as the daemon and `pull --once` run it: the same functions, database and client set-up. */
-async function agent(url: string, key: string, dir: string): Promise<Omit<Result, 'maxRssMb'>> {
+async function agent(url: string, key: string, dir: string): Promise<Side> {
   const db = await openDatabase(join(dir, 'pricing-agent.db'));
   const dispatcher = createDispatcher({ maxConnections: 4 });
   const client = new ApiClient({ baseUrl: url, apiKey: key, dispatcher });
@@ -78,7 +88,7 @@ async function agent(url: string, key: string, dir: string): Promise<Omit<Result
  * statements in one transaction per page, then acknowledge the page's ids. No intents, no validation, no
  * acknowledgement state, no conflict handling. `floor` instead writes only (id, record) into a bare table.
  */
-async function minimal(url: string, key: string, dir: string, floor = false): Promise<Omit<Result, 'maxRssMb'>> {
+async function minimal(url: string, key: string, dir: string, floor = false): Promise<Side> {
   const state = await openDatabase(join(dir, floor ? 'floor.db' : 'minimal.db'));
   const db = state.sqlite;
   db.exec('CREATE TABLE IF NOT EXISTS floor (id INTEGER PRIMARY KEY, record TEXT NOT NULL) STRICT');
@@ -164,6 +174,8 @@ function startSandbox(approvals: string): Promise<{ child: ChildProcess; url: st
 function runSide(role: 'agent' | 'minimal' | 'floor', url: string, key: string, dir: string): Promise<Result> {
   const child = fork(new URL(import.meta.url), ['--role', role, '--url', url, '--key', key, '--dir', dir], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    // The flag the agent is deployed with (src/cli/main.ts shebang, systemd unit, Dockerfile), for every side.
+    execArgv: ['--max-semi-space-size=8'],
   });
   return new Promise((resolve, reject) => {
     child.once('message', (message) => resolve(message as Result));
@@ -208,7 +220,11 @@ async function main(): Promise<void> {
       if (round > 0) await Promise.all([reset(forAgent.url), reset(forMinimal.url)]);
       agents.push(await runSide('agent', forAgent.url, forAgent.key, fresh()));
       minimals.push(await runSide('minimal', forMinimal.url, forMinimal.key, fresh()));
-      console.log(`round ${round + 1}: agent ${rate(agents[round] as Result)} rows/s, minimal ${rate(minimals[round] as Result)} rows/s`);
+      const [a, m] = [agents[round] as Result, minimals[round] as Result];
+      console.log(
+        `round ${round + 1}: agent ${rate(a)} rows/s (${a.cpuSeconds.toFixed(1)} s CPU), ` +
+          `minimal ${rate(m)} rows/s (${m.cpuSeconds.toFixed(1)} s CPU)`,
+      );
     }
     await reset(forMinimal.url);
     const floor = await runSide('floor', forMinimal.url, forMinimal.key, fresh());
