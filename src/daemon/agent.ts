@@ -8,7 +8,6 @@
  * intents, unacknowledged ids and interrupted listings (each scheduled job runs once at start). A drain stops taking
  * work, lets batches in flight finish and checkpoint, and closes the database (checkpointing the WAL).
  */
-import { accessSync, constants, statfsSync } from 'node:fs';
 import { join } from 'node:path';
 import { connectApi, type ApiConnection } from '../api-from-config.ts';
 import { systemClock, type Clock } from '../clock.ts';
@@ -25,6 +24,7 @@ import { scheduledJobs } from './jobs.ts';
 import { KeyMonitor } from './key-monitor.ts';
 import { AgentMetrics } from './metrics.ts';
 import { Scheduler } from './scheduler.ts';
+import { StateDirGuard } from './state-dir.ts';
 
 export const AGENT_STATES = ['starting', 'running', 'draining', 'stopped', 'failed'] as const;
 export type AgentState = (typeof AGENT_STATES)[number];
@@ -32,8 +32,7 @@ export type AgentState = (typeof AGENT_STATES)[number];
 /** In the state directory: the end of the last Retry-After window, so that a restarted agent honours it too. */
 export const RATE_LIMIT_FILE = 'rate-limit-until';
 
-/** Below this much free space in the state directory the agent is not ready (it cannot checkpoint safely). */
-export const MIN_FREE_STATE_BYTES = 64 * 1024 * 1024; // 64 MiB
+export { MIN_FREE_STATE_BYTES } from './state-dir.ts';
 
 export interface AgentOptions {
   readonly config: Config;
@@ -57,12 +56,14 @@ export class Agent {
   #http: HealthServer | null = null;
   #metrics: AgentMetrics | null = null;
   readonly #reloadConfig: (() => Promise<Config>) | undefined;
+  readonly #stateDir: StateDirGuard;
 
   constructor(options: AgentOptions) {
     this.#config = options.config;
     this.#logger = options.logger;
     this.#clock = options.clock ?? systemClock;
     this.#reloadConfig = options.reloadConfig;
+    this.#stateDir = new StateDirGuard({ dir: () => this.#config.state.dir, dbPath: () => this.#db?.path ?? null, clock: this.#clock, logger: this.#logger });
   }
 
   get state(): AgentState {
@@ -122,7 +123,9 @@ export class Agent {
         });
       }
       const keyState = await keys.verify();
-      const waitForKey = (signal: AbortSignal) => keys.waitForKey(signal);
+      // Work is taken only with a usable state directory and a working key (found by the chaos suite's disk tests:
+      // with the state disk full or read-only the agent kept claiming files and starting pulls it could not record).
+      const waitForKey = (signal: AbortSignal) => this.#waitForWork(signal);
       this.#push = new PushService({
         deps: { db, client: api.client, clock: this.#clock, logger: this.#logger, maxInFlight: config.api.max_connections },
         sources: config.sources,
@@ -174,7 +177,7 @@ export class Agent {
     if (key === 'rejected') reasons.push('the API rejected the key (401): put a new key in api.key_file or api.key');
     else if (key === 'unreachable') reasons.push('the API could not be reached to verify the key');
     else if (key !== 'ok') reasons.push('the API key has not been verified yet');
-    const stateProblem = this.#stateDirProblem();
+    const stateProblem = this.#stateDir.problem();
     if (stateProblem) reasons.push(stateProblem);
     for (const source of this.#push?.status() ?? []) {
       if (source.watcher === 'missing') reasons.push(`the inbox folder of source ${source.name} is missing`);
@@ -182,18 +185,10 @@ export class Agent {
     return { ready: reasons.length === 0, reasons };
   }
 
-  /** The state database can be written and has room to checkpoint. */
-  #stateDirProblem(): string | null {
-    const dir = this.#config.state.dir;
-    try {
-      accessSync(dir, constants.W_OK);
-      if (this.#db) accessSync(this.#db.path, constants.W_OK);
-      const fs = statfsSync(dir);
-      if (fs.bavail * fs.bsize < MIN_FREE_STATE_BYTES) return `the state directory ${dir} is almost full (less than 64 MiB free)`;
-      return null;
-    } catch {
-      return `the state directory ${dir} is not writable`;
-    }
+  /** Resolves when the state directory can take work and the key works; rejects on a drain. */
+  async #waitForWork(signal: AbortSignal): Promise<void> {
+    await this.#stateDir.waitUntilUsable(signal);
+    await this.#keys?.waitForKey(signal);
   }
 
   #isIdle(): boolean {
@@ -243,7 +238,7 @@ export class Agent {
     const keys = this.#keys;
     const metrics = this.#metrics;
     if (!scheduler || !db || !api || !keys || !metrics) return;
-    const jobs = scheduledJobs(config, { db, client: api.client, clock: this.#clock, logger: this.#logger, metrics, waitForKey: (s) => keys.waitForKey(s) });
+    const jobs = scheduledJobs(config, { db, client: api.client, clock: this.#clock, logger: this.#logger, metrics, waitForKey: (s) => this.#waitForWork(s) });
     const current = new Map(scheduler.status().map((j) => [j.name, j.schedule]));
     for (const name of current.keys()) {
       const next = jobs.find((j) => j.name === name);

@@ -1,0 +1,178 @@
+/**
+ * The state directory's disk, really full and really read-only, under a running `pricing-agent run`:
+ * - almost full (a tmpfs with less than 64 MiB free): not ready, one log line, no new file or pull starts, and
+ *   everything goes on as soon as space returns, without a restart;
+ * - full in the middle of a file (SQLITE_FULL on a checkpoint): the file stays in processing/, and once there is
+ *   room again every row is in the sandbox exactly once;
+ * - read-only (an ext4 image the kernel turns read-only after an error, as a failing disk does): not ready, no new
+ *   work, and after the repair a start picks everything up with nothing lost.
+ * Needs root and mount(2) (CI runs as root on the same kind of VM); skipped, saying why, where mount is refused.
+ */
+import { existsSync } from 'node:fs';
+import { readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { failExt4, fill, mountExt4, mountsAvailable, mountTmpfs, repairExt4, unmount } from '../chaos/mounts.ts';
+import { daemonHarness, until, untilReady, type DaemonHarness, type DaemonProcess } from '../support/daemon-harness.ts';
+
+const MiB = 1024 * 1024;
+const canMount = mountsAvailable(join('/tmp', `pa-mount-probe-${process.pid}`));
+const mounted: string[] = [];
+let h: DaemonHarness | null = null;
+
+afterEach(async () => {
+  await h?.close();
+  h = null;
+  for (const dir of mounted.splice(0).reverse()) unmount(dir);
+});
+
+function config(harness: DaemonHarness): string {
+  return [
+    `api:\n  base_url: ${harness.sandbox.url}\n  key_file: ./api-key\n`,
+    `state:\n  dir: ./state\nhttp:\n  port: 0\nlog:\n  level: info\n`,
+    `daemon:\n  key_check_interval_ms: 1000\n`,
+    `sources:\n  - name: tx\n    entity: transactions\n    path: ./inbox/tx\n    stable_ms: 200\n    batch_size: 250\n`,
+  ].join('');
+}
+
+function transactions(prefix: string, rows: number): string {
+  const lines = ['transaction_id,item_id,transaction_timestamp,quantity,price'];
+  for (let i = 0; i < rows; i += 1) lines.push(`${prefix}-${i},ITEM-${i % 97},2026-11-20T08:00:00Z,1,${1 + (i % 9)}.99`);
+  return `${lines.join('\n')}\n`;
+}
+
+/** Drops a file with its done marker: handed over at once, no stability wait. */
+async function drop(harness: DaemonHarness, name: string, content: string): Promise<string> {
+  const path = join(harness.inbox('tx'), name);
+  await writeFile(path, content);
+  await writeFile(`${path}.done`, '');
+  return path;
+}
+
+function keysWith(harness: DaemonHarness, prefix: string): string[] {
+  return (harness.sandbox.control.state({ keys: true }).transactions.keys ?? []).filter((k) => k.startsWith(`${prefix}-`));
+}
+
+function committedBatches(dbPath: string): number {
+  try {
+    const db = new Database(dbPath, { readonly: true, fileMustExist: true });
+    try {
+      return db.prepare('SELECT count(*) FROM push_batches').pluck().get() as number;
+    } finally {
+      db.close();
+    }
+  } catch {
+    return 0;
+  }
+}
+
+async function stop(daemon: DaemonProcess): Promise<number | null> {
+  daemon.child.kill('SIGTERM');
+  return (await daemon.exited).code;
+}
+
+describe.skipIf(!canMount)('state directory on a disk that fills up (tmpfs)', () => {
+  it('almost full: not ready, says so once, takes no work, and continues when space returns', { timeout: 90_000 }, async () => {
+    h = await daemonHarness();
+    const state = join(h.dir, 'state');
+    mountTmpfs(state, 80);
+    mounted.push(state);
+    await h.writeConfig(config(h));
+    const daemon = h.start();
+    await untilReady(h);
+
+    const filler = join(state, 'filler');
+    fill(state, filler, 16 * MiB);
+    const notReady = JSON.parse(await untilReady(h, 503)) as { reasons: string[] };
+    expect(notReady.reasons.join(' ')).toMatch(/almost full \(less than 64 MiB free\)/);
+    const path = await drop(h, 'while-full.csv', transactions('FULL', 300));
+    await until(() => daemon.output().includes('state directory unusable'), 'the agent to say it takes no work', 30_000);
+    expect(existsSync(path), 'the file is not claimed while the disk is full').toBe(true);
+    expect(keysWith(h, 'FULL')).toEqual([]);
+
+    await rm(filler);
+    await h.report('tx', 'while-full.csv');
+    await untilReady(h, 200);
+    expect(daemon.output()).toContain('the state directory is usable again; taking work');
+    expect(daemon.output().match(/state directory unusable/g)).toHaveLength(1);
+    expect(new Set(keysWith(h, 'FULL')).size).toBe(300);
+    expect(await stop(daemon)).toBe(0);
+  });
+
+  it('full in the middle of a file: the file waits in processing/, and after space returns every row is there once', { timeout: 90_000 }, async () => {
+    h = await daemonHarness();
+    const state = join(h.dir, 'state');
+    mountTmpfs(state, 80);
+    mounted.push(state);
+    await h.writeConfig(config(h));
+    h.sandbox.control.setFaults({ latency_ms: 100, paths: ['POST /v1/transactions/bulk'] });
+    const first = h.start();
+    await untilReady(h);
+    const rows = 30_000;
+    await drop(h, 'big.csv', transactions('MID', rows));
+    const dbPath = join(state, 'pricing-agent.db');
+    await until(() => committedBatches(dbPath) >= 5, 'some batches committed', 30_000);
+    const filler = join(state, 'filler');
+    fill(state, filler, 0); // every byte: the next checkpoint of a batch fails with SQLITE_FULL
+    await until(() => /SQLITE_FULL|database or disk is full/.test(first.output()), 'the agent to hit the full disk', 30_000);
+    expect(JSON.parse(await untilReady(h, 503)) as unknown).toMatchObject({ ready: false });
+    const stuck = keysWith(h, 'MID').length;
+    expect(stuck).toBeLessThan(rows);
+    expect(existsSync(join(h.inbox('tx'), 'archive')), 'not archived while its results cannot be recorded').toBe(false);
+
+    // Space returns. The deferred file is tried again at its retry time (30 s) or at the next start; a restart here.
+    await rm(filler);
+    await rm(`${filler}.last`);
+    await stop(first);
+    const second = h.start();
+    const report = JSON.parse(await readFile(await h.report('tx', 'big.csv', 60_000), 'utf8')) as { status: string; rows: Record<string, number> };
+    expect(report).toMatchObject({ status: 'done', rows: { read: rows, accepted: rows, rejected: 0 } });
+    const keys = keysWith(h, 'MID');
+    expect(keys).toHaveLength(rows);
+    expect(new Set(keys).size).toBe(rows);
+    expect(await stop(second)).toBe(0);
+  });
+});
+
+describe.skipIf(!canMount)('state directory on a disk that turns read-only (ext4 errors=remount-ro)', () => {
+  it('not ready, takes no work, and after the repair nothing is lost', { timeout: 90_000 }, async () => {
+    h = await daemonHarness({ approvals: 30 });
+    const state = join(h.dir, 'state');
+    const image = join(h.dir, 'state.img');
+    mountExt4(image, state, 96);
+    mounted.push(state);
+    await h.writeConfig(config(h));
+    const first = h.start();
+    await untilReady(h);
+    await until(() => h?.sandbox.control.state().approvals.pending === 0, 'the start-up pull', 30_000);
+
+    failExt4(state);
+    const notReady = JSON.parse(await untilReady(h, 503)) as { reasons: string[] };
+    expect(notReady.reasons.join(' ')).toMatch(/state directory .* is not writable/);
+    const injected = h.sandbox.control.injectApprovals({ count: 5 }).length;
+    const path = await drop(h, 'while-read-only.csv', transactions('RO', 200));
+    await until(() => first.output().includes('state directory unusable'), 'the agent to say it takes no work', 30_000);
+    expect(existsSync(path)).toBe(true);
+    expect(keysWith(h, 'RO')).toEqual([]);
+
+    // The operator stops the agent, repairs the file system and starts the agent again.
+    const code = await stop(first);
+    expect([0, 1]).toContain(code);
+    repairExt4(image, state);
+    const second = h.start();
+    await h.report('tx', 'while-read-only.csv');
+    await until(() => h?.sandbox.control.state().approvals.pending === 0, 'the pull after the repair', 30_000);
+    expect(new Set(keysWith(h, 'RO')).size).toBe(200);
+    const acks = h.sandbox.control.state().approvals.acks;
+    expect(acks.filter((a) => a.ack_count === 1).length).toBeGreaterThanOrEqual(30 + injected);
+    expect(acks.every((a) => a.ack_count <= 1)).toBe(true);
+    expect(await stop(second)).toBe(0);
+  });
+});
+
+if (!canMount) {
+  it('resource faults on real file systems need root and mount(2): skipped here', () => {
+    expect(canMount).toBe(false);
+  });
+}

@@ -1,0 +1,147 @@
+/**
+ * Folders and readers the agent does not control, under a running `pricing-agent run`:
+ * - the archive folder missing: created again, the file archived as usual;
+ * - the archive folder unwritable (a read-only bind mount: root ignores chmod): the rows are sent once, the file
+ *   stays in processing/ with a clear error, and is archived once the folder can be written again (its retry, or a
+ *   restart here), without sending a row twice;
+ * - a POS reader holding one read transaction open on the outbox: the agent keeps pulling and pushing (WAL), the
+ *   reader keeps its snapshot, and once it lets go the WAL stops growing (it is checkpointed and reused).
+ */
+import { existsSync, statSync } from 'node:fs';
+import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { bindReadOnly, mountsAvailable, unmount } from '../chaos/mounts.ts';
+import { daemonHarness, until, untilReady, type DaemonHarness, type DaemonProcess } from '../support/daemon-harness.ts';
+
+const canMount = mountsAvailable(join('/tmp', `pa-mount-probe-${process.pid}`));
+const mounted: string[] = [];
+let h: DaemonHarness | null = null;
+
+afterEach(async () => {
+  await h?.close();
+  h = null;
+  for (const dir of mounted.splice(0).reverse()) unmount(dir);
+});
+
+function config(harness: DaemonHarness, pullSchedule = '*/5 * * * *'): string {
+  return [
+    `api:\n  base_url: ${harness.sandbox.url}\n  key_file: ./api-key\n`,
+    `state:\n  dir: ./state\nhttp:\n  port: 0\nlog:\n  level: info\n`,
+    `pull:\n  approved_prices:\n    schedule: "${pullSchedule}"\n`,
+    `sources:\n  - name: tx\n    entity: transactions\n    path: ./inbox/tx\n    stable_ms: 200\n`,
+  ].join('');
+}
+
+function transactions(prefix: string, rows: number): string {
+  const lines = ['transaction_id,item_id,transaction_timestamp,quantity,price'];
+  for (let i = 0; i < rows; i += 1) lines.push(`${prefix}-${i},ITEM-${i % 97},2026-11-20T08:00:00Z,1,${1 + (i % 9)}.99`);
+  return `${lines.join('\n')}\n`;
+}
+
+function keysWith(harness: DaemonHarness, prefix: string): string[] {
+  return (harness.sandbox.control.state({ keys: true }).transactions.keys ?? []).filter((k) => k.startsWith(`${prefix}-`));
+}
+
+async function stop(daemon: DaemonProcess): Promise<number | null> {
+  daemon.child.kill('SIGTERM');
+  return (await daemon.exited).code;
+}
+
+describe('the archive folder', () => {
+  it('missing: created again, and the file is archived', { timeout: 60_000 }, async () => {
+    h = await daemonHarness();
+    await h.writeConfig(config(h));
+    const daemon = h.start();
+    await untilReady(h);
+    await writeFile(join(h.inbox('tx'), 'first.csv'), transactions('ARCH1', 10));
+    await h.report('tx', 'first.csv');
+    await rm(join(h.inbox('tx'), 'archive'), { recursive: true });
+    await writeFile(join(h.inbox('tx'), 'second.csv'), transactions('ARCH2', 10));
+    await h.report('tx', 'second.csv');
+    expect(existsSync(join(h.inbox('tx'), 'archive'))).toBe(true);
+    expect(keysWith(h, 'ARCH2')).toHaveLength(10);
+    expect(await stop(daemon)).toBe(0);
+  });
+
+  it.skipIf(!canMount)('unwritable: rows sent once, the file stays in processing/ with a clear error, archived once it can be', { timeout: 60_000 }, async () => {
+    h = await daemonHarness();
+    await h.writeConfig(config(h));
+    const archive = join(h.inbox('tx'), 'archive');
+    await mkdir(archive, { recursive: true });
+    bindReadOnly(archive);
+    mounted.push(archive);
+    const first = h.start();
+    await untilReady(h);
+    await writeFile(join(h.inbox('tx'), 'blocked.csv'), transactions('RO', 500));
+    await until(() => first.output().includes('the file could not be archived'), 'the archive failure to be logged', 30_000);
+    const line = first.output().split('\n').find((l) => l.includes('the file could not be archived')) ?? '';
+    expect(line).toMatch(/"file":"blocked\.csv".*archive/);
+    expect(first.output()).toMatch(/"file":"blocked\.csv".*"msg":"file deferred; it stays in processing and is tried again"/);
+    expect(first.output()).not.toContain('push failed unexpectedly');
+    expect((await readdir(join(h.inbox('tx'), 'processing'))).filter((n) => n.endsWith('blocked.csv'))).toHaveLength(1);
+    expect(keysWith(h, 'RO')).toHaveLength(500);
+    const requests = h.sandbox.control.state({ keys: false }).requests.total;
+
+    // The folder is writable again. The file is retried at its retry time (30 s) or at the next start: a restart.
+    unmount(archive);
+    mounted.pop();
+    await stop(first);
+    const second = h.start();
+    await h.report('tx', 'blocked.csv');
+    expect(await readdir(join(h.inbox('tx'), 'processing'))).toEqual([]);
+    expect(new Set(keysWith(h, 'RO')).size).toBe(500);
+    // Nothing sent again: the restart's own key check, its start-up pull and reconciliation only.
+    const bulkAgain = h.sandbox.control.state({ keys: false }).requests.total - requests;
+    expect(bulkAgain).toBeLessThanOrEqual(4);
+    expect(await stop(second)).toBe(0);
+  });
+});
+
+describe('a POS reader holding a long read transaction on the outbox', () => {
+  it('does not stop the agent, and once it lets go the WAL stops growing', { timeout: 90_000 }, async () => {
+    h = await daemonHarness({ approvals: 0 });
+    await h.writeConfig(config(h, '*/1 * * * * *'));
+    const daemon = h.start();
+    await untilReady(h);
+    const dbPath = join(h.dir, 'state', 'pricing-agent.db');
+    const wal = () => statSync(`${dbPath}-wal`).size;
+    const acknowledged = () => h?.sandbox.control.state().approvals.acknowledged ?? 0;
+
+    const pos = new Database(dbPath, { readonly: true, fileMustExist: true });
+    try {
+      pos.pragma('busy_timeout = 5000');
+      pos.prepare('BEGIN').run();
+      const seen = pos.prepare('SELECT count(*) FROM price_feed').pluck().get() as number;
+      // While the reader holds its snapshot, the agent pulls 3000 approvals and pushes a file.
+      h.sandbox.control.injectApprovals({ count: 3000 });
+      await writeFile(join(h.inbox('tx'), 'during.csv'), transactions('POS', 2000));
+      await until(() => acknowledged() === 3000, 'the pull while a reader holds the database', 60_000);
+      await h.report('tx', 'during.csv');
+      expect(pos.prepare('SELECT count(*) FROM price_feed').pluck().get(), 'the reader keeps its snapshot').toBe(seen);
+      const held = wal();
+      pos.prepare('COMMIT').run();
+
+      expect(held, 'the WAL grew while the reader held it (no checkpoint could finish)').toBeGreaterThan(8 * 1024 * 1024);
+
+      // The reader let go. The first commits after it still append (the checkpoint that frees the WAL runs after
+      // them), then the WAL is checkpointed and reused from its start: the same work twice more does not grow it.
+      const round = async (n: number) => {
+        h?.sandbox.control.injectApprovals({ count: 3000 });
+        await writeFile(join(h?.inbox('tx') ?? '', `after-${n}.csv`), transactions(`POS${n}`, 2000));
+        await until(() => acknowledged() === 3000 * (n + 1), `pull round ${n}`, 60_000);
+        await h?.report('tx', `after-${n}.csv`);
+        return wal();
+      };
+      const second = await round(1);
+      const third = await round(2);
+      expect(second).toBeLessThanOrEqual(held + 1024 * 1024);
+      expect(third).toBeLessThanOrEqual(second);
+      expect(pos.prepare('SELECT count(*) FROM price_feed').pluck().get()).toBe(9000);
+    } finally {
+      pos.close();
+    }
+    expect(await stop(daemon)).toBe(0);
+  });
+});
