@@ -157,7 +157,10 @@ export class Agent {
       this.#scheduler.start();
       // Unfinished pulls and listings are resumed at once, not at the next tick.
       for (const name of this.#scheduler.names()) void this.#scheduler.runNow(name);
-      this.#wal = new WalMaintenance(db, { isIdle: () => this.#isIdle() }).start();
+      this.#wal = new WalMaintenance(db, {
+        isIdle: () => this.#isIdle(),
+        onError: (error) => this.#logger.warn({ error: String(error) }, 'WAL checkpoint failed; tried again at the next tick'),
+      }).start();
       this.#state = 'running';
       this.#logger.info(
         { sources: config.sources.length, jobs: this.#scheduler.names(), http: this.#http?.url ?? null, api_key_state: keyState, state_dir: config.state.dir },

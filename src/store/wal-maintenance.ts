@@ -69,6 +69,8 @@ export interface WalMaintenanceOptions {
   isIdle?: () => boolean;
   /** Called after every tick, e.g. to export `walBytes` as a metric or log a `busy` streak. */
   onCheckpoint?: (result: CheckpointResult) => void;
+  /** A tick that failed (the disk returned an error, the file system turned read-only); retried next tick. */
+  onError?: (error: unknown) => void;
 }
 
 const DEFAULTS = {
@@ -79,8 +81,8 @@ const DEFAULTS = {
 /** The timer. `tick()` is public so that tests and the daemon's drain can run one now. */
 export class WalMaintenance {
   readonly #db: StateDb;
-  readonly #options: Required<Omit<WalMaintenanceOptions, 'onCheckpoint'>> &
-    Pick<WalMaintenanceOptions, 'onCheckpoint'>;
+  readonly #options: Required<Omit<WalMaintenanceOptions, 'onCheckpoint' | 'onError'>> &
+    Pick<WalMaintenanceOptions, 'onCheckpoint' | 'onError'>;
   #timer: NodeJS.Timeout | undefined;
   #last: CheckpointResult | undefined;
   #unhook: (() => void) | undefined;
@@ -92,12 +94,21 @@ export class WalMaintenance {
       truncateAboveBytes: options.truncateAboveBytes ?? DEFAULTS.truncateAboveBytes,
       isIdle: options.isIdle ?? (() => false),
       onCheckpoint: options.onCheckpoint,
+      onError: options.onError,
     };
   }
 
   start(): this {
     if (this.#timer) return this;
-    this.#timer = setInterval(() => this.tick(), this.#options.intervalMs);
+    // A checkpoint that throws (disk I/O error on a failing or read-only disk) must not escape the timer: that
+    // crashed the daemon a minute into a read-only state disk (found by the resource-fault tests).
+    this.#timer = setInterval(() => {
+      try {
+        this.tick();
+      } catch (error) {
+        this.#options.onError?.(error);
+      }
+    }, this.#options.intervalMs);
     this.#timer.unref(); // never keeps the process alive on its own
     this.#unhook = this.#db.onClose(() => this.stop());
     return this;
