@@ -22,7 +22,7 @@ import { randomBytes } from 'node:crypto';
 import { copyFile, mkdir, readdir, realpath, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { sha256Of } from '../ingest/claim.ts';
-import { processingDir } from '../ingest/folders.ts';
+import { ownFolder, processingDir } from '../ingest/folders.ts';
 import { processClaimed, pushFile, type FileResult, type PushDeps } from '../ingest/push-file.ts';
 import { unfinishedFiles, type PushFile } from '../store/push-ledger.ts';
 import type { PushTarget } from './push-target.ts';
@@ -87,7 +87,7 @@ async function claimAndPush(deps: PushDeps, target: PushTarget, file: string, fo
   const { source } = target;
   if (await inInbox(file, source.inbox)) return pushFile(deps, source, file, { force });
   const dir = join(processingDir(source.inbox), `${COPY_PREFIX}${process.pid}-${randomBytes(4).toString('hex')}`);
-  await mkdir(dir, { recursive: true, mode: 0o750 });
+  await ownFolder(source.inbox, dir); // processing/ must be the agent's own folder, not a planted symlink
   try {
     const copy = join(dir, basename(file));
     await copyFile(file, copy);

@@ -39,7 +39,7 @@ export class StateDirGuard {
       accessSync(dir, constants.W_OK);
       const db = this.#dbPath();
       if (db !== null) accessSync(db, constants.W_OK);
-      writeFileSync(join(dir, WRITE_CHECK_FILE), '');
+      writeFileSync(join(dir, WRITE_CHECK_FILE), '', { mode: 0o640 });
       const fs = statfsSync(dir);
       if (fs.bavail * fs.bsize < MIN_FREE_STATE_BYTES) return `the state directory ${dir} is almost full (less than 64 MiB free)`;
       return null;

@@ -23,7 +23,7 @@ import {
   setStatus,
   type PushFile,
 } from '../store/push-ledger.ts';
-import { moveFile, processingPath } from './folders.ts';
+import { moveFile, ownFolder, processingDir, processingPath } from './folders.ts';
 
 export interface ClaimSource {
   /** The source name (or `cli:<entity>` for `push --entity`). */
@@ -76,6 +76,7 @@ export async function claimFile(db: StateDb, source: ClaimSource, file: string, 
     return { kind: 'vanished' };
   }
   if (refusal !== null) return { kind: 'refused', reason: refusal };
+  await ownFolder(source.inbox, processingDir(source.inbox)); // never a claim through a planted symlink
   const size = (await stat(file)).size;
   const name = basename(file);
   // The id names the processing file, so the row comes first; its hash is filled in once the file is ours.

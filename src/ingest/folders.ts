@@ -8,8 +8,8 @@
  *
  * The date is the server's local date: the folders are for the people who look into them.
  */
-import { mkdir, rename, stat } from 'node:fs/promises';
-import { basename, extname, join } from 'node:path';
+import { lstat, mkdir, rename, stat } from 'node:fs/promises';
+import { basename, extname, isAbsolute, join, relative, sep } from 'node:path';
 import { fsyncDirectory } from '../atomic-file.ts';
 
 export function processingDir(inbox: string): string {
@@ -51,4 +51,31 @@ export async function moveFile(file: string, target: string): Promise<void> {
   await mkdir(join(target, '..'), { recursive: true, mode: 0o750 });
   await rename(file, target);
   await fsyncDirectory(join(target, '..'));
+}
+
+/** One of the agent's own folders is a symbolic link or not a folder: the agent writes nowhere else. */
+export class FolderError extends Error {
+  readonly code = 'FOLDER_REFUSED';
+}
+
+/**
+ * Creates `dir` (processing/, archive/<date>/, failed/ of `inbox`) level by level, refusing a level that is a
+ * symbolic link or not a folder: a link planted in a share must not make the agent write files and reports
+ * outside its folders (found by the security tests: a symlinked archive/ received the data file and its report).
+ */
+export async function ownFolder(inbox: string, dir: string): Promise<void> {
+  const rel = relative(inbox, dir);
+  if (rel.startsWith('..') || isAbsolute(rel)) throw new FolderError(`${dir} is not inside the inbox ${inbox}`);
+  let current = inbox;
+  for (const part of rel.split(sep).filter((p) => p !== '')) {
+    current = join(current, part);
+    await mkdir(current, { mode: 0o750 }).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EEXIST') throw error;
+    });
+    const info = await lstat(current);
+    if (!info.isDirectory()) {
+      const what = info.isSymbolicLink() ? 'a symbolic link' : 'not a folder';
+      throw new FolderError(`refusing to use ${current}: it is ${what}; the agent writes only inside its own folders`);
+    }
+  }
 }

@@ -9,7 +9,7 @@
  *   rejected, the state disk full, a drain). Nothing is lost: the next attempt resumes at the first batch without a
  *   committed result.
  */
-import { mkdir, rm, stat } from 'node:fs/promises';
+import { rm, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { ApiError, API_ERROR_CODES } from '../api/errors.ts';
 import type { ApiClient } from '../api/client.ts';
@@ -30,7 +30,7 @@ import type { StateDb } from '../store/state-db.ts';
 import { claimFile, recoverClaim, type ClaimSource } from './claim.ts';
 import { sendBulk } from './bulk-send.ts';
 import { writeFileAtomic } from '../atomic-file.ts';
-import { archiveDir, failedDir, freeName, moveFile, processingDir } from './folders.ts';
+import { archiveDir, failedDir, freeName, moveFile, ownFolder, processingDir } from './folders.ts';
 import { ImportJobFailedError, sendImport } from './import-send.ts';
 import { FileFormatError, readRows, type CompiledSource, type ReadOptions, type ReadSummary } from './read/index.ts';
 import { writeReport } from './report.ts';
@@ -166,7 +166,7 @@ async function finish(deps: PushDeps, file: PushFile, status: 'done' | 'failed' 
   const dir = status === 'failed' ? failedDir(file.inbox) : archiveDir(file.inbox, now);
   const finalPath = await freeName(dir, file.original_name, file.id);
   const counts = input.counts ?? (status === 'duplicate' ? null : fileCounts(deps.db, file.id));
-  const { reportPath, rejectsPath } = await ensureDir(dir).then(() =>
+  const { reportPath, rejectsPath } = await ownFolder(file.inbox, dir).then(() =>
     writeReport(deps.db, {
       file,
       status,
@@ -238,7 +238,7 @@ async function completeMove(deps: PushDeps, file: PushFile): Promise<FileResult>
 /** A file the agent will not read (a symlink out of the inbox): moved to failed/ with a report; no row is read. */
 async function refuse(deps: PushDeps, source: PushSource, path: string, reason: string): Promise<FileResult> {
   const dir = failedDir(source.inbox);
-  await ensureDir(dir);
+  await ownFolder(source.inbox, dir);
   const finalPath = await freeName(dir, basename(path), deps.clock.now());
   const reportPath = `${finalPath}.report.json`;
   const report = { file: basename(path), source: source.name, entity: source.entity, status: 'refused', error: { code: 'FILE_REFUSED', message: reason } };
@@ -271,8 +271,4 @@ function requireFile(db: StateDb, id: number): PushFile {
   const file = getFile(db, id);
   if (!file) throw new Error(`push ledger has no file ${id}`);
   return file;
-}
-
-async function ensureDir(dir: string): Promise<void> {
-  await mkdir(dir, { recursive: true, mode: 0o750 });
 }
