@@ -9,7 +9,7 @@
  * A folder that disappears (an unmounted share, a deleted directory) is waited for and watched again when it comes
  * back; nothing else is affected.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { watch, type FSWatcher } from 'chokidar';
@@ -42,7 +42,8 @@ export class InboxWatcher {
   readonly #o: InboxWatcherOptions;
   readonly #tracker: StabilityTracker;
   readonly #checks = new Map<string, AbortController>();
-  readonly #handedOver = new Set<string>();
+  /** Files handed over, with their inode: a new file under the same name is another file (see #stillHandedOver). */
+  readonly #handedOver = new Map<string, number | null>();
   readonly #closing = new AbortController();
   #watcher: FSWatcher | null = null;
   #state: WatcherState = 'starting';
@@ -133,10 +134,10 @@ export class InboxWatcher {
     const target = markedFile(name, this.#o.rules);
     if (target !== null) {
       const file = join(this.#o.dir, target);
-      if (isDataFile(target, this.#o.rules) && (await markerCompletes(file, path))) this.#handOver(file);
+      if (isDataFile(target, this.#o.rules) && !(await this.#stillHandedOver(file)) && (await markerCompletes(file, path))) this.#handOver(file);
       return;
     }
-    if (!isDataFile(name, this.#o.rules) || this.#handedOver.has(path)) return;
+    if (!isDataFile(name, this.#o.rules) || (await this.#stillHandedOver(path))) return;
     if (this.#o.rules.doneMarker !== null && (await markerCompletes(path, path + this.#o.rules.doneMarker))) {
       this.#handOver(path);
       return;
@@ -172,9 +173,23 @@ export class InboxWatcher {
     else this.#scheduleCheck(path, this.#tracker.observe(path, shape, now));
   }
 
+  /**
+   * Whether `path` is the file already handed over. chokidar reports a file deleted and created again within
+   * 100 ms (its `atomic` option) as a "change", not as unlink + add: an export written under the same name right
+   * after the agent claimed the previous one was never picked up (found by the security tests). The inode tells.
+   */
+  async #stillHandedOver(path: string): Promise<boolean> {
+    if (!this.#handedOver.has(path)) return false;
+    const known = this.#handedOver.get(path);
+    const ino = await stat(path).then((s) => s.ino, () => null);
+    if (ino === null || known === null || ino === known) return true;
+    this.#handedOver.delete(path);
+    return false;
+  }
+
   #handOver(path: string): void {
     if (this.#handedOver.has(path)) return;
-    this.#handedOver.add(path);
+    this.#handedOver.set(path, statSync(path, { throwIfNoEntry: false })?.ino ?? null);
     this.#checks.get(path)?.abort();
     this.#checks.delete(path);
     this.#tracker.forget(path);
