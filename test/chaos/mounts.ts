@@ -5,7 +5,7 @@
  * mount(2); `mountsAvailable()` says whether this machine allows them (CI runs as root on the same kind of VM).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, statfsSync } from 'node:fs';
+import { mkdirSync, rmdirSync, statfsSync } from 'node:fs';
 import { basename } from 'node:path';
 
 function run(cmd: string, args: string[]): string {
@@ -21,6 +21,7 @@ export function mountsAvailable(scratch: string): boolean {
     mkdirSync(scratch, { recursive: true });
     run('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', scratch]);
     run('umount', [scratch]);
+    rmdirSync(scratch);
     run('losetup', ['--version']);
     available = true;
   } catch {
