@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { daemonHarness, until, untilReady, type DaemonHarness } from '../support/daemon-harness.ts';
+import { runCli } from '../support/run-cli.ts';
 
 // Child processes on two loaded cores: generous bounds on waiting (never on how fast the agent is).
 vi.setConfig({ testTimeout: 90_000 });
@@ -90,6 +91,17 @@ describe('pricing-agent run', () => {
     expect(metrics).toContain('pricing_agent_ready 1');
     expect(metrics).toContain(`pricing_agent_approvals_acknowledged_total ${approvals.acknowledged}`);
     expect(metrics).toMatch(/pricing_agent_job_last_success_timestamp_seconds\{job="approved_prices"\} \d+/);
+    // `status` reads the database while the daemon runs (WAL) and shows each source's day at a glance.
+    const status = await runCli(['status', '--json', '--offline', '--config', h.configFile]);
+    expect(status.code).toBe(0);
+    const report = JSON.parse(status.stdout) as { sources: { name: string; done_today: number; processing: number }[] };
+    expect(report.sources.map((s) => [s.name, s.done_today, s.processing]).sort()).toEqual([
+      ['competitors', 1, 0],
+      ['products', 1, 0],
+      ['stores', 1, 0],
+      ['tx', 1, 0],
+    ]);
+    expect(status.stdout + status.stderr).not.toContain(h.sandbox.apiKey);
     daemon.child.kill('SIGTERM');
     expect(await daemon.exited).toEqual({ code: 0, signal: null });
     expect(daemon.output()).not.toContain(h.sandbox.apiKey);
