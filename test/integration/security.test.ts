@@ -195,9 +195,14 @@ describe('symlinks and paths', () => {
     await until(() => readdirSafe(h?.inbox('tx') ?? '').includes('archive'), 'the first file archived', 30_000);
     await h.report('tx', 'daily.csv');
     await writeFile(join(h.inbox('tx'), 'daily.csv'), GOOD.replace('SEC-1', 'SEC-2'));
-    await until(() => reportsInSync(h?.inbox('tx') ?? '') >= 2, 'the second file archived', 30_000);
+    // The report is written before its file is moved next to it: wait for the files themselves.
+    const archived = () => {
+      const day = readdirSafe(join(h?.inbox('tx') ?? '', 'archive'))[0] ?? '';
+      return readdirSafe(join(h?.inbox('tx') ?? '', 'archive', day)).filter((n) => n.endsWith('.csv') && !n.includes('rejects'));
+    };
+    await until(() => archived().length >= 2, 'the second file archived', 30_000);
     const day = (await readdir(join(h.inbox('tx'), 'archive')))[0] ?? '';
-    const names = (await readdir(join(h.inbox('tx'), 'archive', day))).filter((n) => n.endsWith('.csv') && !n.includes('rejects'));
+    const names = archived();
     expect(names).toHaveLength(2);
     const contents = await Promise.all(names.map((n) => readFile(join(h?.inbox('tx') ?? '', 'archive', day, n), 'utf8')));
     expect(contents.some((c) => c.includes('SEC-1'))).toBe(true);
@@ -210,13 +215,5 @@ function readdirSafe(dir: string): string[] {
     return readdirSync(dir);
   } catch {
     return [];
-  }
-}
-
-function reportsInSync(inbox: string): number {
-  try {
-    return readdirSync(join(inbox, 'archive'), { recursive: true }).filter((n) => String(n).endsWith('.report.json')).length;
-  } catch {
-    return 0;
   }
 }
