@@ -8,8 +8,11 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, rmdirSync, statfsSync } from 'node:fs';
 import { basename } from 'node:path';
 
+/** mount, losetup and mkfs.ext4 live in sbin folders, which a minimal PATH (env -i, some CI runners) leaves out. */
+const SBIN_PATH = [process.env['PATH'] ?? '', '/usr/local/sbin', '/usr/sbin', '/sbin'].filter(Boolean).join(':');
+
 function run(cmd: string, args: string[]): string {
-  return execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  return execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, PATH: SBIN_PATH } });
 }
 
 let available: boolean | null = null;
