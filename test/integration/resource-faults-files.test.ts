@@ -136,7 +136,11 @@ describe('a POS reader holding a long read transaction on the outbox', () => {
       };
       const second = await round(1);
       const third = await round(2);
-      expect(second).toBeLessThanOrEqual(held + 1024 * 1024);
+      // The first commit after the reader let go still appends; its auto-checkpoint then succeeds and the next
+      // transaction starts the WAL over. That commit can be a whole delivery page (500 approvals of ~2 KB: about
+      // 1.1 MB), so the allowance is one such page with room, not 1 MB (exceeded by 18 KB in a CI run).
+      expect(second).toBeLessThanOrEqual(held + 2 * 1024 * 1024);
+      // From then on the WAL is reused: the same work again does not grow it.
       expect(third).toBeLessThanOrEqual(second);
       expect(pos.prepare('SELECT count(*) FROM price_feed').pluck().get()).toBe(9000);
     } finally {
