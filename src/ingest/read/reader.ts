@@ -23,6 +23,7 @@ import type { RecordOf } from './field-kinds.ts';
 import { planHeader } from './header.ts';
 import { decodeFailure } from './line-at.ts';
 import { breaksIn, createParser, isBlank, parseFailure } from './parser.ts';
+import type { Parser } from 'csv-parse';
 import type { Parsed } from './parser.ts';
 import { RowMapper } from './map-row.ts';
 import { openSource } from './open-source.ts';
@@ -80,7 +81,7 @@ class CsvRowReader<R> implements RowReader<R> {
     const parser = createParser(delimiter);
     // Errors reach us through the iterator; the callback only keeps them from being unhandled.
     pipeline(counted(), parser, () => undefined);
-    this.records = parser[Symbol.asyncIterator]() as AsyncIterator<Parsed>;
+    this.records = drainingRecords(parser);
     this.parserInfo = () => parser.info;
     this.fed = () => fed;
     this.headerInfo = {
@@ -227,6 +228,53 @@ class CsvRowReader<R> implements RowReader<R> {
       { file: this.file },
     );
   }
+}
+
+/** Records the reader may hold before it pauses the parser (backpressure; memory stays bounded). */
+const QUEUED_RECORDS = 256;
+
+/**
+ * The parser's records as an async iterator that yields every record parsed before an error, then throws it. A
+ * stream's own async iterator rejects as soon as the stream errors and drops the records still buffered, so the
+ * line reported for an unclosed quote depended on how fast the consumer had read the rows before it.
+ */
+function drainingRecords(parser: Parser): AsyncIterator<Parsed> {
+  const queue: Parsed[] = [];
+  let failure: { error: unknown } | null = null;
+  let ended = false;
+  let wake: (() => void) | null = null;
+  const notify = () => {
+    const w = wake;
+    wake = null;
+    w?.();
+  };
+  parser.on('data', (record: Parsed) => {
+    queue.push(record);
+    if (queue.length >= QUEUED_RECORDS) parser.pause();
+    notify();
+  });
+  parser.on('error', (error: unknown) => {
+    failure = { error };
+    notify();
+  });
+  parser.on('end', () => {
+    ended = true;
+    notify();
+  });
+  return {
+    async next(): Promise<IteratorResult<Parsed>> {
+      for (;;) {
+        const record = queue.shift();
+        if (record !== undefined) {
+          if (queue.length < QUEUED_RECORDS / 2 && parser.isPaused()) parser.resume();
+          return { value: record, done: false };
+        }
+        if (failure !== null) throw (failure).error;
+        if (ended) return { value: undefined, done: true };
+        await new Promise<void>((resolve) => (wake = resolve));
+      }
+    },
+  };
 }
 
 async function translateError(error: unknown, file: string, source: OpenedSource, line: number): Promise<unknown> {
