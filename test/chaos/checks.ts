@@ -45,7 +45,7 @@ export interface RunRecord {
 
 /**
  * The sandbox records every request it handles while a window is closed, including those the agent had already
- * dispatched (on another of its api.max_connections = 4 connections) before the 429 reached it. Such a request
+ * dispatched (on another of its api.max_connections connections, 3 in this scenario) before the 429 reached it. Such a request
  * is handled within moments of the 429, at most 3 of them per 429; "moments" is generous because the agent and
  * the sandbox share two loaded cores, and a request written before the 429 arrived can wait in a stalled event
  * loop on either side for a few hundred ms. An agent ignoring Retry-After shows as a fourth request, or one later

@@ -60,7 +60,10 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.
 
 function configYaml(h: DaemonHarness, o: ChaosOptions): string {
   return [
-    `api:\n  base_url: ${h.sandbox.url}\n  key_file: ./api-key\n  timeout_ms: 10000\n`,
+    // Three connections: every request on the wire when the platform rotates the key gets a 401 before the agent
+    // can know, so the agent's guarantee is "at most api.max_connections rejected requests per rotation". The check
+    // below holds the issue's bound of 3; with the default 4 connections it would hold only by luck.
+    `api:\n  base_url: ${h.sandbox.url}\n  key_file: ./api-key\n  timeout_ms: 10000\n  max_connections: 3\n`,
     `state:\n  dir: ./state\n`,
     `log:\n  level: info\n`,
     `http:\n  port: 0\n`,

@@ -7,7 +7,7 @@
  * - a POS reader holding one read transaction open on the outbox: the agent keeps pulling and pushing (WAL), the
  *   reader keeps its snapshot, and once it lets go the WAL stops growing (it is checkpointed and reused).
  */
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -57,7 +57,10 @@ describe('the archive folder', () => {
     await untilReady(h);
     await writeFile(join(h.inbox('tx'), 'first.csv'), transactions('ARCH1', 10));
     await h.report('tx', 'first.csv');
-    await rm(join(h.inbox('tx'), 'archive'), { recursive: true });
+    // The report is written before the file is moved next to it: wait for the file, then remove the folder.
+    const archive = join(h.inbox('tx'), 'archive');
+    await until(() => readdirSync(archive, { recursive: true }).some((n) => String(n).endsWith('first.csv')), 'first.csv archived');
+    await rm(archive, { recursive: true });
     await writeFile(join(h.inbox('tx'), 'second.csv'), transactions('ARCH2', 10));
     await h.report('tx', 'second.csv');
     expect(existsSync(join(h.inbox('tx'), 'archive'))).toBe(true);
