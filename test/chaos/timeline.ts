@@ -56,15 +56,17 @@ export function planTimeline(rng: Rng, o: TimelineOptions): ChaosEvent[] {
     if (rng.chance(0.15) || i === 1) events.push({ at: Math.min(d * 0.9, at + 2_000 + rng.next() * 8_000), kind: 'redrop', file });
   }
   for (const at of killMoments(rng, o.kills, d)) events.push({ at, kind: 'kill' });
-  const beats = 12;
+  // Approval changes every 5 s and a 429 burst every 15 s (at least 12 and 4): a long run keeps the pull as busy.
+  const beats = Math.max(12, Math.round(d / 5_000));
   for (let b = 0; b < beats; b += 1) {
     const at = (d * (b + 0.5)) / beats;
     events.push({ at, kind: 'approvals', count: rng.int(3, 12) });
     events.push({ at: at + rng.next() * (d / beats / 2), kind: 'amend' });
     if (rng.chance(0.7)) events.push({ at: at + rng.next() * (d / beats / 2), kind: 'cancel' });
   }
-  for (let b = 0; b < 4; b += 1) {
-    const at = (d * (b + 0.3)) / 4;
+  const bursts = Math.max(4, Math.round(d / 15_000));
+  for (let b = 0; b < bursts; b += 1) {
+    const at = (d * (b + 0.3)) / bursts;
     events.push({ at, kind: 'burst', on: true }, { at: at + 2_500, kind: 'burst', on: false });
   }
   events.push({ at: d * 0.45, kind: 'rotate' });

@@ -76,22 +76,16 @@ async function slowWriter(path: string, rows: number, everyMs: number): Promise<
   const handle = await open(path, 'w');
   await handle.write('transaction_id,item_id,transaction_timestamp\n');
   let written = 0;
+  let chain: Promise<unknown> = Promise.resolve();
   const done = new Promise<void>((resolve, reject) => {
     const timer = setInterval(() => {
       const line = `COR-SW-${written},A,2026-11-20T08:00:00Z\n`;
       written += 1;
-      handle.write(line).then(
-        async () => {
-          if (written < rows) return;
-          clearInterval(timer);
-          await handle.close();
-          resolve();
-        },
-        (error: unknown) => {
-          clearInterval(timer);
-          reject(error instanceof Error ? error : new Error(String(error)));
-        },
-      );
+      // One write after the other, and the timer stops at once: under load a tick can come before a write ends.
+      chain = chain.then(() => handle.write(line));
+      if (written < rows) return;
+      clearInterval(timer);
+      chain.then(() => handle.close()).then(resolve, (error: unknown) => reject(error instanceof Error ? error : new Error(String(error))));
     }, everyMs);
   });
   return { done };
