@@ -188,7 +188,9 @@ export async function runChecks(record: RunRecord, sandbox: SandboxHandle): Prom
   for (const e of early) perTrip.set(e.trip, (perTrip.get(e.trip) ?? 0) + 1);
   const late = early.filter((e) => e.afterMs > IN_FLIGHT_MS);
   const crowded = [...perTrip.values()].filter((n) => n > IN_FLIGHT_PER_429).length;
-  const listed = early.map((e) => `${e.method} ${e.path} +${e.afterMs} ms${e.afterMs > IN_FLIGHT_MS ? ` at ${e.at}` : ''}`).join(', ');
+  const shown = [...late, ...early.filter((e) => e.afterMs <= IN_FLIGHT_MS)].slice(0, 5);
+  const more = early.length > shown.length ? `, ... ${early.length - shown.length} more, the latest +${Math.max(...early.map((e) => e.afterMs))} ms` : '';
+  const listed = shown.map((e) => `${e.method} ${e.path} +${e.afterMs} ms${e.afterMs > IN_FLIGHT_MS ? ` at ${e.at}` : ''}`).join(', ') + more;
   add('no request before a Retry-After expired', late.length === 0 && crowded === 0, `429 answers ${state.rate_limit.limited}; sent after a 429 was seen: ${late.length}; already in flight when the window closed: ${early.length - late.length}${listed ? ` (${listed})` : ''}`);
   add('at most 3 requests with a rejected key', state.auth.rejected_total <= 3, `rejected-key requests ${state.auth.rejected_total} (1 rotation)`);
 
