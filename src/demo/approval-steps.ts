@@ -34,7 +34,7 @@ export function outstanding(db: StateDb, control: SandboxControl, cancelled: rea
   const current = control.world.approvals.all().filter((a) => a.cancelled_at === null && a.supersededBy === null);
   const unacked = current.filter((a) => a.ackCount !== 1).length;
   if (unacked > 0) missing.push(`${unacked} current approvals not acknowledged yet`);
-  const pending = db.statement<number>(`SELECT count(*) FROM approved_prices WHERE ack_status = 'pending'`).pluck().get() ?? 0;
+  const pending = db.statement<number>(`SELECT count(*) FROM approval_acks WHERE status = 'pending'`).pluck().get() ?? 0;
   if (pending > 0) missing.push(`${pending} stored versions waiting for acknowledgement`);
   const withdrawn = db
     .statement<number>(`SELECT count(DISTINCT approval_id) FROM price_feed WHERE kind = 'withdrawal' AND approval_id IN (SELECT value FROM json_each(?))`)
@@ -62,7 +62,8 @@ export async function waitForRound(db: StateDb, control: SandboxControl, cancell
 export function changePlatform(db: StateDb, control: SandboxControl): PlatformChanges {
   const ids = db
     .statement<number>(
-      `SELECT id FROM approved_prices WHERE ack_status = 'acknowledged' AND store_id IS NOT NULL AND item_id IS NOT NULL
+      `SELECT id FROM approved_prices JOIN approval_acks ON approval_id = id
+       WHERE status = 'acknowledged' AND store_id IS NOT NULL AND item_id IS NOT NULL
        AND cancelled_at IS NULL AND id NOT IN (SELECT predecessor_id FROM approved_prices WHERE predecessor_id IS NOT NULL)
        ORDER BY id LIMIT ?`,
     )

@@ -137,8 +137,8 @@ export async function demoSummary(input: SummaryInput): Promise<DemoSummary> {
   const files = await fileSummaries(db, input.samples);
   const platform = input.control.world.approvals.all();
   const current = platform.filter((a) => a.cancelled_at === null && a.supersededBy === null);
-  const ackStatus = (s: string) => count(db, `SELECT count(*) FROM approved_prices WHERE ack_status = ?`, s);
-  const acknowledgedCurrent = current.filter((a) => db.statement<string>(`SELECT ack_status FROM approved_prices WHERE id = ?`).pluck().get(a.id) === 'acknowledged').length;
+  const ackStatus = (s: string) => count(db, `SELECT count(*) FROM approval_acks WHERE status = ?`, s);
+  const acknowledgedCurrent = current.filter((a) => db.statement<string>(`SELECT status FROM approval_acks WHERE approval_id = ?`).pluck().get(a.id) === 'acknowledged').length;
   const feedRows = count(db, `SELECT count(*) FROM price_feed`);
   const withdrawals = count(db, `SELECT count(*) FROM price_feed WHERE kind = 'withdrawal' AND approval_id IN (${inList(changes.cancelled)})`);
   const successors = count(db, `SELECT count(*) FROM approved_prices WHERE predecessor_id IN (${inList(changes.amended)})`);

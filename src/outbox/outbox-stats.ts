@@ -42,15 +42,18 @@ export async function outboxStats(db: StateDb): Promise<OutboxStats> {
         eb.fn.count<number>('seq').filterWhere('kind', '=', 'withdrawal').as('withdrawals'),
       ])
       .executeTakeFirstOrThrow(),
+    // No approval_acks row (status null): learned from a history read, not delivered.
     k
-      .selectFrom('approved_prices')
-      .select(['ack_status', (eb) => eb.fn.countAll<number>().as('n')])
-      .groupBy('ack_status')
+      .selectFrom('approved_prices as a')
+      .leftJoin('approval_acks as ack', 'ack.approval_id', 'a.id')
+      .select(['ack.status', (eb) => eb.fn.countAll<number>().as('n')])
+      .groupBy('ack.status')
       .execute(),
     k
-      .selectFrom('approved_prices')
-      .select((eb) => eb.fn.min('received_at').as('received_at'))
-      .where('ack_status', '=', 'pending')
+      .selectFrom('approval_acks as ack')
+      .innerJoin('approved_prices as a', 'a.id', 'ack.approval_id')
+      .select((eb) => eb.fn.min('a.received_at').as('received_at'))
+      .where('ack.status', '=', 'pending')
       .executeTakeFirst(),
     k
       .selectFrom('delivery_intents')
@@ -69,7 +72,7 @@ export async function outboxStats(db: StateDb): Promise<OutboxStats> {
       ])
       .executeTakeFirstOrThrow(),
   ]);
-  const byStatus = (status: string | null) => approvals.find((r) => r.ack_status === status)?.n ?? 0;
+  const byStatus = (status: string | null) => approvals.find((r) => r.status === status)?.n ?? 0;
   return {
     database_id: meta?.value ?? null,
     max_seq: feed.max_seq,

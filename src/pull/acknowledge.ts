@@ -2,8 +2,8 @@
  * Acknowledging stored versions to the platform, in batches of at most 500, and resolving 409 conflicts.
  *
  * Rules:
- * - Only ids committed to the outbox are sent (ack_status 'pending' in approved_prices), so an acknowledged price
- *   is always in the outbox.
+ * - Only ids committed to the outbox are sent ('pending' in approval_acks, a row committed with the version), so an
+ *   acknowledged price is always in the outbox.
  * - An id that succeeded is marked 'acknowledged' at once and never sent again. A 409 refuses the whole batch; the
  *   conflicting ids are taken from the body when it lists them, otherwise found by binary splitting, in which a
  *   half that succeeds is marked and only the refused half is split further.
@@ -17,7 +17,7 @@
 import { ackConflictsOf } from '../api/resources/approved-prices.ts';
 import { ApiError, API_ERROR_CODES } from '../api/errors.ts';
 import { ACK_BATCH_MAX } from '../api/schemas/index.ts';
-import { idsToAcknowledge, markAcknowledged } from '../store/acknowledgements.ts';
+import { countPending, idsToAcknowledge, markAcknowledged } from '../store/acknowledgements.ts';
 import { classifyFromHistory, resolveConflicts, type ResolveContext } from './conflict-resolution.ts';
 import { checkAborted } from './pull-deps.ts';
 import type { StoredPages } from './stored-pages.ts';
@@ -56,13 +56,7 @@ export async function acknowledgeStored(ctx: ResolveContext, signal?: AbortSigna
     await acknowledgeBatch(ctx, ids, false, signal);
     // Every id of the batch leaves 'pending' (acknowledged or conflict) unless the platform answered 200 without
     // listing some of them. Sending those again at once would loop; the next run tries them again.
-    const left = ctx.deps.db
-      .statement<number>(
-        `SELECT count(*) FROM approved_prices WHERE id IN (SELECT value FROM json_each(?)) AND ack_status = 'pending'`,
-      )
-      .pluck()
-      .get(JSON.stringify(ids));
-    if (left === ids.length) {
+    if (countPending(ctx.deps.db, ids) === ids.length) {
       ctx.deps.logger.warn({ ids: ids.length }, 'acknowledge accepted none of the batch; leaving it for the next run');
       return;
     }

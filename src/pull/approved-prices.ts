@@ -12,8 +12,8 @@
  * A failing lane does not stop the other: prices are stored even while acknowledgements are refused, and stored
  * ids are acknowledged even when a deliveries request fails. The first error is thrown once both have ended.
  *
- * Resumable at every step: each step's progress is in the database (pending intent and cursor, ack_status, the
- * export state), so a run that dies anywhere, or is aborted through `signal`, is continued by the next run.
+ * Resumable at every step: each step's progress is in the database (pending intent and cursor, approval_acks,
+ * the export state), so a run that dies anywhere, or is aborted through `signal`, is continued by the next run.
  * Two runs must not overlap on one database (the daemon's scheduler runs them without overlap); a second run would
  * fail on the pending intent of the first, not corrupt anything.
  */

@@ -1,12 +1,12 @@
 /**
  * What the agent records for an id the platform refused to acknowledge (409), after reading it back from the
  * history:
- * - cancelled (cancelled_at set): a 'withdrawal' row in the feed (once per id) and ack_status 'conflict';
+ * - cancelled (cancelled_at set): a 'withdrawal' row in the feed (once per id) and status 'conflict' (approval_acks);
  * - already acknowledged (the 409 says so, or the history shows an export_status past 'exported_api'): marked
  *   'acknowledged' without being sent again;
- * - superseded by an amendment: ack_status 'conflict'; the amendment is a new version that arrives by the deliveries
+ * - superseded by an amendment: status 'conflict'; the amendment is a new version that arrives by the deliveries
  *   and supersedes this one in current_prices through its predecessor_id;
- * - anything else: ack_status 'conflict' with the reason ('unknown' when neither the body nor the history explains
+ * - anything else: status 'conflict' with the reason ('unknown' when neither the body nor the history explains
  *   the refusal). Such ids are never sent again; `pricing-agent outbox stats` counts them.
  *
  * Each record is its own transaction and each is idempotent (only 'pending' ids change; a withdrawal is appended

@@ -1,7 +1,7 @@
 /**
  * The hand-over between the two lanes of a pull run: the deliveries lane announces each committed page, the
  * acknowledgements lane waits for them. Only a signal: what to acknowledge is always read from the database
- * (ack_status 'pending'), so nothing is acknowledged that is not committed.
+ * ('pending' in approval_acks), so nothing is acknowledged that is not committed.
  */
 export class StoredPages {
   #finished = false;

@@ -1,15 +1,19 @@
 /**
  * The acknowledgement state of delivered versions: which ids still have to be acknowledged to the platform, and
- * what became of each one. Writes only the ack columns of approved_prices (ack_status, conflict_reason, acked_at).
+ * what became of each one. Owner of approval_acks (migration 0004_ack_state), one narrow row per delivered
+ * version, kept out of approved_prices so that a status change rewrites ~40 bytes instead of a ~2 KB record row.
+ * A version learned only from a history read has no row: there is nothing to acknowledge.
  *
- * Order of events, and what survives a crash: a version is stored (ack_status 'pending') before it is acknowledged,
- * so an acknowledged price is always in the outbox. If the agent dies between the platform's success response and
- * `markAcknowledged`, the ids are still 'pending' here and are sent again; the platform then reports them as already
- * acknowledged (409), and the pull records them with `markAcknowledged`, not as conflicts. Only ids in 'pending'
- * change state, so no id is marked twice.
+ * Order of events, and what survives a crash: a version's 'pending' row is inserted in the transaction that stores
+ * the version (`recordPending`, called by storeDeliveredPage), so an id is handed out for acknowledgement only once
+ * it is committed, and an acknowledged price is always in the outbox. If the agent dies between the platform's
+ * success response and `markAcknowledged`, the ids are still 'pending' here and are sent again; the platform then
+ * reports them as already acknowledged (409), and the pull records them with `markAcknowledged`, not as conflicts.
+ * Only ids in 'pending' change state, so no id is marked twice.
  */
 import { ACK_BATCH_MAX } from '../api/schemas/index.ts';
 import { StoreError } from './errors.ts';
+import type { AckStatus } from './schema.ts';
 import type { StateDb } from './state-db.ts';
 
 export interface AckConflict {
@@ -18,13 +22,55 @@ export interface AckConflict {
   reason: string;
 }
 
+/** The acknowledgement state of one version; undefined when it was never delivered (or is unknown). */
+export interface AckState {
+  status: AckStatus;
+  conflict_reason: string | null;
+  acked_at: string | null;
+}
+
+/**
+ * Records `ids` (versions just stored by a deliveries page) as waiting for acknowledgement. Runs inside the caller's
+ * write transaction, the one that stores the versions: the 'pending' rows commit with them or not at all. An id
+ * that already has a row keeps it (its state never goes back to 'pending'). One statement for the page.
+ */
+export function recordPending(db: StateDb, ids: readonly number[]): void {
+  if (ids.length === 0) return;
+  if (!db.sqlite.inTransaction) {
+    throw new StoreError('INVALID_ARGUMENT', 'recordPending runs inside the transaction that stores the versions');
+  }
+  db.statement(
+    `INSERT OR IGNORE INTO approval_acks (approval_id, status) SELECT value, 'pending' FROM json_each(?)`,
+  ).run(JSON.stringify(ids));
+}
+
+export function getAckState(db: StateDb, id: number): AckState | undefined {
+  return db
+    .statement<AckState>('SELECT status, conflict_reason, acked_at FROM approval_acks WHERE approval_id = ?')
+    .get(id);
+}
+
+/** How many of `ids` are still 'pending'. */
+export function countPending(db: StateDb, ids: readonly number[]): number {
+  return (
+    db
+      .statement<number>(
+        `SELECT count(*) FROM approval_acks WHERE approval_id IN (SELECT value FROM json_each(?)) AND status = 'pending'`,
+      )
+      .pluck()
+      .get(JSON.stringify(ids)) ?? 0
+  );
+}
+
 /** Up to `limit` (1..500) ids that were delivered and not yet acknowledged, oldest id first. */
 export function idsToAcknowledge(db: StateDb, limit: number = ACK_BATCH_MAX): number[] {
   if (!Number.isInteger(limit) || limit < 1 || limit > ACK_BATCH_MAX) {
     throw new StoreError('INVALID_ARGUMENT', `limit must be 1..${ACK_BATCH_MAX}, got ${limit}`);
   }
   return db
-    .statement<number>(`SELECT id FROM approved_prices WHERE ack_status = 'pending' ORDER BY id LIMIT ?`)
+    .statement<number>(
+      `SELECT approval_id FROM approval_acks WHERE status = 'pending' ORDER BY approval_id LIMIT ?`,
+    )
     .pluck()
     .all(limit);
 }
@@ -34,15 +80,15 @@ export function idsToAcknowledge(db: StateDb, limit: number = ACK_BATCH_MAX): nu
  *
  * Committed with relaxed durability (synchronous=NORMAL): a process crash loses nothing (WAL), and a power cut can
  * only lose the last marks, whose ids are then sent again and reported as already acknowledged, so the loss costs a
- * request, never a price or a second acknowledgement. One statement for the batch: the marks rewrite whole rows,
- * and this runs once per batch of 500 on the pull's hot path.
+ * request, never a price or a second acknowledgement. One statement for the batch: this runs once per batch of 500
+ * on the pull's hot path.
  * @returns how many ids changed from 'pending' to 'acknowledged'.
  */
 export function markAcknowledged(db: StateDb, ids: readonly number[]): number {
   if (ids.length === 0) return 0;
   const update = db.statement(
-    `UPDATE approved_prices SET ack_status = 'acknowledged', acked_at = ?
-     WHERE id IN (SELECT value FROM json_each(?)) AND ack_status = 'pending'`,
+    `UPDATE approval_acks SET status = 'acknowledged', acked_at = ?
+     WHERE approval_id IN (SELECT value FROM json_each(?)) AND status = 'pending'`,
   );
   return db.write(() => update.run(db.now(), JSON.stringify(ids)).changes, { durability: 'relaxed' });
 }
@@ -55,8 +101,8 @@ export function markAcknowledged(db: StateDb, ids: readonly number[]): number {
  */
 export function markConflicts(db: StateDb, conflicts: readonly AckConflict[]): number {
   const update = db.statement(
-    `UPDATE approved_prices SET ack_status = 'conflict', conflict_reason = ?, acked_at = ?
-     WHERE id = ? AND ack_status = 'pending'`,
+    `UPDATE approval_acks SET status = 'conflict', conflict_reason = ?, acked_at = ?
+     WHERE approval_id = ? AND status = 'pending'`,
   );
   return db.write(() => {
     const now = db.now();

@@ -2,8 +2,9 @@
  * Approved prices into the outbox: every version by id, each new version (or withdrawal) appended to the feed once,
  * and the prices those versions put in force on a date.
  *
- * Owner of approved_prices rows and of price_feed (acknowledgements.ts updates only the ack columns). Each exported
- * write is one SQLite transaction.
+ * Owner of approved_prices rows and of price_feed (the acknowledgement state is in approval_acks, owned by
+ * acknowledgements.ts; a page's 'pending' rows are inserted here through `recordPending`). Each exported write is one
+ * SQLite transaction.
  *
  * Versions: a row with `predecessor_id` is an amendment and supersedes its predecessor (current_prices skips any
  * version that another row names as predecessor); a row with `cancelled_at` withdraws its price. Both are derived
@@ -11,6 +12,7 @@
  */
 import type { Selectable } from 'kysely';
 import type { ApprovedPrice } from '../api/schemas/index.ts';
+import { recordPending } from './acknowledgements.ts';
 import {
   completeDeliveryIntent,
   type DeliveryIntent,
@@ -20,7 +22,7 @@ import {
 } from './delivery-intents.ts';
 import { StoreError } from './errors.ts';
 import { currentPricesSelect } from './migrations/0002-pull-outbox.ts';
-import type { AckStatus, ApprovedPricesTable, CurrentPricesView, FeedKind } from './schema.ts';
+import type { ApprovedPricesTable, CurrentPricesView, FeedKind } from './schema.ts';
 import type { StateDb } from './state-db.ts';
 
 export type StoredApprovedPrice = Selectable<ApprovedPricesTable>;
@@ -43,12 +45,14 @@ export interface StoredPage {
 
 /**
  * Stores one deliveries page in ONE transaction: every version into approved_prices (by id; one already there is
- * left as it is), a 'price' feed row for each new version, a 'withdrawal' feed row (once per id) for each cancelled
- * one, the job's cursor moved to `nextCursor`, the intent marked done.
+ * left as it is), a 'pending' approval_acks row for each new version (from then on it is handed out for
+ * acknowledgement), a 'price' feed row for each new version, a 'withdrawal' feed row (once per id) for each
+ * cancelled one, the job's cursor moved to `nextCursor`, the intent marked done.
  *
  * Checkpoint rule: the cursor moves only here, in the transaction that commits the rows it stands for. If the
- * process dies before the commit, nothing of the page is stored, the intent is still pending, and its replay
- * delivers the same page; a replayed page that did commit adds no row and no feed row.
+ * process dies before the commit, nothing of the page is stored (and none of its ids is to be acknowledged), the
+ * intent is still pending, and its replay delivers the same page; a replayed page that did commit adds no row and
+ * no feed row.
  *
  * With `next` (and a non-null `nextCursor`), the intent of the following page, at `nextCursor`, is recorded in the
  * same transaction: it is durable before its request is sent, at the cost of one commit instead of two.
@@ -66,10 +70,13 @@ export function storeDeliveredPage(
     const intent = requirePendingIntent(db, intentId);
     const receivedAt = db.now();
     const page: StoredPage = { inserted: 0, duplicates: 0, feedRows: 0, lastSeq: null };
+    const newIds: number[] = [];
     for (const item of items) {
-      const inserted = insertVersion(db, item, intent.id, 'pending', receivedAt);
-      if (inserted) page.inserted += 1;
-      else page.duplicates += 1;
+      const inserted = insertVersion(db, item, intent.id, receivedAt);
+      if (inserted) {
+        page.inserted += 1;
+        newIds.push(item.id);
+      } else page.duplicates += 1;
       let seq: number | null = null;
       if (item.cancelled_at) seq = withdraw(db, item, item.cancelled_at, receivedAt);
       else if (inserted) seq = appendFeedRow(db, 'price', item, receivedAt); // a new id has no feed row yet
@@ -78,6 +85,7 @@ export function storeDeliveredPage(
         page.lastSeq = seq;
       }
     }
+    recordPending(db, newIds); // only versions this page stored: a version stored before keeps its state
     completeDeliveryIntent(db, intent, nextCursor, items.length);
     if (next && nextCursor !== null) {
       page.nextIntent = insertDeliveryIntent(db, { ...next, job: intent.job, cursor: nextCursor });
@@ -88,8 +96,8 @@ export function storeDeliveredPage(
 
 /**
  * Records that `approval` (a version read back, e.g. with history=true) is cancelled: sets cancelled_at on the
- * stored version (storing it first, with ack_status null, if the agent never received it) and appends one
- * 'withdrawal' feed row for its id, unless one was appended before.
+ * stored version (storing it first, without an approval_acks row, if the agent never received it: nothing to
+ * acknowledge) and appends one 'withdrawal' feed row for its id, unless one was appended before.
  *
  * @returns the seq appended, or null when the withdrawal was already in the feed.
  * @throws StoreError NOT_CANCELLED when `approval.cancelled_at` is not set.
@@ -99,7 +107,7 @@ export function recordWithdrawal(db: StateDb, approval: ApprovedPrice): number |
   if (!cancelledAt) throw new StoreError('NOT_CANCELLED', `approval ${approval.id} has no cancelled_at`);
   return db.write(() => {
     const now = db.now();
-    insertVersion(db, approval, null, null, now);
+    insertVersion(db, approval, null, now);
     return withdraw(db, approval, cancelledAt, now);
   });
 }
@@ -137,7 +145,6 @@ function insertVersion(
   db: StateDb,
   item: ApprovedPrice,
   intentId: number | null,
-  ackStatus: AckStatus | null,
   receivedAt: string,
 ): boolean {
   const result = db
@@ -145,8 +152,8 @@ function insertVersion(
       `INSERT OR IGNORE INTO approved_prices (id, grid_id, grid_item_id, item_id, sku, store_id, current_price,
          proposed_price, approved_price, effective_date, currency_code, proposal_source, source, approved_at,
          approved_by_user_id, export_status, exported_at, cancelled_at, predecessor_id, amendment_reason,
-         delivery_channel, record, intent_id, received_at, ack_status)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         delivery_channel, record, intent_id, received_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     )
     .run(
       item.id,
@@ -173,7 +180,6 @@ function insertVersion(
       JSON.stringify(item),
       intentId,
       receivedAt,
-      ackStatus,
     );
   return result.changes === 1;
 }

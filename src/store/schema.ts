@@ -1,5 +1,5 @@
 /**
- * Kysely types of every table and view of the state database (migrations 0001 and 0002).
+ * Kysely types of every table and view of the state database (migrations 0001, 0002 and 0004).
  *
  * Conventions: timestamps are ISO 8601 text (UTC, from the agent's clock unless the column holds an API value);
  * money is decimal text exactly as the API sent it, never a number; JSON columns hold `JSON.stringify` text.
@@ -8,7 +8,7 @@
 import type { Generated } from 'kysely';
 
 export const ACK_STATUSES = ['pending', 'acknowledged', 'conflict'] as const;
-/** `null`: the version was learned outside a delivery (history read); nothing to acknowledge. */
+/** A version learned outside a delivery (history read) has no approval_acks row: nothing to acknowledge. */
 export type AckStatus = (typeof ACK_STATUSES)[number];
 
 export const FEED_KINDS = ['price', 'withdrawal'] as const;
@@ -57,9 +57,19 @@ export interface ApprovedPricesTable {
   /** The delivery that brought it; null when learned from a history read. */
   intent_id: number | null;
   received_at: string;
-  ack_status: AckStatus | null;
+}
+
+/**
+ * 0004_ack_state: the acknowledgement state of each delivered version, one narrow row per approval_id (kept out
+ * of approved_prices, whose ~2 KB rows a status change would rewrite). No row: not delivered, nothing to
+ * acknowledge.
+ */
+export interface ApprovalAcksTable {
+  approval_id: number;
+  status: AckStatus;
+  /** Set exactly when status is `conflict`. */
   conflict_reason: string | null;
-  /** When ack_status left `pending` (acknowledged or conflict). */
+  /** When status left `pending` (acknowledged or conflict). */
   acked_at: string | null;
 }
 
@@ -199,6 +209,7 @@ export interface OutboxExportScanTable {
 export interface Database {
   agent_meta: AgentMetaTable;
   approved_prices: ApprovedPricesTable;
+  approval_acks: ApprovalAcksTable;
   delivery_intents: DeliveryIntentsTable;
   pull_state: PullStateTable;
   price_feed: PriceFeedTable;

@@ -98,7 +98,9 @@ export function readOutbox(dbPath: string): OutboxView | null {
     db.pragma('busy_timeout = 5000');
     const prices = db.prepare(`SELECT approval_id FROM price_feed WHERE kind = 'price' ORDER BY seq`).pluck().all() as number[];
     const withdrawals = db.prepare(`SELECT approval_id FROM price_feed WHERE kind = 'withdrawal' ORDER BY seq`).pluck().all() as number[];
-    const acks = db.prepare('SELECT id, ack_status FROM approved_prices').all() as { id: number; ack_status: string | null }[];
+    const acks = db
+      .prepare('SELECT a.id, k.status AS ack_status FROM approved_prices a LEFT JOIN approval_acks k ON k.approval_id = a.id')
+      .all() as { id: number; ack_status: string | null }[];
     return {
       prices,
       withdrawals,

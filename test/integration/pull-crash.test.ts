@@ -86,7 +86,7 @@ function count(sql: string): number {
 const pendingIntents = () => count(`SELECT count(*) FROM delivery_intents WHERE status = 'pending'`);
 const doneIntents = () => count(`SELECT count(*) FROM delivery_intents WHERE status = 'done'`);
 const stored = () => count('SELECT count(*) FROM approved_prices');
-const acknowledged = () => count(`SELECT count(*) FROM approved_prices WHERE ack_status = 'acknowledged'`);
+const acknowledged = () => count(`SELECT count(*) FROM approval_acks WHERE status = 'acknowledged'`);
 const sandboxAcks = () => sandboxApprovals(sandbox).reduce((n, a) => n + a.ackCount, 0);
 
 /** Kills the agent with SIGKILL as soon as `condition` holds; fails if it exits on its own first. */
@@ -177,7 +177,10 @@ describe('pricing-agent pull --once, SIGKILLed and restarted', () => {
     const fed = handle.prepare(`SELECT approval_id FROM price_feed WHERE kind = 'price' ORDER BY approval_id`).pluck().all();
     expect(fed).toEqual(expected);
     expect(count(`SELECT count(*) FROM price_feed WHERE kind = 'withdrawal'`)).toBe(0);
-    expect(count(`SELECT count(*) FROM approved_prices WHERE ack_status IS NOT 'acknowledged'`)).toBe(0);
+    expect(
+      count(`SELECT count(*) FROM approved_prices a LEFT JOIN approval_acks k ON k.approval_id = a.id
+        WHERE k.status IS NOT 'acknowledged'`),
+    ).toBe(0);
     const acks = new Map(sandboxApprovals(sandbox).map((a) => [a.id, a]));
     for (const id of expected) expect(acks.get(id)?.ackCount, `ack count of ${id}`).toBe(1);
     for (const a of acks.values()) expect(a.ackCount, `ack count of ${a.id}`).toBeLessThanOrEqual(1);

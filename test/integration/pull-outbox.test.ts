@@ -160,7 +160,9 @@ for (const listed of [true, false]) {
       for (const a of sandboxApprovals(h.sandbox)) expect(a.ackCount, `ack count of ${a.id}`).toBeLessThanOrEqual(1);
       for (const a of currentVersions(h.sandbox)) expect(a.ackCount, `ack count of ${a.id}`).toBe(1);
       const local = h.db
-        .statement<{ id: number; ack_status: string | null }>('SELECT id, ack_status FROM approved_prices')
+        .statement<{ id: number; ack_status: string | null }>(
+          'SELECT a.id, k.status AS ack_status FROM approved_prices a LEFT JOIN approval_acks k ON k.approval_id = a.id',
+        )
         .all();
       expect(local.filter((r) => r.ack_status === 'pending')).toEqual([]);
       for (const r of local) {

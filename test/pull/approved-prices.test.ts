@@ -19,8 +19,8 @@ function feed(db: PullHarness['db']) {
 
 function ackStatuses(db: PullHarness['db']): Record<string, number> {
   const rows = db
-    .statement<{ s: string | null; n: number }>(`SELECT CASE WHEN ack_status = 'conflict' THEN conflict_reason ELSE ack_status END AS s, count(*) AS n
-       FROM approved_prices GROUP BY 1`)
+    .statement<{ s: string | null; n: number }>(`SELECT CASE WHEN k.status = 'conflict' THEN k.conflict_reason ELSE k.status END AS s, count(*) AS n
+       FROM approved_prices a LEFT JOIN approval_acks k ON k.approval_id = a.id GROUP BY 1`)
     .all();
   return Object.fromEntries(rows.map((r) => [r.s ?? 'null', r.n]));
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { idsToAcknowledge, markAcknowledged, markConflicts } from '../../src/store/acknowledgements.ts';
-import { getApprovedPrice, recordWithdrawal, storeDeliveredPage } from '../../src/store/approved-prices.ts';
+import { getAckState, idsToAcknowledge, markAcknowledged, markConflicts } from '../../src/store/acknowledgements.ts';
+import { recordWithdrawal, storeDeliveredPage } from '../../src/store/approved-prices.ts';
 import { recordDeliveryIntent } from '../../src/store/delivery-intents.ts';
 import { approval, fixedClock, openTempDb } from './support.ts';
 
@@ -18,17 +18,24 @@ describe('acknowledgements', () => {
     clock.advance(1000);
     expect(markAcknowledged(db, [1, 3])).toBe(2);
     expect(markAcknowledged(db, [1, 3])).toBe(0); // an id is acknowledged once
-    expect(getApprovedPrice(db, 1)).toMatchObject({ ack_status: 'acknowledged', acked_at: '2026-11-22T10:00:01.000Z' });
+    expect(getAckState(db, 1)).toEqual({ status: 'acknowledged', conflict_reason: null, acked_at: '2026-11-22T10:00:01.000Z' });
 
     expect(markConflicts(db, [{ id: 9, reason: 'cancelled' }, { id: 1, reason: 'superseded' }])).toBe(1);
-    expect(getApprovedPrice(db, 9)).toMatchObject({ ack_status: 'conflict', conflict_reason: 'cancelled' });
-    expect(getApprovedPrice(db, 1)?.ack_status).toBe('acknowledged');
+    expect(getAckState(db, 9)).toEqual({ status: 'conflict', conflict_reason: 'cancelled', acked_at: '2026-11-22T10:00:01.000Z' });
+    expect(getAckState(db, 1)?.status).toBe('acknowledged');
     expect(idsToAcknowledge(db)).toEqual([5]);
 
     expect(() => idsToAcknowledge(db, 501)).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }) as Error);
     expect(() => markConflicts(db, [{ id: 5, reason: '' }])).toThrow(
       expect.objectContaining({ code: 'INVALID_ARGUMENT' }) as Error,
     );
-    expect(getApprovedPrice(db, 5)?.ack_status).toBe('pending'); // the failed batch changed nothing
+    expect(getAckState(db, 5)?.status).toBe('pending'); // the failed batch changed nothing
+    expect(getAckState(db, 20)).toBeUndefined(); // stored from a history read: no acknowledgement state
+
+    // A page delivering stored versions again leaves their state alone: never back to 'pending'.
+    const again = recordDeliveryIntent(db, { requestId: '55555555-5555-4555-8555-555555555555', filters: {}, cursor: null });
+    storeDeliveredPage(db, again.id, [1, 9, 20].map((id) => approval(id)), null);
+    expect([1, 9, 20].map((id) => getAckState(db, id)?.status)).toEqual(['acknowledged', 'conflict', undefined]);
+    expect(idsToAcknowledge(db)).toEqual([5]);
   });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ApprovedPrice } from '../../src/api/schemas/index.ts';
+import { getAckState } from '../../src/store/acknowledgements.ts';
 import {
   currentPricesAt,
   getApprovedPrice,
@@ -82,7 +83,8 @@ describe('storeDeliveredPage', () => {
     const result = deliver(db, [approval(1), approval(2, { store_id: null })], 'next');
     expect(result).toEqual({ inserted: 2, duplicates: 0, feedRows: 2, lastSeq: 2 });
     const stored = getApprovedPrice(db, 1);
-    expect(stored).toMatchObject({ approved_price: '10.49', ack_status: 'pending', intent_id: 1, cancelled_at: null });
+    expect(stored).toMatchObject({ approved_price: '10.49', intent_id: 1, cancelled_at: null });
+    expect(getAckState(db, 1)).toEqual({ status: 'pending', conflict_reason: null, acked_at: null });
     expect(JSON.parse(stored?.trace ?? '')).toEqual(approval(1).trace);
     expect(JSON.parse(stored?.approval_details ?? '')).toEqual(approval(1).approval_details);
     expect(JSON.parse(stored?.record ?? '')).toEqual(approval(1));
@@ -200,7 +202,8 @@ describe('versions and current prices', () => {
     // Never received, seen cancelled in a history read: stored, nothing to acknowledge, one withdrawal row.
     const unseen = approval(7, { ...base, cancelled_at: '2026-11-21T10:00:00Z' });
     expect(recordWithdrawal(db, unseen)).toBe(4);
-    expect(getApprovedPrice(db, 7)).toMatchObject({ ack_status: null, intent_id: null });
+    expect(getApprovedPrice(db, 7)).toMatchObject({ intent_id: null });
+    expect(getAckState(db, 7)).toBeUndefined();
     const notCancelled = expect.objectContaining({ code: 'NOT_CANCELLED' }) as Error;
     expect(() => recordWithdrawal(db, approval(8))).toThrow(notCancelled);
   });

@@ -12,11 +12,13 @@ import { StoreError } from '../errors.ts';
 import { migration0001Base } from './0001-base.ts';
 import { migration0002PullOutbox } from './0002-pull-outbox.ts';
 import { migration0003Push } from './0003-push.ts';
+import { migration0004AckState } from './0004-ack-state.ts';
 
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0001_base': migration0001Base,
   '0002_pull_outbox': migration0002PullOutbox,
   '0003_push': migration0003Push,
+  '0004_ack_state': migration0004AckState,
 };
 
 class InCodeMigrationProvider implements MigrationProvider {

@@ -1,0 +1,96 @@
+import { join } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { Kysely, SqliteDialect } from 'kysely';
+import { describe, expect, it } from 'vitest';
+import { getAckState, idsToAcknowledge } from '../../src/store/acknowledgements.ts';
+import { getApprovedPrice } from '../../src/store/approved-prices.ts';
+import { MIGRATIONS, migrateToLatest } from '../../src/store/migrations/index.ts';
+import { openDatabase } from '../../src/store/open-database.ts';
+import { approval, onCleanup, tempDir } from './support.ts';
+
+/** A database file migrated up to and including `last` (the state an older agent left behind). */
+async function databaseAt(path: string, last: string): Promise<BetterSqlite3.Database> {
+  const upTo = Object.fromEntries(Object.entries(MIGRATIONS).filter(([name]) => name <= last)); // names sort in run order
+  const sqlite = new BetterSqlite3(path);
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma('foreign_keys = ON');
+  const kysely = new Kysely({ dialect: new SqliteDialect({ database: sqlite }) });
+  await migrateToLatest(kysely, upTo);
+  return sqlite;
+}
+
+function columns(sqlite: BetterSqlite3.Database, table: string): string[] {
+  return sqlite.prepare(`SELECT name FROM pragma_table_xinfo(?)`).pluck().all(table) as string[];
+}
+
+describe('migration 0004_ack_state', () => {
+  it('moves the acknowledgement state of a 0003 database into approval_acks, every state preserved', async () => {
+    const path = join(tempDir(), 'state.db');
+    const old = await databaseAt(path, '0003_push');
+    expect(old.prepare('SELECT name FROM kysely_migration ORDER BY name').pluck().all()).toEqual([
+      '0001_base',
+      '0002_pull_outbox',
+      '0003_push',
+    ]);
+    expect(columns(old, 'approved_prices')).toEqual(expect.arrayContaining(['ack_status', 'conflict_reason', 'acked_at']));
+    old.prepare(`INSERT INTO delivery_intents (id, job, request_id, filters, status, created_at)
+      VALUES (1, 'approved_prices', 'r-1', '{}', 'done', '2026-11-20T10:00:00Z')`).run();
+    const insert = old.prepare(
+      `INSERT INTO approved_prices (id, grid_id, grid_item_id, item_id, sku, store_id, current_price, proposed_price,
+         approved_price, effective_date, currency_code, proposal_source, source, approved_at, approved_by_user_id,
+         export_status, cancelled_at, record, intent_id, received_at, ack_status, conflict_reason, acked_at)
+       VALUES (@id, @grid_id, @grid_item_id, @item_id, @sku, @store_id, @current_price, @proposed_price,
+         @approved_price, @effective_date, @currency_code, @proposal_source, @source, @approved_at,
+         @approved_by_user_id, @export_status, @cancelled_at, @record, @intent_id, '2026-11-20T10:00:00Z',
+         @ack_status, @conflict_reason, @acked_at)`,
+    );
+    const states = [
+      { id: 1, ack_status: 'pending', conflict_reason: null, acked_at: null, intent_id: 1 },
+      { id: 2, ack_status: 'acknowledged', conflict_reason: null, acked_at: '2026-11-20T10:00:05Z', intent_id: 1 },
+      { id: 3, ack_status: 'conflict', conflict_reason: 'cancelled', acked_at: '2026-11-20T10:00:06Z', intent_id: 1 },
+      { id: 4, ack_status: null, conflict_reason: null, acked_at: null, intent_id: null }, // from a history read
+      { id: 5, ack_status: 'pending', conflict_reason: null, acked_at: null, intent_id: 1 },
+    ];
+    for (const state of states) {
+      const a = approval(state.id, state.id === 3 ? { cancelled_at: '2026-11-20T09:00:00Z' } : {});
+      insert.run({ ...a, cancelled_at: a.cancelled_at ?? null, record: JSON.stringify(a), ...state });
+    }
+    old.close();
+
+    const db = await openDatabase(path);
+    onCleanup(() => db.close());
+    const sqlite = db.sqlite;
+    expect(sqlite.prepare('SELECT name FROM kysely_migration ORDER BY name').pluck().all()).toEqual(
+      Object.keys(MIGRATIONS).sort(),
+    );
+    expect(sqlite.prepare('SELECT * FROM approval_acks ORDER BY approval_id').all()).toEqual([
+      { approval_id: 1, status: 'pending', conflict_reason: null, acked_at: null },
+      { approval_id: 2, status: 'acknowledged', conflict_reason: null, acked_at: '2026-11-20T10:00:05Z' },
+      { approval_id: 3, status: 'conflict', conflict_reason: 'cancelled', acked_at: '2026-11-20T10:00:06Z' },
+      { approval_id: 5, status: 'pending', conflict_reason: null, acked_at: null },
+    ]);
+    expect(getAckState(db, 4)).toBeUndefined();
+    expect(idsToAcknowledge(db)).toEqual([1, 5]);
+
+    // The old columns and their index are gone; the versions themselves are untouched.
+    const approvedColumns = columns(sqlite, 'approved_prices');
+    for (const gone of ['ack_status', 'conflict_reason', 'acked_at']) expect(approvedColumns).not.toContain(gone);
+    expect(
+      sqlite.prepare(`SELECT name FROM sqlite_schema WHERE name = 'approved_prices_ack_pending'`).pluck().get(),
+    ).toBeUndefined();
+    expect(sqlite.prepare('SELECT count(*) FROM approved_prices').pluck().get()).toBe(5);
+    for (const { id } of states) {
+      const stored = getApprovedPrice(db, id);
+      expect(JSON.parse(stored?.record ?? '')).toEqual(approval(id, id === 3 ? { cancelled_at: '2026-11-20T09:00:00Z' } : {}));
+      expect(JSON.parse(stored?.trace ?? '')).toEqual(approval(id).trace); // generated columns still read the record
+    }
+    expect(sqlite.pragma('integrity_check', { simple: true })).toBe('ok');
+    expect(sqlite.pragma('foreign_key_check')).toEqual([]);
+
+    // The constraints hold for every writer: a conflict needs its reason, and only these three states exist.
+    const write = (sql: string) => () => sqlite.prepare(sql).run();
+    expect(write(`UPDATE approval_acks SET status = 'conflict' WHERE approval_id = 1`)).toThrow(/CHECK/);
+    expect(write(`UPDATE approval_acks SET status = 'done' WHERE approval_id = 1`)).toThrow(/CHECK/);
+    expect(write(`INSERT INTO approval_acks (approval_id, status) VALUES (99, 'pending')`)).toThrow(/FOREIGN KEY/);
+  });
+});
