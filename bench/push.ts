@@ -4,8 +4,10 @@
  * archive) against a minimal loop doing only the necessary work (csv-parse, the zod TransactionWrite schema, an undici
  * Pool with 4 connections, batches of 1000, no checkpoints). Both send the same file to a fresh sandbox.
  *
- * Every contender runs in a child process of its own (this file with --worker), so its peak RSS is its own, and the
- * sandbox runs in another child (bench/sandbox-server.ts), so its CPU does not share the contender's event loop.
+ * Every contender runs in a child process of its own (this file compiled to JavaScript as the agent ships, see
+ * bench/compiled.ts, with --worker), so its peak RSS is its own, and the sandbox runs in another child
+ * (bench/sandbox-server.ts), so its CPU does not share the contender's event loop. The clock starts once the agent
+ * has loaded and opened its database (once per agent start, not per file).
  * Then the agent pushes a file 4x as large, to show that its memory does not grow with the file.
  *
  *   node bench/push.ts [--rows 1000000] [--quick] [--node-flags="--cpu-prof --cpu-prof-dir=prof"]
@@ -28,6 +30,7 @@ import { parse } from 'csv-parse';
 import { Pool } from 'undici';
 import { TransactionWrite } from '../src/api/schemas/index.ts';
 import { transactionsFile } from '../test/fixtures/push/push-fixtures.ts';
+import { compileForBench } from './compiled.ts';
 
 const BATCH = 1000;
 const CONNECTIONS = 4;
@@ -47,8 +50,11 @@ interface WorkerResult {
 
 // ---------------------------------------------------------------------------------------------- the contenders
 
-/** The agent: pushFile in this process, as the daemon and `push` run it. */
-async function agentWorker(target: Target, file: string, dir: string, syncNormal: boolean): Promise<number> {
+/**
+ * The agent: pushFile in this process, as the daemon and `push` run it. Loading the modules and opening the state
+ * database happen once when the agent starts, not per file, so they are done here, before the clock starts.
+ */
+async function agentWorker(target: Target, file: string, dir: string, syncNormal: boolean): Promise<() => Promise<number>> {
   const { ApiClient } = await import('../src/api/client.ts');
   const { createDispatcher } = await import('../src/api/dispatcher.ts');
   const { SourceSchema } = await import('../src/config/source-schema.ts');
@@ -67,14 +73,16 @@ async function agentWorker(target: Target, file: string, dir: string, syncNormal
   const dispatcher = createDispatcher({ maxConnections: CONNECTIONS });
   const client = new ApiClient({ baseUrl: target.url, apiKey: target.apiKey, dispatcher });
   const logger = createLogger({ level: 'warn', destination: 2 });
-  try {
-    const result = await pushFile({ db, client, clock: systemClock, logger, maxInFlight: CONNECTIONS }, source, file);
-    if (result.outcome !== 'done') throw new Error(`the agent ended the file as ${result.outcome}: ${JSON.stringify(result)}`);
-    return result.file.rows_accepted ?? 0;
-  } finally {
-    await dispatcher.close();
-    await db.close();
-  }
+  return async () => {
+    try {
+      const result = await pushFile({ db, client, clock: systemClock, logger, maxInFlight: CONNECTIONS }, source, file);
+      if (result.outcome !== 'done') throw new Error(`the agent ended the file as ${result.outcome}: ${JSON.stringify(result)}`);
+      return result.file.rows_accepted ?? 0;
+    } finally {
+      await dispatcher.close();
+      await db.close();
+    }
+  };
 }
 
 /** The minimal loop: parse, validate, batch, send; nothing recorded, nothing reported. */
@@ -116,9 +124,10 @@ async function minimalWorker(target: Target, file: string): Promise<number> {
 }
 
 async function runWorker(kind: string, target: Target, file: string, dir: string, syncNormal: boolean): Promise<void> {
+  const run = kind === 'agent' ? await agentWorker(target, file, dir, syncNormal) : () => minimalWorker(target, file);
   const started = performance.now();
   const cpu = process.cpuUsage();
-  const rows = kind === 'agent' ? await agentWorker(target, file, dir, syncNormal) : await minimalWorker(target, file);
+  const rows = await run();
   const seconds = (performance.now() - started) / 1000;
   const used = process.cpuUsage(cpu);
   const result: WorkerResult = { rows, seconds, cpuSeconds: (used.user + used.system) / 1e6, peakRssMb: process.resourceUsage().maxRSS / 1024 };
@@ -141,6 +150,8 @@ async function startSandbox(): Promise<{ target: Target; stop: () => Promise<voi
 
 /** One contender against a fresh sandbox, in its own process. */
 interface RunOptions {
+  /** This file, compiled (bench/compiled.ts): the contenders run as shipped JavaScript. */
+  readonly worker: string;
   readonly nodeFlags: string[];
   readonly syncNormal: boolean;
 }
@@ -151,7 +162,7 @@ async function contender(kind: 'agent' | 'minimal', file: string, dir: string, o
     const args = ['--worker', kind, '--url', sandbox.target.url, '--key', sandbox.target.apiKey, '--file', file, '--dir', dir];
     if (options.syncNormal) args.push('--sync-normal');
     const execArgv = [...process.execArgv, ...options.nodeFlags];
-    const child = fork(new URL(import.meta.url), args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv });
+    const child = fork(options.worker, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv });
     const result = new Promise<WorkerResult>((resolve, reject) => {
       child.once('message', (m) => resolve(m as WorkerResult));
       child.once('exit', (code) => reject(new Error(`${kind} worker exited with ${String(code)}`)));
@@ -227,5 +238,11 @@ if (values.worker !== undefined) {
   process.disconnect?.();
 } else {
   const nodeFlags = values['node-flags'].split(' ').filter((f) => f !== '');
-  await orchestrate(Number(values.rows), values.quick, { nodeFlags, syncNormal: values['sync-normal'] });
+  const compiled = await compileForBench();
+  try {
+    const worker = compiled.path(import.meta.url);
+    await orchestrate(Number(values.rows), values.quick, { worker, nodeFlags, syncNormal: values['sync-normal'] });
+  } finally {
+    await compiled.remove();
+  }
 }
