@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { CellError, booleanConverter, decimalConverter, integerConverter } from '../../src/ingest/read/convert.ts';
 import type { Converter } from '../../src/ingest/read/convert.ts';
@@ -108,5 +109,35 @@ describe('dates', () => {
     ['yesterday', 'datetime_parsing'],
   ])('datetime field %j', (cell, expected) => {
     expect(result(datetimes, cell)).toBe(expected);
+  });
+
+  describe('the fast path of iso for cells already in the API form', () => {
+    const digits = (n: number, max: number) => fc.integer({ min: 0, max }).map((v) => String(v).padStart(n, '0'));
+    // Near-canonical cells, out-of-range fields included (month 13, hour 24, offset +25:00, 30 February).
+    const nearIso = fc
+      .record({
+        year: digits(4, 9999),
+        month: digits(2, 19),
+        day: digits(2, 39),
+        hour: digits(2, 29),
+        minute: digits(2, 69),
+        second: digits(2, 69),
+        fraction: fc.constantFrom('', '.5', '.123', '.123456789', '.1234567890'),
+        offset: fc.oneof(fc.constant('Z'), fc.constant(''), fc.tuple(fc.constantFrom('+', '-'), digits(2, 29), digits(2, 69)).map(([s, h, m]) => `${s}${h}:${m}`)),
+        timeOfDay: fc.boolean(),
+      })
+      .map((p) => (p.timeOfDay ? `${p.year}-${p.month}-${p.day}T${p.hour}:${p.minute}:${p.second}${p.fraction}${p.offset}` : `${p.year}-${p.month}-${p.day}`));
+
+    it.each(['date', 'datetime'] as const)('gives the result of the general path for every %s cell', (kind) => {
+      const fast = dateConverter(['iso'], kind);
+      // YYYYMMDD never matches a cell with dashes, and it keeps the fast path off: the general path of iso decides.
+      const general = dateConverter(['YYYYMMDD', 'iso'], kind);
+      fc.assert(
+        fc.property(nearIso, (cell) => {
+          expect(result(fast, cell)).toBe(result(general, cell));
+        }),
+        { numRuns: 5000 },
+      );
+    });
   });
 });
