@@ -53,7 +53,7 @@ class CsvRowReader<R> implements RowReader<R> {
   private headerInfo: HeaderInfo;
   private readonly file: string;
   private readonly source: OpenedSource;
-  private readonly records: AsyncIterator<Parsed>;
+  private readonly records: DrainingRecords;
   private readonly parserInfo: () => Info;
   private readonly fed: () => number;
   private mapper: RowMapper<R> | undefined;
@@ -127,7 +127,10 @@ class CsvRowReader<R> implements RowReader<R> {
     if (mapper === undefined) throw new Error('readHeader() first');
     const width = this.header.headers.length;
     try {
-      for (let parsed = await this.next(); parsed !== undefined; parsed = await this.next()) {
+      for (;;) {
+        // A record already parsed is taken at once; awaiting only when the queue is empty saves two promises a row.
+        const parsed = this.take() ?? (await this.next());
+        if (parsed === undefined) break;
         const { record } = parsed;
         const line = this.line(parsed);
         if (isBlank(record)) {
@@ -177,6 +180,13 @@ class CsvRowReader<R> implements RowReader<R> {
 
   close(): void {
     this.source.close();
+  }
+
+  /** The next record if the parser already produced it, else undefined (then `next()` waits for it or the end). */
+  private take(): Parsed | undefined {
+    const record = this.records.take();
+    if (record !== undefined) this.seen++;
+    return record;
   }
 
   /** The next parsed record, with every failure turned into a FileFormatError. */
@@ -238,7 +248,12 @@ const QUEUED_RECORDS = 256;
  * stream's own async iterator rejects as soon as the stream errors and drops the records still buffered, so the
  * line reported for an unclosed quote depended on how fast the consumer had read the rows before it.
  */
-function drainingRecords(parser: Parser): AsyncIterator<Parsed> {
+interface DrainingRecords extends AsyncIterator<Parsed> {
+  /** A queued record, without waiting; undefined when none is queued (an error or the end is left to `next`). */
+  take(): Parsed | undefined;
+}
+
+function drainingRecords(parser: Parser): DrainingRecords {
   const queue: Parsed[] = [];
   let failure: { error: unknown } | null = null;
   let ended = false;
@@ -261,14 +276,17 @@ function drainingRecords(parser: Parser): AsyncIterator<Parsed> {
     ended = true;
     notify();
   });
+  const take = (): Parsed | undefined => {
+    const record = queue.shift();
+    if (record !== undefined && queue.length < QUEUED_RECORDS / 2 && parser.isPaused()) parser.resume();
+    return record;
+  };
   return {
+    take,
     async next(): Promise<IteratorResult<Parsed>> {
       for (;;) {
-        const record = queue.shift();
-        if (record !== undefined) {
-          if (queue.length < QUEUED_RECORDS / 2 && parser.isPaused()) parser.resume();
-          return { value: record, done: false };
-        }
+        const record = take();
+        if (record !== undefined) return { value: record, done: false };
         if (failure !== null) throw (failure).error;
         if (ended) return { value: undefined, done: true };
         await new Promise<void>((resolve) => (wake = resolve));
