@@ -13,10 +13,11 @@
  * - a row updated during a listing moves to the end and is returned again: an incremental mirror that stores the
  *   largest `updated_at` it saw can never miss an update (updated_at is monotonic with the sequence).
  *
- * Memory: per row, the row object, two map entries and three log slots; stale log entries are compacted away once
- * they outnumber live rows.
+ * Memory: per row, the row object, an array slot (or a map entry for a client-chosen id), a key index entry
+ * (key-index.ts) and three log slots; stale log entries are compacted away once they outnumber live rows.
  */
 import type { IdCodec } from './id-codec.ts';
+import { KeyIndex } from './key-index.ts';
 
 export interface TableRow {
   /** Internal id: a UUID string, or an integer for competitor prices. */
@@ -56,7 +57,7 @@ export class EntityTable<R extends TableRow> {
   #live = 0;
   /** Rows with a client-chosen id. */
   readonly #byId = new Map<R['id'], R>();
-  readonly #byKey = new Map<string, R>();
+  readonly #byKey = new KeyIndex<R>();
   readonly #deleted = new Set<R['id']>();
   #logRows: R[] = [];
   #logSeqs: number[] = [];
@@ -114,15 +115,15 @@ export class EntityTable<R extends TableRow> {
     else this.#bySerial[serial] = row;
     this.#live += 1;
     if (this.#deleted.size > 0) this.#deleted.delete(row.id);
-    if (row.key !== null && (keyFree || !this.#byKey.has(row.key))) this.#byKey.set(row.key, row);
+    if (row.key !== null && (keyFree || !this.#byKey.has(row.key))) this.#byKey.set(row as R & { key: string });
     this.#stamp(row, now);
   }
 
   /** Records that an existing row was rewritten; `previousKey` is its key before the write. */
   update(row: R, now: number, previousKey: string | null): void {
     if (previousKey !== row.key) {
-      if (previousKey !== null && this.#byKey.get(previousKey) === row) this.#byKey.delete(previousKey);
-      if (row.key !== null && !this.#byKey.has(row.key)) this.#byKey.set(row.key, row);
+      if (previousKey !== null) this.#byKey.remove(previousKey, row);
+      if (row.key !== null && !this.#byKey.has(row.key)) this.#byKey.set(row as R & { key: string });
     }
     this.#stale += 1;
     this.#stamp(row, now);
@@ -133,7 +134,7 @@ export class EntityTable<R extends TableRow> {
     if (serial === null) this.#byId.delete(row.id);
     else this.#bySerial[serial] = undefined;
     this.#live -= 1;
-    if (row.key !== null && this.#byKey.get(row.key) === row) this.#byKey.delete(row.key);
+    if (row.key !== null) this.#byKey.remove(row.key, row);
     this.#deleted.add(row.id);
     row.seq = 0;
     this.#stale += 1;

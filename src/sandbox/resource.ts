@@ -71,10 +71,17 @@ export function parsePathId(kind: 'uuid' | 'int', raw: string, name = 'entity_id
   return raw.toLowerCase();
 }
 
+const RECENT_SLOTS = 256;
+
 /** Interns low-cardinality strings (store ids, currencies) so a million rows share one copy of each. */
 export class StringPool {
   readonly #pool = new Map<string, string>();
   readonly #max: number;
+  /**
+   * A direct-mapped cache in front of the map, indexed by the length and two characters: a bulk row's store id is
+   * a fresh string, and hashing it for the map cost more than comparing it with the one string in its slot.
+   */
+  readonly #recent: string[] = new Array<string>(RECENT_SLOTS).fill('');
 
   constructor(max = 100_000) {
     this.#max = max;
@@ -82,9 +89,19 @@ export class StringPool {
 
   intern<T extends string | null | undefined>(value: T): T {
     if (typeof value !== 'string') return value;
+    const n = value.length;
+    const slot = n === 0 ? 0 : (n * 31 + value.charCodeAt(n - 1) * 7 + value.charCodeAt(n >> 1)) & (RECENT_SLOTS - 1);
+    const recent = this.#recent[slot]!;
+    if (recent === value) return recent as T;
     const known = this.#pool.get(value);
-    if (known !== undefined) return known as T;
-    if (this.#pool.size < this.#max) this.#pool.set(value, value);
+    if (known !== undefined) {
+      this.#recent[slot] = known;
+      return known as T;
+    }
+    if (this.#pool.size < this.#max) {
+      this.#pool.set(value, value);
+      this.#recent[slot] = value;
+    }
     return value;
   }
 }

@@ -16,8 +16,6 @@
  */
 import type { z } from 'zod';
 
-type Check = (value: unknown) => boolean;
-
 interface Def {
   readonly type: string;
   readonly checks?: readonly { readonly _zod: { readonly def: CheckDef } }[];
@@ -62,7 +60,35 @@ function codePointLength(value: string): number {
   return count;
 }
 
-function stringCheck(def: Def): Check | null {
+const STRING = 0;
+const NUMBER = 1;
+const SAFE_INTEGER = 2;
+const BOOLEAN = 3;
+
+/**
+ * What one field accepts, as data: a single check function reads it (no closure call per field, which made the
+ * check cost more than the regular expressions it runs).
+ */
+interface FieldSpec {
+  readonly kind: typeof STRING | typeof NUMBER | typeof SAFE_INTEGER | typeof BOOLEAN;
+  readonly optional: boolean;
+  readonly nullable: boolean;
+  /** Length bounds in code points (strings). */
+  readonly min: number;
+  readonly max: number;
+  readonly patterns: readonly RegExp[];
+  /**
+   * The string this field accepted last. The check is a pure function of the string, and bulk rows repeat values
+   * (a price, a currency, a timestamp to the second), so an equal string skips the regular expressions.
+   */
+  lastAccepted: string | null;
+}
+
+function spec(kind: FieldSpec['kind'], min = 0, max = Number.POSITIVE_INFINITY, patterns: readonly RegExp[] = []): FieldSpec {
+  return { kind, optional: false, nullable: false, min, max, patterns, lastAccepted: null };
+}
+
+function stringSpec(def: Def): FieldSpec | null {
   if (def.coerce) return null;
   const patterns: RegExp[] = [];
   let min = 0;
@@ -88,18 +114,10 @@ function stringCheck(def: Def): Check | null {
       patterns.push(c.pattern);
     } else return null;
   }
-  return (value) => {
-    if (typeof value !== 'string') return false;
-    if (value.length < min || value.length > max) {
-      const points = codePointLength(value);
-      if (points < min || points > max) return false;
-    }
-    for (const pattern of patterns) if (!pattern.test(value)) return false;
-    return true;
-  };
+  return spec(STRING, min, max, patterns);
 }
 
-function numberCheck(def: Def): Check | null {
+function numberSpec(def: Def): FieldSpec | null {
   if (def.coerce) return null;
   let integer = false;
   for (const { _zod } of def.checks ?? []) {
@@ -107,27 +125,55 @@ function numberCheck(def: Def): Check | null {
     if (c.when !== undefined || c.check !== 'number_format' || c.format !== 'safeint') return null;
     integer = true;
   }
-  return integer ? (value) => Number.isSafeInteger(value) : (value) => typeof value === 'number' && Number.isFinite(value);
+  return spec(integer ? SAFE_INTEGER : NUMBER);
 }
 
-function compileValue(schema: Schema): Check | null {
+/**
+ * The spec of a field schema, or null when it uses anything not mirrored here. `optional` and `nullable` wrappers
+ * in any order and depth add up: each lets its value through and hands anything else to its inner schema.
+ */
+function compileValue(schema: Schema): FieldSpec | null {
   const def = schema._zod.def;
   switch (def.type) {
     case 'string':
-      return stringCheck(def);
+      return stringSpec(def);
     case 'number':
-      return numberCheck(def);
+      return numberSpec(def);
     case 'boolean':
-      return (def.checks ?? []).length === 0 ? (value) => typeof value === 'boolean' : null;
+      return (def.checks ?? []).length === 0 ? spec(BOOLEAN) : null;
     case 'optional':
     case 'nullable': {
       if ((def.checks ?? []).length > 0 || !def.innerType) return null;
       const inner = compileValue(def.innerType);
       if (!inner) return null;
-      return def.type === 'optional' ? (value) => value === undefined || inner(value) : (value) => value === null || inner(value);
+      return def.type === 'optional' ? { ...inner, optional: true } : { ...inner, nullable: true };
     }
     default:
       return null;
+  }
+}
+
+function accepts(field: FieldSpec, value: unknown): boolean {
+  if (value === undefined) return field.optional;
+  if (value === null) return field.nullable;
+  switch (field.kind) {
+    case STRING: {
+      if (typeof value !== 'string') return false;
+      if (value === field.lastAccepted) return true;
+      if (value.length < field.min || value.length > field.max) {
+        const points = codePointLength(value);
+        if (points < field.min || points > field.max) return false;
+      }
+      for (const pattern of field.patterns) if (!pattern.test(value)) return false;
+      field.lastAccepted = value;
+      return true;
+    }
+    case NUMBER:
+      return typeof value === 'number' && Number.isFinite(value);
+    case SAFE_INTEGER:
+      return Number.isSafeInteger(value);
+    case BOOLEAN:
+      return typeof value === 'boolean';
   }
 }
 
@@ -138,15 +184,15 @@ export const NO_PRECHECK = (): boolean => false;
 export function compilePrecheck(schema: z.ZodType): ((input: unknown) => boolean) | null {
   const def = (schema as unknown as Schema)._zod.def;
   if (def.type !== 'object' || !def.shape || (def.checks ?? []).length > 0) return null;
-  const fields = new Map<string, Check>();
-  const required: string[] = [];
+  const fields = new Map<string, FieldSpec>();
+  let requiredCount = 0;
   for (const [name, field] of Object.entries(def.shape)) {
-    const check = compileValue(field);
-    if (!check) return null;
-    fields.set(name, check);
-    if (!check(undefined)) required.push(name);
+    const compiled = compileValue(field);
+    if (!compiled) return null;
+    fields.set(name, compiled);
+    if (!compiled.optional) requiredCount += 1;
   }
-  let extra: Check | null = null;
+  let extra: FieldSpec | null = null;
   const catchallType = def.catchall?._zod.def.type;
   if (def.catchall !== undefined && catchallType !== 'never') {
     extra = compileValue(def.catchall);
@@ -156,14 +202,17 @@ export function compilePrecheck(schema: z.ZodType): ((input: unknown) => boolean
     if (typeof input !== 'object' || input === null || Array.isArray(input)) return false;
     if (Object.getPrototypeOf(input) !== Object.prototype) return false;
     const record = input as Record<string, unknown>;
+    let required = 0;
     // for-in instead of Object.keys: no array per row. The prototype is Object.prototype (checked above), whose
-    // properties are not enumerable, so only own keys are visited.
+    // properties are not enumerable, so only own keys are visited, each once: counting the required ones met
+    // tells whether all are there.
     for (const key in record) {
       if (key === '__proto__') return false; // zod's output would differ (an assignment to __proto__)
-      const check = fields.get(key) ?? extra;
-      if (check === null || !check(record[key])) return false;
+      const known = fields.get(key);
+      const field = known ?? extra;
+      if (field === null || !accepts(field, record[key])) return false;
+      if (known !== undefined && !known.optional) required += 1;
     }
-    for (const key of required) if (!Object.hasOwn(record, key)) return false;
-    return true;
+    return required === requiredCount;
   };
 }
