@@ -14,18 +14,15 @@
  * Line numbers are the reader's own: csv-parse counts CRLF inside quoted fields twice.
  */
 import { CsvError, parse } from 'csv-parse';
-import type { Info, Parser } from 'csv-parse';
+import type { Parser } from 'csv-parse';
 import type { DetectedDelimiter } from './delimiter.ts';
 import { FileFormatError } from './errors.ts';
 
 /** Upper bound of one record; a larger one is an unclosed quote in practice. */
 export const MAX_RECORD_BYTES = 4 * 1024 * 1024; // 4 MiB
 
-/** A record as the parser emits it with `info: true`. */
-export interface Parsed {
-  record: string[];
-  info: Info;
-}
+/** A record as the parser emits it: its fields. */
+export type Parsed = string[];
 
 export function createParser(delimiter: DetectedDelimiter): Parser {
   return parse({
@@ -37,7 +34,7 @@ export function createParser(delimiter: DetectedDelimiter): Parser {
     relax_column_count: true,
     skip_empty_lines: false, // blank lines are counted by the reader, not dropped unseen
     bom: false, // the decoder handled it
-    info: true,
+    // No `info`: it copies the parser's counters into an object per record; the reader counts lines itself.
     max_record_size: MAX_RECORD_BYTES,
   });
 }

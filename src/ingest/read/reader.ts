@@ -60,7 +60,6 @@ class CsvRowReader<R> implements RowReader<R> {
   private started = false;
   private complete = false;
   private endLine = 0;
-  private parserLines = 0;
   private seen = 0;
   private rows = 0;
   private accepted = 0;
@@ -102,10 +101,10 @@ class CsvRowReader<R> implements RowReader<R> {
     const first = await this.next();
     if (first === undefined) throw new FileFormatError('EMPTY_FILE', 'the file is empty', { file: this.file });
     this.line(first);
-    if (isBlank(first.record)) {
+    if (isBlank(first)) {
       throw new FileFormatError('NO_HEADER', 'line 1 has no column names', { file: this.file, line: 1 });
     }
-    const plan = planHeader(first.record, compiled, this.file);
+    const plan = planHeader(first, compiled, this.file);
     this.mapper = new RowMapper<R>(plan, WRITE_SCHEMAS[compiled.entity]);
     this.headerInfo = {
       ...this.headerInfo,
@@ -131,8 +130,8 @@ class CsvRowReader<R> implements RowReader<R> {
         // A record already parsed is taken at once; awaiting only when the queue is empty saves two promises a row.
         const parsed = this.take() ?? (await this.next());
         if (parsed === undefined) break;
-        const { record } = parsed;
-        const line = this.line(parsed);
+        const record = parsed;
+        const line = this.line(record);
         if (isBlank(record)) {
           this.blankLines++;
           continue;
@@ -203,12 +202,10 @@ class CsvRowReader<R> implements RowReader<R> {
   }
 
   /** The line a record starts on; advances our line count past it. */
-  private line(parsed: Parsed): number {
-    const delta = parsed.info.lines - this.parserLines;
-    this.parserLines = parsed.info.lines;
+  private line(record: Parsed): number {
     const start = this.endLine + 1;
-    // csv-parse's count is a hint: one line per record unless a field holds line breaks.
-    const breaks = delta <= 1 ? 0 : breaksIn(parsed.record);
+    // One line per record, plus the line breaks its fields hold (csv-parse's own count takes CRLF as two).
+    const breaks = breaksIn(record);
     if (breaks < 0) {
       throw new FileFormatError(
         'UNCLOSED_QUOTE',
