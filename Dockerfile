@@ -35,7 +35,7 @@ RUN groupadd --system --gid "${AGENT_GID}" pricing-agent \
  && chmod 0750 /var/lib/pricing-agent \
  && printf '%s\n' '#!/bin/sh' \
       '# pricing-agent in the container. umask 0027: files it creates are not readable by others.' \
-      'umask 0027' 'exec node --max-semi-space-size=8 /app/dist/cli/main.js "$@"' > /usr/local/bin/pricing-agent \
+      'umask 0027' 'exec node --max-semi-space-size=8 --max-old-space-size=1536 /app/dist/cli/main.js "$@"' > /usr/local/bin/pricing-agent \
  && chmod 0755 /usr/local/bin/pricing-agent
 
 ENV NODE_ENV=production \

@@ -174,8 +174,8 @@ function startSandbox(approvals: string): Promise<{ child: ChildProcess; url: st
 function runSide(role: 'agent' | 'minimal' | 'floor', url: string, key: string, dir: string): Promise<Result> {
   const child = fork(new URL(import.meta.url), ['--role', role, '--url', url, '--key', key, '--dir', dir], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    // The flag the agent is deployed with (src/cli/main.ts shebang, systemd unit, Dockerfile), for every side.
-    execArgv: ['--max-semi-space-size=8'],
+    // The flags the agent is deployed with (src/cli/main.ts shebang, systemd unit, Dockerfile), for every side.
+    execArgv: ['--max-semi-space-size=8', '--max-old-space-size=1536'],
   });
   return new Promise((resolve, reject) => {
     child.once('message', (message) => resolve(message as Result));

@@ -241,7 +241,7 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '2' },
     quick: { type: 'boolean', default: false },
     // The flags the agent is deployed with (src/cli/main.ts shebang, systemd unit, Dockerfile), for both contenders.
-    'node-flags': { type: 'string', default: '--max-semi-space-size=8' },
+    'node-flags': { type: 'string', default: '--max-semi-space-size=8 --max-old-space-size=1536' },
     'sync-normal': { type: 'boolean', default: false },
     worker: { type: 'string' },
     url: { type: 'string' },

@@ -74,7 +74,7 @@ describe('Dockerfile: the rules of this project', () => {
     expect(execForm(all('CMD', FINAL)[0]?.args ?? '')).toEqual(['run']);
     const script = all('RUN', FINAL).find((i) => i.args.includes('/usr/local/bin/pricing-agent'))?.args ?? '';
     expect(script).toContain("'umask 0027'");
-    expect(script).toContain(`'exec node --max-semi-space-size=8 /app/dist/cli/main.js "$@"'`);
+    expect(script).toContain(`'exec node --max-semi-space-size=8 --max-old-space-size=1536 /app/dist/cli/main.js "$@"'`);
   });
 
   it('copies only what .dockerignore lets into the build context', () => {

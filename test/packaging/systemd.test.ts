@@ -76,7 +76,7 @@ describe('systemd/pricing-agent.service', () => {
     expect(directive('User')).toEqual(['pricing-agent']);
     expect(directive('Group')).toEqual(['pricing-agent']);
     expect(directive('ExecStart')).toEqual([
-      '/usr/bin/node --max-semi-space-size=8 /opt/pricing-agent/dist/cli/main.js run --config /etc/pricing-agent/pricing-agent.yaml',
+      '/usr/bin/node --max-semi-space-size=8 --max-old-space-size=1536 /opt/pricing-agent/dist/cli/main.js run --config /etc/pricing-agent/pricing-agent.yaml',
     ]);
     expect(directive('LoadCredential')).toEqual(['pricing_api_key:/etc/pricing-agent/api-key']);
     expect(directive('StateDirectory')).toEqual(['pricing-agent']);
@@ -167,9 +167,11 @@ describe('systemd/pricing-agent-cli', () => {
     expect(args).toContain(`--property=UMask=${directive('UMask')[0]}`);
     expect(args).toContain('--setenv=PRICING_AGENT_CONFIG=/etc/pricing-agent/pricing-agent.yaml');
     expect(args).toContain('--wait');
-    // The same node and script as ExecStart=, then the user's arguments unchanged.
-    expect(args.slice(-4)).toEqual(['/usr/bin/node', '/opt/pricing-agent/dist/cli/main.js', 'status', '--json']);
-    expect(directive('ExecStart')[0]?.startsWith('/usr/bin/node --max-semi-space-size=8 /opt/pricing-agent/dist/cli/main.js ')).toBe(true);
+    // The same node, Node flags and script as ExecStart=, then the user's arguments unchanged.
+    const daemon = (directive('ExecStart')[0] ?? '').split(' ');
+    const launcher = daemon.slice(0, daemon.indexOf('/opt/pricing-agent/dist/cli/main.js') + 1);
+    expect(launcher).toEqual(['/usr/bin/node', '--max-semi-space-size=8', '--max-old-space-size=1536', '/opt/pricing-agent/dist/cli/main.js']);
+    expect(args.slice(-launcher.length - 2)).toEqual([...launcher, 'status', '--json']);
   });
 
   it.skipIf(!onPath('shellcheck'))('passes shellcheck', () => {
