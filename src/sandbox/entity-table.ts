@@ -3,8 +3,10 @@
  * DELETE can tell "already gone" from "never existed"), and a write log that orders rows for listing.
  *
  * Ids. The table issues its own ids (`issueId`) as encodings of a serial (id-codec.ts) and keeps those rows in an
- * array slot per serial; only ids chosen by a client (single upsert on a path id) live in a Map. A client id that
- * happens to look like one of ours is still treated as foreign, and the serial behind it is never issued.
+ * array at index = serial; rows with an id chosen by a client (single upsert on a path id) go in a second array,
+ * found through a Map. A client id that happens to look like one of ours is still treated as foreign, and the
+ * serial behind it is never issued. A row's slot, by which the key index and the write log refer to it, is its
+ * serial, or -(1 + its index in the second array).
  *
  * Listing order and cursors. Every write (insert, update) stamps the row with the next write sequence number and
  * appends it to the log; the entry it had before becomes stale and is skipped. A listing walks the log in sequence
@@ -13,8 +15,9 @@
  * - a row updated during a listing moves to the end and is returned again: an incremental mirror that stores the
  *   largest `updated_at` it saw can never miss an update (updated_at is monotonic with the sequence).
  *
- * Memory: per row, the row object, an array slot (or a map entry for a client-chosen id), a key index entry
- * (key-index.ts) and three log slots; stale log entries are compacted away once they outnumber live rows.
+ * Memory: per row, the row object and its array slot (plus a map entry for a client-chosen id), a key index entry
+ * (key-index.ts: integers only) and a log entry (20 bytes in typed arrays); stale log entries are compacted away
+ * once they outnumber live rows. Only the row objects are left for the garbage collector to trace.
  */
 import type { IdCodec } from './id-codec.ts';
 import { KeyIndex } from './key-index.ts';
@@ -46,22 +49,26 @@ export interface PageRequest<R> {
 }
 
 const COMPACT_MIN_STALE = 4096;
+const MIN_LOG = 1024;
 
 export class EntityTable<R extends TableRow> {
   readonly #codec: IdCodec<R['id']>;
-  /** Rows with an issued id, at index = serial. */
+  /** Rows with an issued id, at index = serial (index 0 unused: slot 0 means "none"). */
   readonly #bySerial: (R | undefined)[] = [undefined];
   #issued = 0;
   /** The id issueId() returned last: its row is usually inserted next, and then needs no decoding. */
   #lastIssuedId: R['id'] | null = null;
   #live = 0;
-  /** Rows with a client-chosen id. */
-  readonly #byId = new Map<R['id'], R>();
-  readonly #byKey = new KeyIndex<R>();
+  /** Rows with a client-chosen id, in insertion order, and their slots by id. */
+  readonly #clientRows: (R | undefined)[] = [];
+  readonly #clientSlots = new Map<R['id'], number>();
+  readonly #byKey = new KeyIndex((slot) => this.#rowAt(slot)?.key ?? null);
   readonly #deleted = new Set<R['id']>();
-  #logRows: R[] = [];
-  #logSeqs: number[] = [];
-  #logTimes: number[] = [];
+  /** The write log: entry i is the write with sequence number #logSeqs[i] of the row in slot #logSlots[i]. */
+  #logSlots = new Int32Array(MIN_LOG);
+  #logSeqs = new Float64Array(MIN_LOG);
+  #logTimes = new Float64Array(MIN_LOG);
+  #logLength = 0;
   #seq = 0;
   #stale = 0;
   #lastTime = 0;
@@ -80,7 +87,7 @@ export class EntityTable<R extends TableRow> {
       this.#issued += 1;
       const id = this.#codec.encode(this.#issued);
       this.#bySerial.push(undefined);
-      if (this.#byId.size === 0 || !this.#byId.has(id)) {
+      if (this.#clientSlots.size === 0 || !this.#clientSlots.has(id)) {
         this.#lastIssuedId = id;
         return id;
       }
@@ -92,12 +99,13 @@ export class EntityTable<R extends TableRow> {
   }
 
   getById(id: R['id']): R | undefined {
-    const serial = this.#serialOf(id);
-    return serial === null ? this.#byId.get(id) : this.#bySerial[serial];
+    const slot = this.#slotOf(id);
+    return slot === null ? undefined : this.#rowAt(slot);
   }
 
   getByKey(key: string): R | undefined {
-    return this.#byKey.get(key);
+    const slot = this.#byKey.get(key);
+    return slot === 0 ? undefined : this.#rowAt(slot);
   }
 
   /** True when a row with this id existed and was deleted (and has not been re-created). */
@@ -110,31 +118,39 @@ export class EntityTable<R extends TableRow> {
    * `keyFree` says the caller has just looked the key up and found nothing (saves a lookup on the bulk path).
    */
   insert(row: R, now: number, keyFree = false): void {
-    const serial = this.#serialOf(row.id);
-    if (serial === null) this.#byId.set(row.id, row);
-    else this.#bySerial[serial] = row;
+    let slot = this.#slotOf(row.id);
+    if (slot === null) {
+      slot = -1 - this.#clientRows.length;
+      this.#clientRows.push(row);
+      this.#clientSlots.set(row.id, slot);
+    } else if (slot > 0) this.#bySerial[slot] = row;
+    else this.#clientRows[-1 - slot] = row;
     this.#live += 1;
     if (this.#deleted.size > 0) this.#deleted.delete(row.id);
-    if (row.key !== null && (keyFree || !this.#byKey.has(row.key))) this.#byKey.set(row as R & { key: string });
-    this.#stamp(row, now);
+    if (row.key !== null && (keyFree || this.#byKey.get(row.key) === 0)) this.#byKey.set(row.key, slot);
+    this.#stamp(row, slot, now);
   }
 
   /** Records that an existing row was rewritten; `previousKey` is its key before the write. */
   update(row: R, now: number, previousKey: string | null): void {
+    const slot = this.#slotOf(row.id)!;
     if (previousKey !== row.key) {
-      if (previousKey !== null) this.#byKey.remove(previousKey, row);
-      if (row.key !== null && !this.#byKey.has(row.key)) this.#byKey.set(row as R & { key: string });
+      if (previousKey !== null) this.#byKey.remove(previousKey, slot);
+      if (row.key !== null && this.#byKey.get(row.key) === 0) this.#byKey.set(row.key, slot);
     }
     this.#stale += 1;
-    this.#stamp(row, now);
+    this.#stamp(row, slot, now);
   }
 
   delete(row: R): void {
-    const serial = this.#serialOf(row.id);
-    if (serial === null) this.#byId.delete(row.id);
-    else this.#bySerial[serial] = undefined;
+    const slot = this.#slotOf(row.id)!;
+    if (row.key !== null) this.#byKey.remove(row.key, slot);
+    if (slot > 0) this.#bySerial[slot] = undefined;
+    else {
+      this.#clientRows[-1 - slot] = undefined;
+      this.#clientSlots.delete(row.id);
+    }
     this.#live -= 1;
-    if (row.key !== null) this.#byKey.remove(row.key, row);
     this.#deleted.add(row.id);
     row.seq = 0;
     this.#stale += 1;
@@ -144,17 +160,18 @@ export class EntityTable<R extends TableRow> {
   /** Every live row (for state snapshots): issued ids in serial order, then client-chosen ids. */
   *rows(): IterableIterator<R> {
     for (const row of this.#bySerial) if (row !== undefined) yield row;
-    yield* this.#byId.values();
+    for (const row of this.#clientRows) if (row !== undefined) yield row;
   }
 
   page(request: PageRequest<R>): TablePage<R> {
-    let start = request.after === null ? 0 : upperBound(this.#logSeqs, request.after);
-    if (request.updatedAfter !== null) start = Math.max(start, lowerBound(this.#logTimes, request.updatedAfter));
+    const length = this.#logLength;
+    let start = request.after === null ? 0 : upperBound(this.#logSeqs, length, request.after);
+    if (request.updatedAfter !== null) start = Math.max(start, lowerBound(this.#logTimes, length, request.updatedAfter));
     const rows: R[] = [];
     const { filter, limit } = request;
-    for (let i = start; i < this.#logRows.length; i += 1) {
-      const row = this.#logRows[i]!;
-      if (row.seq !== this.#logSeqs[i]) continue; // stale: rewritten later or deleted
+    for (let i = start; i < length; i += 1) {
+      const row = this.#rowAt(this.#logSlots[i]!);
+      if (row === undefined || row.seq !== this.#logSeqs[i]) continue; // stale: rewritten later or deleted
       if (filter && !filter(row)) continue;
       if (rows.length === limit) return { rows, nextAfter: rows[rows.length - 1]!.seq };
       rows.push(row);
@@ -162,48 +179,68 @@ export class EntityTable<R extends TableRow> {
     return { rows, nextAfter: null };
   }
 
-  /** The serial of an id this table issued, else null. */
-  #serialOf(id: R['id']): number | null {
-    if (id === this.#lastIssuedId) return this.#issued;
-    const serial = this.#codec.decode(id);
-    if (serial === null || serial > this.#issued) return null;
-    return this.#byId.size > 0 && this.#byId.has(id) ? null : serial;
+  #rowAt(slot: number): R | undefined {
+    return slot > 0 ? this.#bySerial[slot] : this.#clientRows[-1 - slot];
   }
 
-  #stamp(row: R, now: number): void {
+  /** The slot of the row with this id, live or not (null for a client id with no row). */
+  #slotOf(id: R['id']): number | null {
+    if (id === this.#lastIssuedId) return this.#issued;
+    if (this.#clientSlots.size > 0) {
+      const slot = this.#clientSlots.get(id);
+      if (slot !== undefined) return slot;
+    }
+    const serial = this.#codec.decode(id);
+    return serial === null || serial > this.#issued ? null : serial;
+  }
+
+  #stamp(row: R, slot: number, now: number): void {
     this.#lastTime = Math.max(this.#lastTime, now);
     this.#seq += 1;
     row.seq = this.#seq;
     row.updatedAt = this.#lastTime;
-    this.#logRows.push(row);
-    this.#logSeqs.push(this.#seq);
-    this.#logTimes.push(this.#lastTime);
+    if (this.#logLength === this.#logSlots.length) this.#growLog(this.#logLength * 2);
+    const at = this.#logLength;
+    this.#logSlots[at] = slot;
+    this.#logSeqs[at] = this.#seq;
+    this.#logTimes[at] = this.#lastTime;
+    this.#logLength = at + 1;
     this.#maybeCompact();
   }
 
-  #maybeCompact(): void {
-    if (this.#stale < COMPACT_MIN_STALE || this.#stale < this.#byId.size) return;
-    const rows: R[] = [];
-    const seqs: number[] = [];
-    const times: number[] = [];
-    for (let i = 0; i < this.#logRows.length; i += 1) {
-      const row = this.#logRows[i]!;
-      if (row.seq !== this.#logSeqs[i]) continue;
-      rows.push(row);
-      seqs.push(this.#logSeqs[i]!);
-      times.push(this.#logTimes[i]!);
-    }
-    this.#logRows = rows;
+  #growLog(capacity: number): void {
+    const slots = new Int32Array(capacity);
+    const seqs = new Float64Array(capacity);
+    const times = new Float64Array(capacity);
+    slots.set(this.#logSlots.subarray(0, this.#logLength));
+    seqs.set(this.#logSeqs.subarray(0, this.#logLength));
+    times.set(this.#logTimes.subarray(0, this.#logLength));
+    this.#logSlots = slots;
     this.#logSeqs = seqs;
     this.#logTimes = times;
+  }
+
+  #maybeCompact(): void {
+    if (this.#stale < COMPACT_MIN_STALE || this.#stale < this.#live) return;
+    let kept = 0;
+    for (let i = 0; i < this.#logLength; i += 1) {
+      const row = this.#rowAt(this.#logSlots[i]!);
+      if (row === undefined || row.seq !== this.#logSeqs[i]) continue;
+      this.#logSlots[kept] = this.#logSlots[i]!;
+      this.#logSeqs[kept] = this.#logSeqs[i]!;
+      this.#logTimes[kept] = this.#logTimes[i]!;
+      kept += 1;
+    }
+    this.#logLength = kept;
     this.#stale = 0;
+    if (kept * 4 < this.#logSlots.length && this.#logSlots.length > MIN_LOG) this.#growLog(Math.max(MIN_LOG, kept * 2));
   }
 }
 
-/** First index whose value is > target (values ascending). */
-function upperBound(values: readonly number[], target: number): number {
+/** First index below `length` whose value is > target (values ascending). */
+function upperBound(values: Float64Array, length: number, target: number): number {
   let lo = 0;
-  let hi = values.length;
+  let hi = length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
     if (values[mid]! <= target) lo = mid + 1;
@@ -212,10 +249,10 @@ function upperBound(values: readonly number[], target: number): number {
   return lo;
 }
 
-/** First index whose value is >= target (values ascending). */
-function lowerBound(values: readonly number[], target: number): number {
+/** First index below `length` whose value is >= target (values ascending). */
+function lowerBound(values: Float64Array, length: number, target: number): number {
   let lo = 0;
-  let hi = values.length;
+  let hi = length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
     if (values[mid]! < target) lo = mid + 1;

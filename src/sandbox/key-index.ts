@@ -1,21 +1,22 @@
 /**
- * The business-key index of a table: the row holding a key. Rows carry their own key, so the index stores only a
- * hash and the row per slot; an entry is found again by the key its row had when it was indexed (see remove()).
+ * The business-key index of a table: key -> the slot of the row holding it (a non-zero 32-bit integer the table
+ * gives its rows; 0 means "none"). The keys themselves stay on the rows: the index asks the table for a slot's key (`keyAt`) when
+ * a hash matches, so it holds no string and no object, only integers.
  *
  * Why not a Map: on the bulk path almost every lookup is a miss (a new transaction id), and a Map with a million
  * string keys answers a miss by walking a bucket chain whose every step loads an entry and then the candidate key
- * string from somewhere in a heap of hundreds of megabytes: about a microsecond per lookup on the benchmark machine,
- * a sixth of a bulk row's cost. Here a lookup reads a typed array of 32-bit hashes (open addressing, linear probing,
- * load at most one half) and touches a key only when its hash matches, so a miss is usually a single cache line.
- * The slot a missed lookup ended on is remembered, so inserting that same key right after (the bulk path) does not
+ * string from somewhere in a heap of hundreds of megabytes: about a microsecond per lookup on the benchmark machine.
+ * Here the table is one Int32Array of (hash, slot) pairs, open addressing with linear probing at a load of at most
+ * one half, so a miss usually reads a single cache line, and the garbage collector has nothing to trace in it.
+ * The pair a missed lookup ended on is remembered, so inserting that same key right after (the bulk path) does not
  * probe again.
  *
- * Memory: 12 bytes a slot (a hash and the row), 2 to 4 slots a key: 24 to 48 bytes per key (a Map: 28 to 56).
+ * Memory: 8 bytes a pair, 2 to 4 pairs a key: 16 to 32 bytes per key (a Map: 28 to 56, plus the GC's work).
  */
 
 const EMPTY = 0;
 const DELETED = 1;
-const MIN_CAPACITY = 16;
+const MIN_PAIRS = 16;
 
 /** A 32-bit hash of the UTF-16 code units (FNV-1a with a murmur finalizer), never EMPTY or DELETED. */
 function hashOf(key: string): number {
@@ -29,125 +30,121 @@ function hashOf(key: string): number {
   return h === EMPTY || h === DELETED ? h + 2 : h;
 }
 
-interface Keyed {
-  readonly key: string | null;
-}
-
-export class KeyIndex<V extends Keyed> {
-  #hashes = new Int32Array(MIN_CAPACITY);
-  #values: (V | undefined)[] = new Array<V | undefined>(MIN_CAPACITY).fill(undefined);
-  #mask = MIN_CAPACITY - 1;
+export class KeyIndex {
+  readonly #keyAt: (slot: number) => string | null;
+  /** Pair p: hash at 2p, slot at 2p + 1. */
+  #pairs = new Int32Array(2 * MIN_PAIRS);
+  #mask = MIN_PAIRS - 1;
   #size = 0;
-  /** Slots holding a key or a tombstone. */
+  /** Pairs holding a key or a tombstone. */
   #used = 0;
-  /** The key of the last missed get() and where it would go; cleared by every change. */
-  #missKey: string | undefined = undefined;
+  /** The key of the last missed get() and the pair it would go in; cleared by every change. */
+  #missKey: string | null = null;
   #missHash = 0;
-  #missSlot = -1;
+  #missPair = -1;
+
+  /** `keyAt(slot)` is the current key of the row in `slot`. */
+  constructor(keyAt: (slot: number) => string | null) {
+    this.#keyAt = keyAt;
+  }
 
   get size(): number {
     return this.#size;
   }
 
-  get(key: string): V | undefined {
+  /** The slot of the row holding `key`, or 0. */
+  get(key: string): number {
     const hash = hashOf(key);
-    const hashes = this.#hashes;
+    const pairs = this.#pairs;
     const mask = this.#mask;
     let free = -1;
-    for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
-      const h = hashes[slot]!;
+    for (let p = hash & mask; ; p = (p + 1) & mask) {
+      const h = pairs[2 * p]!;
       if (h === EMPTY) {
         this.#missKey = key;
         this.#missHash = hash;
-        this.#missSlot = free < 0 ? slot : free;
-        return undefined;
+        this.#missPair = free < 0 ? p : free;
+        return 0;
       }
-      if (h === hash && this.#values[slot]!.key === key) return this.#values[slot];
-      if (h === DELETED && free < 0) free = slot;
+      if (h === hash && this.#keyAt(pairs[2 * p + 1]!) === key) return pairs[2 * p + 1]!;
+      if (h === DELETED && free < 0) free = p;
     }
   }
 
-  has(key: string): boolean {
-    return this.get(key) !== undefined;
-  }
-
-  /** Indexes `value` under its key, replacing the row that held that key. */
-  set(value: V & { readonly key: string }): void {
-    const key = value.key;
+  /** Indexes the row in `slot` under `key` (its current key), replacing the row that held that key. */
+  set(key: string, slot: number): void {
     if (key === this.#missKey && this.#used < (this.#mask + 1) >>> 1) {
-      // The slot the last get() of this key ended on; nothing changed since.
-      this.#put(this.#missSlot, this.#missHash, value);
+      // The pair the last get() of this key ended on; nothing changed since.
+      this.#put(this.#missPair, this.#missHash, slot);
       return;
     }
     const hash = hashOf(key);
-    const slot = this.#find(hash, (v) => v.key === key);
-    if (slot >= 0) this.#values[slot] = value;
+    const found = this.#find(hash, key, -1);
+    if (found >= 0) this.#pairs[2 * found + 1] = slot;
     else {
       if (this.#used + 1 > (this.#mask + 1) >>> 1) this.#rebuild();
-      this.#put(this.#freeSlot(hash), hash, value);
+      this.#put(this.#freePair(hash), hash, slot);
     }
   }
 
   /**
-   * Removes `value`'s entry, found by `key`: the key the row had when it was indexed, which is no longer its key
-   * when a write has just changed it. Returns false when the row was not indexed under that key.
+   * Removes the entry of the row in `slot`, found by `key`: the key the row had when it was indexed, which is no
+   * longer its key when a write has just changed it. Returns false when the row was not indexed under that key.
    */
-  remove(key: string, value: V): boolean {
-    const slot = this.#find(hashOf(key), (v) => v === value);
-    if (slot < 0) return false;
-    this.#missKey = undefined;
-    this.#hashes[slot] = DELETED;
-    this.#values[slot] = undefined;
+  remove(key: string, slot: number): boolean {
+    const p = this.#find(hashOf(key), null, slot);
+    if (p < 0) return false;
+    this.#missKey = null;
+    this.#pairs[2 * p] = DELETED;
+    this.#pairs[2 * p + 1] = 0;
     this.#size -= 1;
     return true;
   }
 
-  #put(slot: number, hash: number, value: V): void {
-    this.#missKey = undefined;
-    if (this.#hashes[slot] === EMPTY) this.#used += 1;
-    this.#hashes[slot] = hash;
-    this.#values[slot] = value;
+  #put(p: number, hash: number, slot: number): void {
+    this.#missKey = null;
+    if (this.#pairs[2 * p] === EMPTY) this.#used += 1;
+    this.#pairs[2 * p] = hash;
+    this.#pairs[2 * p + 1] = slot;
     this.#size += 1;
   }
 
-  /** The slot with this hash whose row passes `test`, or -1. */
-  #find(hash: number, test: (value: V) => boolean): number {
-    const hashes = this.#hashes;
+  /** The pair with this hash holding `key` (when `key` is not null) or else `slot`; -1 when there is none. */
+  #find(hash: number, key: string | null, slot: number): number {
+    const pairs = this.#pairs;
     const mask = this.#mask;
-    for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
-      const h = hashes[slot]!;
+    for (let p = hash & mask; ; p = (p + 1) & mask) {
+      const h = pairs[2 * p]!;
       if (h === EMPTY) return -1;
-      if (h === hash && test(this.#values[slot]!)) return slot;
+      if (h === hash && (key === null ? pairs[2 * p + 1] === slot : this.#keyAt(pairs[2 * p + 1]!) === key)) return p;
     }
   }
 
-  /** The first empty or deleted slot on the probe path of `hash` (the key is known to be absent). */
-  #freeSlot(hash: number): number {
-    const hashes = this.#hashes;
+  /** The first empty or deleted pair on the probe path of `hash` (the key is known to be absent). */
+  #freePair(hash: number): number {
+    const pairs = this.#pairs;
     const mask = this.#mask;
-    for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
-      const h = hashes[slot]!;
-      if (h === EMPTY || h === DELETED) return slot;
+    for (let p = hash & mask; ; p = (p + 1) & mask) {
+      const h = pairs[2 * p]!;
+      if (h === EMPTY || h === DELETED) return p;
     }
   }
 
   /** Re-inserts every entry (tombstones dropped) into a table they fill a quarter to a half of. */
   #rebuild(): void {
-    const hashes = this.#hashes;
-    const values = this.#values;
-    let capacity = MIN_CAPACITY;
+    const old = this.#pairs;
+    let capacity = MIN_PAIRS;
     while (capacity < (this.#size + 1) * 2) capacity *= 2;
-    this.#hashes = new Int32Array(capacity);
-    this.#values = new Array<V | undefined>(capacity).fill(undefined);
+    this.#pairs = new Int32Array(2 * capacity);
     this.#mask = capacity - 1;
     this.#used = this.#size;
-    this.#missKey = undefined;
-    for (let old = 0; old < hashes.length; old += 1) {
-      const hash = hashes[old]!;
+    this.#missKey = null;
+    for (let q = 0; q < old.length; q += 2) {
+      const hash = old[q]!;
       if (hash === EMPTY || hash === DELETED) continue;
-      const slot = this.#freeSlot(hash);
-      this.#hashes[slot] = hash;
-      this.#values[slot] = values[old];
+      const p = this.#freePair(hash);
+      this.#pairs[2 * p] = hash;
+      this.#pairs[2 * p + 1] = old[q + 1]!;
     }
   }
 }

@@ -71,15 +71,16 @@ export function parsePathId(kind: 'uuid' | 'int', raw: string, name = 'entity_id
   return raw.toLowerCase();
 }
 
-const RECENT_SLOTS = 256;
+const RECENT_SLOTS = 1024;
 
 /** Interns low-cardinality strings (store ids, currencies) so a million rows share one copy of each. */
 export class StringPool {
   readonly #pool = new Map<string, string>();
   readonly #max: number;
   /**
-   * A direct-mapped cache in front of the map, indexed by the length and two characters: a bulk row's store id is
-   * a fresh string, and hashing it for the map cost more than comparing it with the one string in its slot.
+   * A direct-mapped cache in front of the map, indexed by the length and four characters (the last three and the
+   * middle one: store ids are UUIDs, random at the end): a bulk row's store id is a fresh string, and hashing it
+   * for the map cost more than comparing it with the one string in its slot.
    */
   readonly #recent: string[] = new Array<string>(RECENT_SLOTS).fill('');
 
@@ -90,7 +91,11 @@ export class StringPool {
   intern<T extends string | null | undefined>(value: T): T {
     if (typeof value !== 'string') return value;
     const n = value.length;
-    const slot = n === 0 ? 0 : (n * 31 + value.charCodeAt(n - 1) * 7 + value.charCodeAt(n >> 1)) & (RECENT_SLOTS - 1);
+    const slot =
+      n < 3
+        ? n
+        : (n * 31 + value.charCodeAt(n - 1) * 7 + value.charCodeAt(n - 2) * 131 + value.charCodeAt(n - 3) * 1031 + value.charCodeAt(n >> 1)) &
+          (RECENT_SLOTS - 1);
     const recent = this.#recent[slot]!;
     if (recent === value) return recent as T;
     const known = this.#pool.get(value);
