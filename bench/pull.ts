@@ -5,7 +5,8 @@
  * a second sandbox with the same seed. The minimal loop writes the same outbox rows as the agent (approved_prices and
  * price_feed, same schema and pragmas) with hand-written prepared statements, so the ratio is the cost of the
  * agent's machinery (intents, validation, acknowledgement state, conflict handling); a third line shows the floor
- * of a bare (id, record) table. Each side runs in a fresh child process (with the agent's production Node flags),
+ * of a bare (id, record) table. Each side runs in a fresh child process (this file compiled to JavaScript as the
+ * agent ships, with the agent's production Node flags),
  * one after the other, while both sandboxes run in children of their own (`pricing-agent sandbox`); the best of
  * `--rounds` rounds counts. Ends with exactly one line:
  *
@@ -28,6 +29,7 @@ import { createLogger } from '../src/log.ts';
 import { runApprovedPricesPull } from '../src/pull/approved-prices.ts';
 import type { ApprovedPrice } from '../src/api/schemas/index.ts';
 import { openDatabase } from '../src/store/open-database.ts';
+import { compileForBench } from './compiled.ts';
 
 const { values } = parseArgs({
   options: {
@@ -171,8 +173,8 @@ function startSandbox(approvals: string): Promise<{ child: ChildProcess; url: st
   });
 }
 
-function runSide(role: 'agent' | 'minimal' | 'floor', url: string, key: string, dir: string): Promise<Result> {
-  const child = fork(new URL(import.meta.url), ['--role', role, '--url', url, '--key', key, '--dir', dir], {
+function runSide(worker: string, role: 'agent' | 'minimal' | 'floor', url: string, key: string, dir: string): Promise<Result> {
+  const child = fork(worker, ['--role', role, '--url', url, '--key', key, '--dir', dir], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     // The flags the agent is deployed with (src/cli/main.ts shebang, systemd unit, Dockerfile), for every side.
     execArgv: ['--max-semi-space-size=8', '--max-old-space-size=1536'],
@@ -204,6 +206,9 @@ function best(results: Result[]): Result {
  * one least disturbed). Peak RSS is the agent's largest over the rounds.
  */
 async function main(): Promise<void> {
+  // Every side runs this file compiled to JavaScript, as the agent ships (bench/compiled.ts).
+  const compiled = await compileForBench();
+  const worker = compiled.path(import.meta.url);
   const sandboxes = await Promise.all([startSandbox(values.approvals), startSandbox(values.approvals)]);
   const dirs: string[] = [];
   const fresh = (): string => {
@@ -218,8 +223,8 @@ async function main(): Promise<void> {
     const minimals: Result[] = [];
     for (let round = 0; round < Number(values.rounds); round += 1) {
       if (round > 0) await Promise.all([reset(forAgent.url), reset(forMinimal.url)]);
-      agents.push(await runSide('agent', forAgent.url, forAgent.key, fresh()));
-      minimals.push(await runSide('minimal', forMinimal.url, forMinimal.key, fresh()));
+      agents.push(await runSide(worker, 'agent', forAgent.url, forAgent.key, fresh()));
+      minimals.push(await runSide(worker, 'minimal', forMinimal.url, forMinimal.key, fresh()));
       const [a, m] = [agents[round] as Result, minimals[round] as Result];
       console.log(
         `round ${round + 1}: agent ${rate(a)} rows/s (${a.cpuSeconds.toFixed(1)} s CPU), ` +
@@ -227,7 +232,7 @@ async function main(): Promise<void> {
       );
     }
     await reset(forMinimal.url);
-    const floor = await runSide('floor', forMinimal.url, forMinimal.key, fresh());
+    const floor = await runSide(worker, 'floor', forMinimal.url, forMinimal.key, fresh());
     const a = best(agents);
     const m = best(minimals);
     if (a.rows !== m.rows) throw new Error(`the two sides pulled different row counts: ${a.rows} vs ${m.rows}`);
@@ -241,5 +246,6 @@ async function main(): Promise<void> {
   } finally {
     for (const s of sandboxes) s.child.kill('SIGTERM');
     for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+    await compiled.remove();
   }
 }
