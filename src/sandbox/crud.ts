@@ -105,11 +105,12 @@ export function parseWrite<R extends TableRow, W>(resource: Resource<R, W>, body
 /**
  * A 422 when a write would move a record onto a business key held by another record. A record keeping its own key
  * is never a conflict, even when the index points at another row (competitor single creates may share a key).
+ * Records are compared by id: a table may hand out a new object for the same row on every read.
  */
 function keyConflict<R extends TableRow, W>(resource: Resource<R, W>, key: string, self: R | undefined): ValidationError[] | null {
   if (self !== undefined && self.key === key) return null;
   const holder = resource.table.getByKey(key);
-  if (!holder || holder === self) return null;
+  if (!holder || holder.id === self?.id) return null;
   return [
     validationError(
       ['body', resource.keyField],

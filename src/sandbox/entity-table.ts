@@ -2,11 +2,15 @@
  * In-memory storage of one resource: rows by internal id, an index by business key, the ids of deleted rows (so
  * DELETE can tell "already gone" from "never existed"), and a write log that orders rows for listing.
  *
- * Ids. The table issues its own ids (`issueId`) as encodings of a serial (id-codec.ts) and keeps those rows in an
- * array at index = serial; rows with an id chosen by a client (single upsert on a path id) go in a second array,
- * found through a Map. A client id that happens to look like one of ours is still treated as foreign, and the
- * serial behind it is never issued. A row's slot, by which the key index and the write log refer to it, is its
- * serial, or -(1 + its index in the second array).
+ * Ids and slots. The table issues its own ids (`issueId`) as encodings of a serial (id-codec.ts), so it finds
+ * those rows by decoding the id; rows with an id chosen by a client (single upsert on a path id) are found through
+ * a Map. A client id that happens to look like one of ours is still treated as foreign, and the serial behind it
+ * is never issued. Every row also has a slot (1, 2, 3, ... in insertion order), by which the key index, the write
+ * log and the row store refer to it.
+ *
+ * Rows live in a RowStore: by default the row objects themselves (ObjectStore); transactions keep their fields in
+ * columns and hand out a new row object on every read (transactions.ts). Either way a row read, changed and
+ * passed to update() is stored.
  *
  * Listing order and cursors. Every write (insert, update) stamps the row with the next write sequence number and
  * appends it to the log; the entry it had before becomes stale and is skipped. A listing walks the log in sequence
@@ -15,9 +19,9 @@
  * - a row updated during a listing moves to the end and is returned again: an incremental mirror that stores the
  *   largest `updated_at` it saw can never miss an update (updated_at is monotonic with the sequence).
  *
- * Memory: per row, the row object and its array slot (plus a map entry for a client-chosen id), a key index entry
- * (key-index.ts: integers only) and a log entry (20 bytes in typed arrays); stale log entries are compacted away
- * once they outnumber live rows. Only the row objects are left for the garbage collector to trace.
+ * Memory: per row, what its store keeps (the row object and an array slot, for ObjectStore), a key index entry
+ * (key-index.ts: integers only) and a log entry (20 bytes in typed arrays), plus a map entry for a client-chosen
+ * id; stale log entries are compacted away once they outnumber live rows.
  */
 import type { IdCodec } from './id-codec.ts';
 import { KeyIndex } from './key-index.ts';
@@ -48,21 +52,84 @@ export interface PageRequest<R> {
   readonly filter?: (row: R) => boolean;
 }
 
+/** Where a table keeps the fields of its rows, by slot. */
+export interface RowStore<R extends TableRow> {
+  /** Keeps the fields of `row` (seq and updatedAt included) in `slot`: a new row, or a rewrite of the row there. */
+  save(slot: number, row: R): void;
+  /**
+   * The row in `slot`, with this id; undefined when the slot is empty. The object kept, or a new one each time:
+   * changes to it are kept once it is saved again.
+   */
+  load(slot: number, id: R['id']): R | undefined;
+  /** True when the row in `slot` has this business key. */
+  hasKey(slot: number, key: string): boolean;
+  /** The write sequence number of the row in `slot`; 0 when the slot is empty. */
+  seqAt(slot: number): number;
+  /** Empties `slot` (its row was deleted). */
+  clear(slot: number): void;
+}
+
+/** The rows themselves, in an array by slot. */
+export class ObjectStore<R extends TableRow> implements RowStore<R> {
+  readonly #rows: (R | undefined)[] = [undefined];
+
+  save(slot: number, row: R): void {
+    while (this.#rows.length < slot) this.#rows.push(undefined);
+    this.#rows[slot] = row;
+  }
+
+  load(slot: number): R | undefined {
+    return this.#rows[slot];
+  }
+
+  hasKey(slot: number, key: string): boolean {
+    return this.#rows[slot]?.key === key;
+  }
+
+  seqAt(slot: number): number {
+    return this.#rows[slot]?.seq ?? 0;
+  }
+
+  clear(slot: number): void {
+    this.#rows[slot] = undefined;
+  }
+}
+
 const COMPACT_MIN_STALE = 4096;
 const MIN_LOG = 1024;
+const MIN_SLOTS = 1024;
+
+/** A copy of `array` long enough to hold index `needed` (lengths grow by half). */
+function grown(array: Int32Array<ArrayBuffer>, needed: number): Int32Array<ArrayBuffer> {
+  const capacity = Math.max(MIN_SLOTS, needed + 1, Math.ceil(array.length * 1.5));
+  const copy = new Int32Array(capacity);
+  copy.set(array);
+  return copy;
+}
 
 export class EntityTable<R extends TableRow> {
   readonly #codec: IdCodec<R['id']>;
-  /** Rows with an issued id, at index = serial (index 0 unused: slot 0 means "none"). */
-  readonly #bySerial: (R | undefined)[] = [undefined];
+  readonly #store: RowStore<R>;
+  /** The last serial issued. */
   #issued = 0;
-  /** The id issueId() returned last: its row is usually inserted next, and then needs no decoding. */
+  /** The id issueId() returned last and its serial: its row is usually inserted next, and then needs no decoding. */
   #lastIssuedId: R['id'] | null = null;
+  #lastIssuedSerial = 0;
+  /** The last slot given to a row. */
+  #slots = 0;
+  /**
+   * True while every row has an issued id and took the slot equal to its serial (rows inserted in the order their
+   * ids were issued: the bulk path). The two maps below are then left empty.
+   */
+  #identity = true;
+  /** Slot of each issued serial (0: none yet), and serial of each slot (0: a client id). */
+  #slotOfSerial = new Int32Array(0);
+  #serialOfSlot = new Int32Array(0);
   #live = 0;
-  /** Rows with a client-chosen id, in insertion order, and their slots by id. */
-  readonly #clientRows: (R | undefined)[] = [];
+  /** Live rows with a client-chosen id: slot by id, and id by slot in insertion order (rows() lists them last). */
   readonly #clientSlots = new Map<R['id'], number>();
-  readonly #byKey = new KeyIndex((slot) => this.#rowAt(slot)?.key ?? null);
+  readonly #clientIds = new Map<number, R['id']>();
+  readonly #byKey: KeyIndex;
   readonly #deleted = new Set<R['id']>();
   /** The write log: entry i is the write with sequence number #logSeqs[i] of the row in slot #logSlots[i]. */
   #logSlots = new Int32Array(MIN_LOG);
@@ -73,8 +140,10 @@ export class EntityTable<R extends TableRow> {
   #stale = 0;
   #lastTime = 0;
 
-  constructor(codec: IdCodec<R['id']>) {
+  constructor(codec: IdCodec<R['id']>, store: RowStore<R> = new ObjectStore<R>()) {
     this.#codec = codec;
+    this.#store = store;
+    this.#byKey = new KeyIndex((slot, key) => store.hasKey(slot, key));
   }
 
   get size(): number {
@@ -86,9 +155,9 @@ export class EntityTable<R extends TableRow> {
     for (;;) {
       this.#issued += 1;
       const id = this.#codec.encode(this.#issued);
-      this.#bySerial.push(undefined);
       if (this.#clientSlots.size === 0 || !this.#clientSlots.has(id)) {
         this.#lastIssuedId = id;
+        this.#lastIssuedSerial = this.#issued;
         return id;
       }
     }
@@ -100,12 +169,12 @@ export class EntityTable<R extends TableRow> {
 
   getById(id: R['id']): R | undefined {
     const slot = this.#slotOf(id);
-    return slot === null ? undefined : this.#rowAt(slot);
+    return slot === 0 || this.#store.seqAt(slot) === 0 ? undefined : this.#store.load(slot, id);
   }
 
   getByKey(key: string): R | undefined {
     const slot = this.#byKey.get(key);
-    return slot === 0 ? undefined : this.#rowAt(slot);
+    return slot === 0 ? undefined : this.#store.load(slot, this.#idOf(slot));
   }
 
   /** True when a row with this id existed and was deleted (and has not been re-created). */
@@ -118,13 +187,16 @@ export class EntityTable<R extends TableRow> {
    * `keyFree` says the caller has just looked the key up and found nothing (saves a lookup on the bulk path).
    */
   insert(row: R, now: number, keyFree = false): void {
-    let slot = this.#slotOf(row.id);
-    if (slot === null) {
-      slot = -1 - this.#clientRows.length;
-      this.#clientRows.push(row);
-      this.#clientSlots.set(row.id, slot);
-    } else if (slot > 0) this.#bySerial[slot] = row;
-    else this.#clientRows[-1 - slot] = row;
+    const serial = this.#serialOf(row.id);
+    if (this.#identity && (serial === 0 || serial > this.#slots + 1)) this.#leaveIdentity();
+    let slot = this.#slotOf(row.id, serial);
+    if (slot === 0) {
+      slot = this.#newSlot(serial);
+      if (serial === 0) {
+        this.#clientSlots.set(row.id, slot);
+        this.#clientIds.set(slot, row.id);
+      } else this.#slotOfSerial[serial] = slot;
+    }
     this.#live += 1;
     if (this.#deleted.size > 0) this.#deleted.delete(row.id);
     if (row.key !== null && (keyFree || this.#byKey.get(row.key) === 0)) this.#byKey.set(row.key, slot);
@@ -133,7 +205,7 @@ export class EntityTable<R extends TableRow> {
 
   /** Records that an existing row was rewritten; `previousKey` is its key before the write. */
   update(row: R, now: number, previousKey: string | null): void {
-    const slot = this.#slotOf(row.id)!;
+    const slot = this.#slotOf(row.id);
     if (previousKey !== row.key) {
       if (previousKey !== null) this.#byKey.remove(previousKey, slot);
       if (row.key !== null && this.#byKey.get(row.key) === 0) this.#byKey.set(row.key, slot);
@@ -143,13 +215,10 @@ export class EntityTable<R extends TableRow> {
   }
 
   delete(row: R): void {
-    const slot = this.#slotOf(row.id)!;
+    const slot = this.#slotOf(row.id);
     if (row.key !== null) this.#byKey.remove(row.key, slot);
-    if (slot > 0) this.#bySerial[slot] = undefined;
-    else {
-      this.#clientRows[-1 - slot] = undefined;
-      this.#clientSlots.delete(row.id);
-    }
+    this.#store.clear(slot);
+    if (this.#clientIds.size > 0 && this.#clientIds.delete(slot)) this.#clientSlots.delete(row.id);
     this.#live -= 1;
     this.#deleted.add(row.id);
     row.seq = 0;
@@ -159,8 +228,17 @@ export class EntityTable<R extends TableRow> {
 
   /** Every live row (for state snapshots): issued ids in serial order, then client-chosen ids. */
   *rows(): IterableIterator<R> {
-    for (const row of this.#bySerial) if (row !== undefined) yield row;
-    for (const row of this.#clientRows) if (row !== undefined) yield row;
+    const slots = this.#identity ? this.#slots : Math.min(this.#issued, this.#slotOfSerial.length - 1);
+    for (let serial = 1; serial <= slots; serial += 1) {
+      const slot = this.#identity ? serial : this.#slotOfSerial[serial]!;
+      if (slot === 0 || this.#store.seqAt(slot) === 0) continue;
+      const row = this.#store.load(slot, this.#codec.encode(serial));
+      if (row !== undefined) yield row;
+    }
+    for (const [slot, id] of this.#clientIds) {
+      const row = this.#store.load(slot, id);
+      if (row !== undefined) yield row;
+    }
   }
 
   page(request: PageRequest<R>): TablePage<R> {
@@ -170,8 +248,9 @@ export class EntityTable<R extends TableRow> {
     const rows: R[] = [];
     const { filter, limit } = request;
     for (let i = start; i < length; i += 1) {
-      const row = this.#rowAt(this.#logSlots[i]!);
-      if (row === undefined || row.seq !== this.#logSeqs[i]) continue; // stale: rewritten later or deleted
+      const slot = this.#logSlots[i]!;
+      if (this.#store.seqAt(slot) !== this.#logSeqs[i]) continue; // stale: rewritten later or deleted
+      const row = this.#store.load(slot, this.#idOf(slot))!;
       if (filter && !filter(row)) continue;
       if (rows.length === limit) return { rows, nextAfter: rows[rows.length - 1]!.seq };
       rows.push(row);
@@ -179,19 +258,46 @@ export class EntityTable<R extends TableRow> {
     return { rows, nextAfter: null };
   }
 
-  #rowAt(slot: number): R | undefined {
-    return slot > 0 ? this.#bySerial[slot] : this.#clientRows[-1 - slot];
+  #idOf(slot: number): R['id'] {
+    if (this.#identity) return this.#codec.encode(slot);
+    const serial = this.#serialOfSlot[slot]!;
+    return serial === 0 ? this.#clientIds.get(slot)! : this.#codec.encode(serial);
   }
 
-  /** The slot of the row with this id, live or not (null for a client id with no row). */
-  #slotOf(id: R['id']): number | null {
-    if (id === this.#lastIssuedId) return this.#issued;
-    if (this.#clientSlots.size > 0) {
-      const slot = this.#clientSlots.get(id);
-      if (slot !== undefined) return slot;
-    }
+  /** The serial behind an id this table issued; 0 for any other id (a client's). */
+  #serialOf(id: R['id']): number {
+    if (id === this.#lastIssuedId) return this.#lastIssuedSerial;
+    if (this.#clientSlots.size > 0 && this.#clientSlots.has(id)) return 0;
     const serial = this.#codec.decode(id);
-    return serial === null || serial > this.#issued ? null : serial;
+    return serial === null || serial > this.#issued ? 0 : serial;
+  }
+
+  /** The slot of the row with this id (live or deleted), or 0 when there has been none. */
+  #slotOf(id: R['id'], serial = this.#serialOf(id)): number {
+    if (this.#identity) return serial <= this.#slots ? serial : 0;
+    if (serial !== 0) return serial < this.#slotOfSerial.length ? this.#slotOfSerial[serial]! : 0;
+    return this.#clientSlots.get(id) ?? 0;
+  }
+
+  #newSlot(serial: number): number {
+    this.#slots += 1;
+    const slot = this.#slots;
+    if (this.#identity) return slot; // === serial
+    if (slot >= this.#serialOfSlot.length) this.#serialOfSlot = grown(this.#serialOfSlot, slot);
+    if (serial >= this.#slotOfSerial.length) this.#slotOfSerial = grown(this.#slotOfSerial, serial);
+    this.#serialOfSlot[slot] = serial;
+    return slot;
+  }
+
+  /** Writes the identity mapping out into the two maps, before a row takes a slot other than its serial. */
+  #leaveIdentity(): void {
+    this.#identity = false;
+    this.#slotOfSerial = grown(this.#slotOfSerial, this.#slots);
+    this.#serialOfSlot = grown(this.#serialOfSlot, this.#slots);
+    for (let slot = 1; slot <= this.#slots; slot += 1) {
+      this.#slotOfSerial[slot] = slot;
+      this.#serialOfSlot[slot] = slot;
+    }
   }
 
   #stamp(row: R, slot: number, now: number): void {
@@ -199,6 +305,7 @@ export class EntityTable<R extends TableRow> {
     this.#seq += 1;
     row.seq = this.#seq;
     row.updatedAt = this.#lastTime;
+    this.#store.save(slot, row);
     if (this.#logLength === this.#logSlots.length) this.#growLog(this.#logLength * 2);
     const at = this.#logLength;
     this.#logSlots[at] = slot;
@@ -224,8 +331,7 @@ export class EntityTable<R extends TableRow> {
     if (this.#stale < COMPACT_MIN_STALE || this.#stale < this.#live) return;
     let kept = 0;
     for (let i = 0; i < this.#logLength; i += 1) {
-      const row = this.#rowAt(this.#logSlots[i]!);
-      if (row === undefined || row.seq !== this.#logSeqs[i]) continue;
+      if (this.#store.seqAt(this.#logSlots[i]!) !== this.#logSeqs[i]) continue;
       this.#logSlots[kept] = this.#logSlots[i]!;
       this.#logSeqs[kept] = this.#logSeqs[i]!;
       this.#logTimes[kept] = this.#logTimes[i]!;

@@ -1,7 +1,7 @@
 /**
  * The business-key index of a table: key -> the slot of the row holding it (a non-zero 32-bit integer the table
- * gives its rows; 0 means "none"). The keys themselves stay on the rows: the index asks the table for a slot's key (`keyAt`) when
- * a hash matches, so it holds no string and no object, only integers.
+ * gives its rows; 0 means "none"). The keys themselves stay with the rows: when a hash matches, the index asks the
+ * table whether that slot's row has the key (`hasKey`), so it holds no string and no object, only integers.
  *
  * Why not a Map: on the bulk path almost every lookup is a miss (a new transaction id), and a Map with a million
  * string keys answers a miss by walking a bucket chain whose every step loads an entry and then the candidate key
@@ -31,7 +31,7 @@ function hashOf(key: string): number {
 }
 
 export class KeyIndex {
-  readonly #keyAt: (slot: number) => string | null;
+  readonly #hasKey: (slot: number, key: string) => boolean;
   /** Pair p: hash at 2p, slot at 2p + 1. */
   #pairs = new Int32Array(2 * MIN_PAIRS);
   #mask = MIN_PAIRS - 1;
@@ -43,9 +43,9 @@ export class KeyIndex {
   #missHash = 0;
   #missPair = -1;
 
-  /** `keyAt(slot)` is the current key of the row in `slot`. */
-  constructor(keyAt: (slot: number) => string | null) {
-    this.#keyAt = keyAt;
+  /** `hasKey(slot, key)`: whether the row in `slot` has `key` as its current key. */
+  constructor(hasKey: (slot: number, key: string) => boolean) {
+    this.#hasKey = hasKey;
   }
 
   get size(): number {
@@ -66,7 +66,7 @@ export class KeyIndex {
         this.#missPair = free < 0 ? p : free;
         return 0;
       }
-      if (h === hash && this.#keyAt(pairs[2 * p + 1]!) === key) return pairs[2 * p + 1]!;
+      if (h === hash && this.#hasKey(pairs[2 * p + 1]!, key)) return pairs[2 * p + 1]!;
       if (h === DELETED && free < 0) free = p;
     }
   }
@@ -116,7 +116,7 @@ export class KeyIndex {
     for (let p = hash & mask; ; p = (p + 1) & mask) {
       const h = pairs[2 * p]!;
       if (h === EMPTY) return -1;
-      if (h === hash && (key === null ? pairs[2 * p + 1] === slot : this.#keyAt(pairs[2 * p + 1]!) === key)) return p;
+      if (h === hash && (key === null ? pairs[2 * p + 1] === slot : this.#hasKey(pairs[2 * p + 1]!, key))) return p;
     }
   }
 

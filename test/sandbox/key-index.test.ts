@@ -14,7 +14,7 @@ interface Row {
 
 /** An index over `rows` (row n in slot n + 1), and a lookup that answers with the row. */
 function indexOf(rows: Row[]) {
-  const index = new KeyIndex((slot) => rows[slot - 1]?.key ?? null);
+  const index = new KeyIndex((slot, key) => rows[slot - 1]?.key === key);
   const find = (key: string): Row | undefined => {
     const slot = index.get(key);
     return slot === 0 ? undefined : rows[slot - 1];

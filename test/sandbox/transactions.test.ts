@@ -111,6 +111,43 @@ describe('transactions', () => {
     expect((await h.client.patch(`/v1/transactions/${id}`, { revenue: '1' })).status).toBe(404);
   });
 
+  it('keeps every field exactly as sent (any Unicode, lone surrogates) through re-sends, key changes, deletes and re-creation', async () => {
+    const ids = ['T-é-1', 'T-\ud800-2', 'T-😀-3', `T-${'x'.repeat(251)}`];
+    const row = (transactionId: string, n: number) =>
+      tx(500 + n, { transaction_id: transactionId, product_id: 'UNICODE', item_id: `I-ü-${n}`, transaction_timestamp: `2026-11-0${1 + n}T10:00:00.${n}23+02:00` });
+    const items = ids.map((id, n) => row(id, n));
+    const first = BulkResponse.parse((await h.client.post('/v1/transactions/bulk', { items })).body);
+    expect(first.results.every((r) => r.ok)).toBe(true);
+    const again = BulkResponse.parse((await h.client.post('/v1/transactions/bulk', { items })).body);
+    expect(again.results.map((r) => r.id)).toEqual(first.results.map((r) => r.id));
+    const listed = await listAll('&product_id=UNICODE');
+    expect(listed.map((t) => [t.transaction_id, t.item_id, t.timestamp])).toEqual(
+      items.map((i) => [i.transaction_id, i.item_id, i.transaction_timestamp]),
+    );
+
+    // Moving a row to another key frees the old one: a bulk row with the old key is a new record.
+    const [moved, deleted] = [first.results[1]!.id as string, first.results[2]!.id as string];
+    expect((await h.client.patch(`/v1/transactions/${moved}`, { transaction_id: 'T-\udfff-moved' })).status).toBe(200);
+    expect((await h.client.delete(`/v1/transactions/${deleted}`)).status).toBe(204);
+    const resent = BulkResponse.parse(
+      (await h.client.post('/v1/transactions/bulk', { items: [row('T-\ud800-2', 5), row('T-\udfff-moved', 6), row('T-😀-3', 7)] })).body,
+    );
+    expect(resent.results.map((r) => r.ok)).toEqual([true, true, true]);
+    expect(resent.results[0]!.id).not.toBe(moved);
+    expect(resent.results[1]!.id).toBe(moved);
+    expect(resent.results[2]!.id).not.toBe(deleted);
+    const after = await listAll('&product_id=UNICODE');
+    expect(Object.fromEntries(after.map((t) => [t.transaction_id, [t.id, t.timestamp]]))).toEqual({
+      'T-é-1': [first.results[0]!.id, '2026-11-01T10:00:00.023+02:00'],
+      [ids[3]!]: [first.results[3]!.id, '2026-11-04T10:00:00.323+02:00'],
+      'T-\ud800-2': [resent.results[0]!.id, '2026-11-06T10:00:00.523+02:00'],
+      'T-\udfff-moved': [moved, '2026-11-07T10:00:00.623+02:00'],
+      'T-😀-3': [resent.results[2]!.id, '2026-11-08T10:00:00.723+02:00'],
+    });
+    const single = TransactionPage.parse((await h.client.get('/v1/transactions?product_id=UNICODE&limit=1')).body);
+    expect(single.data.map((t) => t.transaction_id)).toEqual(['T-é-1']);
+  });
+
   it('keeps updated_after inclusive for incremental sync', async () => {
     await h.clock.advance(1000);
     const mark = new Date(h.clock.now()).toISOString();
