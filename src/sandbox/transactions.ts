@@ -2,7 +2,7 @@
  * Transactions: business key `transaction_id` (required on write: our choice, it is what makes bulk idempotent).
  * The hot path of the ingest benchmark and the largest table, so rows are kept in columns (TransactionColumns)
  * rather than as an object each: per row the garbage collector has nothing to trace but a few array slots, and a
- * million rows take about 170 bytes each (row objects took 360). Repeated strings (item, product and store ids,
+ * million rows take about 180 bytes each (row objects took 360). Repeated strings (item, product and store ids,
  * currencies) are interned.
  *
  * Read shape (list item and single-upsert response), per the spec's list fields: `timestamp` is the write's
@@ -37,67 +37,71 @@ export interface TransactionRow extends TableRow {
 
 export type TransactionResource = Resource<TransactionRow, TransactionWrite>;
 
-const MIN_SLOTS = 1024;
-/** is_promo in a byte: null, false, true. */
-const PROMO_NULL = 0;
-const PROMO_FALSE = 1;
-const PROMO_TRUE = 2;
+/** Rows per block of the transactions store (a power of two). */
+const BLOCK_ROWS = 1024;
+const BLOCK_SHIFT = 10;
+/** Values per row in a block's `values`: item_id, product_id, store_id, quantity, price, revenue, currency, is_promo. */
+const STRIDE = 8;
+
+interface Block {
+  readonly values: (string | boolean | null)[];
+  readonly seqs: Float64Array;
+  readonly updatedAt: Float64Array;
+}
 
 /**
  * The transactions table's row store: the id and timestamp, nearly unique per row, as bytes (string-column.ts);
- * the other strings, mostly shared (interned, or short ones JSON.parse already shares), in arrays; is_promo,
- * seq and updated_at in typed arrays. A read makes a new row object; the key of a row is its transaction_id.
+ * the other values, mostly shared strings (interned, or short ones JSON.parse already shares), side by side in
+ * blocks of 1024 rows, with seq and updated_at in typed arrays. Blocks are added, never copied: a growing array
+ * of a million entries was copied each time it grew. A read makes a new row object; the key of a row is its
+ * transaction_id.
  */
 export class TransactionColumns implements RowStore<TransactionRow> {
   readonly #transactionIds = new StringColumn();
   readonly #timestamps = new StringColumn();
-  #capacity = 0;
-  #itemIds: string[] = [];
-  #productIds: (string | null)[] = [];
-  #storeIds: (string | null)[] = [];
-  #quantities: (string | null)[] = [];
-  #prices: (string | null)[] = [];
-  #revenues: (string | null)[] = [];
-  #currencies: (string | null)[] = [];
-  #promo = new Uint8Array(0);
-  #seqs = new Float64Array(0);
-  #updatedAt = new Float64Array(0);
+  readonly #blocks: Block[] = [];
 
   save(slot: number, row: TransactionRow): void {
-    if (slot >= this.#capacity) this.#grow(slot);
+    const block = this.#blocks[slot >>> BLOCK_SHIFT] ?? this.#addBlocks(slot);
+    const i = slot & (BLOCK_ROWS - 1);
+    const at = i * STRIDE;
+    const values = block.values;
     this.#transactionIds.set(slot, row.transaction_id);
     this.#timestamps.set(slot, row.transaction_timestamp);
-    this.#itemIds[slot] = row.item_id;
-    this.#productIds[slot] = row.product_id;
-    this.#storeIds[slot] = row.store_id;
-    this.#quantities[slot] = row.quantity;
-    this.#prices[slot] = row.price;
-    this.#revenues[slot] = row.revenue;
-    this.#currencies[slot] = row.currency;
-    this.#promo[slot] = row.is_promo === null ? PROMO_NULL : row.is_promo ? PROMO_TRUE : PROMO_FALSE;
-    this.#seqs[slot] = row.seq;
-    this.#updatedAt[slot] = row.updatedAt;
+    values[at] = row.item_id;
+    values[at + 1] = row.product_id;
+    values[at + 2] = row.store_id;
+    values[at + 3] = row.quantity;
+    values[at + 4] = row.price;
+    values[at + 5] = row.revenue;
+    values[at + 6] = row.currency;
+    values[at + 7] = row.is_promo;
+    block.seqs[i] = row.seq;
+    block.updatedAt[i] = row.updatedAt;
   }
 
   load(slot: number, id: string): TransactionRow | undefined {
-    if (this.seqAt(slot) === 0) return undefined;
+    const block = this.#blocks[slot >>> BLOCK_SHIFT];
+    const i = slot & (BLOCK_ROWS - 1);
+    if (block === undefined || block.seqs[i] === 0) return undefined;
+    const at = i * STRIDE;
+    const values = block.values;
     const transactionId = this.#transactionIds.get(slot)!;
-    const promo = this.#promo[slot];
     return {
       id,
       key: transactionId,
-      seq: this.#seqs[slot]!,
-      updatedAt: this.#updatedAt[slot]!,
+      seq: block.seqs[i]!,
+      updatedAt: block.updatedAt[i]!,
       transaction_id: transactionId,
-      item_id: this.#itemIds[slot]!,
+      item_id: values[at] as string,
       transaction_timestamp: this.#timestamps.get(slot)!,
-      product_id: this.#productIds[slot]!,
-      store_id: this.#storeIds[slot]!,
-      quantity: this.#quantities[slot]!,
-      price: this.#prices[slot]!,
-      revenue: this.#revenues[slot]!,
-      currency: this.#currencies[slot]!,
-      is_promo: promo === PROMO_NULL ? null : promo === PROMO_TRUE,
+      product_id: values[at + 1] as string | null,
+      store_id: values[at + 2] as string | null,
+      quantity: values[at + 3] as string | null,
+      price: values[at + 4] as string | null,
+      revenue: values[at + 5] as string | null,
+      currency: values[at + 6] as string | null,
+      is_promo: values[at + 7] as boolean | null,
     };
   }
 
@@ -106,55 +110,31 @@ export class TransactionColumns implements RowStore<TransactionRow> {
   }
 
   seqAt(slot: number): number {
-    return slot < this.#capacity ? this.#seqs[slot]! : 0;
+    const block = this.#blocks[slot >>> BLOCK_SHIFT];
+    return block === undefined ? 0 : block.seqs[slot & (BLOCK_ROWS - 1)]!;
   }
 
   clear(slot: number): void {
-    if (slot >= this.#capacity) return;
+    const block = this.#blocks[slot >>> BLOCK_SHIFT];
+    if (block === undefined) return;
+    const i = slot & (BLOCK_ROWS - 1);
     this.#transactionIds.set(slot, null);
     this.#timestamps.set(slot, null);
-    this.#itemIds[slot] = '';
-    this.#productIds[slot] = null;
-    this.#storeIds[slot] = null;
-    this.#quantities[slot] = null;
-    this.#prices[slot] = null;
-    this.#revenues[slot] = null;
-    this.#currencies[slot] = null;
-    this.#seqs[slot] = 0;
+    block.values.fill(null, i * STRIDE, (i + 1) * STRIDE);
+    block.seqs[i] = 0;
   }
 
-  /**
-   * Room for `slot` in every column: capacity grows by half (a million rows leave at most a third unused). The
-   * arrays are made at their full length and copied, so V8 adds no room of its own on top.
-   */
-  #grow(slot: number): void {
-    const capacity = Math.max(slot + 1, MIN_SLOTS, Math.ceil(this.#capacity * 1.5));
-    this.#itemIds = grownArray(this.#itemIds, capacity, '');
-    this.#productIds = grownArray(this.#productIds, capacity, null);
-    this.#storeIds = grownArray(this.#storeIds, capacity, null);
-    this.#quantities = grownArray(this.#quantities, capacity, null);
-    this.#prices = grownArray(this.#prices, capacity, null);
-    this.#revenues = grownArray(this.#revenues, capacity, null);
-    this.#currencies = grownArray(this.#currencies, capacity, null);
-    const promo = new Uint8Array(capacity);
-    promo.set(this.#promo);
-    const seqs = new Float64Array(capacity);
-    seqs.set(this.#seqs);
-    const updatedAt = new Float64Array(capacity);
-    updatedAt.set(this.#updatedAt);
-    this.#promo = promo;
-    this.#seqs = seqs;
-    this.#updatedAt = updatedAt;
-    this.#capacity = capacity;
+  /** Adds blocks up to the one holding `slot`, and returns that one. */
+  #addBlocks(slot: number): Block {
+    while (this.#blocks.length <= slot >>> BLOCK_SHIFT) {
+      this.#blocks.push({
+        values: new Array<string | boolean | null>(BLOCK_ROWS * STRIDE).fill(null),
+        seqs: new Float64Array(BLOCK_ROWS),
+        updatedAt: new Float64Array(BLOCK_ROWS),
+      });
+    }
+    return this.#blocks[slot >>> BLOCK_SHIFT]!;
   }
-}
-
-/** A copy of `array` with `capacity` elements, the new ones `fill`. */
-function grownArray<T>(array: readonly T[], capacity: number, fill: T): T[] {
-  const copy = new Array<T>(capacity);
-  for (let i = 0; i < array.length; i += 1) copy[i] = array[i]!;
-  copy.fill(fill, array.length);
-  return copy;
 }
 
 const TRUE_WORDS = new Set(['true', '1', 'yes', 'y', 't']);
