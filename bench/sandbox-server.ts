@@ -7,11 +7,14 @@ import { startSandbox } from '../src/sandbox/index.ts';
 
 const sandbox = await startSandbox({ approvals: 0, largeGridRows: 0 });
 process.send?.({ url: sandbox.url, apiKey: sandbox.apiKey, stores: sandbox.control.stores });
-// The parent asks for this process's CPU time and memory around the timed run.
+// The parent asks for this process's CPU time and memory around the timed run; memory after a full collection
+// (the parent forks this process with --expose-gc), so that it counts what the sandbox holds, not its garbage.
+const gc = (globalThis as { gc?: () => void }).gc;
 process.on('message', () => {
   const cpu = process.cpuUsage();
+  gc?.();
   const memory = process.memoryUsage();
-  process.send?.({ cpuMs: (cpu.user + cpu.system) / 1000, rss: memory.rss, heapUsed: memory.heapUsed });
+  process.send?.({ cpuMs: (cpu.user + cpu.system) / 1000, rss: memory.rss, heapUsed: memory.heapUsed, arrayBuffers: memory.arrayBuffers });
 });
 process.on('disconnect', () => {
   void sandbox.close().then(() => process.exit(0));

@@ -41,19 +41,26 @@ export class StringColumn {
       return;
     }
     const n = value.length;
+    if (this.#end + n > this.#bytes.length) this.#makeRoom(n);
+    let at = this.#end;
+    let bytes = this.#bytes;
+    // Written as ASCII while it is; the first other character starts over in UTF-16.
     let ascii = true;
     for (let i = 0; i < n; i += 1) {
-      if (value.charCodeAt(i) > 0x7f) {
+      const code = value.charCodeAt(i);
+      if (code > 0x7f) {
         ascii = false;
         break;
       }
+      bytes[at + i] = code;
     }
     const size = ascii ? n : 2 * n;
-    if (this.#end + size > this.#bytes.length) this.#makeRoom(size);
-    const at = this.#end;
-    const bytes = this.#bytes;
-    if (ascii) for (let i = 0; i < n; i += 1) bytes[at + i] = value.charCodeAt(i);
-    else bytes.write(value, at, size, 'utf16le');
+    if (!ascii) {
+      if (this.#end + size > this.#bytes.length) this.#makeRoom(size);
+      at = this.#end;
+      bytes = this.#bytes;
+      bytes.write(value, at, size, 'utf16le');
+    }
     this.#offsets[slot] = at;
     this.#lengths[slot] = ascii ? n : -1 - n;
     this.#end = at + size;
