@@ -88,7 +88,8 @@ export function supersedeDuplicates(batch: PendingBatch, keyOf: (row: Row) => st
   return superseded;
 }
 
-export async function sendBulk(ctx: BulkSendContext, file: BulkFile, rows: AsyncIterable<RowOutcome<Row>>): Promise<void> {
+/** `rows`: the reader's outcomes in chunks (RowReader.chunks), in file order. */
+export async function sendBulk(ctx: BulkSendContext, file: BulkFile, rows: AsyncIterable<readonly RowOutcome<Row>[]>): Promise<void> {
   const committed = committedBatches(ctx.db, file.id);
   const send = bulkOf(ctx.client, file.entity);
   const keyOf = BUSINESS_KEYS[file.entity];
@@ -151,17 +152,19 @@ export async function sendBulk(ctx: BulkSendContext, file: BulkFile, rows: Async
   };
 
   try {
-    for await (const outcome of rows) {
-      if (first.failure !== null || ctx.signal?.aborted) break;
-      if (outcome.kind === 'reject') {
-        const { line, field, code, message, rawFields } = outcome;
-        batch.rejects.push({ line, stage: 'local', field, code, message, raw: rawFields });
-        continue;
+    reading: for await (const chunk of rows) {
+      for (const outcome of chunk) {
+        if (first.failure !== null || ctx.signal?.aborted) break reading;
+        if (outcome.kind === 'reject') {
+          const { line, field, code, message, rawFields } = outcome;
+          batch.rejects.push({ line, stage: 'local', field, code, message, raw: rawFields });
+          continue;
+        }
+        batch.rows.push(outcome.record);
+        batch.lines.push(outcome.line);
+        batch.raws.push(outcome.rawFields);
+        if (batch.rows.length >= file.batchSize) await flush();
       }
-      batch.rows.push(outcome.record);
-      batch.lines.push(outcome.line);
-      batch.raws.push(outcome.rawFields);
-      if (batch.rows.length >= file.batchSize) await flush();
     }
     if (first.failure === null && !ctx.signal?.aborted) {
       if (batch.rows.length > 0) await flush();

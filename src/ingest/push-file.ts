@@ -99,7 +99,7 @@ export async function processClaimed(deps: PushDeps, source: PushSource, fileId:
         const reopen = () => readRows(file.processing_path, { ...source.read, entity: file.entity as Entity });
         await sendImport({ ...deps, signal: deps.signal }, file, reader, reader.header, reopen);
       } else {
-        await sendBulk({ ...deps, signal: deps.signal }, { id: file.id, entity: file.entity as Entity, batchSize: file.batch_size }, reader);
+        await sendBulk({ ...deps, signal: deps.signal }, { id: file.id, entity: file.entity as Entity, batchSize: file.batch_size }, reader.chunks());
       }
     } finally {
       if (progress) clearInterval(progress);

@@ -36,6 +36,12 @@ import type { HeaderInfo, ReadProgress, ReadSummary, RowOutcome } from './types.
  */
 export interface RowReader<R> extends AsyncIterable<RowOutcome<R>> {
   readonly header: HeaderInfo;
+  /**
+   * The same outcomes in file order, in chunks of those the parser has already produced (at most a few hundred):
+   * for the push's hot path, where an await per row cost more than mapping the row. The counts of `summary()`
+   * include the chunk being consumed. Iterate either the reader or its chunks, once.
+   */
+  chunks(): AsyncIterable<RowOutcome<R>[]>;
   /** Live, for a progress bar. */
   progress(): ReadProgress;
   /** Counts so far; `complete` once iteration ended normally. */
@@ -120,45 +126,85 @@ class CsvRowReader<R> implements RowReader<R> {
   }
 
   async *[Symbol.asyncIterator](): AsyncGenerator<RowOutcome<R>> {
+    const { mapper, width } = this.begin();
+    try {
+      for (;;) {
+        // A record already parsed is taken at once; awaiting only when the queue is empty saves two promises a row.
+        const record = this.take() ?? (await this.next());
+        if (record === undefined) break;
+        const outcome = this.outcome(record, mapper, width);
+        if (outcome !== null) yield outcome;
+      }
+      this.end();
+    } finally {
+      if (!this.complete) this.close();
+    }
+  }
+
+  async *chunks(): AsyncGenerator<RowOutcome<R>[]> {
+    const { mapper, width } = this.begin();
+    try {
+      for (;;) {
+        // Awaits only when the parser has nothing queued; what it has is mapped without an await in between.
+        const first = this.take() ?? (await this.next());
+        if (first === undefined) break;
+        const chunk: RowOutcome<R>[] = [];
+        try {
+          for (let record: Parsed | undefined = first; record !== undefined; record = this.take()) {
+            const outcome = this.outcome(record, mapper, width);
+            if (outcome !== null) chunk.push(outcome);
+            if (chunk.length >= QUEUED_RECORDS) break;
+          }
+        } catch (error) {
+          // The outcomes before a file-level failure reach the consumer first, as they would one by one.
+          if (chunk.length > 0) yield chunk;
+          throw error;
+        }
+        if (chunk.length > 0) yield chunk;
+      }
+      this.end();
+    } finally {
+      if (!this.complete) this.close();
+    }
+  }
+
+  /** Starts the one iteration a reader allows. */
+  private begin(): { mapper: RowMapper<R>; width: number } {
     if (this.started) throw new Error('a RowReader can be iterated only once');
     this.started = true;
     const mapper = this.mapper;
     if (mapper === undefined) throw new Error('readHeader() first');
-    const width = this.header.headers.length;
-    try {
-      for (;;) {
-        // A record already parsed is taken at once; awaiting only when the queue is empty saves two promises a row.
-        const parsed = this.take() ?? (await this.next());
-        if (parsed === undefined) break;
-        const record = parsed;
-        const line = this.line(record);
-        if (isBlank(record)) {
-          this.blankLines++;
-          continue;
-        }
-        this.rows++;
-        if (record.length !== width) {
-          if (this.endLine > line) throw this.mergedLines(line, record.length, width);
-          this.rejected++;
-          const message = `the row has ${record.length} fields, the header has ${width}`;
-          const error = { field: null, code: 'field_count', message };
-          yield { kind: 'reject', line, rawFields: record, ...error, errors: [error] };
-          continue;
-        }
-        const mapped = mapper.map(record);
-        if (mapped.ok) {
-          this.accepted++;
-          yield { kind: 'row', line, record: mapped.record, rawFields: record };
-        } else {
-          this.rejected++;
-          yield { kind: 'reject', line, rawFields: record, ...mapped.first, errors: mapped.errors };
-        }
-      }
-      this.reconcile();
-      this.complete = true;
-    } finally {
-      if (!this.complete) this.close();
+    return { mapper, width: this.header.headers.length };
+  }
+
+  /** Every record was read: the counts must reconcile with the parser's. */
+  private end(): void {
+    this.reconcile();
+    this.complete = true;
+  }
+
+  /** The outcome of one record, or null for a blank line; throws the file's failure (lines merged by a quote). */
+  private outcome(record: Parsed, mapper: RowMapper<R>, width: number): RowOutcome<R> | null {
+    const line = this.line(record);
+    if (isBlank(record)) {
+      this.blankLines++;
+      return null;
     }
+    this.rows++;
+    if (record.length !== width) {
+      if (this.endLine > line) throw this.mergedLines(line, record.length, width);
+      this.rejected++;
+      const message = `the row has ${record.length} fields, the header has ${width}`;
+      const error = { field: null, code: 'field_count', message };
+      return { kind: 'reject', line, rawFields: record, ...error, errors: [error] };
+    }
+    const mapped = mapper.map(record);
+    if (mapped.ok) {
+      this.accepted++;
+      return { kind: 'row', line, record: mapped.record, rawFields: record };
+    }
+    this.rejected++;
+    return { kind: 'reject', line, rawFields: record, ...mapped.first, errors: mapped.errors };
   }
 
   progress(): ReadProgress {
