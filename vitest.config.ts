@@ -15,9 +15,5 @@ export default defineConfig({
     hookTimeout: 30_000,
     pool: 'forks',
     maxWorkers: 2,
-    // Test files share their worker processes instead of starting one per file (about 10 s of the suite's 2.5
-    // minutes). Every test starts its own servers, databases and folders; a test that changes process-wide state
-    // (nock's net connect, the environment) restores it in an after hook.
-    isolate: false,
   },
 });
