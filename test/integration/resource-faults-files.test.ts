@@ -93,7 +93,9 @@ describe('the archive folder', () => {
     await stop(first);
     const second = h.start();
     await h.report('tx', 'blocked.csv');
-    expect(await readdir(join(h.inbox('tx'), 'processing'))).toEqual([]);
+    // The report is written before the file is moved next to it: wait for the move.
+    await until(() => readdirSync(join(h.inbox('tx'), 'processing')).length === 0, 'blocked.csv moved out of processing/');
+    expect(readdirSync(archive, { recursive: true }).map(String).filter((n) => n.endsWith('blocked.csv'))).toHaveLength(1);
     expect(new Set(keysWith(h, 'RO')).size).toBe(500);
     // Nothing sent again: the restart's own key check, its start-up pull and reconciliation only.
     const bulkAgain = h.sandbox.control.state({ keys: false }).requests.total - requests;
