@@ -94,7 +94,8 @@ describe('the archive folder', () => {
     const second = h.start();
     await h.report('tx', 'blocked.csv');
     // The report is written before the file is moved next to it: wait for the move.
-    await until(() => readdirSync(join(h.inbox('tx'), 'processing')).length === 0, 'blocked.csv moved out of processing/');
+    const processing = join(h.inbox('tx'), 'processing');
+    await until(() => readdirSync(processing).length === 0, 'blocked.csv moved out of processing/');
     expect(readdirSync(archive, { recursive: true }).map(String).filter((n) => n.endsWith('blocked.csv'))).toHaveLength(1);
     expect(new Set(keysWith(h, 'RO')).size).toBe(500);
     // Nothing sent again: the restart's own key check, its start-up pull and reconciliation only.
