@@ -32,6 +32,20 @@ async function setup(options: { poll?: boolean; precreate?: (dir: string) => Pro
   return { dir, clock, ready, watcher, lines };
 }
 
+/**
+ * Moves the clock through the stability window, then a second at a time until `done()`. Change events arrive in
+ * real time, so under load the watcher may see the end of a write a little after the clock moved (a file first
+ * seen empty, then with its content): a late event can only delay a hand-over, never make it early.
+ */
+async function passStability(clock: ManualClock, done: () => boolean, what: string): Promise<void> {
+  await clock.advance(STABLE_MS);
+  for (let step = 0; step < 30 && !done(); step += 1) {
+    await new Promise((r) => setTimeout(r, 20));
+    if (!done()) await clock.advance(1_000);
+  }
+  await until(done, what);
+}
+
 afterEach(async () => {
   await Promise.all(watchers.splice(0).map((w) => w.close()));
 });
@@ -76,8 +90,7 @@ describe('InboxWatcher', () => {
     expect(ready).toEqual([]);
     await rename(join(dir, 'export.csv.tmp'), join(dir, 'export.csv'));
     await until(() => watcher.waiting.length === 1, 'the renamed file to be seen');
-    await clock.advance(STABLE_MS);
-    await until(() => ready.length === 1, 'hand-over');
+    await passStability(clock, () => ready.length === 1, 'hand-over');
     expect(ready).toEqual([join(dir, 'export.csv')]);
   });
 
@@ -97,8 +110,7 @@ describe('InboxWatcher', () => {
     await writeFile(join(dir, 'stores.csv'), 'item_id\n1\n');
     await until(() => watcher.waiting.length === 1, 'the file to be seen');
     expect(ready).toEqual([]); // not handed over by the stale marker
-    await clock.advance(STABLE_MS);
-    await until(() => ready.length === 1, 'hand-over by stability');
+    await passStability(clock, () => ready.length === 1, 'hand-over by stability');
   });
 
   it('hands a file over once, and again after it was released', async () => {
@@ -106,15 +118,13 @@ describe('InboxWatcher', () => {
     const file = join(dir, 'a.csv');
     await writeFile(file, 'x\n');
     await until(() => watcher.waiting.length === 1, 'the file to be seen');
-    await clock.advance(STABLE_MS);
-    await until(() => ready.length === 1, 'first hand-over');
+    await passStability(clock, () => ready.length === 1, 'first hand-over');
     await appendFile(file, 'y\n');
     await clock.advance(STABLE_MS * 2);
     expect(ready).toHaveLength(1);
     watcher.release(file);
     await until(() => watcher.waiting.length === 1, 'the released file to be seen');
-    await clock.advance(STABLE_MS);
-    await until(() => ready.length === 2, 'second hand-over');
+    await passStability(clock, () => ready.length === 2, 'second hand-over');
   });
 
   it('survives the folder disappearing and watches it again when it comes back', async () => {
@@ -126,8 +136,7 @@ describe('InboxWatcher', () => {
     await until(() => watcher.state === 'watching', 'the watcher to come back');
     await writeFile(join(dir, 'late.csv'), 'x\n');
     await until(() => watcher.waiting.length === 1, 'the new file to be seen');
-    await clock.advance(STABLE_MS);
-    await until(() => ready.length === 1, 'hand-over');
+    await passStability(clock, () => ready.length === 1, 'hand-over');
     expect(lines().some((l) => l['msg'] === 'inbox folder is missing; waiting for it to come back')).toBe(true);
   });
 
@@ -135,8 +144,7 @@ describe('InboxWatcher', () => {
     const { dir, clock, ready, watcher } = await setup({ poll: true });
     await writeFile(join(dir, 'share.CSV'), 'x\n');
     await until(() => watcher.waiting.length === 1, 'the polled file to be seen');
-    await clock.advance(STABLE_MS);
-    await until(() => ready.length === 1, 'hand-over');
+    await passStability(clock, () => ready.length === 1, 'hand-over');
     expect(ready).toEqual([join(dir, 'share.CSV')]);
   });
 });
