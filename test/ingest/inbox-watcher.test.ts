@@ -66,8 +66,10 @@ describe('InboxWatcher', () => {
     const file = join(dir, 'slow.csv');
     await writeFile(file, 'item_id,sku\n');
     await until(() => watcher.waiting.length === 1, 'the file to be seen');
+    // A chunk every 4 s (3 s, the write, 1 s): never 5 s without a change. (With 4 s + 1 s the chunks were 5 s
+    // apart: a watcher that saw a chunk the moment it was written found the file stable just before the next one.)
     for (let chunk = 0; chunk < 5; chunk += 1) {
-      await clock.advance(STABLE_MS - 1_000); // 4 s between chunks: never stable
+      await clock.advance(STABLE_MS - 2_000);
       await appendFile(file, `A${chunk},A${chunk}\n`);
       await clock.advance(1_000);
       expect(ready).toEqual([]);
