@@ -162,7 +162,13 @@ describe.skipIf(!canMount)('state directory on a disk that turns read-only (ext4
     repairExt4(image, state);
     const second = h.start();
     await h.report('tx', 'while-read-only.csv');
-    await until(() => h?.sandbox.control.state().approvals.pending === 0, 'the pull after the repair', 30_000);
+    // The start-up pull takes the approvals injected while the disk was read-only. Once in a CI-style run under
+    // load they were still pending 30 s later, with no log to tell why: on a timeout, the agent's log goes with it.
+    await until(() => h?.sandbox.control.state().approvals.pending === 0, 'the pull after the repair', 30_000).catch(
+      (error: unknown) => {
+        throw new Error(`${String(error)}\nagent output after the repair:\n${second.output()}`);
+      },
+    );
     expect(new Set(keysWith(h, 'RO')).size).toBe(200);
     const acks = h.sandbox.control.state().approvals.acks;
     expect(acks.filter((a) => a.ack_count === 1).length).toBeGreaterThanOrEqual(30 + injected);
