@@ -14,7 +14,8 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { failExt4, fill, mountExt4, mountsAvailable, mountTmpfs, repairExt4, unmount } from '../chaos/mounts.ts';
-import { daemonHarness, until, untilReady, type DaemonHarness, type DaemonProcess } from '../support/daemon-harness.ts';
+import { transactionsCsv } from '../fixtures/push/push-fixtures.ts';
+import { daemonHarness, until, untilReady, type DaemonHarness } from '../support/daemon-harness.ts';
 
 const MiB = 1024 * 1024;
 const canMount = mountsAvailable(join('/tmp', `pa-mount-probe-${process.pid}`));
@@ -36,22 +37,12 @@ function config(harness: DaemonHarness): string {
   ].join('');
 }
 
-function transactions(prefix: string, rows: number): string {
-  const lines = ['transaction_id,item_id,transaction_timestamp,quantity,price'];
-  for (let i = 0; i < rows; i += 1) lines.push(`${prefix}-${i},ITEM-${i % 97},2026-11-20T08:00:00Z,1,${1 + (i % 9)}.99`);
-  return `${lines.join('\n')}\n`;
-}
-
 /** Drops a file with its done marker: handed over at once, no stability wait. */
 async function drop(harness: DaemonHarness, name: string, content: string): Promise<string> {
   const path = join(harness.inbox('tx'), name);
   await writeFile(path, content);
   await writeFile(`${path}.done`, '');
   return path;
-}
-
-function keysWith(harness: DaemonHarness, prefix: string): string[] {
-  return (harness.sandbox.control.state({ keys: true }).transactions.keys ?? []).filter((k) => k.startsWith(`${prefix}-`));
 }
 
 function committedBatches(dbPath: string): number {
@@ -65,11 +56,6 @@ function committedBatches(dbPath: string): number {
   } catch {
     return 0;
   }
-}
-
-async function stop(daemon: DaemonProcess): Promise<number | null> {
-  daemon.child.kill('SIGTERM');
-  return (await daemon.exited).code;
 }
 
 describe.skipIf(!canMount)('state directory on a disk that fills up (tmpfs)', () => {
@@ -86,18 +72,18 @@ describe.skipIf(!canMount)('state directory on a disk that fills up (tmpfs)', ()
     fill(state, filler, 16 * MiB);
     const notReady = JSON.parse(await untilReady(h, 503)) as { reasons: string[] };
     expect(notReady.reasons.join(' ')).toMatch(/almost full \(less than 64 MiB free\)/);
-    const path = await drop(h, 'while-full.csv', transactions('FULL', 300));
+    const path = await drop(h, 'while-full.csv', transactionsCsv('FULL', 300));
     await until(() => daemon.output().includes('state directory unusable'), 'the agent to say it takes no work', 30_000);
     expect(existsSync(path), 'the file is not claimed while the disk is full').toBe(true);
-    expect(keysWith(h, 'FULL')).toEqual([]);
+    expect(h.transactionKeys('FULL')).toEqual([]);
 
     await rm(filler);
     await h.report('tx', 'while-full.csv');
     await untilReady(h, 200);
     expect(daemon.output()).toContain('the state directory is usable again; taking work');
     expect(daemon.output().match(/state directory unusable/g)).toHaveLength(1);
-    expect(new Set(keysWith(h, 'FULL')).size).toBe(300);
-    expect(await stop(daemon)).toBe(0);
+    expect(new Set(h.transactionKeys('FULL')).size).toBe(300);
+    expect(await daemon.stop()).toBe(0);
   });
 
   it('full in the middle of a file: the file waits in processing/, and after space returns every row is there once', { timeout: 90_000 }, async () => {
@@ -110,28 +96,28 @@ describe.skipIf(!canMount)('state directory on a disk that fills up (tmpfs)', ()
     const first = h.start();
     await untilReady(h);
     const rows = 30_000;
-    await drop(h, 'big.csv', transactions('MID', rows));
+    await drop(h, 'big.csv', transactionsCsv('MID', rows));
     const dbPath = join(state, 'pricing-agent.db');
     await until(() => committedBatches(dbPath) >= 5, 'some batches committed', 30_000);
     const filler = join(state, 'filler');
     fill(state, filler, 0); // every byte: the next checkpoint of a batch fails with SQLITE_FULL
     await until(() => /SQLITE_FULL|database or disk is full/.test(first.output()), 'the agent to hit the full disk', 30_000);
     expect(JSON.parse(await untilReady(h, 503)) as unknown).toMatchObject({ ready: false });
-    const stuck = keysWith(h, 'MID').length;
+    const stuck = h.transactionKeys('MID').length;
     expect(stuck).toBeLessThan(rows);
     expect(existsSync(join(h.inbox('tx'), 'archive')), 'not archived while its results cannot be recorded').toBe(false);
 
     // Space returns. The deferred file is tried again at its retry time (30 s) or at the next start; a restart here.
     await rm(filler);
     await rm(`${filler}.last`);
-    await stop(first);
+    await first.stop();
     const second = h.start();
     const report = JSON.parse(await readFile(await h.report('tx', 'big.csv', 60_000), 'utf8')) as { status: string; rows: Record<string, number> };
     expect(report).toMatchObject({ status: 'done', rows: { read: rows, accepted: rows, rejected: 0 } });
-    const keys = keysWith(h, 'MID');
+    const keys = h.transactionKeys('MID');
     expect(keys).toHaveLength(rows);
     expect(new Set(keys).size).toBe(rows);
-    expect(await stop(second)).toBe(0);
+    expect(await second.stop()).toBe(0);
   });
 });
 
@@ -151,13 +137,13 @@ describe.skipIf(!canMount)('state directory on a disk that turns read-only (ext4
     const notReady = JSON.parse(await untilReady(h, 503)) as { reasons: string[] };
     expect(notReady.reasons.join(' ')).toMatch(/state directory .* is not writable/);
     const injected = h.sandbox.control.injectApprovals({ count: 5 }).length;
-    const path = await drop(h, 'while-read-only.csv', transactions('RO', 200));
+    const path = await drop(h, 'while-read-only.csv', transactionsCsv('RO', 200));
     await until(() => first.output().includes('state directory unusable'), 'the agent to say it takes no work', 30_000);
     expect(existsSync(path)).toBe(true);
-    expect(keysWith(h, 'RO')).toEqual([]);
+    expect(h.transactionKeys('RO')).toEqual([]);
 
     // The operator stops the agent, repairs the file system and starts the agent again.
-    const code = await stop(first);
+    const code = await first.stop();
     expect([0, 1]).toContain(code);
     repairExt4(image, state);
     const second = h.start();
@@ -169,11 +155,11 @@ describe.skipIf(!canMount)('state directory on a disk that turns read-only (ext4
         throw new Error(`${String(error)}\nagent output after the repair:\n${second.output()}`);
       },
     );
-    expect(new Set(keysWith(h, 'RO')).size).toBe(200);
+    expect(new Set(h.transactionKeys('RO')).size).toBe(200);
     const acks = h.sandbox.control.state().approvals.acks;
     expect(acks.filter((a) => a.ack_count === 1).length).toBeGreaterThanOrEqual(30 + injected);
     expect(acks.every((a) => a.ack_count <= 1)).toBe(true);
-    expect(await stop(second)).toBe(0);
+    expect(await second.stop()).toBe(0);
   });
 });
 

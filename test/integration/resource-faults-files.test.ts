@@ -13,7 +13,8 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { bindReadOnly, mountsAvailable, unmount } from '../chaos/mounts.ts';
-import { daemonHarness, until, untilReady, type DaemonHarness, type DaemonProcess } from '../support/daemon-harness.ts';
+import { transactionsCsv } from '../fixtures/push/push-fixtures.ts';
+import { daemonHarness, until, untilReady, type DaemonHarness } from '../support/daemon-harness.ts';
 
 const canMount = mountsAvailable(join('/tmp', `pa-mount-probe-${process.pid}`));
 const mounted: string[] = [];
@@ -34,38 +35,23 @@ function config(harness: DaemonHarness, pullSchedule = '*/5 * * * *'): string {
   ].join('');
 }
 
-function transactions(prefix: string, rows: number): string {
-  const lines = ['transaction_id,item_id,transaction_timestamp,quantity,price'];
-  for (let i = 0; i < rows; i += 1) lines.push(`${prefix}-${i},ITEM-${i % 97},2026-11-20T08:00:00Z,1,${1 + (i % 9)}.99`);
-  return `${lines.join('\n')}\n`;
-}
-
-function keysWith(harness: DaemonHarness, prefix: string): string[] {
-  return (harness.sandbox.control.state({ keys: true }).transactions.keys ?? []).filter((k) => k.startsWith(`${prefix}-`));
-}
-
-async function stop(daemon: DaemonProcess): Promise<number | null> {
-  daemon.child.kill('SIGTERM');
-  return (await daemon.exited).code;
-}
-
 describe('the archive folder', () => {
   it('missing: created again, and the file is archived', { timeout: 60_000 }, async () => {
     h = await daemonHarness();
     await h.writeConfig(config(h));
     const daemon = h.start();
     await untilReady(h);
-    await writeFile(join(h.inbox('tx'), 'first.csv'), transactions('ARCH1', 10));
+    await writeFile(join(h.inbox('tx'), 'first.csv'), transactionsCsv('ARCH1', 10));
     await h.report('tx', 'first.csv');
     // The report is written before the file is moved next to it: wait for the file, then remove the folder.
     const archive = join(h.inbox('tx'), 'archive');
     await until(() => readdirSync(archive, { recursive: true }).some((n) => String(n).endsWith('first.csv')), 'first.csv archived');
     await rm(archive, { recursive: true });
-    await writeFile(join(h.inbox('tx'), 'second.csv'), transactions('ARCH2', 10));
+    await writeFile(join(h.inbox('tx'), 'second.csv'), transactionsCsv('ARCH2', 10));
     await h.report('tx', 'second.csv');
     expect(existsSync(join(h.inbox('tx'), 'archive'))).toBe(true);
-    expect(keysWith(h, 'ARCH2')).toHaveLength(10);
-    expect(await stop(daemon)).toBe(0);
+    expect(h.transactionKeys('ARCH2')).toHaveLength(10);
+    expect(await daemon.stop()).toBe(0);
   });
 
   it.skipIf(!canMount)('unwritable: rows sent once, the file stays in processing/ with a clear error, archived once it can be', { timeout: 60_000 }, async () => {
@@ -77,7 +63,7 @@ describe('the archive folder', () => {
     mounted.push(archive);
     const first = h.start();
     await untilReady(h);
-    await writeFile(join(h.inbox('tx'), 'blocked.csv'), transactions('RO', 500));
+    await writeFile(join(h.inbox('tx'), 'blocked.csv'), transactionsCsv('RO', 500));
     // The archive failure is logged, then the deferral: wait for the second line.
     await until(() => first.output().includes('file deferred; it stays in processing'), 'the deferral to be logged', 30_000);
     const line = first.output().split('\n').find((l) => l.includes('the file could not be archived')) ?? '';
@@ -85,24 +71,24 @@ describe('the archive folder', () => {
     expect(first.output()).toMatch(/"file":"blocked\.csv".*"msg":"file deferred; it stays in processing and is tried again"/);
     expect(first.output()).not.toContain('push failed unexpectedly');
     expect((await readdir(join(h.inbox('tx'), 'processing'))).filter((n) => n.endsWith('blocked.csv'))).toHaveLength(1);
-    expect(keysWith(h, 'RO')).toHaveLength(500);
+    expect(h.transactionKeys('RO')).toHaveLength(500);
     const requests = h.sandbox.control.state({ keys: false }).requests.total;
 
     // The folder is writable again. The file is retried at its retry time (30 s) or at the next start: a restart.
     unmount(archive);
     mounted.pop();
-    await stop(first);
+    await first.stop();
     const second = h.start();
     await h.report('tx', 'blocked.csv');
     // The report is written before the file is moved next to it: wait for the move.
     const processing = join(h.inbox('tx'), 'processing');
     await until(() => readdirSync(processing).length === 0, 'blocked.csv moved out of processing/');
     expect(readdirSync(archive, { recursive: true }).map(String).filter((n) => n.endsWith('blocked.csv'))).toHaveLength(1);
-    expect(new Set(keysWith(h, 'RO')).size).toBe(500);
+    expect(new Set(h.transactionKeys('RO')).size).toBe(500);
     // Nothing sent again: the restart's own key check, its start-up pull and reconciliation only.
     const bulkAgain = h.sandbox.control.state({ keys: false }).requests.total - requests;
     expect(bulkAgain).toBeLessThanOrEqual(4);
-    expect(await stop(second)).toBe(0);
+    expect(await second.stop()).toBe(0);
   });
 });
 
@@ -123,7 +109,7 @@ describe('a POS reader holding a long read transaction on the outbox', () => {
       const seen = pos.prepare('SELECT count(*) FROM price_feed').pluck().get() as number;
       // While the reader holds its snapshot, the agent pulls 3000 approvals and pushes a file.
       h.sandbox.control.injectApprovals({ count: 3000 });
-      await writeFile(join(h.inbox('tx'), 'during.csv'), transactions('POS', 2000));
+      await writeFile(join(h.inbox('tx'), 'during.csv'), transactionsCsv('POS', 2000));
       await until(() => acknowledged() === 3000, 'the pull while a reader holds the database', 60_000);
       await h.report('tx', 'during.csv');
       expect(pos.prepare('SELECT count(*) FROM price_feed').pluck().get(), 'the reader keeps its snapshot').toBe(seen);
@@ -136,7 +122,7 @@ describe('a POS reader holding a long read transaction on the outbox', () => {
       // them), then the WAL is checkpointed and reused from its start: the same work twice more does not grow it.
       const round = async (n: number) => {
         h?.sandbox.control.injectApprovals({ count: 3000 });
-        await writeFile(join(h?.inbox('tx') ?? '', `after-${n}.csv`), transactions(`POS${n}`, 2000));
+        await writeFile(join(h?.inbox('tx') ?? '', `after-${n}.csv`), transactionsCsv(`POS${n}`, 2000));
         await until(() => acknowledged() === 3000 * (n + 1), `pull round ${n}`, 60_000);
         await h?.report('tx', `after-${n}.csv`);
         return wal();
@@ -153,6 +139,6 @@ describe('a POS reader holding a long read transaction on the outbox', () => {
     } finally {
       pos.close();
     }
-    expect(await stop(daemon)).toBe(0);
+    expect(await daemon.stop()).toBe(0);
   });
 });

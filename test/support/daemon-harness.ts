@@ -15,6 +15,8 @@ export interface DaemonProcess {
   child: ChildProcess;
   output: () => string;
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** SIGTERM, as systemd stops the daemon; resolves with its exit code. */
+  stop(): Promise<number | null>;
 }
 
 export interface DaemonHarness {
@@ -29,6 +31,8 @@ export interface DaemonHarness {
   get(path: string): Promise<{ status: number; body: string }>;
   /** Waits until `<name>.report.json` exists under the source's archive/ or failed/ folder; returns its path. */
   report(source: string, name: string, timeoutMs?: number): Promise<string>;
+  /** The transaction ids the sandbox holds that start with `${prefix}-`. */
+  transactionKeys(prefix: string): string[];
   close(): Promise<void>;
 }
 
@@ -73,7 +77,11 @@ export async function daemonHarness(sandboxOptions: SandboxOptions = {}): Promis
       const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
         child.on('exit', (code, signal) => resolve({ code, signal })),
       );
-      const proc = { child, output: () => out, exited };
+      const stop = async () => {
+        child.kill('SIGTERM');
+        return (await exited).code;
+      };
+      const proc = { child, output: () => out, exited, stop };
       children.push(proc);
       return proc;
     },
@@ -94,6 +102,9 @@ export async function daemonHarness(sandboxOptions: SandboxOptions = {}): Promis
         await new Promise((r) => setTimeout(r, 50));
       }
       return found;
+    },
+    transactionKeys(prefix) {
+      return (sandbox.control.state({ keys: true }).transactions.keys ?? []).filter((k) => k.startsWith(`${prefix}-`));
     },
     async close() {
       for (const c of children) if (c.child.exitCode === null && c.child.signalCode === null) c.child.kill('SIGKILL');
