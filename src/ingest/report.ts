@@ -17,6 +17,40 @@ import { writeFileAtomic } from '../atomic-file.ts';
 /** How many rejects and superseded rows the report names (the CSV has all of them). */
 export const REPORT_FIRST_ERRORS = 20;
 
+/** `rows` of `<name>.report.json`: every row read is accepted, rejected (locally or by the API) or superseded. */
+export interface PushReportRows {
+  /** Null when the file failed before it was read to the end. */
+  read: number | null;
+  sent: number;
+  accepted: number;
+  rejected: number;
+  rejected_locally: number;
+  rejected_by_api: number;
+  superseded: number;
+  blank_lines: number | null;
+}
+
+/** `<name>.report.json`, as the README describes it. */
+export interface PushReport {
+  file: string;
+  source: string;
+  entity: string;
+  mode: string;
+  status: ReportInput['status'];
+  sha256: string;
+  size_bytes: number;
+  job_id: string | null;
+  rows: PushReportRows | null;
+  timings: { claimed_at: string; started_at: string | null; finished_at: string; duration_ms: number };
+  first_errors: { line: number; stage: string; field: string | null; code: string; message: string }[];
+  superseded: { line: number; message: string }[];
+  warnings: readonly string[];
+  error: { code: string; message: string } | null;
+  duplicate_of: { file: string; sha256: string; finished_at: string | null; archived_at: string | null } | null;
+  rejects_file: string | null;
+  agent_version: string;
+}
+
 export interface ReportInput {
   file: PushFile;
   status: 'done' | 'failed' | 'duplicate';
@@ -51,7 +85,7 @@ export async function writeReport(db: StateDb, input: ReportInput): Promise<Writ
   }));
   const superseded = take(rejectsOf(db, file.id, ['superseded']), REPORT_FIRST_ERRORS).map(({ line, message }) => ({ line, message }));
   const started = file.started_at ?? file.claimed_at;
-  const report = {
+  const report: PushReport = {
     file: file.original_name,
     source: file.source,
     entity: file.entity,

@@ -7,22 +7,13 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { parse } from 'csv-parse/sync';
-
-export interface ReportRows {
-  read: number | null;
-  sent: number;
-  accepted: number;
-  rejected: number;
-  rejected_locally: number;
-  rejected_by_api: number;
-  superseded: number;
-}
+import type { PushReport, PushReportRows } from '../../src/ingest/report.ts';
 
 export interface FoundReport {
   readonly path: string;
   readonly file: string;
   readonly status: string;
-  readonly rows: ReportRows | null;
+  readonly rows: PushReportRows | null;
   readonly rejectsFile: string | null;
   readonly error: { code: string; message: string } | null;
 }
@@ -43,14 +34,8 @@ export async function reportsIn(inbox: string): Promise<FoundReport[]> {
   for (const top of ['archive', 'failed']) {
     for (const path of await walk(join(inbox, top))) {
       if (!path.endsWith('.report.json')) continue;
-      const json = JSON.parse(await readFile(path, 'utf8')) as {
-        file: string;
-        status: string;
-        rows?: ReportRows | null;
-        rejects_file?: string | null;
-        error?: { code: string; message: string } | null;
-      };
-      out.push({ path, file: json.file, status: json.status, rows: json.rows ?? null, rejectsFile: json.rejects_file ?? null, error: json.error ?? null });
+      const json = JSON.parse(await readFile(path, 'utf8')) as PushReport;
+      out.push({ path, file: json.file, status: json.status, rows: json.rows, rejectsFile: json.rejects_file, error: json.error });
     }
   }
   return out;
