@@ -13,7 +13,8 @@ const UUID_BUFFER = Buffer.alloc(36, '-');
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
 /** Named streams: each gets its own generator from the same seed. */
-export const PRNG_STREAMS = { data: 1, ids: 2, faults: 3, keys: 4 } as const;
+/** `chaos` is the chaos suite's timeline (test/chaos), kept apart from the sandbox's own streams. */
+export const PRNG_STREAMS = { data: 1, ids: 2, faults: 3, keys: 4, chaos: 5 } as const;
 export type PrngStream = keyof typeof PRNG_STREAMS;
 
 function splitmix32(state: number): () => number {

@@ -7,7 +7,7 @@
  * headers (an ERP export); the others are UTF-8, some with a byte-order mark.
  */
 import iconv from 'iconv-lite';
-import type { Rng } from './rng.ts';
+import type { Prng } from '../../src/sandbox/prng.ts';
 
 export const CHAOS_ENTITIES = ['products', 'product_store', 'transactions', 'competitor_prices'] as const;
 export type ChaosEntity = (typeof CHAOS_ENTITIES)[number];
@@ -71,7 +71,7 @@ interface Built {
 /**
  * One file of `rows` rows; `badShare` of them invalid (at least one when > 0). `n` makes its keys unique.
  */
-export function buildFile(entity: ChaosEntity, n: number, rows: number, badShare: number, stores: readonly string[], rng: Rng): ChaosFile {
+export function buildFile(entity: ChaosEntity, n: number, rows: number, badShare: number, stores: readonly string[], rng: Prng): ChaosFile {
   const built: Built = { header: '', lines: [], validKeys: [], invalid: [] };
   const bad = new Set<number>();
   if (badShare > 0) {
