@@ -7,6 +7,8 @@
 # The README's set-up and .ci/run both use it; PRICING_AGENT_NODE_PREFIX puts the folder elsewhere (CI keeps one
 # in ~/.node24 across clean clones).
 #
+# `sh scripts/use-node.sh --check` only checks (npm test's pretest: a shell without it gets one line, not a test
+# run that fails in strange ways).
 # It runs inside the caller's shell (sh, bash, zsh): no `set -e`, no `exit`, POSIX only; its status is 0 when a
 # supported node is first on PATH afterwards, 1 (with one line saying why) when not.
 # The version rule is also in src/cli/node-version.ts and package.json `engines`; test/packaging/node-version.test.ts
@@ -62,8 +64,6 @@ pricing_agent_use_node() {
     *) PATH="$pa_home/bin:$PATH" ;;
   esac
   export PATH
-  # Native modules (better-sqlite3, should it ever build from source) compile against this node's headers.
-  export npm_config_nodedir="$pa_home"
   pa_now=$(node -p process.versions.node 2>/dev/null) || pa_now=''
   if [ -z "$pa_now" ] || ! pricing_agent_node_supported "$pa_now"; then
     echo "use-node: $pa_home/bin/node does not run here; remove $pa_prefix and try again, or install Node.js 24 LTS from https://nodejs.org" >&2
@@ -77,4 +77,12 @@ pricing_agent_use_node() {
   echo "use-node: $pa_was is too old for pricing-agent; $pa_did in this shell (rm -r $pa_prefix removes it)" >&2
 }
 
-pricing_agent_use_node
+# `sh scripts/use-node.sh --check` (npm's pretest): only says whether the node on PATH will do, in one line when not.
+pricing_agent_check_node() {
+  pa_found=$(node -p process.versions.node 2>/dev/null) || pa_found=''
+  if [ -n "$pa_found" ] && pricing_agent_node_supported "$pa_found"; then return 0; fi
+  echo "use-node: pricing-agent needs Node.js 22.22 or newer, but the node on PATH is ${pa_found:-missing}: run \`. scripts/use-node.sh\` in this shell first (it installs Node.js 24 when needed)" >&2
+  return 1
+}
+
+if [ "${1:-}" = --check ]; then pricing_agent_check_node; else pricing_agent_use_node; fi

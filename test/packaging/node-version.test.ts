@@ -1,7 +1,7 @@
 /**
  * Which Node.js runs the agent, written in three places that must agree: package.json `engines`, the guard that
  * src/cli/main.ts runs first (src/cli/node-version.ts), and scripts/use-node.sh, the bootstrap that the README's
- * set-up and .ci/run source. The script is run here by a real sh with stand-ins for node and npm on PATH (no
+ * set-up and .ci/run source (and npm test's pretest runs with --check). The script is run here by a real sh with stand-ins for node and npm on PATH (no
  * download): what it does with a too-old node, an installed Node.js 24, a failed install.
  * The guard run by a real old Node.js is in dockerfile.test.ts, beside the build it needs.
  */
@@ -60,21 +60,23 @@ describe('scripts/use-node.sh (sourced, as the README and .ci/run do)', () => {
 
   /** Sources the script in a fresh sh with only `bin` and `system` on PATH. */
   function source(bin: string, prefix: string, system = '/usr/bin:/bin') {
-    const script = '. scripts/use-node.sh; status=$?; echo "status=$status"; echo "node=$(command -v node)"; echo "nodedir=${npm_config_nodedir:-}"';
+    const script = '. scripts/use-node.sh; status=$?; echo "status=$status"; echo "node=$(command -v node)"; echo "globalconfig=${npm_config_globalconfig:-}"';
     const run = spawnSync('/bin/sh', ['-c', script], { cwd: REPO, encoding: 'utf8', env: { PATH: `${bin}:${system}`, PRICING_AGENT_NODE_PREFIX: prefix } });
     const out = new Map(run.stdout.trim().split('\n').map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]));
-    return { status: out.get('status'), node: out.get('node'), nodedir: out.get('nodedir'), stderr: run.stderr };
+    return { status: out.get('status'), node: out.get('node'), globalconfig: out.get('globalconfig'), stderr: run.stderr };
   }
 
   it.skipIf(!linux)('with a too-old node, installs Node.js 24 from the npm registry into the folder, says so in one line, puts it first on PATH', () => {
     const prefix = join(tempDir(), 'node24');
     const npmLog = join(tempDir(), 'npm.log');
-    const bin = stubs({ node: node('20.20.2'), npm: npm(npmLog, node('24.21.0')) });
+    const npmrc = join(tempDir(), 'npmrc'); // the system npm's global npmrc (registry, proxy, CA): kept for the new node
+    writeFileSync(npmrc, 'cafile=/etc/ssl/certs/ca-certificates.crt\n');
+    const bin = stubs({ node: node('20.20.2'), npm: npm(npmLog, node('24.21.0'), npmrc) });
     const first = source(bin, prefix);
     expect(first.stderr).toBe(
       `use-node: Node.js 20.20.2 on PATH is too old for pricing-agent; installed Node.js 24.21.0 from the npm registry into ${prefix} and put it first on PATH in this shell (rm -r ${prefix} removes it)\n`,
     );
-    expect(first).toMatchObject({ status: '0', node: `${prefix}/node_modules/${pkg}/bin/node`, nodedir: `${prefix}/node_modules/${pkg}` });
+    expect(first).toMatchObject({ status: '0', node: `${prefix}/node_modules/${pkg}/bin/node`, globalconfig: npmrc });
     expect(readLog(npmLog)).toContain(`install --prefix ${prefix} --no-save --no-package-lock --no-audit --no-fund --loglevel=error ${pkg}@24`);
 
     // Again (a new shell): the folder is used as it is, nothing is installed.
@@ -109,6 +111,23 @@ describe('scripts/use-node.sh (sourced, as the README and .ci/run do)', () => {
   });
 });
 
+describe('sh scripts/use-node.sh --check (npm test\'s pretest)', () => {
+  it('passes quietly with a supported node, says what to do in one line with an old one, installs nothing', () => {
+    const check = (version: string) => {
+      const log = join(tempDir(), 'npm.log');
+      const bin = stubs({ node: node(version), npm: npm(log, node('24.21.0')) });
+      const run = spawnSync('/bin/sh', ['scripts/use-node.sh', '--check'], { cwd: REPO, encoding: 'utf8', env: { PATH: `${bin}:/usr/bin:/bin` } });
+      expect(readLog(log)).toBe('');
+      return { status: run.status, stderr: run.stderr };
+    };
+    expect(check('24.21.0')).toEqual({ status: 0, stderr: '' });
+    expect(check('20.20.2')).toEqual({
+      status: 1,
+      stderr: 'use-node: pricing-agent needs Node.js 22.22 or newer, but the node on PATH is 20.20.2: run `. scripts/use-node.sh` in this shell first (it installs Node.js 24 when needed)\n',
+    });
+  });
+});
+
 /** A folder of executable stand-ins, by name. */
 function stubs(scripts: Record<string, string>): string {
   const dir = tempDir();
@@ -124,11 +143,15 @@ function node(version: string): string {
   return `#!/bin/sh\ncase "$2" in process.versions.node) echo ${version} ;; *) echo 1 ;; esac\n`;
 }
 
-/** An `npm` that logs its arguments; `install --prefix P ... PKG@24` puts the `installed` node into P. */
-function npm(log: string, installed: string): string {
+/**
+ * An `npm` that logs its arguments; `install --prefix P ... PKG@24` puts the `installed` node into P, `config get
+ * globalconfig` answers `globalconfig`.
+ */
+function npm(log: string, installed: string, globalconfig = '/nonexistent/npmrc'): string {
   return [
     '#!/bin/sh',
     `echo "$*" >> '${log}'`,
+    `[ "$1 $2 $3" = 'config get globalconfig' ] && echo '${globalconfig}'`,
     'if [ "$1" = install ]; then',
     '  prefix=$3; for arg; do pkg=${arg%@24}; done',
     '  mkdir -p "$prefix/node_modules/$pkg/bin"',
