@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
 # pricing-agent in a container: `pricing-agent run` as a non-root user, production dependencies only.
-# Build: docker build -t pricing-agent .        Run: compose.yaml (README, "Deploying with Docker").
+# Build: docker build -t pricing-agent .        Run: compose.yaml (docs/deployment.md, "Deploying with Docker").
 # Lint: npm test runs dockerfile-utils on this file (test/packaging/dockerfile.test.ts).
 
 # The one place that names the base image: Node.js 24 LTS on Debian 12, slim.

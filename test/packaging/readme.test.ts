@@ -1,8 +1,9 @@
 /**
- * The README is the user's manual: its links lead somewhere, its metrics table names exactly the metrics the agent
- * exports, and the files its installation steps copy exist.
+ * The README is the user's manual: its quick start comes first, its links (and those of docs/) lead somewhere, its
+ * metrics table names exactly the metrics the agent exports, and the files the installation steps copy exist.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { AgentMetrics } from '../../src/daemon/metrics.ts';
 import { readRepoFile, repoFile } from './support.ts';
@@ -18,11 +19,31 @@ function anchor(heading: string): string {
     .replaceAll(' ', '-');
 }
 
+function headingsOf(markdown: string): Set<string> {
+  return new Set([...markdown.replace(/^```[\s\S]*?^```/gm, '').matchAll(/^#+ (.+)$/gm)].map((m) => anchor(m[1] ?? '')));
+}
+
+const MARKDOWN = ['README.md', ...readdirSync(repoFile('docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+
 describe('README.md', () => {
-  it('links only to headings and files that exist', () => {
-    const headings = new Set([...README.matchAll(/^#+ (.+)$/gm)].map((m) => anchor(m[1] ?? '')));
-    for (const [, target] of README.matchAll(/\]\(#([^)]+)\)/g)) expect(headings, `#${target}`).toContain(target);
-    for (const [, file] of README.matchAll(/\]\(([^)#:]+)\)/g)) expect(existsSync(repoFile(file ?? '')), file).toBe(true);
+  it.each(MARKDOWN)('%s links only to headings and files that exist', (page) => {
+    const text = readRepoFile(page);
+    for (const [, file = '', target] of text.matchAll(/\]\(([^)#:\s]*)(?:#([^)\s]+))?\)/g)) {
+      const path = file === '' ? page : join(dirname(page), file);
+      expect(existsSync(repoFile(path)), `${page}: ${file}`).toBe(true);
+      if (target !== undefined) expect(headingsOf(readRepoFile(path)), `${page}: ${file}#${target}`).toContain(target);
+    }
+  });
+
+  it('starts with the quick start: the two set-up commands first in its first sh block, all on one screen', () => {
+    const quickStart = README.slice(README.indexOf('\n## Quick start\n'), README.indexOf('\n## ', README.indexOf('\n## Quick start\n') + 1));
+    expect(README.indexOf('\n## Quick start\n')).toBe(README.indexOf('\n## '));
+    const block = /```sh\n([\s\S]*?)```/.exec(quickStart)?.[1] ?? '';
+    expect(block.split('\n').slice(0, 2).map((line) => line.replace(/\s+#.*$/, ''))).toEqual([
+      '. scripts/use-node.sh && npm ci && node src/cli/main.ts demo',
+      'npm test',
+    ]);
+    expect(README.slice(0, README.indexOf('\n## ', README.indexOf('\n## Quick start\n') + 1)).split('\n').length).toBeLessThanOrEqual(40);
   });
 
   it('lists every metric of the agent (without the Node.js process metrics), and no other', async () => {
@@ -34,9 +55,10 @@ describe('README.md', () => {
     expect([...documented].sort()).toEqual([...exported].sort());
   });
 
-  it('names files of the installation steps that exist', () => {
+  it('names files of the installation steps that exist (docs/deployment.md)', () => {
+    const deployment = readRepoFile('docs/deployment.md');
     for (const file of ['systemd/pricing-agent.sysusers', 'systemd/pricing-agent.service', 'systemd/pricing-agent-cli', 'systemd/pricing-agent.yaml']) {
-      expect(README).toContain(file);
+      expect(deployment).toContain(file);
       expect(existsSync(repoFile(file)), file).toBe(true);
     }
   });
