@@ -4,7 +4,7 @@
  * them; the human hints go to stderr.
  */
 import { Command, InvalidArgumentError } from 'commander';
-import { DEFAULT_CLI_PACE, SANDBOX_DEFAULTS, startSandbox, type JobPace } from '../sandbox/index.ts';
+import { DEFAULT_CLI_PACE, DIALECT_NAMES, DIALECTS, SANDBOX_DEFAULTS, startSandbox, type DialectName, type JobPace } from '../sandbox/index.ts';
 import { runCommand } from './errors.ts';
 
 /** The CLI's fixed default port, so that a demo config can name it; `--port 0` picks a free one. */
@@ -16,6 +16,13 @@ interface SandboxCliOptions {
   readonly seed: number;
   readonly approvals: number;
   readonly jobPace: JobPace;
+  readonly dialect: DialectName;
+}
+
+function dialect(raw: string): DialectName {
+  const name = DIALECT_NAMES.find((d) => d === raw.trim());
+  if (name === undefined) throw new InvalidArgumentError(`expected one of ${DIALECT_NAMES.join(', ')}`);
+  return name;
 }
 
 function integer(min: number, max: number): (raw: string) => number {
@@ -59,6 +66,11 @@ export function sandboxCommand(): Command {
     .option('--seed <n>', 'seed of the generated data (same seed, same data)', integer(0, 2 ** 31 - 1), SANDBOX_DEFAULTS.seed)
     .option('--approvals <n>', 'approved prices seeded at start', integer(0, 1_000_000), SANDBOX_DEFAULTS.approvals)
     .option('--job-pace <pace>', 'import job pace: "instant" or "<rows>/<ms>"', jobPace, DEFAULT_CLI_PACE)
+    .option('--dialect <name>', `the reading of the API document to play: ${DIALECT_NAMES.join(', ')}`, dialect, 'default')
+    .addHelpText(
+      'after',
+      `\nDialects (docs/sandbox.md has the table of every choice):\n${DIALECT_NAMES.map((d) => `  ${d.padEnd(8)} ${DIALECTS[d].summary}`).join('\n')}`,
+    )
     .action(
       runCommand(async (options: SandboxCliOptions) => {
         const sandbox = await startSandbox({
@@ -67,10 +79,11 @@ export function sandboxCommand(): Command {
           seed: options.seed,
           approvals: options.approvals,
           jobPace: options.jobPace,
+          dialect: options.dialect,
         });
         process.stdout.write(`PRICING_API_URL=${sandbox.url}\nPRICING_API_KEY=${sandbox.apiKey}\n`);
         process.stderr.write(
-          `sandbox: serving on ${sandbox.url} (seed ${options.seed}); control plane at ${sandbox.url}/_sandbox/; ` +
+          `sandbox: serving on ${sandbox.url} (seed ${options.seed}, dialect ${options.dialect}); control plane at ${sandbox.url}/_sandbox/; ` +
             'stop with Ctrl-C\n',
         );
         const signal = await waitForStopSignal();

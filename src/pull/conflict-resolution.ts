@@ -35,8 +35,9 @@ export interface RefusedId {
 /** export_status values that mean "still waiting for an acknowledgement"; any other value means acknowledged. */
 const NOT_ACKNOWLEDGED = new Set(['pending', 'exported_api']);
 
-export function isAcknowledgedStatus(exportStatus: string): boolean {
-  return !NOT_ACKNOWLEDGED.has(exportStatus);
+/** export_status beyond pending and exported_api (its full value set is not shown); absent: not known to be. */
+export function isAcknowledgedStatus(exportStatus: string | null): boolean {
+  return exportStatus !== null && !NOT_ACKNOWLEDGED.has(exportStatus);
 }
 
 /** Records every refused id; reads the history for all of them but those the body calls already acknowledged. */

@@ -11,7 +11,8 @@
  * A crash after the last page committed but before the watermark moved leaves a listing with no cursor: the next run
  * completes it without reading anything.
  */
-import { completeListing, recordStreamError, resetStream, streamState, upsertMirrorPage } from '../store/mirrors.ts';
+import { ApiError, API_ERROR_CODES } from '../api/errors.ts';
+import { completeListing, recordStreamError, resetStream, restartListing, streamState, upsertMirrorPage } from '../store/mirrors.ts';
 import type { MirrorStream } from '../store/mirror-tables.ts';
 import { MirrorExport } from './mirror-export.ts';
 import { fixedSource, gridSources, type ListingSource, type MirrorConfig } from './mirror-sources.ts';
@@ -89,31 +90,55 @@ async function runListing(
   const { db } = deps;
   const { stream } = source;
   if (full) resetStream(db, stream);
-  const state = streamState(db, stream);
+  let state = streamState(db, stream);
   const started = deps.clock.now();
+  let updatedAfter = source.incremental ? (state?.watermark ?? undefined) : undefined;
   const summary: StreamRunSummary = {
     ...emptySummary(stream),
     resumed: state?.listing_started_at != null,
-    updatedAfter: state?.watermark ?? null,
+    updatedAfter: updatedAfter ?? null,
   };
   let exporter =
     exportDir !== null && state?.listing_started_at != null
       ? new MirrorExport(exportDir, stream, state.listing_started_at)
       : null;
+  const rowNumbers = source.keys === 'row_number';
   // A listing whose last page is committed (no cursor left) only needs completing.
-  if (!(state?.listing_started_at != null && state.cursor === null)) {
-    for await (const page of source.pages(summary.updatedAfter ?? undefined, state?.cursor ?? undefined, signal)) {
-      const listingStartedAt = (page.serverDate ?? new Date(deps.clock.now())).toISOString();
-      if (exportDir !== null && exporter === null) exporter = new MirrorExport(exportDir, stream, listingStartedAt);
-      await exporter?.append(page.items);
-      upsertMirrorPage(db, stream, page.items, page.nextCursor, { listingStartedAt });
-      summary.pages += 1;
-      summary.rows += page.items.length;
-      checkAborted(signal);
+  let complete = state?.listing_started_at != null && state.cursor === null;
+  while (!complete) {
+    let firstPage = true;
+    try {
+      for await (const page of source.pages(updatedAfter, state?.cursor ?? undefined, signal)) {
+        firstPage = false;
+        const listingStartedAt = (page.serverDate ?? new Date(deps.clock.now())).toISOString();
+        if (exportDir !== null && exporter === null) exporter = new MirrorExport(exportDir, stream, listingStartedAt);
+        await exporter?.append(page.items);
+        upsertMirrorPage(db, stream, page.items, page.nextCursor, { listingStartedAt, rowNumbers });
+        summary.pages += 1;
+        summary.rows += page.items.length;
+        checkAborted(signal);
+      }
+      complete = true;
+    } catch (error) {
+      // The ways out of a listing the server refuses at its first request; anything else is the run's error.
+      if (!firstPage) throw error;
+      if (state?.cursor != null && isRefusedCursor(error)) {
+        deps.logger.warn({ stream, error: (error as Error).message }, 'the server no longer accepts the stored cursor: the listing starts again');
+        state = restartListing(db, stream);
+        summary.resumed = false;
+        continue;
+      }
+      if (updatedAfter !== undefined && refusesParameter(error, 'updated_after')) {
+        deps.logger.warn({ stream }, 'the server refuses updated_after on this list: reading it whole');
+        updatedAfter = undefined;
+        summary.updatedAfter = null;
+        continue;
+      }
+      throw error;
     }
   }
   summary.exportFile = (await exporter?.finish()) ?? null;
-  summary.watermark = completeListing(db, stream).watermark;
+  summary.watermark = completeListing(db, stream, { keys: source.keys }).watermark;
   deps.logger.info(
     {
       stream,
@@ -128,6 +153,22 @@ async function runListing(
     'mirror listing complete',
   );
   return summary;
+}
+
+/**
+ * A stored cursor the server no longer takes: 404, 409 or 410 on a request that carried it, or a 422 naming it.
+ * The listing then starts again (with the same watermark): rows read twice are upserted, none is skipped.
+ */
+export function isRefusedCursor(error: unknown): boolean {
+  if (!(error instanceof ApiError)) return false;
+  if (error.status === 404 || error.status === 409 || error.status === 410) return true;
+  return refusesParameter(error, 'cursor');
+}
+
+/** A 422 whose detail names the query (or body) field `name`. */
+export function refusesParameter(error: unknown, name: string): boolean {
+  if (!(error instanceof ApiError) || error.code !== API_ERROR_CODES.validation) return false;
+  return (error.detail ?? []).some((d) => d.loc.includes(name));
 }
 
 function emptySummary(stream: MirrorStream): StreamRunSummary {

@@ -12,11 +12,17 @@ import type { ApiContext } from './world.ts';
 
 export const REMOVED_PREFIX = '/v1/product_variants';
 
+/** The same id with the variant bits of the Microsoft GUID variant (110x): UUID-shaped, not RFC 4122. */
+function otherVariant(uuid: string): string {
+  return `${uuid.slice(0, 19)}c${uuid.slice(20)}`;
+}
+
 export function buildApiRouter(): Router<ApiContext> {
   const router = new Router<ApiContext>();
-  router.add('GET', '/v1/auth/verify', 'none', ({ world }) =>
-    json(200, { ok: true, user_id: world.keys.userId, api_key_id: world.keys.keyId }),
-  );
+  router.add('GET', '/v1/auth/verify', 'none', ({ world }) => {
+    const id = world.dialect.verifyIds === 'rfc4122' ? (uuid: string) => uuid : otherVariant;
+    return json(200, { ok: true, user_id: id(world.keys.userId), api_key_id: id(world.keys.keyId) });
+  });
   addRecordRoutes(router);
   addGridRoutes(router);
   addApprovedPriceRoutes(router);

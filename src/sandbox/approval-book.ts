@@ -37,12 +37,15 @@ export interface ApprovalCounts {
 }
 
 export type AckOutcome =
-  | { readonly ok: true; readonly acknowledged: number[] }
+  /** `changed`: ids acknowledged now; `repeated`: ids acknowledged before (only when repeats are accepted). */
+  | { readonly ok: true; readonly changed: number[]; readonly repeated: number[] }
   | { readonly ok: false; readonly conflicts: { id: number; reason: AckConflictReason }[] };
 
 const isPending = (a: Approval): boolean => a.export_status === 'pending' && a.cancelled_at === null && a.supersededBy === null;
 const isDeliverable = (a: Approval): boolean =>
   a.export_status !== 'acknowledged' && a.cancelled_at === null && a.supersededBy === null;
+/** Exactly-once deliveries: a delivered row is omitted from later deliveries, as from later history=false reads. */
+const isUndelivered = (a: Approval): boolean => isPending(a);
 
 function matcher(f: ApprovalFilterValues): (a: Approval) => boolean {
   const approvedAfter = f.approved_after === undefined ? null : Date.parse(f.approved_after);
@@ -123,14 +126,18 @@ export class ApprovalBook {
     return { rows, next };
   }
 
-  /** POST /v1/approved_prices/deliveries: ascending ids after the cursor. The caller marks rows exported. */
-  deliver(history: boolean, filters: ApprovalFilterValues, afterId: number | null, limit: number): ApprovalPage {
+  /**
+   * POST /v1/approved_prices/deliveries: ascending ids after the cursor. The caller marks rows exported. With
+   * `exactlyOnce`, rows delivered before (exported_api) are not delivered again.
+   */
+  deliver(history: boolean, filters: ApprovalFilterValues, afterId: number | null, limit: number, exactlyOnce = false): ApprovalPage {
     const match = matcher(filters);
+    const deliverable = exactlyOnce ? isUndelivered : isDeliverable;
     const rows: Approval[] = [];
     let next: number | null = null;
     for (let i = Math.max(0, afterId ?? 0); i < this.#rows.length; i += 1) {
       const row = this.#rows[i]!;
-      if ((!history && !isDeliverable(row)) || !match(row)) continue;
+      if ((!history && !deliverable(row)) || !match(row)) continue;
       if (rows.length === limit) {
         next = rows[rows.length - 1]!.id;
         break;
@@ -156,9 +163,10 @@ export class ApprovalBook {
   /**
    * All or nothing: any conflicting id refuses the whole batch. Reason precedence for an id: unknown,
    * already_acknowledged, cancelled, superseded (an acknowledged row amended later is reported as acknowledged:
-   * that is what tells an agent its earlier acknowledgement went through).
+   * that is what tells an agent its earlier acknowledgement went through). With `acceptRepeats`, an id acknowledged
+   * before is no conflict: the batch is accepted and that id stays as it was.
    */
-  acknowledge(ids: readonly number[]): AckOutcome {
+  acknowledge(ids: readonly number[], acceptRepeats = false): AckOutcome {
     const unique = [...new Set(ids)];
     const conflicts: { id: number; reason: AckConflictReason }[] = [];
     for (const id of unique) {
@@ -166,7 +174,9 @@ export class ApprovalBook {
       const reason: AckConflictReason | null = !row
         ? 'unknown'
         : row.export_status === 'acknowledged'
-          ? 'already_acknowledged'
+          ? acceptRepeats
+            ? null
+            : 'already_acknowledged'
           : row.cancelled_at !== null
             ? 'cancelled'
             : row.supersededBy !== null
@@ -178,12 +188,20 @@ export class ApprovalBook {
       for (const { id, reason } of conflicts) if (reason === 'already_acknowledged') this.get(id)!.conflictingAcks += 1;
       return { ok: false, conflicts };
     }
+    const changed: number[] = [];
+    const repeated: number[] = [];
     for (const id of unique) {
       const row = this.get(id)!;
+      if (row.export_status === 'acknowledged') {
+        row.repeatAcks += 1;
+        repeated.push(id);
+        continue;
+      }
       row.export_status = 'acknowledged';
       row.ackCount += 1;
+      changed.push(id);
     }
-    return { ok: true, acknowledged: unique };
+    return { ok: true, changed, repeated };
   }
 
   counts(): ApprovalCounts {
@@ -199,6 +217,6 @@ export class ApprovalBook {
 
 /** The wire form. Deliveries add delivery_channel; both carry predecessor_id and amendment_reason. */
 export function approvalJson(a: Approval, delivery: boolean): Record<string, unknown> {
-  const { approvedAtMs: _at, supersededBy: _by, ackCount: _acks, conflictingAcks: _conflicts, ...wire } = a;
+  const { approvedAtMs: _at, supersededBy: _by, ackCount: _acks, conflictingAcks: _conflicts, repeatAcks: _repeats, ...wire } = a;
   return delivery ? { ...wire, delivery_channel: 'client_api' } : wire;
 }

@@ -36,7 +36,10 @@ export interface Approval {
   readonly approvedAtMs: number;
   supersededBy: number | null;
   ackCount: number;
+  /** Refused batches (409) that held it while it was acknowledged already. */
   conflictingAcks: number;
+  /** Accepted batches that held it again while it was acknowledged already (dialects that accept repeats). */
+  repeatAcks: number;
 }
 
 export interface ApprovalShape {
@@ -134,6 +137,7 @@ export class ApprovalFactory {
       supersededBy: null,
       ackCount: 0,
       conflictingAcks: 0,
+      repeatAcks: 0,
     };
   }
 
@@ -162,6 +166,7 @@ export class ApprovalFactory {
       supersededBy: null,
       ackCount: 0,
       conflictingAcks: 0,
+      repeatAcks: 0,
     };
   }
 

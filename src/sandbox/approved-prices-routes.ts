@@ -6,17 +6,21 @@
  * alone names the page). A new request_id with the same cursor continues from that cursor against current state.
  */
 import {
-  AcknowledgeRequest,
+  ACK_BODY_SCHEMAS,
   ApprovedPriceFilters,
   DeliveryRequest,
   LIST_LIMITS,
+  ackBodyIds,
   toValidationErrors,
+  type AckBodyShape,
   type ValidationError,
 } from '../api/schemas/index.ts';
 import { approvalJson, type ApprovalPage } from './approval-book.ts';
-import { decodeCursor, encodeCursor } from './cursor.ts';
-import { invalid, json, validationError, type Reply } from './http-io.ts';
-import { checkValue, parseLimit } from './query.ts';
+import { CURSOR_EXPIRED, decodeCursor } from './cursor.ts';
+import type { Dialect } from './dialect.ts';
+import { renderBody } from './dialect-wire.ts';
+import { detail, invalid, json, validationError, type Reply } from './http-io.ts';
+import { EXPIRED_CURSOR, checkValue, listContext, nextCursorOf, parseLimit, unknownParameters, type ListContext } from './query.ts';
 import type { Router } from './router.ts';
 import type { ApiContext } from './world.ts';
 
@@ -34,16 +38,17 @@ const FILTER_NAMES = [
 const LIST_CURSOR = { current: 'approved_prices', history: 'approved_prices_history' } as const;
 const DELIVERY_CURSOR = 'deliveries';
 
-function pageJson(page: ApprovalPage, list: string, delivery: boolean): { items: unknown[]; next_cursor: string | null } {
+function pageJson(page: ApprovalPage, list: string, delivery: boolean, context: ListContext): { items: unknown[]; next_cursor: string | null } {
   return {
     items: page.rows.map((row) => approvalJson(row, delivery)),
-    next_cursor: page.next === null ? null : encodeCursor(list, page.next),
+    next_cursor: nextCursorOf(list, page.next, context),
   };
 }
 
 function listReply(ctx: ApiContext): Reply {
   const { query } = ctx;
-  const errors: ValidationError[] = [];
+  const context = listContext(ctx);
+  const errors: ValidationError[] = unknownParameters(query, 'approved_prices', [], context);
   const raw: Record<string, unknown> = {};
   const history = query.get('history');
   if (history !== null) {
@@ -61,7 +66,8 @@ function listReply(ctx: ApiContext): Reply {
   if (typeof limit !== 'number') errors.push(limit);
   const list = raw.history === true ? LIST_CURSOR.history : LIST_CURSOR.current;
   const cursor = query.get('cursor');
-  const before = cursor === null || cursor === '' ? null : decodeCursor(list, cursor);
+  const before = cursor === null || cursor === '' ? null : decodeCursor(list, cursor, context.clock);
+  if (before === CURSOR_EXPIRED) return EXPIRED_CURSOR;
   if (cursor !== null && cursor !== '' && before === null) {
     errors.push(validationError(['query', 'cursor'], 'Invalid cursor', 'value_error', cursor));
   }
@@ -69,44 +75,94 @@ function listReply(ctx: ApiContext): Reply {
   const { history: historyFlag = false, ...values } = filters.data;
   const { approvals } = ctx.world;
   const page = approvals.list(historyFlag, values, before, limit);
-  const reply = json(200, pageJson(page, list, false));
+  const reply = json(200, pageJson(page, list, false, context));
   if (!historyFlag) approvals.markExported(page.rows, ctx.now);
   return reply;
 }
 
+/**
+ * A delivery page. The page is rendered in the dialect and kept as bytes under its request_id: a replay answers the
+ * identical bytes, until the request_id expires (then 409: the id was used and its page is gone).
+ */
 function deliveriesReply(ctx: ApiContext): Reply {
   const parsed = DeliveryRequest.safeParse(ctx.body, { reportInput: true });
   if (!parsed.success) return invalid(toValidationErrors(parsed.error, ['body']));
   const { world } = ctx;
+  const { dialect } = world;
+  const context = listContext(ctx);
   world.counters.delivery_requests += 1;
   const request = parsed.data;
   const memo = world.deliveries.get(request.request_id);
   if (memo !== undefined) {
+    if (dialect.expiryMs !== null && ctx.now - memo.at > dialect.expiryMs) {
+      return detail(409, `request_id ${request.request_id} was used already and its page has expired`);
+    }
     world.counters.delivery_replays += 1;
-    return { status: 200, raw: memo };
+    return { status: 200, raw: memo.raw };
   }
   const cursor = request.pagination?.cursor;
-  const after = cursor === undefined || cursor === '' ? null : decodeCursor(DELIVERY_CURSOR, cursor);
+  const after = cursor === undefined || cursor === '' ? null : decodeCursor(DELIVERY_CURSOR, cursor, context.clock);
+  if (after === CURSOR_EXPIRED) return EXPIRED_CURSOR;
   if (cursor !== undefined && cursor !== '' && after === null) {
     return invalid([validationError(['body', 'pagination', 'cursor'], 'Invalid cursor', 'value_error', cursor)]);
   }
-  const { history = false, ...filters } = request.filters ?? {};
+  const { history = dialect.deliveryHistoryDefault, ...filters } = request.filters ?? {};
   const limit = request.pagination?.limit ?? LIST_LIMITS.approved_prices.default;
-  const page = world.approvals.deliver(history, filters, after, limit);
-  const raw = JSON.stringify(pageJson(page, DELIVERY_CURSOR, true));
+  const page = world.approvals.deliver(history, filters, after, limit, dialect.deliveries === 'exactly_once');
+  const raw = JSON.stringify(renderBody(pageJson(page, DELIVERY_CURSOR, true, context), dialect));
   if (!history) world.approvals.markExported(page.rows, ctx.now);
-  world.deliveries.set(request.request_id, raw);
+  world.deliveries.set(request.request_id, { raw, at: ctx.now });
   return { status: 200, raw };
 }
 
+/** The ids of an acknowledge body in one of the shapes the dialect accepts, or the 422 of its first shape. */
+function ackIds(body: unknown, dialect: Dialect): { ids: number[]; shape: AckBodyShape } | Reply {
+  let first: ValidationError[] | null = null;
+  for (const shape of dialect.ackRequest) {
+    const parsed = ACK_BODY_SCHEMAS[shape].safeParse(body, { reportInput: true });
+    if (parsed.success) return { ids: ackBodyIds(shape, parsed.data), shape };
+    first ??= toValidationErrors(parsed.error, ['body']);
+  }
+  return invalid(first ?? []);
+}
+
+/** The 409 in the dialect's shape; `listIds` false (control.setAckConflictDetail) leaves the ids out of any shape. */
+function conflictReply(conflicts: readonly { id: number; reason: string }[], dialect: Dialect, listIds: boolean): Reply {
+  const message = `${conflicts.length} approval id(s) conflict with the current export state; nothing in this batch was acknowledged`;
+  switch (dialect.ackConflictBody) {
+    case 'message':
+      return json(409, { detail: message });
+    case 'ids':
+      return json(409, listIds ? { error: 'conflict', message, conflicting_ids: conflicts.map((c) => c.id) } : { error: 'conflict', message });
+    case 'conflicts':
+      return json(409, { detail: listIds ? { message, conflicts } : { message } });
+  }
+}
+
 function acknowledgeReply(ctx: ApiContext): Reply {
-  const parsed = AcknowledgeRequest.safeParse(ctx.body, { reportInput: true });
-  if (!parsed.success) return invalid(toValidationErrors(parsed.error, ['body']));
   const { world } = ctx;
-  const outcome = world.approvals.acknowledge(parsed.data.approval_ids);
-  if (outcome.ok) return json(200, { acknowledged: outcome.acknowledged });
-  const message = `${outcome.conflicts.length} approval id(s) conflict with the current export state; nothing in this batch was acknowledged`;
-  return json(409, { detail: world.ackConflictDetail ? { message, conflicts: outcome.conflicts } : { message } });
+  const { dialect } = world;
+  const body = ackIds(ctx.body, dialect);
+  if ('status' in body) return body;
+  if (dialect.ackUnknownId === 'validation') {
+    const loc = (index: number) => (body.shape === 'array' ? ['body', index] : ['body', body.shape, index]);
+    const unknown = body.ids.flatMap((id, index) =>
+      world.approvals.get(id) ? [] : [validationError(loc(index), `Value error, unknown approval id ${id}`, 'value_error', id)],
+    );
+    if (unknown.length > 0) return invalid(unknown);
+  }
+  const outcome = world.approvals.acknowledge(body.ids, dialect.ackRepeat === 'accept');
+  if (!outcome.ok) return conflictReply(outcome.conflicts, dialect, world.ackConflictDetail);
+  switch (dialect.ackSuccess) {
+    case 'none':
+      return { status: 204 };
+    case 'changed':
+      return json(200, { acknowledged: outcome.changed });
+    case 'counts':
+      return json(200, { acknowledged: outcome.changed.length, already_acknowledged: outcome.repeated.length });
+    case 'ids':
+      return json(200, { acknowledged: [...outcome.changed, ...outcome.repeated] });
+  }
 }
 
 export function addApprovedPriceRoutes(router: Router<ApiContext>): void {

@@ -10,10 +10,9 @@
 import { z } from 'zod';
 import { toValidationErrors, type ValidationError } from '../api/schemas/index.ts';
 import { BulkResponseWriter } from './bulk-response.ts';
-import { encodeCursor } from './cursor.ts';
 import type { TableRow } from './entity-table.ts';
 import { NOT_FOUND, NO_CONTENT, invalid, json, validationError, type Reply } from './http-io.ts';
-import { readListQuery } from './query.ts';
+import { isReply, nextCursorOf, readListQuery, type ListContext } from './query.ts';
 import { parsePathId, type Resource } from './resource.ts';
 
 export interface RowFailure {
@@ -30,18 +29,24 @@ function firstMessage(errors: readonly ValidationError[]): string {
   return `${first.loc.join('.')}: ${first.msg}${more}`;
 }
 
+/** A row that passed every check of `checkItem`: what `storeItem` writes. */
+export interface CheckedItem<W> {
+  readonly write: W;
+  readonly key: string;
+}
+
 /**
- * Validates and writes one bulk item or import row; returns the row's id, or why it was refused. `index` is the
- * bulk position (loc ['body', 'items', index, ...] in messages) or null for an import row (loc is the field).
- * `seen` holds the keys written earlier in the same batch or file, for resources that refuse duplicates.
+ * Validates one bulk item or import row without writing it; returns the write and its business key, or why it is
+ * refused. `index` is the bulk position (loc ['body', 'items', index, ...] in messages) or null for an import row
+ * (loc is the field). `seen` holds the keys met earlier in the same batch or file, for resources that refuse
+ * duplicates.
  */
-export function writeItem<R extends TableRow, W>(
+export function checkItem<R extends TableRow, W>(
   resource: Resource<R, W>,
   item: unknown,
   index: number | null,
   seen: Set<string> | null,
-  now: number,
-): R['id'] | RowFailure {
+): CheckedItem<W> | RowFailure {
   let write: W;
   // The pre-check vouches that zod would return this very object (see schema-precheck.ts).
   if (resource.precheck(item)) write = item as W;
@@ -60,6 +65,11 @@ export function writeItem<R extends TableRow, W>(
     if (seen.has(key)) return { code: 'duplicate_key', message: `duplicate key ${key.replaceAll('\u0001', ', ')} in this batch; the first occurrence was written` };
     seen.add(key);
   }
+  return { write, key };
+}
+
+/** Writes a checked item by its business key (update or insert); returns the row's id. */
+export function storeItem<R extends TableRow, W>(resource: Resource<R, W>, { write, key }: CheckedItem<W>, now: number): R['id'] {
   const table = resource.table;
   const existing = table.getByKey(key);
   if (existing) {
@@ -71,6 +81,18 @@ export function writeItem<R extends TableRow, W>(
   const row = resource.create(table.issueId(), write);
   table.insert(row, now, true);
   return row.id;
+}
+
+/** Validates and writes one bulk item or import row (checkItem, then storeItem); returns the id or the refusal. */
+export function writeItem<R extends TableRow, W>(
+  resource: Resource<R, W>,
+  item: unknown,
+  index: number | null,
+  seen: Set<string> | null,
+  now: number,
+): R['id'] | RowFailure {
+  const checked = checkItem(resource, item, index, seen);
+  return 'write' in checked ? storeItem(resource, checked, now) : checked;
 }
 
 export function bulkReply<R extends TableRow, W>(resource: Resource<R, W>, body: unknown, now: number): Reply {
@@ -98,7 +120,7 @@ export function parseWrite<R extends TableRow, W>(resource: Resource<R, W>, body
   const parsed = resource.writeSchema.safeParse(body, { reportInput: true });
   if (!parsed.success) return toValidationErrors(parsed.error, ['body']);
   const problem = resource.check?.(parsed.data);
-  if (problem) return [validationError(['body', problem.field], problem.message, 'value_error')];
+  if (problem) return [validationError(['body', problem.field], problem.message, problem.type ?? 'value_error')];
   return parsed.data;
 }
 
@@ -164,7 +186,7 @@ export function patchReply<R extends TableRow, W>(resource: Resource<R, W>, rawI
   if (!row) return NOT_FOUND;
   const merged = { ...resource.toWrite(row), ...parsed.data };
   const problem = resource.check?.(merged);
-  if (problem) return invalid([validationError(['body', problem.field], problem.message, 'value_error')]);
+  if (problem) return invalid([validationError(['body', problem.field], problem.message, problem.type ?? 'value_error')]);
   const conflict = keyConflict(resource, resource.keyOf(merged), row);
   if (conflict) return invalid(conflict);
   rewrite(resource, row, merged, now);
@@ -189,10 +211,19 @@ export function getReply<R extends TableRow, W>(resource: Resource<R, W>, rawId:
   return row ? json(200, resource.toJson(row)) : NOT_FOUND;
 }
 
-export function listReply<R extends TableRow, W>(resource: Resource<R, W>, query: URLSearchParams): Reply {
+/**
+ * A page of a resource's list. `envelope` overrides the resource's own field name for the rows (a dialect may name
+ * the rows of a list whose body the document does not show differently).
+ */
+export function listReply<R extends TableRow, W>(
+  resource: Resource<R, W>,
+  query: URLSearchParams,
+  context: ListContext,
+  envelope: 'items' | 'data' = resource.list.envelope,
+): Reply {
   const kinds = { ...resource.list.filters, updated_after: 'datetime' } as const;
-  const q = readListQuery(query, resource.name, resource.limits, kinds);
-  if (Array.isArray(q)) return invalid(q);
+  const q = readListQuery(query, resource.name, resource.limits, kinds, context);
+  if (isReply(q)) return q;
   const { updated_after: updatedAfter, ...filters } = q.filters;
   const filtered = Object.keys(filters).length > 0;
   const page = resource.table.page({
@@ -202,7 +233,7 @@ export function listReply<R extends TableRow, W>(resource: Resource<R, W>, query
     filter: filtered ? resource.list.matcher(filters) : undefined,
   });
   return json(200, {
-    [resource.list.envelope]: page.rows.map((row) => resource.toJson(row)),
-    next_cursor: page.nextAfter === null ? null : encodeCursor(resource.name, page.nextAfter),
+    [envelope]: page.rows.map((row) => resource.toJson(row)),
+    next_cursor: nextCursorOf(resource.name, page.nextAfter, context),
   });
 }

@@ -1,24 +1,33 @@
 /**
- * GET /v1/grids (cursor = position in the catalog) and GET /v1/grids/{grid_id}/rows (cursor = last grid_item_id;
- * `columns` selects columns by name; `updated_after` is inclusive).
+ * GET /v1/grids (cursor = position in the catalog) and GET /v1/grids/{grid_id}/rows (cursor = last row number;
+ * `columns` selects columns by name; `updated_after` is inclusive). A row carries the selected columns' keys only.
  */
 import { LIST_LIMITS, type GridColumn, type ValidationError } from '../api/schemas/index.ts';
-import { encodeCursor } from './cursor.ts';
-import { NOT_FOUND, invalid, isoTime, json, validationError, type Reply } from './http-io.ts';
-import { readListQuery } from './query.ts';
+import type { GridDef } from './grids.ts';
+import { NOT_FOUND, invalid, json, validationError, type Reply } from './http-io.ts';
+import { isReply, listContext, nextCursorOf, readListQuery } from './query.ts';
 import type { Router } from './router.ts';
 import type { ApiContext } from './world.ts';
 
+/** A grid in the list. Its fields are not shown beyond a column summary and a row count: the dialect names them. */
+function gridJson(grid: GridDef, fields: 'grid_id' | 'id'): Record<string, unknown> {
+  const { grid_id, name, columns, row_count, updated_at } = grid;
+  if (fields === 'grid_id') return { grid_id, name, columns, row_count, updated_at };
+  return { id: grid_id, title: name, column_summary: { count: columns.length, names: columns.map((c) => c.name) }, rows: row_count };
+}
+
 function listGrids(ctx: ApiContext): Reply {
-  const q = readListQuery(ctx.query, 'grids', LIST_LIMITS.grids, {});
-  if (Array.isArray(q)) return invalid(q);
+  const context = listContext(ctx);
+  const q = readListQuery(ctx.query, 'grids', LIST_LIMITS.grids, {}, context);
+  if (isReply(q)) return q;
+  const { dialect } = ctx.world;
   const grids = ctx.world.grids.grids;
   const start = q.after ?? 0;
   const page = grids.slice(start, start + q.limit);
   const end = start + page.length;
   return json(200, {
-    items: page.map(({ grid_id, name, columns, row_count, updated_at }) => ({ grid_id, name, columns, row_count, updated_at })),
-    next_cursor: end < grids.length ? encodeCursor('grids', end) : null,
+    [dialect.undocumentedLists]: page.map((grid) => gridJson(grid, dialect.gridListFields)),
+    next_cursor: nextCursorOf('grids', end < grids.length ? end : null, context),
   });
 }
 
@@ -38,10 +47,14 @@ function gridRows(ctx: ApiContext): Reply {
   const grid = grids.byId((ctx.params.grid_id ?? '').toLowerCase());
   if (!grid) return NOT_FOUND;
   const list = `grid_rows:${grid.grid_id}`;
-  const q = readListQuery(ctx.query, list, LIST_LIMITS.grid_rows, { updated_after: 'datetime' });
+  const context = listContext(ctx);
   const columns = selectColumns(grid.columns, ctx.query.get('columns'));
-  const errors = [...(Array.isArray(q) ? q : []), ...(isErrors(columns) ? columns : [])];
-  if (Array.isArray(q) || isErrors(columns)) return invalid(errors);
+  const q = readListQuery(ctx.query, list, LIST_LIMITS.grid_rows, { updated_after: 'datetime', columns: 'string' }, context, 'grid_rows');
+  if (isReply(q)) {
+    if (q.status !== 422 || !isErrors(columns)) return q;
+    return invalid([...((q.body as { detail: ValidationError[] }).detail), ...columns]);
+  }
+  if (isErrors(columns)) return invalid(columns);
   const updatedAfter = q.filters.updated_after === undefined ? null : Date.parse(q.filters.updated_after);
   const data: Record<string, string | number | null>[] = [];
   let lastId = 0;
@@ -53,13 +66,12 @@ function gridRows(ctx: ApiContext): Reply {
       more = true;
       break;
     }
-    const out: Record<string, string | number | null> = { grid_item_id: n };
+    const out: Record<string, string | number | null> = {};
     for (const column of columns) out[column.name] = row.cells[column.name] ?? null;
-    out.updated_at = isoTime(row.updatedAt);
     data.push(out);
     lastId = n;
   }
-  return json(200, { grid_id: grid.grid_id, columns, data, next_cursor: more ? encodeCursor(list, lastId) : null });
+  return json(200, { grid_id: grid.grid_id, columns, data, next_cursor: nextCursorOf(list, more ? lastId : null, context) });
 }
 
 function isErrors(value: readonly GridColumn[] | ValidationError[]): value is ValidationError[] {

@@ -4,10 +4,12 @@
  * large grid (60,000 rows by default, for paging tests) costs no memory and every run with the same seed shows the
  * same rows.
  *
- * Choices (docs/sandbox.md): rows are ordered by grid_item_id (1..row_count) and the cursor is the last
- * grid_item_id; every row carries `grid_item_id` and `updated_at` whatever `columns` selects (they are row
- * metadata, not columns, so they are not listed in `columns`); numeric values are decimal strings; a column name in
- * `columns` that the grid does not have is a 422 on ['query', 'columns']; an unknown grid_id is 404.
+ * Choices (docs/sandbox.md): rows are ordered by their number (1..row_count) and the cursor is the last row number;
+ * a row carries exactly the keys of the selected columns, as the document says ("keyed by column name"): nothing
+ * else, so a mirror cannot rely on a row id or an update time unless the grid has columns for them. Two of the
+ * seeded grids do: canonical columns named `grid_item_id` (the row number) and `updated_at`; the others have
+ * neither. Numeric values are decimal strings; a column name in `columns` that the grid does not have is a 422 on
+ * ['query', 'columns']; an unknown grid_id is 404.
  */
 import type { GridColumn } from '../api/schemas/index.ts';
 import { centsToDecimal, Prng } from './prng.ts';
@@ -27,6 +29,8 @@ export interface GridDef {
 const col = (name: string, type: string, source: string): GridColumn => ({ name, type, source });
 
 const ALL_COLUMNS = {
+  grid_item_id: col('grid_item_id', 'number', 'canonical'),
+  updated_at: col('updated_at', 'string', 'canonical'),
   item_id: col('item_id', 'string', 'canonical'),
   sku: col('sku', 'string', 'canonical'),
   product_name: col('product_name', 'string', 'canonical'),
@@ -45,12 +49,28 @@ const LAYOUTS: readonly { name: string; rows: number; columns: readonly GridColu
   {
     name: 'Weekly price review',
     rows: 250,
-    columns: [C.item_id, C.sku, C.product_name, C.brand, C.current_price, C.unit_cost, C.price_zone, C.buyer_note, C.margin, C.suggested],
+    columns: [
+      C.grid_item_id,
+      C.item_id,
+      C.sku,
+      C.product_name,
+      C.brand,
+      C.current_price,
+      C.unit_cost,
+      C.price_zone,
+      C.buyer_note,
+      C.margin,
+      C.suggested,
+      C.updated_at,
+    ],
   },
   { name: 'Promo planning', rows: 1200, columns: [C.item_id, C.sku, C.product_name, C.current_price, C.promo_type, C.suggested] },
   { name: 'Competitive watch', rows: 40, columns: [C.item_id, C.product_name, C.current_price, C.price_zone, C.margin] },
 ];
-const LARGE_LAYOUT = { name: 'Full assortment', columns: [C.item_id, C.sku, C.product_name, C.current_price, C.unit_cost, C.margin] };
+const LARGE_LAYOUT = {
+  name: 'Full assortment',
+  columns: [C.grid_item_id, C.item_id, C.sku, C.product_name, C.current_price, C.unit_cost, C.margin, C.updated_at],
+};
 
 const NOUNS = ['Apple Juice', 'Coffee Beans', 'Pasta', 'Olive Oil', 'Dish Soap', 'Yoghurt', 'Rice', 'Tea', 'Cereal', 'Shampoo'];
 const SIZES = ['250g', '500g', '1kg', '1L', '750ml', '6-pack'];
@@ -108,6 +128,8 @@ export class GridCatalog {
     };
     // Up to 30 days before the grid's own update time, to the millisecond.
     const updatedAt = this.#epoch - 3_600_000 - prng.int(0, 30 * 86_400) * 1000 - prng.int(0, 999);
+    cells.grid_item_id = String(n);
+    cells.updated_at = new Date(updatedAt).toISOString();
     return { updatedAt, cells };
   }
 }

@@ -1,6 +1,6 @@
 /**
  * Runs one import job: parses the held upload with csv-parse (comma-delimited, RFC 4180 quoting, optional BOM,
- * blank lines skipped) and writes every row through the same `writeItem` as a bulk row, so imported rows land in
+ * blank lines skipped) and checks and writes every row through the same `checkItem` and `storeItem` as a bulk row, so imported rows land in
  * the same store under the same rules (business-key upsert; product_store unknown_store and duplicate_key within
  * the file).
  *
@@ -8,14 +8,16 @@
  * - failed, before any row is written: a required column is missing from the header, a header name is repeated or
  *   blank, or (for every entity but products, whose extra columns are custom columns) a column is unknown;
  * - failed, rows before it stay written: a CSV syntax error (e.g. an unclosed quote); `error` names the line;
- * - completed with row errors otherwise (validation_error, unknown_store, duplicate_key, column_count).
+ * - completed with row errors otherwise (validation_error, unknown_store, duplicate_key, column_count); or, in a
+ *   dialect whose jobs are all or nothing (`allOrNothing`), failed with nothing written when any row is refused:
+ *   every row is checked first, and written only when all passed.
  * Line numbers are physical CSV lines, the header being line 1.
  */
 import { Readable } from 'node:stream';
 import { parse } from 'csv-parse';
 import type { Clock } from '../clock.ts';
 import type { TableRow } from './entity-table.ts';
-import { writeItem } from './crud.ts';
+import { checkItem, storeItem, type CheckedItem } from './crud.ts';
 import type { CsvUpload } from './import-upload.ts';
 import { finishJob, recordRowError, startJob, type JobPace, type JobRecord } from './jobs.ts';
 import type { Resource } from './resource.ts';
@@ -57,6 +59,7 @@ export async function runImportJob<R extends TableRow, W>(
   pace: JobPace,
   clock: Clock,
   signal: AbortSignal,
+  allOrNothing = false,
 ): Promise<void> {
   await pause(pace, clock, signal, pace === 'instant' ? 0 : pace.queuedMs);
   startJob(job, clock.now());
@@ -67,6 +70,8 @@ export async function runImportJob<R extends TableRow, W>(
   let header: string[] | null = null;
   const seen = resource.rejectDuplicateKeys ? new Set<string>() : null;
   let rows = 0;
+  /** All or nothing: the checked rows, written once every row passed. */
+  const held: CheckedItem<W>[] | null = allOrNothing ? [] : null;
   try {
     for await (const { record, info } of parser as AsyncIterable<CsvRecord>) {
       if (signal.aborted) return;
@@ -81,7 +86,14 @@ export async function runImportJob<R extends TableRow, W>(
         continue;
       }
       rows += 1;
-      writeRecord(job, resource, header, record, info.lines, seen, clock.now());
+      const checked = checkRecord(job, resource, header, record, info.lines, rows, seen);
+      if (checked !== null) {
+        if (held !== null) held.push(checked);
+        else {
+          storeItem(resource, checked, clock.now());
+          job.rows_ok += 1;
+        }
+      }
       job.progress = Math.min(99, Math.floor((info.bytes / upload.bytes) * 100));
       if (rows % rowsPerTick === 0) await pause(pace, clock, signal, pace === 'instant' ? 0 : pace.tickMs);
     }
@@ -96,28 +108,42 @@ export async function runImportJob<R extends TableRow, W>(
     return;
   }
   job.rows_total = rows;
+  if (held !== null) {
+    if (job.rows_failed > 0) {
+      finishJob(job, clock.now(), `${job.rows_failed} of ${rows} rows were refused; nothing of this file was written`);
+      return;
+    }
+    for (const checked of held) {
+      storeItem(resource, checked, clock.now());
+      job.rows_ok += 1;
+      if (job.rows_ok % rowsPerTick === 0) await pause(pace, clock, signal, pace === 'instant' ? 0 : pace.tickMs);
+      if (signal.aborted) return;
+    }
+  }
   finishJob(job, clock.now(), null);
 }
 
-function writeRecord<R extends TableRow, W>(
+/** Checks one data row (`row`: its number among the data rows); records why it is refused and returns null. */
+function checkRecord<R extends TableRow, W>(
   job: JobRecord,
   resource: Resource<R, W>,
   header: readonly string[],
   record: readonly string[],
   line: number,
+  row: number,
   seen: Set<string> | null,
-  now: number,
-): void {
+): CheckedItem<W> | null {
   if (record.length !== header.length) {
-    recordRowError(job, line, 'column_count', `expected ${header.length} fields, found ${record.length}`);
-    return;
+    recordRowError(job, line, row, 'column_count', `expected ${header.length} fields, found ${record.length}`);
+    return null;
   }
   const cells: Record<string, string> = {};
   for (let i = 0; i < header.length; i += 1) {
     const value = record[i]!;
     if (value !== '') cells[header[i]!] = value;
   }
-  const outcome = writeItem(resource, resource.fromCsv(cells), null, seen, now);
-  if (typeof outcome === 'object') recordRowError(job, line, outcome.code, outcome.message);
-  else job.rows_ok += 1;
+  const checked = checkItem(resource, resource.fromCsv(cells), null, seen);
+  if ('write' in checked) return checked;
+  recordRowError(job, line, row, checked.code, checked.message);
+  return null;
 }

@@ -6,10 +6,12 @@
 import type { AddressInfo } from 'node:net';
 import { systemClock, type Clock } from '../clock.ts';
 import { SandboxControl } from './control.ts';
+import { dialectNamed, type DialectName } from './dialect.ts';
 import type { JobPace } from './jobs.ts';
 import { createSandboxServer } from './server.ts';
 
 export type { JobPace } from './jobs.ts';
+export { DIALECT_NAMES, DIALECTS, type Dialect, type DialectName } from './dialect.ts';
 export { DEFAULT_CLI_PACE } from './jobs.ts';
 export { ControlError, SandboxControl, type AmendApprovalInput, type InjectApprovalsInput } from './control.ts';
 export type { SandboxState } from './state.ts';
@@ -17,6 +19,8 @@ export type { RateLimitInput } from './rate-limit.ts';
 export type { FaultInput } from './faults.ts';
 
 export interface SandboxOptions {
+  /** The reading of the API document to play (docs/sandbox.md, "Dialects"). Default 'default'. */
+  readonly dialect?: DialectName;
   /** Same seed, same data: ids, keys, stores, grids, approvals, exports, faults. Default 1. */
   readonly seed?: number;
   /** Approvals seeded at start. Default 200. */
@@ -58,6 +62,7 @@ export const SANDBOX_DEFAULTS = {
 
 export async function startSandbox(options: SandboxOptions = {}): Promise<SandboxHandle> {
   const control = new SandboxControl({
+    dialect: dialectNamed(options.dialect ?? 'default'),
     seed: options.seed ?? SANDBOX_DEFAULTS.seed,
     approvals: options.approvals ?? SANDBOX_DEFAULTS.approvals,
     stores: options.stores ?? SANDBOX_DEFAULTS.stores,

@@ -8,6 +8,7 @@
  * manual clock walks a job through its states without sleeping.
  */
 import type { JobRowError, JobStatus } from '../api/schemas/index.ts';
+import type { Dialect } from './dialect.ts';
 import { isoTime } from './http-io.ts';
 import type { Prng } from './prng.ts';
 
@@ -43,6 +44,8 @@ export interface JobRecord {
   rows_failed: number;
   error: string | null;
   errors: JobRowError[];
+  /** Data row (1-based, the header not counted) of each of `errors`: the `row` of a dialect's `failed_rows`. */
+  errorRows: number[];
 }
 
 export class JobBook {
@@ -67,6 +70,7 @@ export class JobBook {
       rows_failed: 0,
       error: null,
       errors: [],
+      errorRows: [],
     };
     this.#jobs.set(job.job_id, job);
     return job;
@@ -99,7 +103,52 @@ export function finishJob(job: JobRecord, now: number, error: string | null): vo
   if (error === null) job.progress = 100;
 }
 
-export function recordRowError(job: JobRecord, line: number, code: string, message: string): void {
+export function recordRowError(job: JobRecord, line: number, row: number, code: string, message: string): void {
   job.rows_failed += 1;
-  if (job.errors.length < JOB_ERRORS_KEPT) job.errors.push({ line, code, message });
+  if (job.errors.length < JOB_ERRORS_KEPT) {
+    job.errors.push({ line, code, message });
+    job.errorRows.push(row);
+  }
+}
+
+/** Status names of the `other` dialect choice. */
+const OTHER_STATUS: Readonly<Record<JobStatus, string>> = { queued: 'pending', running: 'processing', completed: 'done', failed: 'error' };
+/** Examples of refused rows in a `sample` job record. */
+const SAMPLE_SIZE = 3;
+
+/**
+ * GET /v1/jobs/{job_id} as the dialect answers it: the document's fields always (job_id, job_type, status,
+ * progress, created_at, started_at); beyond them, what `jobRowErrors` says the server tells about refused rows.
+ */
+export function jobJson(job: JobRecord, dialect: Dialect): Record<string, unknown> {
+  const documented = {
+    job_id: job.job_id,
+    job_type: job.job_type,
+    status: dialect.jobStatuses === 'other' ? OTHER_STATUS[job.status] : job.status,
+    progress: job.status === 'queued' && dialect.queuedProgress === null ? null : job.progress,
+    created_at: job.created_at,
+    started_at: job.started_at,
+  };
+  switch (dialect.jobRowErrors) {
+    case 'completed': {
+      const { errorRows: _rows, ...wire } = job;
+      return { ...wire, ...documented };
+    }
+    case 'none':
+      return documented;
+    case 'rows':
+      return {
+        ...documented,
+        error: job.error,
+        failed_rows: job.errors.map((e, i) => ({ row: job.errorRows[i], error: `${e.code}: ${e.message}` })),
+      };
+    case 'sample':
+      return {
+        ...documented,
+        finished_at: job.finished_at,
+        error: job.error,
+        failed_count: job.rows_failed,
+        sample: job.errors.slice(0, SAMPLE_SIZE).map((e) => ({ line: e.line, message: e.message })),
+      };
+  }
 }

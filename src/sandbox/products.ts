@@ -1,10 +1,26 @@
 /**
- * Products: business key `item_id`. Custom columns travel as extra top-level string fields (ProductWrite's
- * catchall), in JSON writes and as extra columns of a products CSV import, and come back as top-level fields of
- * the enriched read. A custom column set to null (or an empty CSV cell) is removed. `id` and `updated_at` cannot be
- * custom column names: they would shadow the record's own fields.
+ * Products: business key `item_id`. Custom columns travel as extra columns of a products CSV import and, in the
+ * default dialect, as extra top-level string fields of JSON writes (ProductWrite's catchall); they come back as
+ * top-level fields of the enriched read. A dialect may drop or refuse extra fields of JSON writes instead (the
+ * document promises custom columns only through CSV import): imports keep them in every dialect. A custom column
+ * set to null (or an empty CSV cell) is removed. `id` and `updated_at` cannot be custom column names: they would
+ * shadow the record's own fields. The price fields of the platform's product record (PRODUCT_DECIMAL_FIELDS) must
+ * be decimals.
  */
-import { LIST_LIMITS, PRODUCT_CANONICAL_FIELDS, ProductPatch, ProductWrite } from '../api/schemas/index.ts';
+import type { z } from 'zod';
+import {
+  DECIMAL_PATTERN,
+  LIST_LIMITS,
+  PRODUCT_CANONICAL_FIELDS,
+  PRODUCT_DECIMAL_FIELDS,
+  ProductPatch,
+  ProductPatchStrict,
+  ProductPatchStripped,
+  ProductWrite,
+  ProductWriteStrict,
+  ProductWriteStripped,
+} from '../api/schemas/index.ts';
+import type { Dialect } from './dialect.ts';
 import { EntityTable, type TableRow } from './entity-table.ts';
 import { UuidCodec } from './id-codec.ts';
 import { isoTime } from './http-io.ts';
@@ -57,14 +73,37 @@ function assign(row: ProductRow, w: ProductWrite): void {
   row.custom = custom;
 }
 
-export function createProducts(ids: Prng): ProductResource {
-  const table = new EntityTable<ProductRow>(new UuidCodec(ids));
+const JSON_SCHEMAS: Record<Dialect['productExtraFields'], { write: z.ZodType<ProductWrite>; patch: z.ZodType<ProductPatch> }> = {
+  stored: { write: ProductWrite, patch: ProductPatch },
+  dropped: { write: ProductWriteStripped, patch: ProductPatchStripped },
+  rejected: { write: ProductWriteStrict, patch: ProductPatchStrict },
+};
+
+/** A value of a price field that is not a decimal string (numbers are refused by the schema already). */
+function badDecimal(w: Readonly<Record<string, unknown>>): string | null {
+  for (const name of PRODUCT_DECIMAL_FIELDS) {
+    const value = w[name];
+    if (typeof value === 'string' && !DECIMAL_PATTERN.test(value)) return name;
+  }
+  return null;
+}
+
+/**
+ * The products resource of JSON writes (per the dialect's `productExtraFields`) and the one of CSV imports (custom
+ * columns kept); both over the same table.
+ */
+export function createProducts(ids: Prng, extraFields: Dialect['productExtraFields'] = 'stored'): { json: ProductResource; csv: ProductResource } {
+  const csv = productResource(new EntityTable<ProductRow>(new UuidCodec(ids)), JSON_SCHEMAS.stored);
+  return { json: extraFields === 'stored' ? csv : productResource(csv.table, JSON_SCHEMAS[extraFields]), csv };
+}
+
+function productResource(table: EntityTable<ProductRow>, schemas: (typeof JSON_SCHEMAS)[keyof typeof JSON_SCHEMAS]): ProductResource {
   return {
     name: 'products',
     table,
-    precheck: compilePrecheck(ProductWrite) ?? NO_PRECHECK,
-    writeSchema: ProductWrite,
-    patchSchema: ProductPatch,
+    precheck: compilePrecheck(schemas.write) ?? NO_PRECHECK,
+    writeSchema: schemas.write,
+    patchSchema: schemas.patch,
     idKind: 'uuid',
     keyField: 'item_id',
     rejectDuplicateKeys: false,
@@ -78,6 +117,10 @@ export function createProducts(ids: Prng): ProductResource {
         if (RESERVED.has(name)) {
           return { code: 'validation_error', field: name, message: `${name}: Value error, reserved name, cannot be a custom column` };
         }
+      }
+      const decimal = badDecimal(w);
+      if (decimal !== null) {
+        return { code: 'validation_error', field: decimal, message: `${decimal}: Input should be a valid decimal`, type: 'decimal_parsing' };
       }
       return null;
     },

@@ -7,7 +7,8 @@ import type { TableRow } from './entity-table.ts';
 import { NOT_FOUND, invalid, json, type Reply } from './http-io.ts';
 import { runImportJob } from './import-job.ts';
 import { receiveCsv, type CsvUpload } from './import-upload.ts';
-import { IMPORT_ENTITIES, finishJob, type ImportEntity, type JobRecord } from './jobs.ts';
+import { IMPORT_ENTITIES, finishJob, jobJson, type ImportEntity, type JobRecord } from './jobs.ts';
+import { listContext } from './query.ts';
 import { parsePathId, type Resource } from './resource.ts';
 import type { Router } from './router.ts';
 import type { ApiContext, World } from './world.ts';
@@ -20,7 +21,9 @@ export function addRecordRoutes(router: ApiRouter): void {
   // Products
   router
     .add('POST', '/v1/products/bulk', 'json', (ctx) => bulkReply(ctx.world.products, ctx.body, ctx.now))
-    .add('GET', '/v1/products', 'none', (ctx) => listReply(ctx.world.products, ctx.query))
+    .add('GET', '/v1/products', 'none', (ctx) =>
+      listReply(ctx.world.products, ctx.query, listContext(ctx), ctx.world.dialect.undocumentedLists),
+    )
     .add('POST', '/v1/products/:entity_id', 'json', (ctx) => upsertByIdReply(ctx.world.products, id(ctx), ctx.body, ctx.now))
     .add('PATCH', '/v1/products/:entity_id', 'json', (ctx) => patchReply(ctx.world.products, id(ctx), ctx.body, ctx.now))
     .add('DELETE', '/v1/products/:entity_id', 'none', (ctx) => deleteReply(ctx.world.products, id(ctx)));
@@ -28,7 +31,7 @@ export function addRecordRoutes(router: ApiRouter): void {
   // Product store
   router
     .add('POST', '/v1/product_store/bulk', 'json', (ctx) => bulkReply(ctx.world.productStore, ctx.body, ctx.now))
-    .add('GET', '/v1/product_store', 'none', (ctx) => listReply(ctx.world.productStore, ctx.query))
+    .add('GET', '/v1/product_store', 'none', (ctx) => listReply(ctx.world.productStore, ctx.query, listContext(ctx)))
     .add('POST', '/v1/product_store', 'json', (ctx) => upsertByKeyReply(ctx.world.productStore, ctx.body, ctx.now))
     .add('GET', '/v1/product_store/:entity_id', 'none', (ctx) => getReply(ctx.world.productStore, id(ctx)))
     .add('PATCH', '/v1/product_store/:entity_id', 'json', (ctx) => patchReply(ctx.world.productStore, id(ctx), ctx.body, ctx.now))
@@ -37,7 +40,7 @@ export function addRecordRoutes(router: ApiRouter): void {
   // Transactions (the export routes, with more segments, cannot collide with these)
   router
     .add('POST', '/v1/transactions/bulk', 'json', (ctx) => bulkReply(ctx.world.transactions, ctx.body, ctx.now))
-    .add('GET', '/v1/transactions', 'none', (ctx) => listReply(ctx.world.transactions, ctx.query))
+    .add('GET', '/v1/transactions', 'none', (ctx) => listReply(ctx.world.transactions, ctx.query, listContext(ctx)))
     .add('POST', '/v1/transactions/:entity_id', 'json', (ctx) => upsertByIdReply(ctx.world.transactions, id(ctx), ctx.body, ctx.now))
     .add('PATCH', '/v1/transactions/:entity_id', 'json', (ctx) => patchReply(ctx.world.transactions, id(ctx), ctx.body, ctx.now))
     .add('DELETE', '/v1/transactions/:entity_id', 'none', (ctx) => deleteReply(ctx.world.transactions, id(ctx)));
@@ -45,7 +48,7 @@ export function addRecordRoutes(router: ApiRouter): void {
   // Competitor prices: the single create is not idempotent
   router
     .add('POST', '/v1/competitor_prices/bulk', 'json', (ctx) => bulkReply(ctx.world.competitorPrices, ctx.body, ctx.now))
-    .add('GET', '/v1/competitor_prices', 'none', (ctx) => listReply(ctx.world.competitorPrices, ctx.query))
+    .add('GET', '/v1/competitor_prices', 'none', (ctx) => listReply(ctx.world.competitorPrices, ctx.query, listContext(ctx)))
     .add('POST', '/v1/competitor_prices', 'json', (ctx) => {
       const resource = ctx.world.competitorPrices;
       const write = parseWrite(resource, ctx.body);
@@ -63,7 +66,7 @@ export function addRecordRoutes(router: ApiRouter): void {
     const jobId = parsePathId('uuid', ctx.params.job_id ?? '', 'job_id');
     if (Array.isArray(jobId)) return invalid(jobId);
     const job = ctx.world.jobs.get(String(jobId));
-    return job ? json(200, job) : NOT_FOUND;
+    return job ? json(200, jobJson(job, ctx.world.dialect)) : NOT_FOUND;
   });
 }
 
@@ -71,10 +74,10 @@ export function addRecordRoutes(router: ApiRouter): void {
 function runJob(world: World, entity: ImportEntity, job: JobRecord, upload: CsvUpload): Promise<void> {
   const { jobPace, clock } = world.options;
   const run = <R extends TableRow, W>(resource: Resource<R, W>) =>
-    runImportJob(job, resource, upload, jobPace, clock, world.lifetime.signal);
+    runImportJob(job, resource, upload, jobPace, clock, world.lifetime.signal, world.dialect.jobRowErrors !== 'completed');
   switch (entity) {
     case 'products':
-      return run(world.products);
+      return run(world.productImports);
     case 'product_store':
       return run(world.productStore);
     case 'transactions':

@@ -15,6 +15,8 @@ export interface RowProblem {
   readonly code: string;
   readonly field: string;
   readonly message: string;
+  /** The 422 `type` of a single write refused for this problem; default value_error. */
+  readonly type?: string;
 }
 
 export interface Resource<R extends TableRow, W> {

@@ -13,6 +13,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { buildApiRouter, REMOVED_PREFIX } from './api-routes.ts';
 import { REJECTION_MESSAGES } from './auth.ts';
 import type { SandboxControl } from './control.ts';
+import { renderReply } from './dialect-wire.ts';
 import { buildControlRouter, type ControlDispatch } from './control-routes.ts';
 import { FAULT_MESSAGES, FAULT_STATUS } from './faults.ts';
 import { BodyTooLargeError, NOT_FOUND, detail, parseJson, readBody, splitUrl, writeReply, type Reply } from './http-io.ts';
@@ -107,7 +108,7 @@ async function handleApi(
     body = parsed.value;
   }
   const reply = await match.route.handler({ world, params: match.params, query, body, req, now: world.now() });
-  return fault.kind === 'drop_after_commit' ? null : reply;
+  return fault.kind === 'drop_after_commit' ? null : renderReply(reply, world.dialect);
 }
 
 function drain(req: IncomingMessage): Promise<void> {

@@ -7,6 +7,7 @@
 import type { ExportStatus } from '../api/schemas/index.ts';
 import type { ApprovalCounts } from './approval-book.ts';
 import type { KeyRejection } from './auth.ts';
+import type { DialectName } from './dialect.ts';
 import type { FaultConfig, FaultKind } from './faults.ts';
 import type { EarlyRequest, RateLimitConfig } from './rate-limit.ts';
 import type { World } from './world.ts';
@@ -31,10 +32,13 @@ export interface AckRecord {
   readonly ack_count: number;
   /** Acknowledge batches refused because this id was already acknowledged. */
   readonly conflicting_acks: number;
+  /** Acknowledge batches accepted while this id was already acknowledged (dialects that accept repeats). */
+  readonly repeat_acks: number;
 }
 
 export interface SandboxState {
   readonly seed: number;
+  readonly dialect: DialectName;
   readonly user_id: string;
   readonly api_key_id: string;
   readonly stores: readonly string[];
@@ -73,10 +77,13 @@ export function snapshot(world: World, keys: boolean): SandboxState {
   const rejected = world.keys.rejected;
   const acks: AckRecord[] = [];
   for (const a of world.approvals.all()) {
-    if (a.ackCount > 0 || a.conflictingAcks > 0) acks.push({ id: a.id, ack_count: a.ackCount, conflicting_acks: a.conflictingAcks });
+    if (a.ackCount > 0 || a.conflictingAcks > 0 || a.repeatAcks > 0) {
+      acks.push({ id: a.id, ack_count: a.ackCount, conflicting_acks: a.conflictingAcks, repeat_acks: a.repeatAcks });
+    }
   }
   return {
     seed: world.options.seed,
+    dialect: world.dialect.name,
     user_id: world.keys.userId,
     api_key_id: world.keys.keyId,
     stores: world.stores,

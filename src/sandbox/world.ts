@@ -3,21 +3,23 @@
  * replaces the World with a new one (and aborts the old one's running jobs), which is why nothing outside keeps a
  * reference to a World across requests.
  *
- * Seeding order on the data stream is fixed (stores, grids, approvals, exports); ids of rows created at run time
+ * Seeding order on the data stream is fixed (stores, grids, approvals, exports, store records); ids of rows created at run time
  * come from the ids stream, keys from the keys stream, faults from the faults stream. Seeded timestamps are relative
  * to the start of the UTC day of the clock at start-up (the "epoch"), so two starts with the same seed on the same
  * day (or with the same injected clock) give identical data.
  */
 import type { Clock } from '../clock.ts';
+import { writeItem } from './crud.ts';
 import { ApprovalBook } from './approval-book.ts';
 import { ApprovalFactory, type ApprovalShape } from './approval-factory.ts';
 import { KeyRing } from './auth.ts';
 import { createCompetitorPrices, type CompetitorPriceResource } from './competitor-prices.ts';
+import type { Dialect } from './dialect.ts';
 import { ExportBook } from './exports.ts';
 import { FaultInjector } from './faults.ts';
-import { GridCatalog } from './grids.ts';
+import { GridCatalog, itemCode } from './grids.ts';
 import { JobBook, type JobPace } from './jobs.ts';
-import { Prng } from './prng.ts';
+import { centsToDecimal, Prng } from './prng.ts';
 import { createProductStore, type ProductStoreResource } from './product-store.ts';
 import { createProducts, type ProductResource } from './products.ts';
 import { RateLimiter } from './rate-limit.ts';
@@ -32,6 +34,8 @@ export interface WorldOptions {
   readonly clock: Clock;
   readonly largeGridRows: number;
   readonly maxBodyBytes: number;
+  /** The reading of the API document this sandbox plays (dialect.ts). */
+  readonly dialect: Dialect;
 }
 
 const DAY_MS = 86_400_000;
@@ -44,13 +48,17 @@ export const DEFAULT_SHAPE: Omit<ApprovalShape, 'stores'> = { productLevelShare:
 export class World {
   readonly options: WorldOptions;
   readonly clock: Clock;
+  readonly dialect: Dialect;
   /** Aborted on reset and close: stops this generation's jobs and timers. */
   readonly lifetime = new AbortController();
   readonly epoch: number;
   readonly keys: KeyRing;
   readonly stores: readonly string[];
   readonly storeSet: ReadonlySet<string>;
+  /** Products as JSON writes reach them (the dialect decides about fields beyond the canonical ones). */
   readonly products: ProductResource;
+  /** Products as CSV imports reach them: extra columns are custom columns in every dialect. Same table. */
+  readonly productImports: ProductResource;
   readonly productStore: ProductStoreResource;
   readonly transactions: TransactionResource;
   readonly competitorPrices: CompetitorPriceResource;
@@ -60,8 +68,8 @@ export class World {
   readonly exports: ExportBook;
   readonly rateLimiter = new RateLimiter();
   readonly faults: FaultInjector;
-  /** Delivery pages by request_id, serialized once: a replay answers the identical bytes. */
-  readonly deliveries = new Map<string, string>();
+  /** Delivery pages by request_id, serialized once: a replay answers the identical bytes (until they expire). */
+  readonly deliveries = new Map<string, { raw: string; at: number }>();
   readonly counters = {
     requests: 0,
     removed_endpoint_requests: 0,
@@ -76,6 +84,7 @@ export class World {
   constructor(options: WorldOptions) {
     this.options = options;
     this.clock = options.clock;
+    this.dialect = options.dialect;
     this.epoch = Math.floor(options.clock.now() / DAY_MS) * DAY_MS;
     const data = new Prng(options.seed, 'data');
     const ids = new Prng(options.seed, 'ids');
@@ -84,7 +93,9 @@ export class World {
 
     this.stores = Array.from({ length: options.stores }, () => data.uuid());
     this.storeSet = new Set(this.stores);
-    this.products = createProducts(ids);
+    const products = createProducts(ids, options.dialect.productExtraFields);
+    this.products = products.json;
+    this.productImports = products.csv;
     this.productStore = createProductStore(ids, this.storeSet);
     this.transactions = createTransactions(ids);
     this.competitorPrices = createCompetitorPrices(() => this.clock.now());
@@ -93,10 +104,28 @@ export class World {
     this.approvals = new ApprovalBook(new ApprovalFactory(data, this.grids, this.keys.userId));
     this.#seedApprovals(data, options.approvals);
     this.exports = new ExportBook(data, this.clock, options.jobPace, this.lifetime.signal, this.epoch);
+    this.#seedStoreRecords(data); // last on the data stream: the seeded data before it stays as it was
   }
 
   now(): number {
     return this.clock.now();
+  }
+
+  /**
+   * One product-store record per store, as a real account has: its stores can be found through
+   * GET /v1/product_store (item ids from the grid catalog, ITM-000001 to one per store; written at the epoch).
+   */
+  #seedStoreRecords(data: Prng): void {
+    this.stores.forEach((store_id, i) => {
+      const write = {
+        item_id: itemCode(i + 1),
+        store_id,
+        current_price: centsToDecimal(data.int(99, 9999)),
+        store_name: `Store ${String(i + 1).padStart(2, '0')}`,
+        currency: 'EUR',
+      };
+      writeItem(this.productStore, write, null, null, this.epoch);
+    });
   }
 
   /** The seeded approvals: spread over the 7 days before the epoch; 5 % amended, 3 % cancelled. */

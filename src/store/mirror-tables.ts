@@ -2,6 +2,7 @@
  * Which mirror table each stream goes to, and which fields of a record become columns. The record itself is kept
  * whole as JSON (custom columns of products included); the columns are the keys people and POS queries filter on.
  */
+import type { z } from 'zod';
 import type {
   CompetitorPrice,
   GridRow,
@@ -17,11 +18,12 @@ export type FixedStream = (typeof MIRROR_STREAMS)[number];
 export type GridStream = `grid:${string}`;
 export type MirrorStream = FixedStream | GridStream;
 
+/** Rows as the read schemas accept them (fields the agent does not need may be absent). */
 interface FixedRows {
-  products: Product;
-  product_store: ProductStoreRecord;
-  transactions: Transaction;
-  competitor_prices: CompetitorPrice;
+  products: z.input<typeof Product>;
+  product_store: z.input<typeof ProductStoreRecord>;
+  transactions: z.input<typeof Transaction>;
+  competitor_prices: z.input<typeof CompetitorPrice>;
 }
 /** The record type a stream's pages carry. */
 export type MirrorRow<S extends MirrorStream> = S extends FixedStream ? FixedRows[S] : GridRow;
@@ -34,7 +36,8 @@ export interface MirrorTable<R> {
   keys: readonly string[];
   /** Key and main-key columns, in the order `values` returns them. */
   columns: readonly string[];
-  values(row: R, gridId: string): Value[];
+  /** `rowNumber`: the row's place in a snapshot listing, its key when rows carry none (grids; null otherwise). */
+  values(row: R, gridId: string, rowNumber: number | null): Value[];
   updatedAt(row: R): string | null;
 }
 
@@ -43,7 +46,7 @@ export function gridStream(gridId: string): GridStream {
   return `grid:${gridId}`;
 }
 
-const products: MirrorTable<Product> = {
+const products: MirrorTable<FixedRows['products']> = {
   table: 'mirror_products',
   keys: ['id'],
   columns: ['id', 'item_id', 'sku', 'product_id'],
@@ -51,36 +54,39 @@ const products: MirrorTable<Product> = {
   updatedAt: (r) => r.updated_at ?? null,
 };
 
-const productStore: MirrorTable<ProductStoreRecord> = {
+const productStore: MirrorTable<FixedRows['product_store']> = {
   table: 'mirror_product_store',
   keys: ['id'],
   columns: ['id', 'item_id', 'store_id', 'sku'],
-  values: (r) => [r.id, r.item_id, r.store_id, r.sku ?? null],
+  values: (r) => [r.id, r.item_id, r.store_id ?? null, r.sku ?? null],
   updatedAt: (r) => r.updated_at ?? null,
 };
 
-const transactions: MirrorTable<Transaction> = {
+const transactions: MirrorTable<FixedRows['transactions']> = {
   table: 'mirror_transactions',
   keys: ['transaction_id'],
   columns: ['transaction_id', 'product_id', 'store_id', 'timestamp'],
   values: (r) => [r.transaction_id, r.product_id ?? null, r.store_id ?? null, r.timestamp],
-  updatedAt: (r) => r.updated_at,
-};
-
-const competitorPrices: MirrorTable<CompetitorPrice> = {
-  table: 'mirror_competitor_prices',
-  keys: ['id'],
-  columns: ['id', 'item_id', 'competitor_name', 'observed_at'],
-  values: (r) => [r.id, r.item_id ?? null, r.competitor_name, r.observed_at],
   updatedAt: (r) => r.updated_at ?? null,
 };
 
-/** Grid rows carry `grid_item_id` and `updated_at` whatever columns are selected (docs/sandbox.md). */
+const competitorPrices: MirrorTable<FixedRows['competitor_prices']> = {
+  table: 'mirror_competitor_prices',
+  keys: ['id'],
+  columns: ['id', 'item_id', 'competitor_name', 'observed_at'],
+  values: (r) => [Number(r.id), r.item_id ?? null, r.competitor_name, r.observed_at],
+  updatedAt: (r) => r.updated_at ?? null,
+};
+
+/**
+ * Grid rows: keyed by their `grid_item_id` column when the grid has one, else by their row number in a snapshot
+ * listing (src/pull/mirror-sources.ts gridListing); `updated_at` when the grid has that column.
+ */
 const gridRows: MirrorTable<GridRow> = {
   table: 'mirror_grid_rows',
   keys: ['grid_id', 'grid_item_id'],
   columns: ['grid_id', 'grid_item_id'],
-  values: (r, gridId) => [gridId, gridItemId(r)],
+  values: (r, gridId, rowNumber) => [gridId, rowNumber ?? gridItemId(r)],
   updatedAt: (r) => (typeof r.updated_at === 'string' ? r.updated_at : null),
 };
 
@@ -94,7 +100,7 @@ const FIXED: { [S in FixedStream]: MirrorTable<FixedRows[S]> } = {
 /** The table of a stream, and the grid id for grid streams. Throws UNKNOWN_STREAM. */
 export function mirrorTableOf<S extends MirrorStream>(stream: S): { table: MirrorTable<MirrorRow<S>>; gridId: string } {
   if (stream.startsWith('grid:') && stream.length > 'grid:'.length) {
-    return { table: gridRows as MirrorTable<MirrorRow<S>>, gridId: stream.slice('grid:'.length) };
+    return { table: gridRows, gridId: stream.slice('grid:'.length) };
   }
   if ((MIRROR_STREAMS as readonly string[]).includes(stream)) {
     return { table: FIXED[stream as FixedStream] as MirrorTable<MirrorRow<S>>, gridId: '' };
@@ -106,5 +112,5 @@ function gridItemId(row: GridRow): number {
   const value = row.grid_item_id;
   if (typeof value === 'number' && Number.isSafeInteger(value)) return value;
   if (typeof value === 'string' && /^\d{1,15}$/.test(value)) return Number(value);
-  throw new StoreError('MIRROR_KEY_MISSING', `grid row without an integer grid_item_id: ${JSON.stringify(value)}`);
+  throw new StoreError('MIRROR_KEY_MISSING', `grid row without an integer grid_item_id: ${JSON.stringify(value) ?? 'absent'}`);
 }

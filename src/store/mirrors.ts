@@ -8,6 +8,7 @@
  * `updated_after` is inclusive: the rows at the watermark come again and the upsert absorbs them.
  */
 import type { Selectable } from 'kysely';
+import { instantOf } from '../api/schemas/index.ts';
 import { StoreError } from './errors.ts';
 import { type MirrorRow, type MirrorStream, mirrorTableOf } from './mirror-tables.ts';
 import type { StreamStateTable } from './schema.ts';
@@ -21,6 +22,23 @@ export interface PageOptions {
    * listing; the watermark of a stream whose rows carry no updated_at. Default: the agent's clock.
    */
   listingStartedAt?: string;
+  /**
+   * Grid streams whose rows carry no key: each row is keyed by its number in the listing (the rows stored before
+   * this page plus its place in it). The listing must be a full one (no updated_after), completed with
+   * `keys: 'row_number'`.
+   */
+  rowNumbers?: boolean;
+}
+
+/** How the rows of the listing being completed were keyed (grid streams; see PageOptions.rowNumbers). */
+export interface CompleteOptions {
+  /** Overrides the computed watermark. */
+  watermark?: string;
+  /**
+   * `row_number`: a snapshot listing; the grid's rows numbered past its end are deleted, so the table holds the
+   * snapshot exactly. `own`: rows keyed by grid_item_id; rows an earlier snapshot keyed by number are deleted.
+   */
+  keys?: 'own' | 'row_number';
 }
 
 /**
@@ -46,12 +64,14 @@ export function upsertMirrorPage<S extends MirrorStream>(
   );
   return db.write(() => {
     const now = db.now();
-    let maxUpdatedAt = streamState(db, stream)?.listing_max_updated_at ?? null;
-    for (const row of rows) {
+    const before = streamState(db, stream);
+    let maxUpdatedAt = before?.listing_max_updated_at ?? null;
+    const firstNumber = options.rowNumbers === true ? (before?.listing_started_at == null ? 0 : before.listing_rows) + 1 : null;
+    rows.forEach((row, i) => {
       const updatedAt = table.updatedAt(row);
-      upsert.run(...table.values(row, gridId), updatedAt, JSON.stringify(row), now);
+      upsert.run(...table.values(row, gridId, firstNumber === null ? null : firstNumber + i), updatedAt, JSON.stringify(row), now);
       maxUpdatedAt = later(maxUpdatedAt, updatedAt);
-    }
+    });
     return saveState(
       db,
       `INSERT INTO stream_state (stream, cursor, listing_started_at, listing_max_updated_at, listing_rows, updated_at)
@@ -73,12 +93,19 @@ export function upsertMirrorPage<S extends MirrorStream>(
 /**
  * Ends the listing in progress: the watermark moves to the largest updated_at stored during the listing; where its
  * rows carried none, to listing_started_at; after an empty listing it stays. `watermark` overrides the rule.
- * Clears the cursor and the error, sets last_success_at.
+ * Clears the cursor and the error, sets last_success_at. For grid streams, `keys` says how the listing keyed its
+ * rows, and the rows that do not belong to the grid as now listed go (CompleteOptions).
  */
-export function completeListing(db: StateDb, stream: MirrorStream, watermark?: string): StreamState {
-  mirrorTableOf(stream);
+export function completeListing(db: StateDb, stream: MirrorStream, options: CompleteOptions = {}): StreamState {
+  const { table, gridId } = mirrorTableOf(stream);
+  const { watermark } = options;
   return db.write(() => {
     const state = streamState(db, stream);
+    if (table.table === 'mirror_grid_rows' && options.keys === 'row_number') {
+      db.statement('DELETE FROM mirror_grid_rows WHERE grid_id = ? AND grid_item_id > ?').run(gridId, state?.listing_rows ?? 0);
+    } else if (table.table === 'mirror_grid_rows' && options.keys === 'own') {
+      db.statement(`DELETE FROM mirror_grid_rows WHERE grid_id = ? AND json_extract(record, '$.grid_item_id') IS NULL`).run(gridId);
+    }
     const computed = !state
       ? null
       : (state.listing_max_updated_at ?? (state.listing_rows > 0 ? state.listing_started_at : state.watermark));
@@ -107,6 +134,23 @@ export function recordStreamError(db: StateDb, stream: MirrorStream, message: st
       { stream, message, now },
     );
   });
+}
+
+/**
+ * Forgets the listing in progress (its cursor) but keeps the watermark: the next listing starts again from the
+ * first page with the same updated_after. For a stored cursor the server no longer accepts; rows stay.
+ */
+export function restartListing(db: StateDb, stream: MirrorStream): StreamState {
+  mirrorTableOf(stream);
+  return db.write(() =>
+    saveState(
+      db,
+      `INSERT INTO stream_state (stream, updated_at) VALUES (@stream, @now)
+       ON CONFLICT (stream) DO UPDATE SET cursor = NULL, listing_started_at = NULL, listing_max_updated_at = NULL,
+         listing_rows = 0, updated_at = @now`,
+      { stream, now: db.now() },
+    ),
+  );
 }
 
 /** Forgets watermark and cursor (`pull --stream NAME --full`); the next listing reads everything. Rows stay. */
@@ -150,9 +194,9 @@ function saveState(
  * winner keeps the server's own text. Unparsable values never win.
  */
 function later(current: string | null, candidate: string | null): string | null {
-  if (candidate === null || Number.isNaN(Date.parse(candidate))) return current;
+  if (candidate === null || Number.isNaN(instantOf(candidate))) return current;
   if (current === null) return candidate;
-  const a = Date.parse(current);
-  const b = Date.parse(candidate);
+  const a = instantOf(current);
+  const b = instantOf(candidate);
   return b > a || (b === a && candidate > current) ? candidate : current;
 }

@@ -67,7 +67,8 @@ function sandboxKeys(sandbox: SandboxHandle, entity: ChaosEntity): string[] {
     case 'products':
       return state.products.keys ?? [];
     case 'product_store':
-      return (state.product_store.keys ?? []).map(productStoreKey);
+      // Not the sandbox's seeded records (one per store, item ids of its grid catalog, ITM-...).
+      return (state.product_store.keys ?? []).filter((k) => !k.item_id.startsWith('ITM-')).map(productStoreKey);
     case 'transactions':
       return state.transactions.keys ?? [];
     case 'competitor_prices':

@@ -58,7 +58,7 @@ describe('approvedPrices.list', () => {
     const sample = all.find((a) => a.store_id !== null && a.effective_date !== null && a.item_id !== null);
     if (!sample?.store_id || !sample.effective_date || !sample.item_id) throw new Error('no sample approval');
     expect((await historyRows({ store_id: sample.store_id })).every((a) => a.store_id === sample.store_id)).toBe(true);
-    expect((await historyRows({ grid_id: sample.grid_id })).every((a) => a.grid_id === sample.grid_id)).toBe(true);
+    expect((await historyRows({ grid_id: sample.grid_id ?? '' })).every((a) => a.grid_id === sample.grid_id)).toBe(true);
     expect((await historyRows({ item_id: sample.item_id })).map((a) => a.item_id)).toContain(sample.item_id);
     const effective = await historyRows({ effective_after: sample.effective_date });
     expect(effective.every((a) => a.effective_date !== null && a.effective_date >= sample.effective_date!)).toBe(true);

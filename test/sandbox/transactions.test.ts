@@ -31,7 +31,7 @@ async function listAll(query: string): Promise<Transaction[]> {
   do {
     const suffix: string = cursor === null ? '' : `&cursor=${cursor}`;
     const page = TransactionPage.parse((await h.client.get(`/v1/transactions?limit=3${query}${suffix}`)).body);
-    out.push(...page.data);
+    out.push(...page.items);
     cursor = page.next_cursor;
   } while (cursor !== null);
   return out;
@@ -82,17 +82,17 @@ describe('transactions', () => {
     const before = await listAll('');
     const page1 = TransactionPage.parse((await h.client.get('/v1/transactions?limit=4')).body);
     await h.client.post('/v1/transactions/bulk', { items: [tx(200), tx(201)] });
-    await h.client.patch(`/v1/transactions/${page1.data[0]!.id as string}`, { quantity: '5' });
+    await h.client.patch(`/v1/transactions/${page1.items[0]!.id as string}`, { quantity: '5' });
     let cursor = page1.next_cursor;
     const rest: Transaction[] = [];
     while (cursor !== null) {
       const page = TransactionPage.parse((await h.client.get(`/v1/transactions?limit=4&cursor=${cursor}`)).body);
-      rest.push(...page.data);
+      rest.push(...page.items);
       cursor = page.next_cursor;
     }
-    const ids = [...page1.data, ...rest].map((t) => t.transaction_id);
+    const ids = [...page1.items, ...rest].map((t) => t.transaction_id);
     for (const t of before) expect(ids).toContain(t.transaction_id);
-    expect(ids.slice(-3)).toEqual(['T-200', 'T-201', page1.data[0]!.transaction_id]);
+    expect(ids.slice(-3)).toEqual(['T-200', 'T-201', page1.items[0]!.transaction_id]);
   });
 
   it('single upsert on the path id, PATCH and DELETE', async () => {
@@ -145,7 +145,7 @@ describe('transactions', () => {
       'T-😀-3': [resent.results[2]!.id, '2026-11-08T10:00:00.723+02:00'],
     });
     const single = TransactionPage.parse((await h.client.get('/v1/transactions?product_id=UNICODE&limit=1')).body);
-    expect(single.data.map((t) => t.transaction_id)).toEqual(['T-é-1']);
+    expect(single.items.map((t) => t.transaction_id)).toEqual(['T-é-1']);
   });
 
   it('keeps updated_after inclusive for incremental sync', async () => {

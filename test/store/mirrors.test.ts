@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { CompetitorPrice, Product, Transaction } from '../../src/api/schemas/index.ts';
+import type { MirrorRow } from '../../src/store/mirror-tables.ts';
+
+type Product = MirrorRow<'products'>;
+type Transaction = MirrorRow<'transactions'>;
+type CompetitorPrice = MirrorRow<'competitor_prices'>;
 import { gridStream } from '../../src/store/mirror-tables.ts';
 import {
   completeListing,
@@ -68,7 +72,7 @@ describe('mirrors', () => {
   it('an interrupted listing resumes from its stored cursor after a reopen, with the old watermark', async () => {
     const db = await openTempDb();
     upsertMirrorPage(db, 'transactions', [], null);
-    completeListing(db, 'transactions', '2026-11-01T00:00:00Z');
+    completeListing(db, 'transactions', { watermark: '2026-11-01T00:00:00Z' });
     const tx: Transaction = {
       transaction_id: 'T1',
       store_id: 'S1',

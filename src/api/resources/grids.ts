@@ -26,7 +26,7 @@ export function gridsApi(t: ApiTransport) {
         'grids.rows',
         'grid_rows',
         GridRowsPage,
-        (p) => ({ items: p.data, nextCursor: p.next_cursor, columns: p.columns, gridId: p.grid_id }),
+        (p) => ({ items: p.data, nextCursor: p.next_cursor, columns: p.columns ?? null, gridId: p.grid_id ?? gridId }),
         { ...q, columns: q.columns?.join(',') },
         { ...o, id: gridId },
       ),

@@ -1,4 +1,4 @@
-import { callBulk, callImport, callJson, callList, callNoContent, checkBody, type CallOptions } from '../call.ts';
+import { callBulk, callImport, callJson, callList, callNoContent, checkBody, itemsPage, type CallOptions } from '../call.ts';
 import { TransactionPage, TransactionPatch, TransactionWrite, Transaction } from '../schemas/index.ts';
 import type { ApiTransport } from '../transport.ts';
 
@@ -29,9 +29,9 @@ export function transactionsApi(t: ApiTransport) {
         Transaction,
       ),
     delete: (id: string, o: CallOptions = {}) => callNoContent(t, { operation: 'transactions.delete', id, signal: o.signal }),
-    /** The transactions list is the one envelope that names its rows `data`. */
+    /** The transactions list names its rows `data` in the document; listPage reads either name. */
     list: (q: TransactionListQuery = {}, o: CallOptions = {}) =>
-      callList(t, 'transactions.list', 'transactions', TransactionPage, (p) => ({ items: p.data, nextCursor: p.next_cursor }), { ...q }, o),
+      callList(t, 'transactions.list', 'transactions', TransactionPage, itemsPage, { ...q }, o),
     import: (filePath: string, o: CallOptions = {}) => callImport(t, 'transactions.import', filePath, o),
   };
 }

@@ -40,8 +40,53 @@ export const identifier = z.string().min(1).max(MAX_ID_LENGTH);
 export const optionalText = z.string().max(MAX_TEXT_LENGTH).nullable().optional();
 export const optionalIdentifier = z.string().max(MAX_ID_LENGTH).nullable().optional();
 
-/** A page of a cursor-paginated listing: `next_cursor` is null on the last page. */
-export const nextCursor = z.string().nullable();
+/*
+ * Reading what a server sends: tolerant by design (docs/api-assumptions.md). The document leaves presence, date
+ * forms and envelope names open, so a read schema requires only what the agent needs and normalizes the rest:
+ * an absent optional field is null, a timestamp keeps the server's own text, a listing ends at a null, absent or
+ * empty next_cursor. Write schemas (what the agent sends) stay exact.
+ */
+
+/**
+ * `next_cursor` as read: null, absent or "" all end the listing (the document: null ends it; a server that leaves
+ * nulls out or writes an empty string means the same).
+ */
+export const nextCursor = z
+  .string()
+  .nullish()
+  .transform((value) => (value === undefined || value === '' ? null : value));
+
+/**
+ * A timestamp as a server may write it under "ISO 8601 in UTC": with or without fractions of any length, with `Z`,
+ * an offset (`+00:00`, `+0000`) or, read as UTC, none. The text is kept as sent (the server understands its own
+ * form when it comes back as updated_after); compare through `instantOf`.
+ */
+export const READ_DATE_TIME = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|z|[+-]\d{2}(:?\d{2})?)?$/;
+export const readDateTime = z.string().regex(READ_DATE_TIME, { error: 'expected an ISO 8601 date-time' });
+
+/** Epoch ms of a timestamp read from the API (`readDateTime`); a time without a zone is UTC. NaN if unparsable. */
+export function instantOf(text: string): number {
+  const zoned = /(Z|z|[+-]\d{2}(:?\d{2})?)$/.test(text.slice(10)) ? text : `${text}Z`;
+  const normalized = zoned.replace(' ', 'T').replace(/([+-]\d{2})(\d{2})$/, '$1:$2').replace(/([+-]\d{2})$/, '$1:00');
+  return Date.parse(normalized);
+}
+
+/** An id shaped like a UUID (8-4-4-4-12 hex), whatever its version and variant bits. */
+export const readUuid = z.guid();
+
+/** An optional field as read: absent and null are both null. */
+export function nullish<T extends z.ZodType>(schema: T) {
+  return schema.nullish().transform((value): z.output<T> | null => value ?? null);
+}
+
+/** An integer id as read: a JSON integer, or a string of digits (a server may quote large ids). */
+export const readInteger = z.union([
+  z.number().int(),
+  z
+    .string()
+    .regex(/^\d{1,15}$/)
+    .transform(Number),
+]);
 
 /** Decimal schema variants: what the agent sends (strings only) and what the API accepts (strings or numbers). */
 export type DecimalSchema = typeof decimalString | typeof decimalInput;

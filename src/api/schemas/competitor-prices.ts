@@ -10,10 +10,13 @@ import {
   decimalString,
   identifier,
   isoDateTime,
-  nextCursor,
+  nullish,
   optionalIdentifier,
   optionalText,
+  readDateTime,
+  readInteger,
 } from './common.ts';
+import { listPage } from './envelopes.ts';
 
 function competitorPriceFields<D extends DecimalSchema>(decimal: D) {
   return {
@@ -40,25 +43,17 @@ export const CompetitorPricePatch = CompetitorPriceWrite.partial();
 export type CompetitorPricePatch = z.infer<typeof CompetitorPricePatch>;
 export const CompetitorPricePatchInput = CompetitorPriceWriteInput.partial();
 
+/** A competitor price as read: id, competitor_name and observed_at required, the rest kept as sent. */
 export const CompetitorPrice = z.looseObject({
-  id: z.number().int(),
+  id: readInteger,
   competitor_name: z.string(),
-  observed_at: isoDateTime,
-  regular_price: z.string().nullable().optional(),
-  item_id: z.string().nullable().optional(),
-  promo_price: z.string().nullable().optional(),
-  currency: z.string().nullable().optional(),
-  source_url: z.string().nullable().optional(),
-  competitor_sku: z.string().nullable().optional(),
-  barcode: z.string().nullable().optional(),
-  status: z.string().nullable().optional(),
-  stock_on_hand: z.string().nullable().optional(),
-  created_at: isoDateTime.optional(),
-  updated_at: isoDateTime.optional(),
+  observed_at: readDateTime,
+  item_id: nullish(z.string()),
+  updated_at: nullish(readDateTime),
 });
 export type CompetitorPrice = z.infer<typeof CompetitorPrice>;
 
-export const CompetitorPricePage = z.looseObject({ items: z.array(CompetitorPrice), next_cursor: nextCursor });
+export const CompetitorPricePage = listPage(CompetitorPrice);
 export type CompetitorPricePage = z.infer<typeof CompetitorPricePage>;
 
 export const COMPETITOR_PRICE_FIELDS = Object.keys(

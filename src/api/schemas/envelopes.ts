@@ -1,8 +1,9 @@
-/** Envelopes the spec defines once and uses across endpoints ("Shared envelopes"). */
+/** Envelopes the spec defines once and uses across endpoints ("Shared envelopes"), and the page of a listing. */
 import { z } from 'zod';
-import { uuid } from './common.ts';
+import { nextCursor, readUuid } from './common.ts';
 
-export const JobHandle = z.looseObject({ job_id: uuid });
+/** A job id as read: UUID-shaped (any version and variant). */
+export const JobHandle = z.looseObject({ job_id: readUuid });
 export type JobHandle = z.infer<typeof JobHandle>;
 
 /** One entry per input row, in index order. `id` is a UUID string or, for competitor prices, an integer. */
@@ -30,5 +31,21 @@ export type ValidationError = z.infer<typeof ValidationError>;
 export const HTTPValidationError = z.looseObject({ detail: z.array(ValidationError) });
 export type HTTPValidationError = z.infer<typeof HTTPValidationError>;
 
-export const AuthVerifyResult = z.looseObject({ ok: z.boolean(), user_id: uuid, api_key_id: uuid });
+/** auth/verify as read: ids UUID-shaped (any variant); `ok` when the server sends it. */
+export const AuthVerifyResult = z.looseObject({ ok: z.boolean().optional(), user_id: readUuid, api_key_id: readUuid });
 export type AuthVerifyResult = z.infer<typeof AuthVerifyResult>;
+
+/**
+ * A page of a listing as read: the rows under `items` or `data` (the document uses both, and shows neither for
+ * products or grids), the end of the listing at a null, absent or empty next_cursor. Normalized to
+ * `{items, next_cursor}`.
+ */
+export function listPage<T extends z.ZodType>(item: T) {
+  return z
+    .looseObject({ items: z.array(item).optional(), data: z.array(item).optional(), next_cursor: nextCursor })
+    .refine((page) => page.items !== undefined || page.data !== undefined, {
+      error: 'expected the rows under items or data',
+      path: ['items'],
+    })
+    .transform((page) => ({ items: (page.items ?? page.data ?? []), next_cursor: page.next_cursor }));
+}

@@ -6,11 +6,12 @@ import {
   decimalString,
   identifier,
   isoDate,
-  isoDateTime,
-  nextCursor,
+  nullish,
   optionalIdentifier,
   optionalText,
+  readDateTime,
 } from './common.ts';
+import { listPage } from './envelopes.ts';
 
 function productStoreFields<D extends DecimalSchema>(decimal: D) {
   return {
@@ -40,26 +41,17 @@ export const ProductStorePatch = ProductStoreWrite.partial();
 export type ProductStorePatch = z.infer<typeof ProductStorePatch>;
 export const ProductStorePatchInput = ProductStoreWriteInput.partial();
 
+/** A product-store record as read: id and item_id required, the rest kept as sent. */
 export const ProductStoreRecord = z.looseObject({
   id: z.string(),
   item_id: z.string(),
-  store_id: z.string().nullable(),
-  current_price: z.string().nullable().optional(),
-  sku: z.string().nullable().optional(),
-  store_name: z.string().nullable().optional(),
-  country_code: z.string().nullable().optional(),
-  regular_price: z.string().nullable().optional(),
-  unit_cost: z.string().nullable().optional(),
-  stock_on_hand: z.number().int().nullable().optional(),
-  status: z.string().nullable().optional(),
-  tax_rate: z.string().nullable().optional(),
-  currency: z.string().nullable().optional(),
-  price_effective_date: z.string().nullable().optional(),
-  updated_at: isoDateTime.optional(),
+  store_id: nullish(z.string()),
+  sku: nullish(z.string()),
+  updated_at: nullish(readDateTime),
 });
 export type ProductStoreRecord = z.infer<typeof ProductStoreRecord>;
 
-export const ProductStorePage = z.looseObject({ items: z.array(ProductStoreRecord), next_cursor: nextCursor });
+export const ProductStorePage = listPage(ProductStoreRecord);
 export type ProductStorePage = z.infer<typeof ProductStorePage>;
 
 export const PRODUCT_STORE_FIELDS = Object.keys(productStoreFields(decimalString)) as (keyof ProductStoreWrite)[];

@@ -10,10 +10,12 @@ import {
   decimalString,
   identifier,
   isoDateTime,
-  nextCursor,
+  nullish,
   optionalIdentifier,
   optionalText,
+  readDateTime,
 } from './common.ts';
+import { listPage } from './envelopes.ts';
 
 function transactionFields<D extends DecimalSchema>(decimal: D) {
   return {
@@ -38,22 +40,17 @@ export const TransactionPatch = TransactionWrite.partial();
 export type TransactionPatch = z.infer<typeof TransactionPatch>;
 export const TransactionPatchInput = TransactionWriteInput.partial();
 
-/** A transaction as the list returns it. */
+/** A transaction as the list returns it: transaction_id and timestamp required, the rest kept as sent. */
 export const Transaction = z.looseObject({
   transaction_id: z.string(),
-  product_id: z.string().nullable().optional(),
-  store_id: z.string().nullable().optional(),
-  timestamp: isoDateTime,
-  quantity: z.string().nullable().optional(),
-  price: z.string().nullable().optional(),
-  revenue: z.string().nullable().optional(),
-  currency: z.string().nullable().optional(),
-  is_promo: z.boolean().nullable().optional(),
-  updated_at: isoDateTime,
+  product_id: nullish(z.string()),
+  store_id: nullish(z.string()),
+  timestamp: readDateTime,
+  updated_at: nullish(readDateTime),
 });
 export type Transaction = z.infer<typeof Transaction>;
 
-export const TransactionPage = z.looseObject({ data: z.array(Transaction), next_cursor: nextCursor });
+export const TransactionPage = listPage(Transaction);
 export type TransactionPage = z.infer<typeof TransactionPage>;
 
 export const TRANSACTION_FIELDS = Object.keys(transactionFields(decimalString)) as (keyof TransactionWrite)[];
