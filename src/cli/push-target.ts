@@ -10,9 +10,8 @@
  *   name is `cli:<entity>`.
  */
 import { join } from 'node:path';
-import { BULK_BATCH_DEFAULT } from '../api/schemas/index.ts';
+import { BULK_BATCH_DEFAULT, ENTITIES, type Entity } from '../api/schemas/index.ts';
 import { ConfigError, type Config } from '../config/index.ts';
-import { ENTITIES, type Entity } from '../config/source-schema.ts';
 import { compileSource, entityReadOptions, SourceConfigError, type CompiledSource } from '../ingest/read/index.ts';
 import type { PushSource } from '../ingest/push-file.ts';
 import { EXIT_CONFIG } from './errors.ts';

@@ -20,14 +20,13 @@ import {
   BULK_BATCH_DEFAULT,
   BULK_BATCH_MAX,
   COMPETITOR_PRICE_FIELDS,
+  ENTITIES,
   PRODUCT_STORE_FIELDS,
   TRANSACTION_FIELDS,
+  type Entity,
 } from '../api/schemas/index.ts';
 import { pathSchema } from './section-context.ts';
 import type { SectionContext } from './section-context.ts';
-
-export const ENTITIES = ['products', 'product_store', 'transactions', 'competitor_prices'] as const;
-export type Entity = (typeof ENTITIES)[number];
 
 export const ENCODINGS = ['utf-8', 'utf-16le', 'utf-16be', 'windows-1252', 'iso-8859-1'] as const;
 export type Encoding = (typeof ENCODINGS)[number];

@@ -12,12 +12,10 @@
  *   batch is started; batches in flight finish and commit; the error is rethrown. The file stays in processing/.
  */
 import type { ApiClient } from '../api/client.ts';
-import type { BulkResponse } from '../api/schemas/index.ts';
-import type { Entity } from '../config/source-schema.ts';
+import { BUSINESS_KEYS, type BulkResponse, type Entity } from '../api/schemas/index.ts';
 import type { StateDb } from '../store/state-db.ts';
 import { commitBatch, committedBatches, recordRejects, type RejectRow } from '../store/push-ledger.ts';
 import type { RowOutcome } from './read/index.ts';
-import { BUSINESS_KEYS } from './business-keys.ts';
 import { KeyOrder } from './key-order.ts';
 
 type Row = Readonly<Record<string, unknown>>;

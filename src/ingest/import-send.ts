@@ -9,14 +9,12 @@
  */
 import { join } from 'node:path';
 import type { ApiClient } from '../api/client.ts';
-import { JOB_POLL_QUEUED_MS, JOB_POLL_RUNNING_MS, type Job, type JobHandle } from '../api/schemas/index.ts';
+import { BUSINESS_KEYS, JOB_POLL_QUEUED_MS, JOB_POLL_RUNNING_MS, type Entity, type Job, type JobHandle } from '../api/schemas/index.ts';
 import type { Clock } from '../clock.ts';
-import type { Entity } from '../config/source-schema.ts';
 import type { StateDb } from '../store/state-db.ts';
 import { commitBatch, recordJob, recordRejects, setStatus, type PushFile, type RejectRow } from '../store/push-ledger.ts';
 import type { EntityRecord, RowOutcome } from './read/index.ts';
 import { CanonicalCsvWriter } from './write/canonical-csv.ts';
-import { BUSINESS_KEYS } from './business-keys.ts';
 import { processingDir } from './folders.ts';
 
 export interface ImportSendContext {

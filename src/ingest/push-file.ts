@@ -14,7 +14,7 @@ import { basename, join } from 'node:path';
 import { ApiError, API_ERROR_CODES } from '../api/errors.ts';
 import type { ApiClient } from '../api/client.ts';
 import type { Clock } from '../clock.ts';
-import type { Entity } from '../config/source-schema.ts';
+import type { Entity } from '../api/schemas/index.ts';
 import type { Logger } from '../log.ts';
 import {
   deferFile,

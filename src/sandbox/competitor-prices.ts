@@ -8,7 +8,7 @@
  * Read fields are the spec's list: `effective_price` is write-side only (stored, not returned).
  */
 import type { z } from 'zod';
-import { CompetitorPricePatchInput, CompetitorPriceWriteInput, LIST_LIMITS, CompetitorPriceWrite as CompetitorPriceWriteSchema } from '../api/schemas/index.ts';
+import { BUSINESS_KEYS, CompetitorPricePatchInput, CompetitorPriceWriteInput, LIST_LIMITS, CompetitorPriceWrite as CompetitorPriceWriteSchema } from '../api/schemas/index.ts';
 import { EntityTable, type TableRow } from './entity-table.ts';
 import { integerIds } from './id-codec.ts';
 import { isoTime } from './http-io.ts';
@@ -49,9 +49,7 @@ export interface CompetitorPriceResource extends Resource<CompetitorPriceRow, Co
   createSingle(w: CompetitorPriceWrite, now: number): CompetitorPriceRow;
 }
 
-export function competitorKey(w: Pick<CompetitorPriceWrite, 'competitor_name' | 'item_id' | 'competitor_sku' | 'observed_at'>): string {
-  return `${w.competitor_name}\u0001${w.item_id ?? ''}\u0001${w.competitor_sku ?? ''}\u0001${Date.parse(w.observed_at)}`;
-}
+const competitorKey = BUSINESS_KEYS.competitor_prices;
 
 export function createCompetitorPrices(now: () => number): CompetitorPriceResource {
   const table = new EntityTable<CompetitorPriceRow>(integerIds);

@@ -8,7 +8,7 @@
  * record is a 422 on the key field; DELETE of an id that never existed is 404, of one already deleted 204.
  */
 import { z } from 'zod';
-import { toValidationErrors, type ValidationError } from '../api/schemas/index.ts';
+import { KEY_SEPARATOR, toValidationErrors, type ValidationError } from '../api/schemas/index.ts';
 import { BulkResponseWriter } from './bulk-response.ts';
 import type { TableRow } from './entity-table.ts';
 import { NOT_FOUND, NO_CONTENT, invalid, json, validationError, type Reply } from './http-io.ts';
@@ -62,7 +62,7 @@ export function checkItem<R extends TableRow, W>(
   if (problem) return { code: problem.code, message: problem.message };
   const key = resource.keyOf(write);
   if (seen !== null) {
-    if (seen.has(key)) return { code: 'duplicate_key', message: `duplicate key ${key.replaceAll('\u0001', ', ')} in this batch; the first occurrence was written` };
+    if (seen.has(key)) return { code: 'duplicate_key', message: `duplicate key ${key.replaceAll(KEY_SEPARATOR, ', ')} in this batch; the first occurrence was written` };
     seen.add(key);
   }
   return { write, key };

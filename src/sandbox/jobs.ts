@@ -7,7 +7,7 @@
  * `queuedMs` in queued and then `tickMs` after every `rowsPerTick` rows, through the injected clock, so a test with a
  * manual clock walks a job through its states without sleeping.
  */
-import type { JobRowError, JobStatus } from '../api/schemas/index.ts';
+import type { Entity, JobRowError, JobStatus } from '../api/schemas/index.ts';
 import type { Dialect } from './dialect.ts';
 import { isoTime } from './http-io.ts';
 import type { Prng } from './prng.ts';
@@ -17,11 +17,8 @@ export type JobPace = 'instant' | { readonly queuedMs: number; readonly tickMs: 
 /** The CLI's default: visible progress without making a demo wait long. */
 export const DEFAULT_CLI_PACE: JobPace = { queuedMs: 1000, tickMs: 1000, rowsPerTick: 10_000 };
 
-export const IMPORT_ENTITIES = ['products', 'product_store', 'transactions', 'competitor_prices'] as const;
-export type ImportEntity = (typeof IMPORT_ENTITIES)[number];
-
 /** job_type values (the spec only says "for example an import of products"). */
-export const JOB_TYPES: Readonly<Record<ImportEntity, string>> = {
+export const JOB_TYPES: Readonly<Record<Entity, string>> = {
   products: 'import_products',
   product_store: 'import_product_store',
   transactions: 'import_transactions',
@@ -56,7 +53,7 @@ export class JobBook {
     this.#ids = ids;
   }
 
-  create(entity: ImportEntity, now: number): JobRecord {
+  create(entity: Entity, now: number): JobRecord {
     const job: JobRecord = {
       job_id: this.#ids.uuid(),
       job_type: JOB_TYPES[entity],

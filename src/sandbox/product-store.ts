@@ -5,7 +5,7 @@
  * ['body', 'store_id'] for an unknown store.
  */
 import type { z } from 'zod';
-import { LIST_LIMITS, ProductStorePatchInput, ProductStoreWriteInput, ProductStoreWrite as ProductStoreWriteSchema } from '../api/schemas/index.ts';
+import { BUSINESS_KEYS, LIST_LIMITS, ProductStorePatchInput, ProductStoreWriteInput, ProductStoreWrite as ProductStoreWriteSchema } from '../api/schemas/index.ts';
 import { EntityTable, type TableRow } from './entity-table.ts';
 import { UuidCodec } from './id-codec.ts';
 import { isoTime } from './http-io.ts';
@@ -41,7 +41,7 @@ export class ProductStoreRow implements TableRow {
 
 export type ProductStoreResource = Resource<ProductStoreRow, ProductStoreWrite>;
 
-const keyOf = (w: { item_id: string; store_id: string }): string => `${w.item_id}\u0001${w.store_id}`;
+const keyOf = BUSINESS_KEYS.product_store;
 
 export function createProductStore(ids: Prng, stores: ReadonlySet<string>): ProductStoreResource {
   const table = new EntityTable<ProductStoreRow>(new UuidCodec(ids));

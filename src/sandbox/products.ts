@@ -9,6 +9,7 @@
  */
 import type { z } from 'zod';
 import {
+  BUSINESS_KEYS,
   DECIMAL_PATTERN,
   LIST_LIMITS,
   PRODUCT_CANONICAL_FIELDS,
@@ -55,7 +56,7 @@ export class ProductRow implements TableRow {
 export type ProductResource = Resource<ProductRow, ProductWrite>;
 
 function assign(row: ProductRow, w: ProductWrite): void {
-  row.key = w.item_id;
+  row.key = BUSINESS_KEYS.products(w);
   row.item_id = w.item_id;
   row.sku = w.sku;
   row.product_id = w.product_id ?? null;
@@ -111,7 +112,7 @@ function productResource(table: EntityTable<ProductRow>, schemas: (typeof JSON_S
     knownColumns: null,
     limits: LIST_LIMITS.products,
     list: { envelope: 'items', filters: {}, matcher: () => () => true },
-    keyOf: (w) => w.item_id,
+    keyOf: BUSINESS_KEYS.products,
     check(w) {
       for (const name of Object.keys(w)) {
         if (RESERVED.has(name)) {

@@ -2,12 +2,13 @@
  * Routes of the four record resources and their CSV imports, and job polling. Literal paths (`bulk`) are added
  * before the `:entity_id` patterns they would otherwise match.
  */
+import { ENTITIES, type Entity } from '../api/schemas/index.ts';
 import { bulkReply, deleteReply, getReply, listReply, parseWrite, patchReply, upsertByIdReply, upsertByKeyReply } from './crud.ts';
 import type { TableRow } from './entity-table.ts';
 import { NOT_FOUND, invalid, json, type Reply } from './http-io.ts';
 import { runImportJob } from './import-job.ts';
 import { receiveCsv, type CsvUpload } from './import-upload.ts';
-import { IMPORT_ENTITIES, finishJob, jobJson, type ImportEntity, type JobRecord } from './jobs.ts';
+import { finishJob, jobJson, type JobRecord } from './jobs.ts';
 import { listContext } from './query.ts';
 import { parsePathId, type Resource } from './resource.ts';
 import type { Router } from './router.ts';
@@ -59,7 +60,7 @@ export function addRecordRoutes(router: ApiRouter): void {
     .add('DELETE', '/v1/competitor_prices/:entity_id', 'none', (ctx) => deleteReply(ctx.world.competitorPrices, id(ctx)));
 
   // CSV imports and job polling
-  for (const entity of IMPORT_ENTITIES) {
+  for (const entity of ENTITIES) {
     router.add('POST', `/v1/imports/${entity}`, 'stream', (ctx) => importReply(ctx, entity));
   }
   router.add('GET', '/v1/jobs/:job_id', 'none', (ctx) => {
@@ -71,7 +72,7 @@ export function addRecordRoutes(router: ApiRouter): void {
 }
 
 /** Starts the job on the entity's resource (a switch keeps each resource's own types). */
-function runJob(world: World, entity: ImportEntity, job: JobRecord, upload: CsvUpload): Promise<void> {
+function runJob(world: World, entity: Entity, job: JobRecord, upload: CsvUpload): Promise<void> {
   const { jobPace, clock } = world.options;
   const run = <R extends TableRow, W>(resource: Resource<R, W>) =>
     runImportJob(job, resource, upload, jobPace, clock, world.lifetime.signal, world.dialect.jobRowErrors !== 'completed');
@@ -88,7 +89,7 @@ function runJob(world: World, entity: ImportEntity, job: JobRecord, upload: CsvU
 }
 
 /** 202 with the job id as soon as the upload is received and checked; the job runs on at its pace. */
-async function importReply(ctx: ApiContext, entity: ImportEntity): Promise<Reply> {
+async function importReply(ctx: ApiContext, entity: Entity): Promise<Reply> {
   const upload = await receiveCsv(ctx.req);
   if (Array.isArray(upload)) return invalid(upload);
   const { world } = ctx;

@@ -10,7 +10,7 @@
  * `item_id` are extra fields.
  */
 import type { z } from 'zod';
-import { LIST_LIMITS, TransactionPatchInput, TransactionWriteInput, TransactionWrite as TransactionWriteSchema } from '../api/schemas/index.ts';
+import { BUSINESS_KEYS, LIST_LIMITS, TransactionPatchInput, TransactionWriteInput, TransactionWrite as TransactionWriteSchema } from '../api/schemas/index.ts';
 import { EntityTable, type RowStore, type TableRow } from './entity-table.ts';
 import { UuidCodec } from './id-codec.ts';
 import { isoTime } from './http-io.ts';
@@ -145,7 +145,7 @@ export function createTransactions(ids: Prng): TransactionResource {
   const pool = new StringPool();
 
   function assign(row: TransactionRow, w: TransactionWrite): void {
-    row.key = w.transaction_id;
+    row.key = BUSINESS_KEYS.transactions(w);
     row.transaction_id = w.transaction_id;
     row.item_id = pool.intern(w.item_id);
     row.transaction_timestamp = w.transaction_timestamp;
@@ -186,7 +186,7 @@ export function createTransactions(ids: Prng): TransactionResource {
         };
       },
     },
-    keyOf: (w) => w.transaction_id,
+    keyOf: BUSINESS_KEYS.transactions,
     create(id, w) {
       // Short-lived: the table copies it into its columns.
       return {

@@ -17,7 +17,7 @@
 import { link, rename, stat, unlink } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Config } from '../config/index.ts';
-import { ENTITIES, type Entity } from '../config/source-schema.ts';
+import { ENTITIES, type Entity } from '../api/schemas/index.ts';
 import { fsyncDirectory } from '../atomic-file.ts';
 import type { PushSource } from '../ingest/push-file.ts';
 import { compileSource, entityReadOptions } from '../ingest/read/index.ts';

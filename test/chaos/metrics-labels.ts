@@ -4,7 +4,7 @@
  * Used by the chaos run (on the page after a whole run) and by the security test.
  */
 import { OPERATIONS } from '../../src/api/operations.ts';
-import { ENTITIES } from '../../src/config/source-schema.ts';
+import { ENTITIES } from '../../src/api/schemas/index.ts';
 import { MIRROR_STREAM_NAMES } from '../../src/config/pull-schema.ts';
 
 export interface LabelRules {

@@ -2,8 +2,11 @@ import { describe, expect, it } from 'vitest';
 import type { ZodError } from 'zod';
 import {
   AcknowledgeRequest,
+  BUSINESS_KEY_FIELDS,
+  BUSINESS_KEYS,
   CompetitorPriceWrite,
   DECIMAL_PATTERN,
+  ENTITIES,
   ExportStatus,
   ProductStoreWrite,
   ProductStoreWriteInput,
@@ -90,5 +93,29 @@ describe('write schemas', () => {
     };
     expect(ExportStatus.safeParse(status).success).toBe(true);
     expect(ExportStatus.safeParse({ ...status, extra: 1 }).success).toBe(false);
+  });
+});
+
+describe('business keys (shared by the agent and the sandbox)', () => {
+  it('keys a competitor observation by its instant, whatever offset wrote it', () => {
+    const row = { competitor_name: 'Shop', item_id: 'A-1', observed_at: '2026-11-20T10:00:00Z' };
+    const same = { ...row, observed_at: '2026-11-20T11:00:00+01:00' };
+    const later = { ...row, observed_at: '2026-11-20T10:00:01Z' };
+    expect(BUSINESS_KEYS.competitor_prices(same)).toBe(BUSINESS_KEYS.competitor_prices(row));
+    expect(BUSINESS_KEYS.competitor_prices(later)).not.toBe(BUSINESS_KEYS.competitor_prices(row));
+  });
+
+  it('keys an absent optional key field like an empty one, and keeps the parts of a key apart', () => {
+    expect(BUSINESS_KEYS.competitor_prices({ competitor_name: 'S', observed_at: 'x', item_id: null })).toBe(
+      BUSINESS_KEYS.competitor_prices({ competitor_name: 'S', observed_at: 'x' }),
+    );
+    expect(BUSINESS_KEYS.product_store({ item_id: 'A', store_id: 'BC' })).not.toBe(BUSINESS_KEYS.product_store({ item_id: 'AB', store_id: 'C' }));
+  });
+
+  it('names the key fields of every entity, and each is a field of its write schema', () => {
+    const shapes = { products: ProductWrite.shape, product_store: ProductStoreWrite.shape, transactions: TransactionWrite.shape, competitor_prices: CompetitorPriceWrite.shape };
+    for (const entity of ENTITIES) {
+      for (const field of BUSINESS_KEY_FIELDS[entity]) expect(Object.keys(shapes[entity])).toContain(field);
+    }
   });
 });

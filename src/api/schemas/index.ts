@@ -1,5 +1,6 @@
 /** The API contract as zod schemas: resources, envelopes, limits. Shared by the client and the sandbox. */
 export * from './common.ts';
+export * from './entities.ts';
 export * from './envelopes.ts';
 export * from './limits.ts';
 export * from './products.ts';

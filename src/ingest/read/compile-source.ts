@@ -8,7 +8,8 @@
  */
 import type { DeepReadonly } from '../../config/index.ts';
 import { toValidationErrors } from '../../api/schemas/index.ts';
-import type { Encoding, Entity, SourceConfig } from '../../config/source-schema.ts';
+import type { Entity } from '../../api/schemas/index.ts';
+import type { Encoding, SourceConfig } from '../../config/source-schema.ts';
 import { SourceSchema } from '../../config/source-schema.ts';
 import {
   CellError,

@@ -14,7 +14,7 @@ import {
   isoDate,
   isoDateTime,
 } from '../../api/schemas/index.ts';
-import type { Entity } from '../../config/source-schema.ts';
+import type { Entity } from '../../api/schemas/index.ts';
 
 export type FieldKind = 'string' | 'decimal' | 'integer' | 'boolean' | 'date' | 'datetime';
 

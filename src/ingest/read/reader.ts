@@ -12,7 +12,7 @@
  */
 import { pipeline } from 'node:stream';
 import type { Info } from 'csv-parse';
-import type { Entity } from '../../config/source-schema.ts';
+import type { Entity } from '../../api/schemas/index.ts';
 import { compileSource } from './compile-source.ts';
 import type { CompiledSource, ReadOptions } from './compile-source.ts';
 import { detectDelimiter } from './delimiter.ts';

@@ -1,5 +1,6 @@
 /** What the reader yields and reports. */
-import type { Encoding, Entity } from '../../config/source-schema.ts';
+import type { Entity } from '../../api/schemas/index.ts';
+import type { Encoding } from '../../config/source-schema.ts';
 import type { DetectedDelimiter } from './delimiter.ts';
 import type { RowError } from './map-row.ts';
 

@@ -15,7 +15,7 @@ import { randomBytes } from 'node:crypto';
 import { open, rename, rm } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import type { Entity } from '../../config/source-schema.ts';
+import type { Entity } from '../../api/schemas/index.ts';
 import { ENTITY_FIELDS } from '../read/field-kinds.ts';
 import type { EntityRecord } from '../read/field-kinds.ts';
 
