@@ -2,12 +2,13 @@
  * Builds the process's API client from a loaded Config: one dispatcher (proxy, CA, keep-alive, connection
  * bound), the key, the timeout, and logging hooks. Used by every command that talks to the API and by the daemon.
  */
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import type { Dispatcher } from 'undici';
 import { ApiClient } from './api/client.ts';
 import { createDispatcher } from './api/dispatcher.ts';
 import { loggingHooks } from './api/log-hooks.ts';
 import type { TransportHooks } from './api/transport.ts';
+import { writeFileAtomicSync } from './atomic-file.ts';
 import type { Clock } from './clock.ts';
 import { caCertificates, proxyFor, type ApiConfig } from './config/index.ts';
 import type { Logger } from './log.ts';
@@ -44,9 +45,8 @@ function readRetryAfter(file: string): number {
 
 function writeRetryAfter(file: string, untilMs: number, logger: Logger): void {
   try {
-    const temp = `${file}.tmp-${process.pid}`;
-    writeFileSync(temp, `${untilMs}\n`, { mode: 0o640 });
-    renameSync(temp, file);
+    // Durable: the window must outlive a power cut as well as a crash, or the restarted agent sends early.
+    writeFileAtomicSync(file, `${untilMs}\n`);
   } catch (error) {
     logger.debug({ error: String(error) }, 'could not record the Retry-After window');
   }

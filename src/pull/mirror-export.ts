@@ -9,9 +9,9 @@
  * upserts by key: the later line wins), and no row of a listing is ever missing from its file. An empty listing
  * writes no file.
  */
-import { appendFile, open, rename, stat } from 'node:fs/promises';
+import { appendFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ensureDirectory, fsyncDirectory } from '../atomic-file.ts';
+import { commitFile, ensureDirectory } from '../atomic-file.ts';
 import type { MirrorStream } from '../store/mirror-tables.ts';
 
 export class MirrorExport {
@@ -39,14 +39,7 @@ export class MirrorExport {
   /** Makes the file durable under its final name; returns its path, or null when the listing had no rows. */
   async finish(): Promise<string | null> {
     if (!(await exists(this.temporary))) return (await exists(this.path)) ? this.path : null;
-    const handle = await open(this.temporary, 'r+');
-    try {
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    await rename(this.temporary, this.path);
-    await fsyncDirectory(this.folder);
+    await commitFile(this.temporary, this.path);
     return this.path;
   }
 }

@@ -88,7 +88,7 @@ describe('canonical CSV', () => {
     const writer = await CanonicalCsvWriter.create(path, { entity: 'products' });
     for (let i = 0; i < 5000; i++) await writer.write({ item_id: `A${i}`, sku: `S${i}` });
     const visible = () => readdirSync(dir).filter((f) => f.includes(`canonical-${n}.csv`));
-    expect(visible()).toEqual([expect.stringMatching(/^\.canonical-\d+\.csv\.[0-9a-f]+\.tmp$/)]);
+    expect(visible()).toEqual([expect.stringMatching(/^\.canonical-\d+\.csv\.\d+-[0-9a-f]+\.tmp$/)]);
     await writer.abort();
     expect(visible()).toEqual([]);
     const again = await CanonicalCsvWriter.create(path, { entity: 'products' });

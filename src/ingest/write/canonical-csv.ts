@@ -8,13 +8,12 @@
  * a record carrying a key outside the header throws instead of being written without it.
  *
  * Durability: rows go to a dot-named temporary file next to the target (watchers ignore dot-files); `commit`
- * flushes, fsyncs, renames it into place and fsyncs the directory. A crash before the rename leaves at most a
- * stray temporary file and never a truncated file under the final name.
+ * flushes and makes it durable under its final name (src/atomic-file.ts: fsync, rename, directory fsync). A crash
+ * before the rename leaves at most a stray temporary file and never a truncated file under the final name.
  */
-import { randomBytes } from 'node:crypto';
-import { open, rename, rm } from 'node:fs/promises';
+import { open, rm } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { commitFile, temporaryPath } from '../../atomic-file.ts';
 import type { Entity } from '../../api/schemas/index.ts';
 import { ENTITY_FIELDS } from '../read/field-kinds.ts';
 import type { EntityRecord } from '../read/field-kinds.ts';
@@ -96,7 +95,7 @@ export class CanonicalCsvWriter {
   /** Opens the temporary file next to `path` and buffers the header. */
   static async create(path: string, options: CanonicalCsvOptions): Promise<CanonicalCsvWriter> {
     const columns = canonicalColumns(options);
-    const tempPath = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
+    const tempPath = temporaryPath(path);
     const handle = await open(tempPath, 'wx');
     return new CanonicalCsvWriter(path, tempPath, handle, columns);
   }
@@ -122,10 +121,7 @@ export class CanonicalCsvWriter {
     if (this.state !== 'open') throw new Error(`the canonical CSV is ${this.state}`);
     try {
       await this.flush();
-      await this.handle.sync();
-      await this.handle.close();
-      await rename(this.tempPath, this.path);
-      await syncDirectory(dirname(this.path));
+      await commitFile(this.tempPath, this.path, this.handle);
     } catch (error) {
       await this.abort();
       throw error;
@@ -148,20 +144,6 @@ export class CanonicalCsvWriter {
     this.buffer = '';
     await this.handle.write(chunk);
     this.bytes += chunk.length;
-  }
-}
-
-/** Makes a rename durable. Platforms that cannot fsync a directory (Windows) skip it. */
-async function syncDirectory(dir: string): Promise<void> {
-  let handle: FileHandle | undefined;
-  try {
-    handle = await open(dir, 'r');
-    await handle.sync();
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code !== 'EISDIR' && code !== 'EPERM' && code !== 'EINVAL') throw error;
-  } finally {
-    await handle?.close();
   }
 }
 
