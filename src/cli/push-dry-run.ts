@@ -11,7 +11,7 @@ import { mkdir, rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { once } from 'node:events';
 import { BUSINESS_KEYS, type Entity } from '../api/schemas/index.ts';
-import { csvLine } from '../ingest/csv-text.ts';
+import { csvLine } from '../csv-text.ts';
 import { readRows, type CompiledSource, type ReadSummary } from '../ingest/read/index.ts';
 import type { ProgressSample } from './progress.ts';
 

@@ -11,7 +11,7 @@ import { AGENT_VERSION } from '../version.ts';
 import type { StateDb } from '../store/state-db.ts';
 import { maxRawFields, rejectsOf, type FileCounts, type PushFile } from '../store/push-ledger.ts';
 import { redactSecrets } from '../log.ts';
-import { csvLine } from './csv-text.ts';
+import { csvLine } from '../csv-text.ts';
 import { writeFileAtomic } from '../atomic-file.ts';
 
 /** How many rejects and superseded rows the report names (the CSV has all of them). */

@@ -16,6 +16,7 @@ import { PRODUCT_LEVEL_STORE_KEY } from '../store/migrations/0002-pull-outbox.ts
 import type { OutboxExportsTable } from '../store/schema.ts';
 import type { StateDb } from '../store/state-db.ts';
 import { ensureDirectory, writeFileAtomic } from '../atomic-file.ts';
+import { csvLine } from '../csv-text.ts';
 import { type FeedRow, maxSeq } from './price-feed.ts';
 
 /**
@@ -49,7 +50,7 @@ function formatRows(format: ExportFormat, rows: readonly FeedRow[]): string {
   let out = '';
   for (const row of rows) {
     if (format === 'csv') {
-      out += `${FEED_COLUMNS.map((c) => csvField(row[c])).join(',')}\r\n`;
+      out += csvLine(FEED_COLUMNS.map((c) => cell(row[c])));
     } else {
       out += `${JSON.stringify(Object.fromEntries(FEED_COLUMNS.map((c) => [c, row[c]])))}\n`;
     }
@@ -57,10 +58,8 @@ function formatRows(format: ExportFormat, rows: readonly FeedRow[]): string {
   return out;
 }
 
-function csvField(value: string | number | null): string {
-  if (value === null) return '';
-  const text = String(value);
-  return /[",\r\n]|^\s|\s$/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+function cell(value: string | number | null): string {
+  return value === null ? '' : String(value);
 }
 
 export interface ExportOptions {

@@ -1,7 +1,7 @@
 /**
  * The canonical CSV of import mode: the mapped, validated rows of one source file, in the form the API's
- * import endpoints take. UTF-8 without BOM, `,` between fields, CRLF between records, RFC 4180 quoting
- * (a field holding `,` `"` CR or LF is quoted, `"` doubled); an empty field means "not set".
+ * import endpoints take. UTF-8 without BOM, `,` between fields, CRLF between records, the agent's one quoting rule
+ * (src/csv-text.ts); an empty field means "not set".
  *
  * Header: the entity's API field names in schema order; for products followed by the custom columns. Those
  * must be known before the first row (the reader's `header.customColumns` is, once the source header is read):
@@ -14,6 +14,7 @@
 import { open, rm } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { commitFile, temporaryPath } from '../../atomic-file.ts';
+import { csvField } from '../../csv-text.ts';
 import type { Entity } from '../../api/schemas/index.ts';
 import { ENTITY_FIELDS } from '../read/field-kinds.ts';
 import type { EntityRecord } from '../read/field-kinds.ts';
@@ -21,7 +22,7 @@ import type { EntityRecord } from '../read/field-kinds.ts';
 /** Buffered text is written out once it passes this size. */
 const FLUSH_BYTES = 64 * 1024; // 64 KiB
 const EOL = '\r\n';
-const NEEDS_QUOTES = /[",\r\n]/;
+const LINE_BREAK = /[\r\n]/;
 
 export interface CanonicalCsvOptions {
   readonly entity: Entity;
@@ -60,11 +61,9 @@ export function canonicalColumns(options: CanonicalCsvOptions): string[] {
 
 function field(value: unknown, column: string): string {
   if (value === undefined || value === null) return '';
-  let text: string;
-  if (typeof value === 'string') text = value;
-  else if (typeof value === 'number' || typeof value === 'boolean') text = String(value);
-  else throw new TypeError(`${column}: cannot write a ${typeof value} to CSV`);
-  return NEEDS_QUOTES.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+  if (typeof value === 'string') return csvField(value);
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  throw new TypeError(`${column}: cannot write a ${typeof value} to CSV`);
 }
 
 function lineBreaks(text: string): number {
@@ -109,7 +108,7 @@ export class CanonicalCsvWriter {
     }
     const text = this.columns.map((column) => field(values[column], column)).join(',');
     const line = this.line + 1;
-    this.line = line + (NEEDS_QUOTES.test(text) ? lineBreaks(text) : 0);
+    this.line = line + (LINE_BREAK.test(text) ? lineBreaks(text) : 0);
     this.buffer += text + EOL;
     this.rows++;
     if (this.buffer.length >= FLUSH_BYTES) await this.flush();
