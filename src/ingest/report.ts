@@ -1,18 +1,15 @@
 /**
  * What a person reads about a file: `<name>.report.json` (counts, timings, job id, first errors) and
- * `<name>.rejects.csv` (every row that was not written: its line, its original fields, the field, the code and the
- * message). Written next to the file's final place, through temporary names, before the file is moved there.
- *
- * The rejects CSV uses the source file's delimiter and starts with a UTF-8 BOM, so that the spreadsheet the people
- * who made the file use opens it as they expect. Superseded rows are not rejects (a later row with the same key was
- * written); the report lists them.
+ * `<name>.rejects.csv` (every row that was not written; layout: rejects-csv.ts). Written next to the file's final
+ * place, through temporary names, before the file is moved there. Superseded rows are not rejects (a later row with
+ * the same key was written); the report lists them.
  */
 import { AGENT_VERSION } from '../version.ts';
 import type { StateDb } from '../store/state-db.ts';
 import { maxRawFields, rejectsOf, type FileCounts, type PushFile } from '../store/push-ledger.ts';
 import { redactSecrets } from '../log.ts';
-import { csvLine } from '../csv-text.ts';
 import { writeFileAtomic } from '../atomic-file.ts';
+import { writeRejectsCsv } from './rejects-csv.ts';
 
 /** How many rejects and superseded rows the report names (the CSV has all of them). */
 export const REPORT_FIRST_ERRORS = 20;
@@ -75,7 +72,10 @@ export async function writeReport(db: StateDb, input: ReportInput): Promise<Writ
   const { file, counts } = input;
   const rejected = counts ? counts.rejectedLocal + counts.failed : 0;
   const rejectsPath = rejected > 0 ? `${input.finalPath}.rejects.csv` : null;
-  if (rejectsPath !== null) await writeRejectsCsv(db, file.id, rejectsPath, input.headers ?? [], input.delimiter ?? ',');
+  if (rejectsPath !== null) {
+    const layout = { headers: input.headers ?? [], delimiter: input.delimiter ?? ',', widest: maxRawFields(db, file.id) };
+    await writeRejectsCsv(rejectsPath, layout, rejectsOf(db, file.id, ['local', 'api']));
+  }
   const firstErrors = take(rejectsOf(db, file.id, ['local', 'api']), REPORT_FIRST_ERRORS).map(({ line, stage, field, code, message }) => ({
     line,
     stage,
@@ -125,25 +125,6 @@ export async function writeReport(db: StateDb, input: ReportInput): Promise<Writ
   const reportPath = `${input.finalPath}.report.json`;
   await writeFileAtomic(reportPath, [`${JSON.stringify(report, null, 2)}\n`]);
   return { reportPath, rejectsPath };
-}
-
-/**
- * Streams the rejects to disk (a file can have millions), through a temporary name, fsynced, renamed. A row with more
- * fields than the header keeps them all: the extra ones go to columns extra_1, extra_2, ... (nothing of a refused
- * row is dropped from the report).
- */
-async function writeRejectsCsv(db: StateDb, fileId: number, path: string, headers: readonly string[], delimiter: string): Promise<void> {
-  const widest = maxRawFields(db, fileId);
-  const width = Math.max(headers.length, widest);
-  const extras = Array.from({ length: width - headers.length }, (_, i) => `extra_${i + 1}`);
-  function* lines(): Generator<string> {
-    yield `\uFEFF${csvLine(['line', ...headers, ...extras, 'field', 'code', 'message'], delimiter)}`;
-    for (const r of rejectsOf(db, fileId, ['local', 'api'])) {
-      const fields = Array.from({ length: width }, (_, i) => r.raw[i] ?? '');
-      yield csvLine([String(r.line), ...fields, r.field ?? '', r.code, r.message], delimiter);
-    }
-  }
-  await writeFileAtomic(path, lines());
 }
 
 function take<T>(items: Iterable<T>, n: number): T[] {

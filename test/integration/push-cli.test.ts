@@ -132,9 +132,10 @@ describe('pricing-agent push', () => {
     expect(run.stdout).toContain('would send 1 rows');
     expect(run.stdout).toContain(`rejects: ${rejectsPath}`);
     expect(await readFile(rejectsPath, 'utf8')).toBe(
-      '\uFEFFline;Artikelnummer;Filiale;Preis;field;code;message\r\n' +
-        `3;D-2;${s1};x;current_price;decimal_parsing;"""x"" is not a decimal"\r\n` +
-        `5;D-3;${s1};2,00;;field_count;the row has 4 fields, the header has 3\r\n`,
+      // The layout of a push's rejects file: the field beyond the header is kept, in extra_1.
+      '\uFEFFline;Artikelnummer;Filiale;Preis;extra_1;field;code;message\r\n' +
+        `3;D-2;${s1};x;;current_price;decimal_parsing;"""x"" is not a decimal"\r\n` +
+        `5;D-3;${s1};2,00;zu viel;;field_count;the row has 4 fields, the header has 3\r\n`,
     );
     expect(sandbox.control.state().requests.total).toBe(requests);
     expect(existsSync(file)).toBe(true);
