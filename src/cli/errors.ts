@@ -3,15 +3,12 @@
  * mistake a person can fix (set PRICING_AGENT_DEBUG=1 to see one), and no secret in any message: the text
  * passes through the logger's secret filter before it is printed.
  *
- * Exit codes: 0 success, 1 failure, 2 configuration error (ConfigError). An error class elsewhere can choose
- * its own code by carrying a numeric `exitCode` property.
+ * Exit codes (src/exit-codes.ts): 0 success, 1 failure, 2 configuration error (ConfigError). An error class
+ * elsewhere can choose its own code by carrying a numeric `exitCode` property.
  */
 import { ConfigError } from '../config/index.ts';
+import { EXIT_CONFIG, EXIT_FAILURE } from '../exit-codes.ts';
 import { redactSecrets } from '../log.ts';
-
-export const EXIT_OK = 0;
-export const EXIT_FAILURE = 1;
-export const EXIT_CONFIG = 2;
 
 /** The exit code for an error thrown by a command. */
 export function exitCodeOf(error: unknown): number {

@@ -11,7 +11,8 @@ import { DEFAULT_LIST_LIMIT, FILE_STATUS_FILTERS, listFiles, showFile, type File
 import { databasePath, openDatabase } from '../store/open-database.ts';
 import type { StateDb } from '../store/state-db.ts';
 import { configOption, loadConfigForCommand } from './config.ts';
-import { EXIT_FAILURE, runCommand } from './errors.ts';
+import { EXIT_FAILURE } from '../exit-codes.ts';
+import { runCommand } from './errors.ts';
 import { retryFile } from './files-retry.ts';
 import { listText, showText } from './files-text.ts';
 

@@ -17,6 +17,7 @@ import { runCommandDefinition } from './run.ts';
 import { pushCommand } from './push.ts';
 import { sandboxCommand } from './sandbox.ts';
 import { statusCommand } from './status.ts';
+import { EXIT_CONFIG, EXIT_OK } from '../exit-codes.ts';
 
 export function buildProgram(): Command {
   const program = new Command('pricing-agent')
@@ -56,5 +57,5 @@ try {
 } catch (error) {
   if (!(error instanceof CommanderError)) throw error;
   const informational = error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help';
-  process.exitCode = informational ? 0 : 2;
+  process.exitCode = informational ? EXIT_OK : EXIT_CONFIG;
 }

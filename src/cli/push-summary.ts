@@ -1,34 +1,21 @@
 /**
- * What `push` prints at the end and how it exits.
- *
- * Exit codes: 0 every row accepted (or the same content was already sent: nothing to do); 3 the file was done but
- * some rows were rejected (locally or by the API; see the rejects CSV); 1 the file failed, was refused, vanished,
- * or was deferred (API unreachable or failing after the retries, key rejected, interrupted): a deferred file stays
- * in processing/ and the same command resumes it. 2 (a config or usage mistake) is decided before any file is
- * touched. `--dry-run` uses the same codes for what a push would do.
+ * What `push` prints at the end. Its exit code is the file's verdict (src/ingest/file-verdict.ts): 0 every row
+ * accepted (or the same content was already sent: nothing to do); 3 the file was done but some rows were rejected
+ * (locally or by the API; see the rejects CSV); 1 the file failed, was refused, vanished, or was deferred (API
+ * unreachable or failing after the retries, key rejected, interrupted): a deferred file stays in processing/ and the
+ * same command resumes it. 2 (a config or usage mistake) is decided before any file is touched. `--dry-run` uses the
+ * same codes for what a push would do.
  */
+import type { DryRunResult } from '../ingest/dry-run.ts';
+import { dryRunVerdict, exitCodeOf, exitCodeOfResult } from '../ingest/file-verdict.ts';
 import type { FileResult } from '../ingest/push-file.ts';
 import type { FileCounts, PushFile } from '../store/push-ledger.ts';
 import { formatCount } from './progress.ts';
-import type { DryRunResult } from './push-dry-run.ts';
-
-export const EXIT_REJECTED_ROWS = 3;
 
 export interface ResultView {
   readonly result: FileResult;
   /** The ledger's counts of the file (null for results without a ledger row). */
   readonly counts: FileCounts | null;
-}
-
-export function exitCodeOf(result: FileResult): number {
-  switch (result.outcome) {
-    case 'done':
-      return (result.file.rows_rejected ?? 0) > 0 ? EXIT_REJECTED_ROWS : 0;
-    case 'duplicate':
-      return 0;
-    default:
-      return 1;
-  }
 }
 
 function rowsOf(file: PushFile, counts: FileCounts | null) {
@@ -45,7 +32,7 @@ function rowsOf(file: PushFile, counts: FileCounts | null) {
 
 /** The JSON form of one result (`--json`). */
 export function resultJson({ result, counts }: ResultView): Record<string, unknown> {
-  const base = { outcome: result.outcome, exit_code: exitCodeOf(result) };
+  const base = { outcome: result.outcome, exit_code: exitCodeOfResult(result) };
   switch (result.outcome) {
     case 'refused':
       return { ...base, file: result.path, error: { code: 'FILE_REFUSED', message: result.reason }, report: result.reportPath };
@@ -105,7 +92,7 @@ export function resultText({ result, counts }: ResultView): string {
 }
 
 export function dryRunExitCode(result: DryRunResult): number {
-  return result.summary.rejected > 0 ? EXIT_REJECTED_ROWS : 0;
+  return exitCodeOf(dryRunVerdict(result));
 }
 
 export function dryRunJson(file: string, label: string, mode: string, result: DryRunResult): Record<string, unknown> {

@@ -1,8 +1,9 @@
 /**
  * `pricing-agent push FILE (--source NAME | --entity E) [--mode bulk|import] [--dry-run] [--force] [--json]`: one
  * file through the same pipeline as the watched folders, now, with a progress bar on a TTY and a summary at the end.
- * Which folders and reading options apply: push-target.ts; resume, claim or copy: push-run.ts; exit codes:
- * push-summary.ts.
+ * This file parses flags and prints; which folders and reading options apply: src/ingest/push-target.ts; resume,
+ * claim or copy: src/ingest/one-shot-push.ts; the dry run: src/ingest/dry-run.ts; exit codes:
+ * src/ingest/file-verdict.ts.
  *
  * Output: the summary (or with --json one JSON object) on stdout; progress, notes and the agent's log lines (only
  * at log.level debug or trace: the summary says what they would) on stderr.
@@ -10,24 +11,21 @@
  * Ctrl-C (SIGINT) or SIGTERM stops after the batches in flight are answered and committed; the file stays in
  * processing/ and the same command resumes it. A second signal exits at once (the next run still resumes it).
  */
-import { basename, join, resolve } from 'node:path';
+import { basename, resolve } from 'node:path';
 import { Command, Option } from 'commander';
-import { connectApi } from '../api-from-config.ts';
-import { systemClock } from '../clock.ts';
 import type { Config } from '../config/index.ts';
-import type { ImportSendContext } from '../ingest/import-send.ts';
-import type { FileResult, PushDeps } from '../ingest/push-file.ts';
-import { createLogger } from '../log.ts';
-import { databasePath, openDatabase } from '../store/index.ts';
+import { dryRun, dryRunRejectsPath } from '../ingest/dry-run.ts';
+import { exitCodeOfResult } from '../ingest/file-verdict.ts';
+import { runPush } from '../ingest/one-shot-push.ts';
+import { oneShotLogger, openOneShot } from '../ingest/one-shot-deps.ts';
+import type { FileResult } from '../ingest/push-file.ts';
+import { resolveTarget, type PushTarget } from '../ingest/push-target.ts';
 import { fileCounts } from '../store/push-ledger.ts';
 import type { StateDb } from '../store/state-db.ts';
 import { configOption, loadConfigForCommand } from './config.ts';
 import { runCommand } from './errors.ts';
 import { createProgress, type Progress } from './progress.ts';
-import { dryRun } from './push-dry-run.ts';
-import { runPush } from './push-run.ts';
-import { dryRunExitCode, dryRunJson, dryRunText, exitCodeOf, resultJson, resultText, type ResultView } from './push-summary.ts';
-import { resolveTarget, type PushTarget } from './push-target.ts';
+import { dryRunExitCode, dryRunJson, dryRunText, resultJson, resultText, type ResultView } from './push-summary.ts';
 
 interface PushOptions {
   readonly config: string;
@@ -38,11 +36,6 @@ interface PushOptions {
   readonly rejects?: string;
   readonly force?: boolean;
   readonly json?: boolean;
-}
-
-/** Where `--dry-run` writes its rejects unless `--rejects` says: never the inbox (a watcher would take a .csv). */
-function dryRunRejectsPath(config: Config, file: string): string {
-  return join(config.state.dir, 'push', 'dry-run', `${basename(file)}.rejects.csv`);
 }
 
 /** SIGINT/SIGTERM: the first drains (no new batch), the second exits at once. Returns the remover. */
@@ -70,7 +63,7 @@ async function runDryRun(config: Config, target: PushTarget, file: string, optio
       entity: source.read.entity,
       mode: source.mode,
       batchSize: source.batchSize,
-      rejectsPath: options.rejects !== undefined ? resolve(options.rejects) : dryRunRejectsPath(config, file),
+      rejectsPath: options.rejects !== undefined ? resolve(options.rejects) : dryRunRejectsPath(config.state.dir, file),
       onProgress: (sample) => progress.update(sample),
     });
     progress.stop();
@@ -87,33 +80,24 @@ function view(db: StateDb, result: FileResult): ResultView {
 }
 
 async function runRealPush(config: Config, target: PushTarget, file: string, options: PushOptions): Promise<number> {
-  const debug = config.log.level === 'debug' || config.log.level === 'trace';
-  const logger = createLogger({ level: debug ? config.log.level : 'fatal', destination: 2 });
   const progress: Progress = createProgress({ label: basename(file) });
   const say = (text: string) => progress.note(text);
-  const api = connectApi(config.api, logger, {
+  const abort = new AbortController();
+  const oneShot = await openOneShot(config, {
+    logger: oneShotLogger(config),
     hooks: {
       onRetry: (e) => say(`API ${e.reason}; retry ${e.attempt + 1} in ${Math.ceil(e.delayMs / 1000)} s`),
       onRateLimited: (e) => say(`API rate limit: waited ${Math.ceil(e.waitMs / 1000)} s`),
       onKeyRejected: () => say('API key rejected (401)'),
     },
-  });
-  const db = await openDatabase(databasePath(config.state.dir));
-  const abort = new AbortController();
-  const removeSignals = onStopSignals(abort, (text) => process.stderr.write(`\n${text}\n`));
-  // processClaimed hands its deps on to sendImport, which reports every poll of the import job through onPoll.
-  const deps: PushDeps & Pick<ImportSendContext, 'onPoll'> = {
-    db,
-    client: api.client,
-    clock: systemClock,
-    logger,
-    maxInFlight: config.api.max_connections,
     signal: abort.signal,
     onProgress: (sample) => progress.update(sample),
     onPoll: (job) => say(`import job ${job.status}${job.status === 'running' ? `, ${job.progress}%` : ''}`),
-  };
+  });
+  const removeSignals = onStopSignals(abort, (text) => process.stderr.write(`\n${text}\n`));
+  const { db } = oneShot.deps;
   try {
-    const { main, resumed } = await runPush(deps, target, file, { force: options.force === true });
+    const { main, resumed } = await runPush(oneShot.deps, target, file, { force: options.force === true });
     progress.stop();
     const views = { main: view(db, main), resumed: resumed.map((r) => view(db, r)) };
     if (options.json === true) {
@@ -122,12 +106,11 @@ async function runRealPush(config: Config, target: PushTarget, file: string, opt
       for (const other of views.resumed) process.stdout.write(`resumed (left unfinished earlier): ${resultText(other)}`);
       process.stdout.write(resultText(views.main));
     }
-    return exitCodeOf(main);
+    return exitCodeOfResult(main);
   } finally {
     progress.stop();
     removeSignals();
-    await api.close();
-    await db.close();
+    await oneShot.close();
   }
 }
 

@@ -26,6 +26,7 @@ import { changePlatform, waitForRound } from './approval-steps.ts';
 import { demoLayout, writeDemoConfig, type DemoLayout } from './demo-config.ts';
 import { demoSummary, type DemoSummary } from './demo-summary.ts';
 import { sampleFiles, type SampleFile } from './sample-files.ts';
+import { EXIT_CONFIG } from '../exit-codes.ts';
 
 export const DEMO_APPROVALS = 300;
 export const DEMO_STORES = 6;
@@ -33,7 +34,7 @@ export const DEMO_STORES = 6;
 export const FILES_TIMEOUT_MS = 30 * 1000; // 30 s
 
 export class DemoUsageError extends Error {
-  readonly exitCode = 2;
+  readonly exitCode = EXIT_CONFIG;
 }
 
 export interface DemoOptions {

@@ -7,11 +7,15 @@
  * constant memory.
  */
 import { mkdir } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { BUSINESS_KEYS, type Entity } from '../api/schemas/index.ts';
-import { readRows, type CompiledSource, type ReadSummary } from '../ingest/read/index.ts';
-import { RejectsSpool } from '../ingest/rejects-csv.ts';
-import type { ProgressSample } from './progress.ts';
+import { readRows, type CompiledSource, type ReadProgress, type ReadSummary } from './read/index.ts';
+import { RejectsSpool } from './rejects-csv.ts';
+
+/** Where a dry run writes its rejects unless told: the state directory, never an inbox (a watcher would take a .csv). */
+export function dryRunRejectsPath(stateDir: string, file: string): string {
+  return join(stateDir, 'push', 'dry-run', `${basename(file)}.rejects.csv`);
+}
 
 export interface DryRunInput {
   readonly file: string;
@@ -21,7 +25,7 @@ export interface DryRunInput {
   readonly batchSize: number;
   /** Where the rejects CSV goes (only written when a row is rejected). */
   readonly rejectsPath: string;
-  readonly onProgress?: (sample: ProgressSample) => void;
+  readonly onProgress?: (sample: ReadProgress) => void;
 }
 
 export interface DryRunResult {

@@ -21,10 +21,10 @@
 import { randomBytes } from 'node:crypto';
 import { copyFile, mkdir, readdir, realpath, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { sha256Of } from '../ingest/claim.ts';
-import { ownFolder, processingDir } from '../ingest/folders.ts';
-import { processClaimed, pushFile, type FileResult, type PushDeps } from '../ingest/push-file.ts';
 import { unfinishedFiles, type PushFile } from '../store/push-ledger.ts';
+import { sha256Of } from './claim.ts';
+import { ownFolder, processingDir } from './folders.ts';
+import { processClaimed, pushFile, type FileResult, type PushDeps } from './push-file.ts';
 import type { PushTarget } from './push-target.ts';
 
 export interface PushRunResult {

@@ -16,15 +16,18 @@
  */
 import { link, rename, stat, unlink } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import type { Config } from '../config/index.ts';
 import { ENTITIES, type Entity } from '../api/schemas/index.ts';
 import { fsyncDirectory } from '../atomic-file.ts';
-import type { PushSource } from '../ingest/push-file.ts';
-import { compileSource, entityReadOptions } from '../ingest/read/index.ts';
-import { UNFINISHED_STATUSES, type PushFile } from '../store/push-ledger.ts';
+import type { Config } from '../config/index.ts';
+import { EXIT_CONFIG } from '../exit-codes.ts';
+import { databasePath, openDatabase } from '../store/open-database.ts';
+import { getFile, UNFINISHED_STATUSES, type PushFile } from '../store/push-ledger.ts';
+import { oneShotLogger, openOneShot } from './one-shot-deps.ts';
+import { processClaimed, type FileResult, type PushSource } from './push-file.ts';
+import { compileSource, entityReadOptions } from './read/index.ts';
 
 export class RetryRefusedError extends Error {
-  readonly exitCode = 2;
+  readonly exitCode = EXIT_CONFIG;
   readonly code: string;
   constructor(code: string, message: string) {
     super(message);
@@ -112,4 +115,57 @@ export async function requeueFile(from: string, to: string): Promise<void> {
     await fsyncDirectory(join(to, '..'));
   }
   await fsyncDirectory(join(from, '..'));
+}
+
+/** Whether a daemon answers on the configured address (the command asks its /readyz first). */
+export interface DaemonPresence {
+  readonly state: 'answers' | 'absent' | 'unknown';
+  /** The address asked, for messages. */
+  readonly url: string | null;
+  /** Why it is unknown. */
+  readonly reasons: readonly string[];
+}
+
+export type RetryOutcome =
+  | { readonly action: 'requeued'; readonly file: PushFile; readonly from: string; readonly to: string }
+  | { readonly action: 'resumed'; readonly file: PushFile; readonly result: FileResult };
+
+async function readFileRow(config: Config, id: number): Promise<PushFile> {
+  const db = await openDatabase(databasePath(config.state.dir), { readonly: true }).catch((error: unknown) => {
+    throw new RetryRefusedError('RETRY_NO_DATABASE', `cannot read the state database: ${(error as Error).message}`);
+  });
+  try {
+    const file = getFile(db, id);
+    if (!file) throw new RetryRefusedError('RETRY_UNKNOWN_ID', `no file with id ${id} in the ledger (see pricing-agent files list)`);
+    return file;
+  } finally {
+    await db.close();
+  }
+}
+
+/**
+ * `files retry <id>`: a failed file goes back into its inbox; a file in processing/ is pushed now in this process,
+ * unless a daemon answers (it owns processing/). `note` receives what a person should know on the way.
+ */
+export async function retryFile(config: Config, id: number, daemon: DaemonPresence, note: (text: string) => void): Promise<RetryOutcome> {
+  const file = await readFileRow(config, id);
+  const plan = await planRetry(config, file);
+  if (plan.kind === 'requeue') {
+    await requeueFile(plan.from, plan.to);
+    return { action: 'requeued', file, from: plan.from, to: plan.to };
+  }
+  if (daemon.state === 'answers') {
+    throw new RetryRefusedError(
+      'RETRY_DAEMON_RUNNING',
+      `a daemon answers on ${daemon.url ?? 'the configured address'}: it owns the files in processing/ and retries #${id} itself` +
+        `${file.next_attempt_at !== null ? ` at ${file.next_attempt_at}` : ''}. To retry at once, restart it (unfinished files are resumed first).`,
+    );
+  }
+  if (daemon.state === 'unknown') note(`cannot tell whether a daemon runs (${daemon.reasons.join('; ')}); if one does, stop it first`);
+  const oneShot = await openOneShot(config, { logger: oneShotLogger(config) });
+  try {
+    return { action: 'resumed', file, result: await processClaimed(oneShot.deps, plan.source, file.id) };
+  } finally {
+    await oneShot.close();
+  }
 }

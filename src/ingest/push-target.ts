@@ -12,9 +12,9 @@
 import { join } from 'node:path';
 import { BULK_BATCH_DEFAULT, ENTITIES, type Entity } from '../api/schemas/index.ts';
 import { ConfigError, type Config } from '../config/index.ts';
-import { compileSource, entityReadOptions, SourceConfigError, type CompiledSource } from '../ingest/read/index.ts';
-import type { PushSource } from '../ingest/push-file.ts';
-import { EXIT_CONFIG } from './errors.ts';
+import { EXIT_CONFIG } from '../exit-codes.ts';
+import { compileSource, entityReadOptions, SourceConfigError, type CompiledSource } from './read/index.ts';
+import type { PushSource } from './push-file.ts';
 
 export type PushMode = 'bulk' | 'import';
 

@@ -1,0 +1,13 @@
+/**
+ * The exit codes of every command, named once. A command returns one of these, or throws an error that carries one
+ * in a numeric `exitCode` property (src/cli/errors.ts turns it into the process's exit code).
+ */
+
+/** Success: everything the command was asked to do is done. */
+export const EXIT_OK = 0;
+/** Failure: the command could not do its job (or not now: a push that waits in processing/). */
+export const EXIT_FAILURE = 1;
+/** A configuration or usage mistake, found before anything was touched. */
+export const EXIT_CONFIG = 2;
+/** A file was sent, but some of its rows were rejected (see its rejects CSV). */
+export const EXIT_ROWS_REJECTED = 3;
