@@ -5,8 +5,8 @@
  *   batch k where it was and skips the committed ones (re-sending an uncommitted batch is safe: bulk is idempotent
  *   per business key).
  * - Up to `maxInFlight` batches at once (api.max_connections); rows sharing a business key keep file order.
- * - product_store batches never hold two rows with the same (item_id, store_id): the later row wins, the earlier
- *   is recorded as superseded.
+ * - a batch never holds two rows of a key where the entity refuses that (duplicate-keys.ts: the later row wins,
+ *   the earlier is recorded as superseded).
  * - Per-row results come back in index order and are mapped to the rows' line numbers.
  * - On the first failure (the API still failing after the client's retries, a rejected key, a drain) no further
  *   batch is started; batches in flight finish and commit; the error is rethrown. The file stays in processing/.
@@ -16,6 +16,7 @@ import { BUSINESS_KEYS, type BulkResponse, type Entity } from '../api/schemas/in
 import type { StateDb } from '../store/state-db.ts';
 import { commitBatch, committedBatches, recordRejects, type RejectRow } from '../store/push-ledger.ts';
 import type { RowOutcome } from './read/index.ts';
+import { supersededInBatch, supersededMessage, supersedesDuplicates } from './duplicate-keys.ts';
 import { KeyOrder } from './key-order.ts';
 
 type Row = Readonly<Record<string, unknown>>;
@@ -60,26 +61,17 @@ export function bulkOf(client: ApiClient, entity: Entity): (rows: readonly Row[]
   }
 }
 
-/** Drops earlier rows whose key repeats later in the batch; returns them as superseded rejects. */
-export function supersedeDuplicates(batch: PendingBatch, keyOf: (row: Row) => string): RejectRow[] {
-  const lastIndex = new Map<string, number>();
-  batch.rows.forEach((row, i) => lastIndex.set(keyOf(row), i));
-  if (lastIndex.size === batch.rows.length) return [];
+/** Drops the rows a later row of the batch supersedes (duplicate-keys.ts); returns them as superseded rows. */
+function supersede(batch: PendingBatch, entity: Entity, keyOf: (row: Row) => string): RejectRow[] {
+  if (!supersedesDuplicates(entity)) return [];
+  const losers = supersededInBatch(batch.rows.map(keyOf));
+  if (losers.size === 0) return [];
   const superseded: RejectRow[] = [];
-  const keep = (i: number) => lastIndex.get(keyOf(batch.rows[i] as Row)) === i;
-  batch.rows.forEach((row, i) => {
-    if (keep(i)) return;
-    const winner = batch.lines[lastIndex.get(keyOf(row)) as number];
-    superseded.push({
-      line: batch.lines[i] as number,
-      stage: 'superseded',
-      field: null,
-      code: 'superseded',
-      message: `superseded by line ${String(winner)} with the same item_id and store_id`,
-      raw: batch.raws[i] ?? [],
-    });
-  });
-  const kept = batch.rows.map((_, i) => i).filter(keep);
+  for (const [i, winner] of losers) {
+    const message = supersededMessage(entity, batch.lines[winner] as number);
+    superseded.push({ line: batch.lines[i] as number, stage: 'superseded', field: null, code: 'superseded', message, raw: batch.raws[i] ?? [] });
+  }
+  const kept = batch.rows.map((_, i) => i).filter((i) => !losers.has(i));
   batch.rows = kept.map((i) => batch.rows[i] as Row);
   batch.lines = kept.map((i) => batch.lines[i] as number);
   batch.raws = kept.map((i) => batch.raws[i] ?? []);
@@ -132,7 +124,7 @@ export async function sendBulk(ctx: BulkSendContext, file: BulkFile, rows: Async
       recordRejects(ctx.db, file.id, b.rejects); // found again on this read: already there, or lost with a crash
       return;
     }
-    const superseded = file.entity === 'product_store' ? supersedeDuplicates(b, keyOf) : [];
+    const superseded = supersede(b, file.entity, keyOf);
     while (inFlight.size >= ctx.maxInFlight) await Promise.race(inFlight);
     if (first.failure !== null) return;
     let finish!: () => void;

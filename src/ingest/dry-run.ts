@@ -9,6 +9,7 @@
 import { mkdir } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { BUSINESS_KEYS, type Entity } from '../api/schemas/index.ts';
+import { FileKeys, supersededInBatch, supersedesDuplicates } from './duplicate-keys.ts';
 import { readRows, type CompiledSource, type ReadProgress, type ReadSummary } from './read/index.ts';
 import { RejectsSpool } from './rejects-csv.ts';
 
@@ -30,61 +31,76 @@ export interface DryRunInput {
 
 export interface DryRunResult {
   readonly summary: ReadSummary;
-  /** Valid rows that a bulk push would drop for a later row with the same key in the same batch. */
+  /** Valid rows the push would not send because a later row has the same key (duplicate-keys.ts). */
   readonly superseded: number;
   readonly wouldSend: number;
   readonly rejectsPath: string | null;
 }
 
 /**
- * Counts, per bulk batch of `batchSize` valid rows, the rows whose product_store key comes again later in the same
- * batch: the push sends only the later one (src/ingest/bulk-send.ts, supersedeDuplicates).
+ * Counts the valid rows a push in `mode` would supersede, by the push's own rule (duplicate-keys.ts): in bulk mode
+ * per batch of `batchSize` valid rows, cut as the push cuts them; in import mode over the whole file.
  */
 class SupersedeCounter {
-  readonly #keys = new Set<string>();
   readonly #batchSize: number;
-  #rows = 0;
-  superseded = 0;
+  readonly #batch: string[] = [];
+  readonly #file: FileKeys | null;
+  #superseded = 0;
 
-  constructor(batchSize: number) {
+  constructor(mode: 'bulk' | 'import', batchSize: number) {
     this.#batchSize = batchSize;
+    this.#file = mode === 'import' ? new FileKeys() : null;
   }
 
-  add(key: string): void {
-    this.#keys.add(key);
-    this.#rows += 1;
-    if (this.#rows === this.#batchSize) this.flush();
+  add(key: string, line: number): void {
+    if (this.#file !== null) {
+      this.#file.add(key, line);
+      return;
+    }
+    this.#batch.push(key);
+    if (this.#batch.length >= this.#batchSize) this.#endBatch();
   }
 
-  flush(): void {
-    this.superseded += this.#rows - this.#keys.size;
-    this.#keys.clear();
-    this.#rows = 0;
+  /** Valid rows superseded in the whole file. */
+  finish(): number {
+    if (this.#file !== null) this.#superseded = this.#file.superseded().size;
+    else this.#endBatch();
+    return this.#superseded;
+  }
+
+  close(): void {
+    this.#file?.close();
+  }
+
+  #endBatch(): void {
+    this.#superseded += supersededInBatch(this.#batch).size;
+    this.#batch.length = 0;
   }
 }
 
 /** Throws the reader's FileFormatError for a file a push would fail as a whole. */
 export async function dryRun(input: DryRunInput): Promise<DryRunResult> {
   const reader = await readRows(input.file, { ...input.read, entity: input.entity });
-  const counter = input.mode === 'bulk' && input.entity === 'product_store' ? new SupersedeCounter(input.batchSize) : null;
+  const counter = supersedesDuplicates(input.entity) ? new SupersedeCounter(input.mode, input.batchSize) : null;
   const keyOf = BUSINESS_KEYS[input.entity];
   await mkdir(dirname(input.rejectsPath), { recursive: true, mode: 0o750 });
   const rejects = new RejectsSpool(input.rejectsPath);
   const progress = input.onProgress ? setInterval(() => input.onProgress?.(reader.progress()), 200) : null;
+  let superseded: number;
   try {
     for await (const outcome of reader) {
-      if (outcome.kind === 'row') counter?.add(keyOf(outcome.record));
+      if (outcome.kind === 'row') counter?.add(keyOf(outcome.record), outcome.line);
       else await rejects.add({ line: outcome.line, raw: outcome.rawFields, field: outcome.field, code: outcome.code, message: outcome.message });
     }
-    counter?.flush();
+    superseded = counter?.finish() ?? 0;
     await rejects.writeTo(input.rejectsPath, { headers: reader.header.headers, delimiter: reader.header.delimiter });
   } finally {
     if (progress) clearInterval(progress);
     reader.close();
+    counter?.close();
     await rejects.discard();
   }
   const summary = reader.summary();
   input.onProgress?.(summary);
-  const superseded = counter?.superseded ?? 0;
   return { summary, superseded, wouldSend: summary.accepted - superseded, rejectsPath: rejects.count === 0 ? null : input.rejectsPath };
 }

@@ -14,6 +14,7 @@ import type { Clock } from '../clock.ts';
 import type { StateDb } from '../store/state-db.ts';
 import { commitBatch, recordJob, recordRejects, setStatus, type PushFile, type RejectRow } from '../store/push-ledger.ts';
 import type { EntityRecord, RowOutcome } from './read/index.ts';
+import { FileKeys, supersededMessage, supersedesDuplicates } from './duplicate-keys.ts';
 import { CanonicalCsvWriter } from './write/canonical-csv.ts';
 import { processingDir } from './folders.ts';
 
@@ -93,44 +94,25 @@ const UPLOAD: Record<Entity, (client: ApiClient, path: string, signal?: AbortSig
 export type Reopen = () => Promise<AsyncIterable<RowOutcome<EntityRecord>> & { close(): void }>;
 
 /**
- * product_store: the later row of an (item_id, store_id) wins, as in bulk mode. An import file is one upload, so
- * the later row must be known before the earlier one is written: a first pass records every row's key and line in a
- * TEMP table of the state connection (disk-backed, never fsynced, private to this connection: memory stays flat for
- * a file of millions of store rows); the lines that a later line of the same key supersedes come back from it.
+ * The lines a later line of the same key supersedes (duplicate-keys.ts): an import file is one upload, so the later
+ * row must be known before the earlier one is written. A first pass over the file records every valid row's key.
  */
-async function supersededLines(ctx: ImportSendContext, reopen: Reopen): Promise<Map<number, number>> {
-  const sqlite = ctx.db.sqlite;
-  sqlite.exec('CREATE TEMP TABLE IF NOT EXISTS import_keys (key TEXT NOT NULL, line INTEGER NOT NULL)');
-  sqlite.exec('DELETE FROM temp.import_keys');
-  const insert = sqlite.prepare('INSERT INTO temp.import_keys (key, line) VALUES (?, ?)');
-  const keyOf = BUSINESS_KEYS.product_store;
-  let pending: [string, number][] = [];
-  const flush = sqlite.transaction((rows: [string, number][]) => {
-    for (const [key, line] of rows) insert.run(key, line);
-  });
-  const reader = await reopen();
+async function supersededLines(file: PushFile, reopen: Reopen): Promise<Map<number, number>> {
+  const entity = file.entity as Entity;
+  if (!supersedesDuplicates(entity)) return new Map();
+  const keyOf = BUSINESS_KEYS[entity];
+  const keys = new FileKeys();
   try {
-    for await (const outcome of reader) {
-      if (outcome.kind !== 'row') continue;
-      pending.push([keyOf(outcome.record), outcome.line]);
-      if (pending.length >= 10_000) {
-        flush(pending);
-        pending = [];
-      }
+    const reader = await reopen();
+    try {
+      for await (const outcome of reader) if (outcome.kind === 'row') keys.add(keyOf(outcome.record), outcome.line);
+    } finally {
+      reader.close();
     }
+    return keys.superseded();
   } finally {
-    reader.close();
+    keys.close();
   }
-  flush(pending);
-  const rows = sqlite
-    .prepare(
-      `SELECT k.line AS line, w.last AS winner FROM temp.import_keys k
-       JOIN (SELECT key, max(line) AS last, count(*) AS n FROM temp.import_keys GROUP BY key HAVING n > 1) w ON w.key = k.key
-       WHERE k.line < w.last`,
-    )
-    .all() as { line: number; winner: number }[];
-  sqlite.exec('DELETE FROM temp.import_keys');
-  return new Map(rows.map((r) => [r.line, r.winner]));
 }
 
 /** The original fields of the given lines, from one more pass over the source (for the rejects CSV). */
@@ -161,7 +143,7 @@ export async function sendImport(
   reopen: Reopen,
 ): Promise<void> {
   const entity = file.entity as Entity;
-  const superseded = entity === 'product_store' ? await supersededLines(ctx, reopen) : new Map<number, number>();
+  const superseded = await supersededLines(file, reopen);
   const canonicalPath = join(processingDir(file.inbox), `.${file.id}-canonical.csv`);
   const writer = await CanonicalCsvWriter.create(canonicalPath, { entity, customColumns: header.customColumns });
   const lines = new LineMap();
@@ -182,7 +164,7 @@ export async function sendImport(
       }
       const winner = superseded.get(outcome.line);
       if (winner !== undefined) {
-        const message = `superseded by line ${winner} with the same item_id and store_id`;
+        const message = supersededMessage(entity, winner);
         record({ line: outcome.line, stage: 'superseded', field: null, code: 'superseded', message, raw: outcome.rawFields });
         continue;
       }
