@@ -35,6 +35,11 @@ export function maxSeq(db: StateDb): number {
   return db.statement<number>('SELECT coalesce(max(seq), 0) FROM price_feed').pluck().get() ?? 0;
 }
 
+/** The newest withdrawals (cancelled prices), newest first. */
+export function lastWithdrawals(db: StateDb, limit: number): FeedRow[] {
+  return db.statement<FeedRow>(`SELECT * FROM price_feed WHERE kind = 'withdrawal' ORDER BY seq DESC LIMIT ?`).all(limit);
+}
+
 export interface ConsumerOffset {
   consumer: string;
   last_seq: number;

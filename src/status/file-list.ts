@@ -4,6 +4,7 @@
  */
 import { stat } from 'node:fs/promises';
 import {
+  batchesOf,
   fileCounts,
   getFile,
   PUSH_STATUSES,
@@ -11,6 +12,7 @@ import {
   UNFINISHED_STATUSES,
   type FileCounts,
   type PushFile,
+  type StoredBatch,
   type StoredReject,
 } from '../store/push-ledger.ts';
 import type { StateDb } from '../store/state-db.ts';
@@ -21,6 +23,8 @@ export type FileStatusFilter = (typeof FILE_STATUS_FILTERS)[number];
 
 export const DEFAULT_LIST_LIMIT = 50;
 export const SHOW_FIRST_REJECTS = 10;
+/** Batches listed in a file's history (the counts cover all of them). */
+export const SHOW_BATCHES = 100;
 
 export interface FileListItem {
   id: number;
@@ -31,10 +35,13 @@ export interface FileListItem {
   rows_read: number | null;
   rows_accepted: number | null;
   rows_rejected: number | null;
+  rows_superseded: number | null;
   claimed_at: string;
   finished_at: string | null;
   error_code: string | null;
   next_attempt_at: string | null;
+  /** Where the file went when it left processing/ (its report and rejects are beside it). */
+  final_path: string | null;
 }
 
 export interface ListFilter {
@@ -56,8 +63,8 @@ export function listFiles(db: StateDb, filter: ListFilter = {}): FileListItem[] 
     where.push(`status IN (${statuses.map(() => '?').join(', ')})`);
     params.push(...statuses);
   }
-  const sql = `SELECT id, source, entity, original_name AS name, status, rows_read, rows_accepted, rows_rejected, claimed_at,
-      finished_at, error_code, next_attempt_at FROM push_files ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
+  const sql = `SELECT id, source, entity, original_name AS name, status, rows_read, rows_accepted, rows_rejected,
+      rows_superseded, claimed_at, finished_at, error_code, next_attempt_at, final_path FROM push_files ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
     ORDER BY id DESC LIMIT ?`;
   return db.statement<FileListItem>(sql).all(...params, filter.limit ?? DEFAULT_LIST_LIMIT);
 }
@@ -72,12 +79,20 @@ export interface FileDetail {
   /** Rows the agent did not write (rejected locally or refused by the API), the first SHOW_FIRST_REJECTS by line. */
   first_rejects: StoredReject[];
   rejects_total: number;
+  /** The first SHOW_BATCHES committed batches (counts.batches says how many there are). */
+  batches: StoredBatch[];
   duplicate_of: { id: number; name: string; finished_at: string | null; path: string | null } | null;
 }
 
 async function existing(path: string | null): Promise<string | null> {
   if (path === null || path === '') return null;
   return stat(path).then(() => path, () => null);
+}
+
+/** The report and rejects beside a file that left processing/, where they exist. */
+export async function reportFiles(finalPath: string | null): Promise<{ report_path: string | null; rejects_path: string | null }> {
+  if (finalPath === null) return { report_path: null, rejects_path: null };
+  return { report_path: await existing(`${finalPath}.report.json`), rejects_path: await existing(`${finalPath}.rejects.csv`) };
 }
 
 export async function showFile(db: StateDb, id: number, firstRejects = SHOW_FIRST_REJECTS): Promise<FileDetail | undefined> {
@@ -91,16 +106,15 @@ export async function showFile(db: StateDb, id: number, firstRejects = SHOW_FIRS
   }
   const unfinished = UNFINISHED_STATUSES.includes(file.status);
   const location = await existing(unfinished ? file.processing_path : file.final_path);
-  const base = file.final_path;
   const original = file.duplicate_of === null ? undefined : getFile(db, file.duplicate_of);
   return {
     file,
     counts,
     location,
-    report_path: base === null ? null : await existing(`${base}.report.json`),
-    rejects_path: base === null ? null : await existing(`${base}.rejects.csv`),
+    ...(await reportFiles(file.final_path)),
     first_rejects: first,
     rejects_total: counts.rejectedLocal + counts.rejectedApi,
+    batches: batchesOf(db, id, SHOW_BATCHES),
     duplicate_of: original
       ? { id: original.id, name: original.original_name, finished_at: original.finished_at, path: original.final_path }
       : null,

@@ -8,7 +8,7 @@
  * first; normal while a pull runs) or abandoned (the server refused the replay).
  */
 import { outboxStats, type OutboxStats } from '../outbox/outbox-stats.ts';
-import { listConsumers, type ConsumerOffset } from '../outbox/price-feed.ts';
+import { lastWithdrawals, listConsumers, type ConsumerOffset, type FeedRow } from '../outbox/price-feed.ts';
 import { DEFAULT_PULL_JOB } from '../store/delivery-intents.ts';
 import { listStreamStates } from '../store/mirrors.ts';
 import type { StateDb } from '../store/state-db.ts';
@@ -39,6 +39,8 @@ export interface OutboxOverview {
   max_seq: number;
   feed_rows: number;
   withdrawals: number;
+  /** The newest withdrawals (prices cancelled on the platform), newest first. */
+  last_withdrawals: FeedRow[];
   consumers: ConsumerOffset[];
   export_stores: number;
   exported_up_to_seq: number | null;
@@ -62,6 +64,9 @@ interface IntentRow {
   done_at: string | null;
   row_count: number | null;
 }
+
+/** How many of the newest withdrawals the overview lists. */
+export const LAST_WITHDRAWALS = 10;
 
 export async function pullOverview(db: StateDb, now: Date, job: string = DEFAULT_PULL_JOB): Promise<{ pull: PullOverview; outbox: OutboxOverview }> {
   const last = db
@@ -98,6 +103,7 @@ export async function pullOverview(db: StateDb, now: Date, job: string = DEFAULT
     max_seq: stats.max_seq,
     feed_rows: stats.feed_rows,
     withdrawals: stats.withdrawals,
+    last_withdrawals: lastWithdrawals(db, LAST_WITHDRAWALS),
     consumers: await listConsumers(db),
     export_stores: stats.export_stores,
     exported_up_to_seq: stats.exported_up_to_seq,

@@ -68,6 +68,16 @@ function hasTable(db: StateDb, name: string): boolean {
   return db.statement<number>(`SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = ?`).pluck().get(name) === 1;
 }
 
+/** Runs `read` on the state database opened read-only; null when there is none yet or it cannot be read. */
+export async function withStateDatabase<T>(config: Config, read: (db: StateDb | null) => Promise<T> | T): Promise<T> {
+  const { db } = await openReadOnly(databasePath(config.state.dir));
+  try {
+    return await read(db);
+  } finally {
+    await db?.close();
+  }
+}
+
 /** Reads the database (if there is one) and the inbox folders. */
 export async function gatherDatabaseParts(config: Config, now: Date): Promise<DatabaseParts> {
   const { db, info } = await openReadOnly(databasePath(config.state.dir));

@@ -195,6 +195,28 @@ export function fileCounts(db: StateDb, fileId: number): FileCounts {
   };
 }
 
+/** A committed batch as the ledger holds it (the file's history, for people). */
+export interface StoredBatch {
+  batch_index: number;
+  first_line: number;
+  last_line: number;
+  rows_sent: number;
+  rows_accepted: number;
+  rows_failed: number;
+  rows_superseded: number;
+  committed_at: string;
+}
+
+/** The first `limit` committed batches of a file, in batch order. */
+export function batchesOf(db: StateDb, fileId: number, limit: number): StoredBatch[] {
+  return db
+    .statement<StoredBatch>(
+      `SELECT batch_index, first_line, last_line, rows_sent, rows_accepted, rows_failed, rows_superseded, committed_at
+       FROM push_batches WHERE file_id = ? ORDER BY batch_index LIMIT ?`,
+    )
+    .all(fileId, limit);
+}
+
 export interface StoredReject extends Omit<RejectRow, 'raw'> {
   raw: string[];
 }
