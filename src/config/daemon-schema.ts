@@ -15,6 +15,14 @@ export function httpSchema(_ctx: SectionContext) {
     host: z.string().min(1).default('127.0.0.1'),
     /** 9464 is the conventional port of Prometheus exporters' "app" range; 0 picks a free port (tests). */
     port: z.int().min(0).max(65_535).default(9464),
+    /** Serve the read-only web console at / (files, reports and rejects: the data of this agent's files). */
+    console: z.boolean().default(true),
+    /**
+     * Host names the console answers to besides IP addresses, localhost and this machine's own name: a request
+     * naming any other host is refused, so that a web page cannot reach the console through a DNS name of its own
+     * pointed at this machine (DNS rebinding).
+     */
+    allowed_hosts: z.array(z.string().min(1).max(253).transform((h) => h.toLowerCase())).max(100).default([]),
   });
 }
 

@@ -10,6 +10,7 @@
  */
 import { join } from 'node:path';
 import { connectApi, type ApiConnection } from '../api-from-config.ts';
+import { consoleHandler, type ConsoleContext } from '../console/console-server.ts';
 import { systemClock, type Clock } from '../clock.ts';
 import { readApiKey, type Config } from '../config/index.ts';
 import { PushService } from '../ingest/push-service.ts';
@@ -21,7 +22,7 @@ import type { StateDb } from '../store/state-db.ts';
 import { WalMaintenance } from '../store/wal-maintenance.ts';
 import { startHealthServer, type HealthServer, type Readiness } from './http-server.ts';
 import { scheduledJobs } from './jobs.ts';
-import { KeyMonitor } from './key-monitor.ts';
+import { KEY_STATE_REASONS, KeyMonitor, keyCheckOf } from './key-monitor.ts';
 import { AgentMetrics } from './metrics.ts';
 import { Scheduler } from './scheduler.ts';
 import { StateDirGuard } from './state-dir.ts';
@@ -120,6 +121,7 @@ export class Agent {
           readiness: () => this.readiness(),
           registry: metrics.registry,
           state: () => this.#state,
+          ...(config.http.console ? { console: consoleHandler(this.#consoleContext()) } : {}),
         });
       }
       const keyState = await keys.verify();
@@ -173,13 +175,23 @@ export class Agent {
     }
   }
 
+  /** What the web console reads: the config in force, this agent's own readiness and key state. */
+  #consoleContext(): ConsoleContext {
+    return {
+      config: () => this.#config,
+      now: () => new Date(this.#clock.now()),
+      readiness: () => this.readiness(),
+      agentState: () => this.#state,
+      readyzUrl: () => (this.#http === null ? null : `${this.#http.url}/readyz`),
+      apiKey: () => keyCheckOf(this.#keys?.state ?? 'unknown', this.#config.api.base_url),
+    };
+  }
+
   readiness(): Readiness {
     const reasons: string[] = [];
     if (this.#state !== 'running') reasons.push(`the agent is ${this.#state}`);
     const key = this.#keys?.state ?? 'unknown';
-    if (key === 'rejected') reasons.push('the API rejected the key (401): put a new key in api.key_file or api.key');
-    else if (key === 'unreachable') reasons.push('the API could not be reached to verify the key');
-    else if (key !== 'ok') reasons.push('the API key has not been verified yet');
+    if (key !== 'ok') reasons.push(KEY_STATE_REASONS[key]);
     const stateProblem = this.#stateDir.problem();
     if (stateProblem) reasons.push(stateProblem);
     for (const source of this.#push?.status() ?? []) {

@@ -1,11 +1,12 @@
 /**
  * The local HTTP server: /healthz (the process is alive), /readyz (200 only when the key was verified, the database
- * is writable and every pipeline runs; else 503 with the reasons), /metrics (Prometheus text). Loopback by default;
- * nothing here needs or shows a secret.
+ * is writable and every pipeline runs; else 503 with the reasons), /metrics (Prometheus text), and the read-only web
+ * console on every other path it knows (src/console/). Loopback by default; nothing here needs or shows a secret.
  */
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
+import type { ConsoleHandler } from '../console/console-server.ts';
 
 export interface Readiness {
   ready: boolean;
@@ -18,6 +19,8 @@ export interface HealthServerOptions {
   readonly readiness: () => Readiness;
   readonly registry: Registry;
   readonly state: () => string;
+  /** The web console (http.console); without it, only the three endpoints. */
+  readonly console?: ConsoleHandler;
 }
 
 export interface HealthServer {
@@ -49,7 +52,18 @@ export async function startHealthServer(options: HealthServerOptions): Promise<H
       );
       return;
     }
-    json(res, 404, { error: 'not found', endpoints: ['/healthz', '/readyz', '/metrics'] });
+    const notFound = () => json(res, 404, { error: 'not found', endpoints: [...(options.console ? ['/'] : []), '/healthz', '/readyz', '/metrics'] });
+    if (!options.console) return notFound();
+    options.console(req, res).then(
+      (handled) => {
+        if (!handled) notFound();
+      },
+      (error: unknown) => {
+        // A page that could not be made (the database went away mid-read): say so, keep serving.
+        if (!res.headersSent) json(res, 500, { error: error instanceof Error ? error.message : 'the console page failed' });
+        else res.destroy();
+      },
+    );
   });
   server.keepAliveTimeout = 5_000;
   await new Promise<void>((resolve, reject) => {

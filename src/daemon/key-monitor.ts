@@ -12,8 +12,23 @@ import { ApiError, API_ERROR_CODES } from '../api/errors.ts';
 import type { ApiClient } from '../api/client.ts';
 import type { Clock } from '../clock.ts';
 import type { Logger } from '../log.ts';
+import type { KeyCheck } from '../status/status-report.ts';
 
 export type KeyState = 'unknown' | 'ok' | 'rejected' | 'unreachable';
+
+/** What the agent says about its key, by state: the readiness reasons and the console use the same words. */
+export const KEY_STATE_REASONS = {
+  rejected: 'the API rejected the key (401): put a new key in api.key_file or api.key',
+  unreachable: 'the API could not be reached to verify the key',
+  unknown: 'the API key has not been verified yet',
+} as const satisfies Record<Exclude<KeyState, 'ok'>, string>;
+
+/** The key as `status` reports it (KeyCheck), from what the monitor knows: no request. */
+export function keyCheckOf(state: KeyState, baseUrl: string): KeyCheck {
+  if (state === 'ok') return { state: 'ok', base_url: baseUrl };
+  if (state === 'unknown') return { state: 'skipped', base_url: baseUrl, message: KEY_STATE_REASONS.unknown };
+  return { state, base_url: baseUrl, message: KEY_STATE_REASONS[state] };
+}
 
 export interface KeyMonitorOptions {
   readonly client: ApiClient;

@@ -23,7 +23,7 @@ describe('loadConfig: defaults and shape', () => {
       state: { dir: join(dir, 'state') },
       log: { level: 'info', pretty: false },
       sources: [],
-      http: { enabled: true, host: '127.0.0.1', port: 9464 },
+      http: { enabled: true, host: '127.0.0.1', port: 9464, console: true, allowed_hosts: [] },
       daemon: { shutdown_timeout_ms: 30000, key_check_interval_ms: 60000 },
       pull: {
         approved_prices: {

@@ -84,7 +84,7 @@ describe('compose.yaml', () => {
     expect(config.api.key).toBe(KEY);
     expect(config.api.key_file).toBe(join(dir, 'pricing_api_key'));
     // Inside the container the server must listen on all of the container's interfaces for the published port.
-    expect(config.http).toEqual({ enabled: true, host: '0.0.0.0', port: 9464 });
+    expect(config.http).toEqual({ enabled: true, host: '0.0.0.0', port: 9464, console: true, allowed_hosts: [] });
     const [state, inbox, outbox] = imageVolumes;
     expect(config.state.dir).toBe(state);
     expect(config.sources.length).toBeGreaterThan(0);

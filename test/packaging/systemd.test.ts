@@ -145,7 +145,7 @@ describe('systemd/pricing-agent.yaml', () => {
     const config = await loadConfig(repoFile('systemd/pricing-agent.yaml'), { CREDENTIALS_DIRECTORY: credentials, STATE_DIRECTORY: state });
     expect(config.api.key).toBe(KEY);
     expect(config.state.dir).toBe(state);
-    expect(config.http).toEqual({ enabled: true, host: '127.0.0.1', port: 9464 });
+    expect(config.http).toEqual({ enabled: true, host: '127.0.0.1', port: 9464, console: true, allowed_hosts: [] });
     for (const source of config.sources) expect(source.path.startsWith('/srv/pricing-agent/'), source.path).toBe(true);
   });
 });

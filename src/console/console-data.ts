@@ -1,0 +1,62 @@
+/**
+ * What the console shows, read with the functions `pricing-agent status` and `files` use (src/status/): the same
+ * StatusReport as `status --json`, the same file list and file detail as `files list/show --json`. The only
+ * difference is where the live parts come from: the key's state and the readiness are the daemon's own (the console
+ * runs inside it), so a page view never calls the API. Every read opens the state database read-only, like the
+ * commands do, and closes it again.
+ */
+import { readFile } from 'node:fs/promises';
+import type { Config } from '../config/index.ts';
+import type { Readiness } from '../daemon/http-server.ts';
+import type { DaemonCheck } from '../status/daemon-probe.ts';
+import { listFiles, reportFiles, showFile, type FileDetail, type FileListItem, type ListFilter } from '../status/file-list.ts';
+import { buildReport, gatherDatabaseParts, withStateDatabase, type KeyCheck, type StatusReport } from '../status/status-report.ts';
+
+export interface ConsoleContext {
+  /** The config in force (a SIGHUP reload replaces it). */
+  readonly config: () => Config;
+  readonly now: () => Date;
+  /** What the daemon's /readyz answers, and its lifecycle state. */
+  readonly readiness: () => Readiness;
+  readonly agentState: () => string;
+  readonly readyzUrl: () => string | null;
+  /** The key as the daemon's key monitor knows it. */
+  readonly apiKey: () => KeyCheck;
+  /** The agent's role in a high-availability pair, once it has one (issue 15); undefined: not shown. */
+  readonly role?: () => string | undefined;
+}
+
+/** The agent at a glance: exactly `status --json`'s object, with the daemon's own key state and readiness. */
+export async function consoleStatus(ctx: ConsoleContext): Promise<StatusReport> {
+  const config = ctx.config();
+  const now = ctx.now();
+  const parts = await gatherDatabaseParts(config, now);
+  const readiness = ctx.readiness();
+  const daemon: DaemonCheck = {
+    state: readiness.ready ? 'ready' : 'not_ready',
+    url: ctx.readyzUrl(),
+    agent_state: ctx.agentState(),
+    reasons: readiness.reasons,
+  };
+  return buildReport(config, now, parts, ctx.apiKey(), daemon);
+}
+
+/** A listed file with its report and rejects, where they exist. */
+export type ConsoleFile = FileListItem & { report_path: string | null; rejects_path: string | null };
+
+export async function consoleFiles(ctx: ConsoleContext, filter: ListFilter): Promise<ConsoleFile[]> {
+  const items = await withStateDatabase(ctx.config(), (db) => (db ? listFiles(db, filter) : []));
+  return Promise.all(items.map(async (item) => ({ ...item, ...(await reportFiles(item.final_path)) })));
+}
+
+export interface ConsoleFileDetail extends FileDetail {
+  /** The report's JSON as written (null: no report, or it could not be read). */
+  report_text: string | null;
+}
+
+export async function consoleFile(ctx: ConsoleContext, id: number): Promise<ConsoleFileDetail | undefined> {
+  const detail = await withStateDatabase(ctx.config(), (db) => (db ? showFile(db, id) : undefined));
+  if (detail === undefined) return undefined;
+  const report_text = detail.report_path === null ? null : await readFile(detail.report_path, 'utf8').catch(() => null);
+  return { ...detail, report_text };
+}

@@ -1,0 +1,122 @@
+/**
+ * `/files/ID`: one file, as `pricing-agent files show ID` reads it: its counts, where it is, its report and rejects
+ * to download, its history in the ledger (claimed, started, the batches with their results, the import job, the
+ * outcome or the deferral), the first rejects as a table with the row's own fields, and the report itself.
+ */
+import { basename } from 'node:path';
+import type { StoredBatch } from '../store/push-ledger.ts';
+import type { ConsoleFileDetail } from './console-data.ts';
+import { downloadLinks, fileHref } from './file-table.ts';
+import { count, localTime, type TimeFormat } from './format.ts';
+import { html, type Html } from './html.ts';
+import { dataTable, figures, section, statusPill, type Column } from './layout.ts';
+
+function plural(n: number, one: string, many = `${one}s`): string {
+  return `${count(n)} ${n === 1 ? one : many}`;
+}
+
+function history(d: ConsoleFileDetail, time: TimeFormat): Html {
+  const f = d.file;
+  const steps: Array<readonly [string | null, Html]> = [
+    [f.claimed_at, html`Claimed from <code>${f.inbox}</code> (${plural(f.size, 'byte')}, sha256 <code title="${f.sha256}">${f.sha256.slice(0, 12)}…</code>)${f.forced === 1 && ', forced'}`],
+  ];
+  if (f.started_at !== null) {
+    steps.push([f.started_at, html`Sending started: ${f.mode === 'bulk' ? `bulk, batches of ${count(f.batch_size)} rows` : 'as an import job'}`]);
+  }
+  if (f.job_id !== null) steps.push([null, html`Import job <code>${f.job_id}</code>`]);
+  if (d.counts.batches > 0) {
+    steps.push([
+      d.batches.at(-1)?.committed_at ?? null,
+      html`${plural(d.counts.batches, 'batch', 'batches')} committed: ${count(d.counts.sent)} rows sent, ${count(d.counts.accepted)} accepted, ${count(d.counts.failed)} refused by the API`,
+    ]);
+  }
+  if (f.next_attempt_at !== null) {
+    steps.push([
+      null,
+      html`<span class="busy">Deferred after ${plural(f.attempts, 'attempt')}</span>${f.error_code !== null && html`: <code>${f.error_code}</code> ${f.error_message ?? ''}`}; next try ${localTime(f.next_attempt_at, time)}`,
+    ]);
+  }
+  if (f.finished_at !== null) {
+    const error = f.error_code === null ? '' : html`: <code>${f.error_code}</code> ${f.error_message ?? ''}`;
+    const duplicate = d.duplicate_of === null ? '' : html` of <a href="${fileHref(d.duplicate_of.id)}">#${d.duplicate_of.id} ${d.duplicate_of.name}</a>`;
+    steps.push([f.finished_at, html`Finished ${statusPill(f.status)}${duplicate}${error}; moved to <code>${f.final_path ?? '–'}</code>`]);
+  }
+  const where = d.location === null ? html`<span class="muted">not there any more (moved or retried)</span>` : html`<code>${d.location}</code>`;
+  return html`<ol class="history">${steps.map(
+    ([at, what]) => html`<li><span class="when">${at === null ? '' : localTime(at, time)}</span><span class="what">${what}</span></li>`,
+  )}</ol><p class="where">The file is now at ${where}.</p>`;
+}
+
+function batches(list: readonly StoredBatch[], total: number, time: TimeFormat): Html {
+  const columns: Column[] = [
+    { label: 'Batch', num: true, head: true },
+    { label: 'Lines', num: true },
+    { label: 'Sent', num: true },
+    { label: 'Accepted', num: true },
+    { label: 'Refused', num: true },
+    { label: 'Superseded', num: true },
+    { label: 'Committed' },
+  ];
+  const rows = list.map((b) => ({
+    cells: [
+      count(b.batch_index + 1),
+      b.last_line === 0 ? '–' : `${count(b.first_line)}–${count(b.last_line)}`,
+      count(b.rows_sent),
+      count(b.rows_accepted),
+      count(b.rows_failed),
+      count(b.rows_superseded),
+      localTime(b.committed_at, time),
+    ],
+  }));
+  const more = total > list.length ? html`<p class="muted">The first ${count(list.length)} of ${count(total)} batches.</p>` : '';
+  return html`${dataTable(columns, rows, 'No batch committed yet.')}${more}`;
+}
+
+function rejects(d: ConsoleFileDetail): Html {
+  const width = Math.max(0, ...d.first_rejects.map((r) => r.raw.length));
+  const columns: Column[] = [
+    { label: 'Line', num: true, head: true },
+    { label: 'Field' },
+    { label: 'Code' },
+    { label: 'Message', text: true },
+    ...Array.from({ length: width }, (_, i) => ({ label: `Column ${i + 1}` })),
+  ];
+  const rows = d.first_rejects.map((r) => ({
+    attrs: html` data-line="${r.line}"`,
+    cells: [count(r.line), r.field ?? '–', html`<code>${r.code}</code>`, r.message, ...Array.from({ length: width }, (_, i) => r.raw[i] ?? '')],
+  }));
+  const more =
+    d.rejects_total > d.first_rejects.length
+      ? html`<p class="muted">The first ${count(d.first_rejects.length)} of ${count(d.rejects_total)}: the rejects file has them all.</p>`
+      : '';
+  return html`${dataTable(columns, rows, 'No row was rejected.')}${more}`;
+}
+
+export function fileBody(d: ConsoleFileDetail, time: TimeFormat): Html {
+  const f = d.file;
+  const rejected = f.rows_rejected ?? d.rejects_total;
+  const superseded = f.rows_superseded ?? d.counts.superseded;
+  const unchanged = (f as { rows_unchanged?: unknown }).rows_unchanged;
+  const name = (path: string | null) => (path === null ? '' : basename(path));
+  return html`<h1>${f.original_name} ${statusPill(f.status)}<span class="sub">#${f.id} · source ${f.source} · ${f.entity} · ${f.mode}</span></h1>
+${figures([
+  ['Read', count(f.rows_read)],
+  ['Accepted', count(f.rows_accepted ?? d.counts.accepted), 'ok'],
+  ['Rejected', count(rejected), rejected > 0 ? 'bad' : undefined],
+  ['Superseded', count(superseded)],
+  ...(typeof unchanged === 'number' ? [['Unchanged', count(unchanged)] as const] : []),
+])}
+<div class="downloads">${downloadLinks(
+  { id: f.id, report_path: d.report_path, rejects_path: d.rejects_path },
+  { className: 'button', separator: ' ', report: `Report: ${name(d.report_path)}`, rejects: `Rejects: ${name(d.rejects_path)}` },
+)}</div>
+${section('history', 'History', history(d, time))}
+${section('rejects', 'First rejects', rejects(d), html`${count(d.rejects_total)} in all`)}
+${d.batches.length > 0 && section('batches', 'Batches', batches(d.batches, d.counts.batches, time))}
+${section(
+  'report',
+  'Report',
+  d.report_text === null ? html`<p class="empty">No report yet: it is written when the file leaves processing/.</p>` : html`<pre>${d.report_text}</pre>`,
+  d.report_path === null ? undefined : html`<code>${d.report_path}</code>`,
+)}`;
+}

@@ -1,0 +1,72 @@
+/**
+ * The table of files, on the overview (the last few) and on the files page (filtered): what happened to each file,
+ * with its counts and links to download its report and rejects.
+ *
+ * `unchanged` (rows a delta push skipped, issue 13) gets its column as soon as the ledger reports it.
+ */
+import type { ConsoleFile } from './console-data.ts';
+import { count, localTime, type TimeFormat } from './format.ts';
+import { html, type Html } from './html.ts';
+import { dataTable, statusPill, type Column } from './layout.ts';
+
+export function fileHref(id: number): string {
+  return `/files/${id}`;
+}
+
+export function reportHref(id: number): string {
+  return `/files/${id}/report.json`;
+}
+
+export function rejectsHref(id: number): string {
+  return `/files/${id}/rejects.csv`;
+}
+
+/** Rows a delta push left out as unchanged, once the ledger has them. */
+function unchangedOf(file: object): number | null | undefined {
+  const value = (file as { rows_unchanged?: unknown }).rows_unchanged;
+  return typeof value === 'number' || value === null ? value : undefined;
+}
+
+/** Links that download the file's report and rejects, where they exist. */
+export function downloadLinks(
+  file: { id: number; report_path: string | null; rejects_path: string | null },
+  style: { className?: string; separator?: string; report?: string; rejects?: string } = {},
+): Html {
+  const links: Html[] = [];
+  const extra = style.className === undefined ? '' : ` ${style.className}`;
+  if (file.report_path !== null) links.push(html`<a href="${reportHref(file.id)}" download class="report-link${extra}">${style.report ?? 'report'}</a>`);
+  if (file.rejects_path !== null) links.push(html`<a href="${rejectsHref(file.id)}" download class="rejects-link${extra}">${style.rejects ?? 'rejects'}</a>`);
+  return html`${links.flatMap((link, i) => (i === 0 ? [link] : [html`${style.separator ?? ' · '}`, link]))}`;
+}
+
+export function filesTable(files: readonly ConsoleFile[], time: TimeFormat, empty: string): Html {
+  const withUnchanged = files.some((f) => unchangedOf(f) !== undefined);
+  const columns: Column[] = [
+    { label: '#', num: true, wide: true },
+    { label: 'File', head: true },
+    { label: 'Status' },
+    { label: 'Read', num: true },
+    { label: 'Accepted', num: true },
+    { label: 'Rejected', num: true },
+    { label: 'Superseded', num: true, wide: true },
+    ...(withUnchanged ? [{ label: 'Unchanged', num: true }] : []),
+    { label: 'Finished' },
+    { label: 'Downloads' },
+  ];
+  const rows = files.map((f) => ({
+    attrs: html` data-file-id="${f.id}"`,
+    cells: [
+      html`<a href="${fileHref(f.id)}">${f.id}</a>`,
+      html`<a href="${fileHref(f.id)}" class="file-name" title="${f.name}">${f.name}</a><a class="entity" href="/files?source=${encodeURIComponent(f.source)}">${f.source}</a>`,
+      statusPill(f.status),
+      count(f.rows_read),
+      count(f.rows_accepted),
+      count(f.rows_rejected),
+      count(f.rows_superseded),
+      ...(withUnchanged ? [count(unchangedOf(f))] : []),
+      f.finished_at === null ? html`<span class="muted">claimed ${localTime(f.claimed_at, time)}</span>` : localTime(f.finished_at, time),
+      downloadLinks(f),
+    ],
+  }));
+  return dataTable(columns, rows, empty);
+}
