@@ -1,5 +1,5 @@
 /**
- * `pricing-agent demo [--dir D] [--clean] [--json]`: the main job on an embedded default (src/demo/run-demo.ts),
+ * `pricing-agent demo [--dir D] [--clean] [--json] [--serve]`: the main job on an embedded default (src/demo/run-demo.ts),
  * with no network and no configuration from the user. Progress lines go to stderr; the summary (or with --json one
  * JSON object) to stdout.
  *
@@ -19,6 +19,21 @@ interface DemoCliOptions {
   readonly dir?: string;
   readonly clean?: boolean;
   readonly json?: boolean;
+  readonly serve?: boolean;
+}
+
+/** `--serve`: the console's address on stderr, then wait for Ctrl-C (or SIGTERM). */
+async function serveUntilInterrupted(url: string): Promise<void> {
+  process.stderr.write(`demo: the agent is running with its web console at ${url} (open it in a browser); Ctrl-C stops it and prints the summary\n`);
+  await new Promise<void>((resolve) => {
+    const stop = () => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      resolve();
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
 }
 
 export function demoCommand(): Command {
@@ -27,6 +42,7 @@ export function demoCommand(): Command {
     .option('--dir <folder>', 'use this folder (new or empty) instead of a new one in the temp dir')
     .option('--clean', 'remove the demo folder at the end (it is kept by default, to look around)')
     .option('--json', 'print the summary as one JSON object')
+    .option('--serve', 'once the agent has caught up, keep it running with its web console until Ctrl-C')
     .addHelpText(
       'after',
       '\nStarts the sandbox in this process, writes a config and four sample files (a Windows-1252 ERP export and\n' +
@@ -38,7 +54,11 @@ export function demoCommand(): Command {
     .action(
       runCommand(async (options: DemoCliOptions) => {
         const say = options.json === true ? undefined : (text: string) => process.stderr.write(`demo: ${text}\n`);
-        const summary = await runDemo({ ...(options.dir === undefined ? {} : { dir: options.dir }), ...(say ? { say } : {}) });
+        const summary = await runDemo({
+          ...(options.dir === undefined ? {} : { dir: options.dir }),
+          ...(say ? { say } : {}),
+          ...(options.serve === true ? { whileRunning: (url: string) => serveUntilInterrupted(url) } : {}),
+        });
         const clean = options.clean === true;
         if (clean) await rm(summary.dir, { recursive: true, force: true });
         process.stdout.write(options.json === true ? `${JSON.stringify({ ...summary, kept: !clean }, null, 2)}\n` : demoText(summary, !clean));

@@ -6,7 +6,8 @@
  *   -> the daemon (new Agent, as `run` starts it): claims, sends, reports and archives the files; pulls the
  *      approved prices into the outbox, acknowledges them, writes per-store files
  *   -> the platform changes (approval-steps.ts), the daemon catches up
- *   -> the daemon's /readyz -> drain -> summary with checks (demo-summary.ts)
+ *   -> the daemon's /readyz -> (with --serve: the web console, until Ctrl-C) -> drain -> summary with checks
+ *      (demo-summary.ts)
  *
  * Everything stays in one folder (printed). What happens to it afterwards is the caller's choice (`--clean`).
  */
@@ -42,6 +43,11 @@ export interface DemoOptions {
   readonly dir?: string;
   /** One line per step, for people (stderr). */
   readonly say?: (text: string) => void;
+  /**
+   * Called once the agent has caught up, with the address of its web console, before the agent and the sandbox
+   * stop; they run until it resolves (`demo --serve`: until Ctrl-C; `npm run screenshots`: while it takes them).
+   */
+  readonly whileRunning?: (consoleUrl: string, context: { readonly db: StateDb; readonly layout: DemoLayout }) => Promise<void>;
 }
 
 async function prepareDir(dir: string | undefined): Promise<string> {
@@ -101,6 +107,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoSummary> {
     await waitForRound(db, sandbox.control, changes.cancelled, 'the pull of the changes');
     const url = agent.httpUrl;
     const daemon = await checkDaemon(config, url === null ? undefined : `${url}/readyz`);
+    if (options.whileRunning && url !== null) await options.whileRunning(`${url}/`, { db, layout });
     say('stopping the agent');
     await agent.stop();
     agent = null;
