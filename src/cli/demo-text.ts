@@ -2,9 +2,22 @@
  * The demo's summary for people: what happened, whether it checks out, and where to look next.
  */
 import type { DemoSummary } from '../demo/demo-summary.ts';
+import { relative } from 'node:path';
 import { plural, table } from './status-table.ts';
 
-export function demoText(s: DemoSummary, kept: boolean): string {
+/** How this process was started, as a command to type: `node src/cli/main.ts` from a checkout, else `pricing-agent`. */
+export function invokedAs(argv: readonly string[] = process.argv, cwd: string = process.cwd()): string {
+  const script = argv[1] ?? '';
+  if (!script.endsWith('.ts')) return 'pricing-agent';
+  const path = relative(cwd, script);
+  return `node ${path.startsWith('..') ? script : path}`;
+}
+
+/**
+ * `command` is how the user runs the agent, for the commands to try next: `pricing-agent`, or from a checkout
+ * `node src/cli/main.ts` (see invokedAs).
+ */
+export function demoText(s: DemoSummary, kept: boolean, command = 'pricing-agent'): string {
   const a = s.approvals;
   const lines = [
     `pricing-agent demo: ${s.ok ? 'everything checks out' : 'SOMETHING DID NOT CHECK OUT'} (${(s.duration_ms / 1000).toFixed(1)} s)`,
@@ -43,8 +56,9 @@ export function demoText(s: DemoSummary, kept: boolean): string {
       `  store files:   ${p.store_files}/<store_id>/prices-<from_seq>-<to_seq>.csv`,
       `  agent log:     ${p.log}`,
       `  config:        ${p.config}`,
-      `  then:          pricing-agent status --offline --config ${p.config}`,
-      `                 pricing-agent files list --config ${p.config}`,
+      `  then:          ${command} status --offline --config ${p.config}`,
+      `                 ${command} files list --config ${p.config}`,
+      `                 ${command} demo --serve     (the same demo, then its web console until Ctrl-C)`,
       `  remove it with: rm -r ${s.dir}`,
     );
   } else {

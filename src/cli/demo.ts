@@ -13,7 +13,7 @@ import { rm } from 'node:fs/promises';
 import { Command } from 'commander';
 import { runDemo } from '../demo/run-demo.ts';
 import { runCommand } from './errors.ts';
-import { demoText } from './demo-text.ts';
+import { demoText, invokedAs } from './demo-text.ts';
 
 interface DemoCliOptions {
   readonly dir?: string;
@@ -61,7 +61,7 @@ export function demoCommand(): Command {
         });
         const clean = options.clean === true;
         if (clean) await rm(summary.dir, { recursive: true, force: true });
-        process.stdout.write(options.json === true ? `${JSON.stringify({ ...summary, kept: !clean }, null, 2)}\n` : demoText(summary, !clean));
+        process.stdout.write(options.json === true ? `${JSON.stringify({ ...summary, kept: !clean }, null, 2)}\n` : demoText(summary, !clean, invokedAs()));
         return summary.ok ? 0 : 1;
       }),
     );

@@ -8,6 +8,7 @@
 import { readFile } from 'node:fs/promises';
 import type { Config } from '../config/index.ts';
 import type { Readiness } from '../daemon/http-server.ts';
+import { readRejectsHeader } from '../ingest/rejects-csv.ts';
 import type { DaemonCheck } from '../status/daemon-probe.ts';
 import { listFiles, reportFiles, showFile, type FileDetail, type FileListItem, type ListFilter } from '../status/file-list.ts';
 import { buildReport, gatherDatabaseParts, withStateDatabase, type KeyCheck, type StatusReport } from '../status/status-report.ts';
@@ -52,11 +53,14 @@ export async function consoleFiles(ctx: ConsoleContext, filter: ListFilter): Pro
 export interface ConsoleFileDetail extends FileDetail {
   /** The report's JSON as written (null: no report, or it could not be read). */
   report_text: string | null;
+  /** The file's own column names, from its rejects CSV (null: no rejects file). */
+  columns: string[] | null;
 }
 
 export async function consoleFile(ctx: ConsoleContext, id: number): Promise<ConsoleFileDetail | undefined> {
   const detail = await withStateDatabase(ctx.config(), (db) => (db ? showFile(db, id) : undefined));
   if (detail === undefined) return undefined;
   const report_text = detail.report_path === null ? null : await readFile(detail.report_path, 'utf8').catch(() => null);
-  return { ...detail, report_text };
+  const header = detail.rejects_path === null ? null : await readRejectsHeader(detail.rejects_path);
+  return { ...detail, report_text, columns: header === null ? null : header.headers };
 }

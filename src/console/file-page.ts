@@ -79,7 +79,8 @@ function rejects(d: ConsoleFileDetail): Html {
     { label: 'Field' },
     { label: 'Code' },
     { label: 'Message', text: true },
-    ...Array.from({ length: width }, (_, i) => ({ label: `Column ${i + 1}` })),
+    // The file's own column names (from its rejects CSV), then the fields beyond its header.
+    ...Array.from({ length: width }, (_, i) => ({ label: d.columns?.[i] ?? (d.columns === null ? `Column ${i + 1}` : `extra_${i + 1 - d.columns.length}`) })),
   ];
   const rows = d.first_rejects.map((r) => ({
     attrs: html` data-line="${r.line}"`,

@@ -14,6 +14,7 @@ import { createReadStream } from 'node:fs';
 import { open, rm } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
+import { parse } from 'csv-parse/sync';
 import { temporaryPath, writeFileAtomic } from '../atomic-file.ts';
 import { csvLine } from '../csv-text.ts';
 
@@ -37,11 +38,72 @@ export interface RejectsLayout {
   readonly widest: number;
 }
 
+/** The columns the agent adds around the file's own: `line` before them; `extra_N`, `field`, `code`, `message` after. */
+export const REJECTS_LEAD_COLUMN = 'line';
+export const REJECTS_TAIL_COLUMNS = ['field', 'code', 'message'] as const;
+const extraColumn = (n: number) => `extra_${n}`;
+
+/** The header of a rejects CSV: the agent's columns around the source file's own. */
+export function rejectsHeader(headers: readonly string[], extras: number): string[] {
+  return [REJECTS_LEAD_COLUMN, ...headers, ...Array.from({ length: extras }, (_, i) => extraColumn(i + 1)), ...REJECTS_TAIL_COLUMNS];
+}
+
+/** A rejects CSV's header, taken apart. */
+export interface RecognisedRejectsHeader {
+  /** The source file's own column names. */
+  readonly headers: string[];
+  /** How many `extra_N` columns follow them (fields of rows longer than the header). */
+  readonly extras: number;
+}
+
+/**
+ * Whether `cells` is the header of a rejects CSV the agent wrote (as `rejectsHeader` makes it), and the file's own
+ * columns in it; null when it is not. Cells are compared trimmed, as a spreadsheet may have padded them.
+ */
+export function recogniseRejectsHeader(cells: readonly string[]): RecognisedRejectsHeader | null {
+  const c = cells.map((cell) => cell.trim());
+  const tail = c.slice(-REJECTS_TAIL_COLUMNS.length);
+  if (c[0] !== REJECTS_LEAD_COLUMN || tail.join('\u0000') !== REJECTS_TAIL_COLUMNS.join('\u0000')) return null;
+  const middle = c.slice(1, c.length - REJECTS_TAIL_COLUMNS.length);
+  // extra_1 .. extra_k, in order, end the middle part; the file's own columns come before them.
+  const first = middle.indexOf(extraColumn(1));
+  const extras = first > 0 && middle.slice(first).every((h, i) => h === extraColumn(i + 1)) ? middle.length - first : 0;
+  const headers = middle.slice(0, middle.length - extras);
+  return headers.length === 0 ? null : { headers, extras };
+}
+
+const HEADER_READ_BYTES = 64 * 1024;
+
+/**
+ * The header of the rejects CSV at `path`, taken apart (for showing a reject's fields under their own column
+ * names); null when the file is not a rejects CSV or cannot be read. The delimiter is the one after `line`.
+ */
+export async function readRejectsHeader(path: string): Promise<RecognisedRejectsHeader | null> {
+  const handle = await open(path, 'r').catch(() => null);
+  if (handle === null) return null;
+  let text: string;
+  try {
+    const buffer = Buffer.alloc(HEADER_READ_BYTES);
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
+    text = buffer.subarray(0, bytesRead).toString('utf8').replace(/^\uFEFF/, '');
+  } finally {
+    await handle.close();
+  }
+  const delimiter = text.charAt(REJECTS_LEAD_COLUMN.length);
+  if (!text.startsWith(REJECTS_LEAD_COLUMN) || ![',', ';', '\t', '|'].includes(delimiter)) return null;
+  try {
+    const records: string[][] = parse(text, { delimiter, to: 1, relax_column_count: true });
+    const first = records[0];
+    return first === undefined ? null : recogniseRejectsHeader(first);
+  } catch {
+    return null; // a header longer than what was read, or not CSV after all
+  }
+}
+
 async function* lines(layout: RejectsLayout, rejects: Iterable<RejectLine> | AsyncIterable<RejectLine>): AsyncGenerator<string> {
   const { headers, delimiter } = layout;
   const width = Math.max(headers.length, layout.widest);
-  const extras = Array.from({ length: width - headers.length }, (_, i) => `extra_${i + 1}`);
-  yield `\uFEFF${csvLine(['line', ...headers, ...extras, 'field', 'code', 'message'], delimiter)}`;
+  yield `\uFEFF${csvLine(rejectsHeader(headers, width - headers.length), delimiter)}`;
   for await (const r of rejects) {
     const fields = Array.from({ length: width }, (_, i) => r.raw[i] ?? '');
     yield csvLine([String(r.line), ...fields, r.field ?? '', r.code, r.message], delimiter);

@@ -7,6 +7,7 @@ import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { invokedAs } from '../../src/cli/demo-text.ts';
 import type { DemoSummary } from '../../src/demo/demo-summary.ts';
 import type { StatusReport } from '../../src/status/status-report.ts';
 import { runCli, type CliRun } from '../support/run-cli.ts';
@@ -99,5 +100,13 @@ describe('pricing-agent demo', () => {
       expect(refused.stderr).toMatch(/is not empty/);
       expect(await readFile(join(busy, 'keep.txt'), 'utf8')).toBe('mine\n');
     });
+  });
+});
+
+describe('the commands the demo suggests next', () => {
+  it('are written as the user runs the agent: node src/cli/main.ts from a checkout, else pricing-agent', () => {
+    expect(invokedAs(['node', '/repo/src/cli/main.ts', 'demo'], '/repo')).toBe('node src/cli/main.ts');
+    expect(invokedAs(['node', '/repo/src/cli/main.ts', 'demo'], '/tmp')).toBe('node /repo/src/cli/main.ts');
+    expect(invokedAs(['/usr/bin/node', '/opt/pricing-agent/dist/cli/main.js', 'demo'], '/')).toBe('pricing-agent');
   });
 });
