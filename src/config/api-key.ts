@@ -45,8 +45,16 @@ function describeReadError(error: unknown): string {
   return code ?? 'unknown error';
 }
 
-/** Reads a key file: the content, trimmed (a trailing newline is normal), checked like an inline key. */
-export async function readKeyFile(file: string): Promise<KeyFileResult> {
+export type SecretFileResult =
+  | { readonly ok: true; readonly content: string; readonly looseMode?: number }
+  | { readonly ok: false; readonly message: string };
+
+/**
+ * Reads a file that holds one secret (an API key, a feed token): its content, trimmed (a trailing newline is
+ * normal), and its permission bits when group or others can access it. The message of a failure names the file,
+ * never its content.
+ */
+export async function readSecretFile(file: string): Promise<SecretFileResult> {
   let content: string;
   let mode: number;
   try {
@@ -55,19 +63,26 @@ export async function readKeyFile(file: string): Promise<KeyFileResult> {
   } catch (error) {
     return { ok: false, message: `cannot read ${file} (${describeReadError(error)})` };
   }
-  const key = content.trim();
+  // Windows has no Unix permission bits: stat reports 0o666 for every writable file.
+  const loose = process.platform !== 'win32' && (mode & 0o077) !== 0;
+  return loose ? { ok: true, content: content.trim(), looseMode: mode & 0o777 } : { ok: true, content: content.trim() };
+}
+
+/** Reads a key file: the content, trimmed (a trailing newline is normal), checked like an inline key. */
+export async function readKeyFile(file: string): Promise<KeyFileResult> {
+  const read = await readSecretFile(file);
+  if (!read.ok) return read;
+  const key = read.content;
   const problem = checkApiKey(key);
   if (problem !== undefined) return { ok: false, message: `${file}: ${problem}` };
   registerSecret(key);
-  // Windows has no Unix permission bits: stat reports 0o666 for every writable file.
-  const loose = process.platform !== 'win32' && (mode & 0o077) !== 0;
-  return loose ? { ok: true, key, looseMode: mode & 0o777 } : { ok: true, key };
+  return read.looseMode === undefined ? { ok: true, key } : { ok: true, key, looseMode: read.looseMode };
 }
 
-/** The warning for a key file that group or others can access. */
-export function looseModeWarning(file: string, mode: number): string {
+/** The warning for a secret file (by default the key file) that group or others can access. */
+export function looseModeWarning(file: string, mode: number, what = 'key file'): string {
   const octal = mode.toString(8).padStart(4, '0');
-  return `the key file ${file} is accessible by group or others (mode ${octal}); run: chmod 600 ${file}`;
+  return `the ${what} ${file} is accessible by group or others (mode ${octal}); run: chmod 600 ${file}`;
 }
 
 /**

@@ -1,6 +1,6 @@
 /**
  * The whole config file, composed from one schema per top-level section. Adding a section (`sources`, `pull`,
- * `outbox`, `http`, `daemon`) is one module exporting `xxxSchema(ctx)` and one line below; the Config type
+ * `outbox`, `http`, `daemon`, `feed`) is one module exporting `xxxSchema(ctx)` and one line below; the Config type
  * follows from the schemas.
  *
  * Every object is a `z.strictObject`: an unknown key (usually a typo) is an error, not silently ignored.
@@ -9,6 +9,7 @@
 import { z } from 'zod';
 import { apiSchema } from './api-schema.ts';
 import { daemonSchema, httpSchema } from './daemon-schema.ts';
+import { feedSchema } from './feed-schema.ts';
 import { logSchema } from './log-schema.ts';
 import { outboxSchema } from './outbox-schema.ts';
 import { pullSchema } from './pull-schema.ts';
@@ -26,6 +27,7 @@ export function configSchema(ctx: SectionContext) {
     sources: sourceListSchema(ctx),
     http: httpSchema(ctx).prefault({}),
     daemon: daemonSchema(ctx).prefault({}),
+    feed: feedSchema(ctx).prefault({}),
   });
 }
 

@@ -2,4 +2,5 @@
 export * from './price-feed.ts';
 export * from './outbox-stats.ts';
 export * from './store-files.ts';
+export * from './feed-format.ts';
 export { writeFileAtomic, fsyncDirectory, ensureDirectory } from '../atomic-file.ts';

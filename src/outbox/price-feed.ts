@@ -21,13 +21,64 @@ export const FEED_PAGE_MAX = 10_000;
 
 /** Up to `limit` feed rows with seq > `afterSeq`, oldest first. */
 export function readFeed(db: StateDb, afterSeq: number, limit: number = FEED_PAGE_DEFAULT): FeedRow[] {
+  checkPage(afterSeq, limit);
+  return db.statement<FeedRow>('SELECT * FROM price_feed WHERE seq > ? ORDER BY seq LIMIT ?').all(afterSeq, limit);
+}
+
+/**
+ * Which feed rows a consumer sees: the rows of its stores and every product-level row (store_id NULL, meant for
+ * every store); `'*'` sees every row.
+ */
+export type StoreScope = '*' | readonly string[];
+
+/**
+ * Up to this many stores, a scoped page is merged from one index read per store (and one for the product-level
+ * rows): each reads at most `limit` seqs from the (store_id, seq) index, however long the feed. Above it, the page is
+ * read in seq order with the stores as a filter, which costs the rows of other stores passed over: cheap when the
+ * scope covers a large part of the feed, as a long list of stores does.
+ */
+const PER_STORE_READS_MAX = 16;
+
+/**
+ * Up to `limit` feed rows of `scope` with seq > `afterSeq`, oldest first. Never a row of a store outside the scope.
+ * The reads run in one read transaction: a page merged from several reads is consistent even while the agent or
+ * another process commits, so a row is never passed over.
+ */
+export function readScopedFeed(db: StateDb, scope: StoreScope, afterSeq: number, limit: number = FEED_PAGE_DEFAULT): FeedRow[] {
+  if (scope === '*') return readFeed(db, afterSeq, limit);
+  checkPage(afterSeq, limit);
+  if (scope.length > PER_STORE_READS_MAX) {
+    return db
+      .statement<FeedRow>(
+        // `+store_id`: not through the store index, so that SQLite walks seq order and stops at `limit`.
+        `SELECT * FROM price_feed WHERE seq > ? AND (+store_id IS NULL OR +store_id IN (SELECT value FROM json_each(?)))
+         ORDER BY seq LIMIT ?`,
+      )
+      .all(afterSeq, JSON.stringify(scope), limit);
+  }
+  return db.read(() => {
+    const storeSeqs = db.statement<number>('SELECT seq FROM price_feed WHERE store_id = ? AND seq > ? ORDER BY seq LIMIT ?').pluck();
+    const seqs = db
+      .statement<number>('SELECT seq FROM price_feed WHERE store_id IS NULL AND seq > ? ORDER BY seq LIMIT ?')
+      .pluck()
+      .all(afterSeq, limit);
+    for (const store of new Set(scope)) seqs.push(...storeSeqs.all(store, afterSeq, limit));
+    if (seqs.length === 0) return [];
+    seqs.sort((a, b) => a - b);
+    if (seqs.length > limit) seqs.length = limit;
+    return db
+      .statement<FeedRow>('SELECT * FROM price_feed WHERE seq IN (SELECT value FROM json_each(?)) ORDER BY seq')
+      .all(JSON.stringify(seqs));
+  });
+}
+
+function checkPage(afterSeq: number, limit: number): void {
   if (!Number.isSafeInteger(afterSeq) || afterSeq < 0) {
     throw new StoreError('INVALID_ARGUMENT', `afterSeq must be a non-negative integer, got ${afterSeq}`);
   }
   if (!Number.isInteger(limit) || limit < 1 || limit > FEED_PAGE_MAX) {
     throw new StoreError('INVALID_ARGUMENT', `limit must be 1..${FEED_PAGE_MAX}, got ${limit}`);
   }
-  return db.statement<FeedRow>('SELECT * FROM price_feed WHERE seq > ? ORDER BY seq LIMIT ?').all(afterSeq, limit);
 }
 
 /** The last seq appended, 0 for an empty feed. */
@@ -58,6 +109,28 @@ export interface AckOptions {
  * @throws StoreError SEQ_BEYOND_FEED, OFFSET_BACKWARDS (unless forced), INVALID_ARGUMENT.
  */
 export function ackConsumer(db: StateDb, consumer: string, seq: number, options: AckOptions = {}): ConsumerOffset {
+  return writeOffset(db, consumer, seq, options.force === true ? 'move' : 'refuse');
+}
+
+/**
+ * Moves `consumer`'s offset forward to `seq` (the feed API's `PUT /feed/v1/offset`): a `seq` below the stored offset
+ * leaves it where it is, and the offset as stored is returned either way. A late or repeated request can never
+ * move a consumer back.
+ * @throws StoreError SEQ_BEYOND_FEED, INVALID_ARGUMENT.
+ */
+export function advanceConsumer(db: StateDb, consumer: string, seq: number): ConsumerOffset {
+  return writeOffset(db, consumer, seq, 'keep');
+}
+
+/** The offset of `consumer`, undefined when it never recorded one. */
+export function consumerOffset(db: StateDb, consumer: string): number | undefined {
+  return db.statement<number>('SELECT last_seq FROM consumer_offsets WHERE consumer = ?').pluck().get(consumer);
+}
+
+/** What a seq below the stored offset does: refuse (OFFSET_BACKWARDS), move back anyway, or keep the offset. */
+type Backwards = 'refuse' | 'move' | 'keep';
+
+function writeOffset(db: StateDb, consumer: string, seq: number, backwards: Backwards): ConsumerOffset {
   if (consumer.trim().length === 0) throw new StoreError('INVALID_ARGUMENT', 'consumer name is empty');
   if (!Number.isSafeInteger(seq) || seq < 0) {
     throw new StoreError('INVALID_ARGUMENT', `seq must be a non-negative integer, got ${seq}`);
@@ -66,11 +139,13 @@ export function ackConsumer(db: StateDb, consumer: string, seq: number, options:
     const max = maxSeq(db);
     if (seq > max) throw new StoreError('SEQ_BEYOND_FEED', `seq ${seq} is beyond the last seq of the feed (${max})`);
     const current = db
-      .statement<number>('SELECT last_seq FROM consumer_offsets WHERE consumer = ?')
-      .pluck()
+      .statement<{ last_seq: number; updated_at: string }>('SELECT last_seq, updated_at FROM consumer_offsets WHERE consumer = ?')
       .get(consumer);
-    if (current !== undefined && seq < current && options.force !== true) {
-      throw new StoreError('OFFSET_BACKWARDS', `${consumer} is at ${current}; moving back to ${seq} needs --force`);
+    if (current !== undefined && seq < current.last_seq) {
+      if (backwards === 'keep') return { consumer, last_seq: current.last_seq, updated_at: current.updated_at, lag: max - current.last_seq };
+      if (backwards === 'refuse') {
+        throw new StoreError('OFFSET_BACKWARDS', `${consumer} is at ${current.last_seq}; moving back to ${seq} needs --force`);
+      }
     }
     const now = db.now();
     db.statement(

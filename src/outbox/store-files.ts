@@ -16,51 +16,12 @@ import { PRODUCT_LEVEL_STORE_KEY } from '../store/migrations/0002-pull-outbox.ts
 import type { OutboxExportsTable } from '../store/schema.ts';
 import type { StateDb } from '../store/state-db.ts';
 import { ensureDirectory, writeFileAtomic } from '../atomic-file.ts';
-import { csvLine } from '../csv-text.ts';
+import { feedHeader, type FeedRowFormat, formatFeedRows } from './feed-format.ts';
 import { type FeedRow, maxSeq } from './price-feed.ts';
 
-/**
- * The two formats. Columns are the feed's, in this order, and never renamed (POS importers map
- * them by name): CSV has a header line, RFC 4180 quoting and CRLF line ends, an empty field is NULL; JSON Lines
- * has one object per line with the same keys, NULL as null. Prices stay the decimal strings the API sent.
- */
-export const EXPORT_FORMATS = ['csv', 'jsonl'] as const;
+/** The two formats (columns and quoting: feed-format.ts). */
+export const EXPORT_FORMATS = ['csv', 'jsonl'] as const satisfies readonly FeedRowFormat[];
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
-
-export const FEED_COLUMNS = [
-  'seq',
-  'kind',
-  'approval_id',
-  'predecessor_id',
-  'item_id',
-  'sku',
-  'store_id',
-  'approved_price',
-  'currency_code',
-  'effective_date',
-  'recorded_at',
-] as const satisfies readonly (keyof FeedRow)[];
-
-/** The text before the first row (the CSV header line; nothing for JSON Lines). */
-function fileHeader(format: ExportFormat): string {
-  return format === 'csv' ? `${FEED_COLUMNS.join(',')}\r\n` : '';
-}
-
-function formatRows(format: ExportFormat, rows: readonly FeedRow[]): string {
-  let out = '';
-  for (const row of rows) {
-    if (format === 'csv') {
-      out += csvLine(FEED_COLUMNS.map((c) => cell(row[c])));
-    } else {
-      out += `${JSON.stringify(Object.fromEntries(FEED_COLUMNS.map((c) => [c, row[c]])))}\n`;
-    }
-  }
-  return out;
-}
-
-function cell(value: string | number | null): string {
-  return value === null ? '' : String(value);
-}
 
 export interface ExportOptions {
   format: ExportFormat;
@@ -218,14 +179,14 @@ function chunkEnd(db: StateDb, storeId: string | null, after: number, upTo: numb
 
 /** The file's text in batches; each batch is read completely before the next await, so no statement stays open. */
 function* fileChunks(db: StateDb, storeId: string | null, after: number, to: number, format: ExportFormat) {
-  yield fileHeader(format);
+  yield feedHeader(format);
   const page = db.statement<FeedRow>(
     'SELECT * FROM price_feed WHERE store_id IS ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?',
   );
   for (let last = after; ; ) {
     const rows = page.all(storeId, last, to, READ_BATCH);
     if (rows.length === 0) return;
-    yield formatRows(format, rows);
+    yield formatFeedRows(format, rows);
     last = rows[rows.length - 1]?.seq ?? to;
   }
 }

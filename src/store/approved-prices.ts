@@ -21,7 +21,8 @@ import {
   requirePendingIntent,
 } from './delivery-intents.ts';
 import { StoreError } from './errors.ts';
-import { currentPricesSelect } from './migrations/0002-pull-outbox.ts';
+import { announceFeed } from './feed-changes.ts';
+import { currentPricesSelect, PRODUCT_LEVEL_STORE_KEY } from './migrations/0002-pull-outbox.ts';
 import type { ApprovedPricesTable, CurrentPricesView, FeedKind } from './schema.ts';
 import type { StateDb } from './state-db.ts';
 
@@ -33,6 +34,8 @@ const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
 export interface StoredPage {
   /** Versions stored for the first time. */
   inserted: number;
+  /** Their ids, in page order. */
+  insertedIds: number[];
   /** Versions already stored (a replayed page, or a version seen before): not stored or fed again. */
   duplicates: number;
   /** Feed rows appended ('price' and 'withdrawal'). */
@@ -66,11 +69,11 @@ export function storeDeliveredPage(
   nextCursor: string | null,
   next?: Omit<NewDeliveryIntent, 'cursor'>,
 ): StoredPage {
-  return db.write(() => {
+  const stored = db.write(() => {
     const intent = requirePendingIntent(db, intentId);
     const receivedAt = db.now();
-    const page: StoredPage = { inserted: 0, duplicates: 0, feedRows: 0, lastSeq: null };
-    const newIds: number[] = [];
+    const page: StoredPage = { inserted: 0, insertedIds: [], duplicates: 0, feedRows: 0, lastSeq: null };
+    const newIds = page.insertedIds;
     for (const item of items) {
       const inserted = insertVersion(db, item, intent.id, receivedAt);
       if (inserted) {
@@ -92,6 +95,8 @@ export function storeDeliveredPage(
     }
     return page;
   });
+  if (stored.lastSeq !== null) announceFeed(db, stored.lastSeq); // committed: waiting feed readers may look
+  return stored;
 }
 
 /**
@@ -105,11 +110,13 @@ export function storeDeliveredPage(
 export function recordWithdrawal(db: StateDb, approval: ApprovedPrice): number | null {
   const cancelledAt = approval.cancelled_at;
   if (!cancelledAt) throw new StoreError('NOT_CANCELLED', `approval ${approval.id} has no cancelled_at`);
-  return db.write(() => {
+  const seq = db.write(() => {
     const now = db.now();
     insertVersion(db, approval, null, now);
     return withdraw(db, approval, cancelledAt, now);
   });
+  if (seq !== null) announceFeed(db, seq);
+  return seq;
 }
 
 /** One stored version, or undefined. */
@@ -128,6 +135,48 @@ export function currentPricesAt(db: StateDb, date: string): CurrentPrice[] {
   return db
     .statement<CurrentPrice>(`SELECT * FROM (${currentPricesSelect('?')}) ORDER BY item_id, store_key`)
     .all(date);
+}
+
+export interface StoreSnapshot {
+  /** Every feed row up to this seq is reflected; a reader continues with the feed after it. */
+  seq: number;
+  /** The prices in force on the date (the store's own and the product-level ones), by item and store key. */
+  current: CurrentPrice[];
+  /** Versions that take effect after the date and are neither cancelled nor replaced, by item, store key, date. */
+  upcoming: CurrentPrice[];
+}
+
+/**
+ * What one store needs to start from scratch (a new till, a reset): its prices in force on `date`, the ones that
+ * take effect later, and the feed seq they reflect, read in one snapshot. A reader that applies these and then the
+ * feed rows after `seq` holds what it would hold had it read the whole feed. Product-level prices are included (their
+ * store_id is null); which of an item's two prices wins is the reader's rule (docs/outbox.md).
+ *
+ * `upcoming` uses the rule of currentPricesSelect (migration 0002): a version counts unless it is cancelled or named
+ * as predecessor by another version; its date is effective_date (a version without one is in force from its
+ * approval, so never upcoming).
+ */
+export function storeSnapshot(db: StateDb, storeId: string, date: string): StoreSnapshot {
+  if (!ISO_DATE.test(date)) throw new StoreError('INVALID_ARGUMENT', `date must be YYYY-MM-DD, got ${date}`);
+  return db.read(() => ({
+    seq: db.statement<number>('SELECT coalesce(max(seq), 0) FROM price_feed').pluck().get() ?? 0,
+    current: db
+      .statement<CurrentPrice>(
+        `SELECT * FROM (${currentPricesSelect('?')}) WHERE store_id = ? OR store_id IS NULL ORDER BY item_id, store_key`,
+      )
+      .all(date, storeId),
+    upcoming: db
+      .statement<CurrentPrice>(
+        `SELECT item_id, store_id, coalesce(store_id, '${PRODUCT_LEVEL_STORE_KEY}') AS store_key, sku, approved_price,
+           currency_code, effective_date, id AS approval_id, predecessor_id, approved_at
+         FROM approved_prices a
+         WHERE (a.store_id = ? OR a.store_id IS NULL) AND a.item_id IS NOT NULL AND a.cancelled_at IS NULL
+           AND NOT EXISTS (SELECT 1 FROM approved_prices s WHERE s.predecessor_id = a.id)
+           AND a.effective_date > ?
+         ORDER BY item_id, store_key, effective_date, approved_at, id`,
+      )
+      .all(storeId, date),
+  }));
 }
 
 /** Marks the version cancelled and appends its withdrawal once. Returns the new seq, or null if already fed. */

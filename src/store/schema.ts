@@ -1,5 +1,5 @@
 /**
- * Kysely types of every table and view of the state database (migrations 0001, 0002 and 0004).
+ * Kysely types of every table and view of the state database (migrations 0001, 0002, 0004 and 0007).
  *
  * Conventions: timestamps are ISO 8601 text (UTC, from the agent's clock unless the column holds an API value);
  * money is decimal text exactly as the API sent it, never a number; JSON columns hold `JSON.stringify` text.
@@ -206,6 +206,23 @@ export interface OutboxExportScanTable {
   updated_at: string;
 }
 
+/** 0007_feed: the last authenticated request of each feed consumer. */
+export interface FeedConsumersTable {
+  consumer: string;
+  last_seen_at: string;
+}
+
+/** 0007_feed: per consumer and store, the highest seq the store confirmed it applied (never moves back). */
+export interface FeedAppliedTable {
+  consumer: string;
+  store_id: string;
+  applied_seq: number;
+  /** As the store reported it; null when it did not say. */
+  applied_at: string | null;
+  /** When the agent recorded the confirmation. */
+  confirmed_at: string;
+}
+
 export interface Database {
   agent_meta: AgentMetaTable;
   approved_prices: ApprovedPricesTable;
@@ -223,4 +240,6 @@ export interface Database {
   stream_state: StreamStateTable;
   outbox_exports: OutboxExportsTable;
   outbox_export_scan: OutboxExportScanTable;
+  feed_consumers: FeedConsumersTable;
+  feed_applied: FeedAppliedTable;
 }

@@ -85,6 +85,16 @@ export class StateDb {
     }
   }
 
+  /**
+   * Runs `fn` (reads only) in one read transaction: every statement in it sees the same snapshot, even while another
+   * process commits. For reads of several statements that must agree with each other (a page of the feed merged
+   * from per-store reads, a snapshot and the seq it reflects).
+   */
+  read<T>(fn: () => T): T {
+    if (this.sqlite.inTransaction) return fn();
+    return this.sqlite.transaction(fn).deferred();
+  }
+
   get closed(): boolean {
     return this.#closed;
   }

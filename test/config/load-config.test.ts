@@ -35,6 +35,14 @@ describe('loadConfig: defaults and shape', () => {
         mirrors: [],
       },
       outbox: { exports: null },
+      feed: {
+        listen: null,
+        tls: null,
+        consumers: [],
+        apply_deadline: '2h',
+        rate_limit: { requests_per_second: 20, burst: 100 },
+        max_connections: 4096,
+      },
     });
   });
 

@@ -81,7 +81,7 @@ describe('storeDeliveredPage', () => {
   it('stores every field, trace and approval_details as JSON, and a price feed row per new version', async () => {
     const db = await openTempDb();
     const result = deliver(db, [approval(1), approval(2, { store_id: null })], 'next');
-    expect(result).toEqual({ inserted: 2, duplicates: 0, feedRows: 2, lastSeq: 2 });
+    expect(result).toEqual({ inserted: 2, insertedIds: [1, 2], duplicates: 0, feedRows: 2, lastSeq: 2 });
     const stored = getApprovedPrice(db, 1);
     expect(stored).toMatchObject({ approved_price: '10.49', intent_id: 1, cancelled_at: null });
     expect(getAckState(db, 1)).toEqual({ status: 'pending', conflict_reason: null, acked_at: null });
@@ -99,7 +99,7 @@ describe('storeDeliveredPage', () => {
     const page = [approval(1), approval(2), approval(3)];
     deliver(db, page, 'c-1');
     const replay = deliver(db, page, 'c-1');
-    expect(replay).toEqual({ inserted: 0, duplicates: 3, feedRows: 0, lastSeq: null });
+    expect(replay).toEqual({ inserted: 0, insertedIds: [], duplicates: 3, feedRows: 0, lastSeq: null });
     expect(feed(db)).toHaveLength(3);
     expect(db.sqlite.prepare('SELECT count(*) FROM approved_prices').pluck().get()).toBe(3);
   });

@@ -13,12 +13,14 @@ import { migration0001Base } from './0001-base.ts';
 import { migration0002PullOutbox } from './0002-pull-outbox.ts';
 import { migration0003Push } from './0003-push.ts';
 import { migration0004AckState } from './0004-ack-state.ts';
+import { migration0007Feed } from './0007-feed.ts';
 
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0001_base': migration0001Base,
   '0002_pull_outbox': migration0002PullOutbox,
   '0003_push': migration0003Push,
   '0004_ack_state': migration0004AckState,
+  '0007_feed': migration0007Feed,
 };
 
 class InCodeMigrationProvider implements MigrationProvider {

@@ -1,0 +1,241 @@
+/**
+ * The feed API's endpoints (docs/feed.md is the contract for POS developers):
+ *
+ *   GET  /feed/v1/changes?after=SEQ&limit=N&wait=S   the consumer's rows after SEQ (default: its offset); long-poll
+ *   GET  /feed/v1/current?store=ID                    one store's prices in force and upcoming, and the seq they reflect
+ *   GET  /feed/v1/offset                              the consumer's committed offset
+ *   PUT  /feed/v1/offset      {"seq": N}              commit the offset (never moves back)
+ *   POST /feed/v1/applied     {"store_id", "seq", "applied_at"}   the store applied every price up to seq (204)
+ *
+ * Every request needs `Authorization: Bearer <token>`. Order of checks: path (404), method (405), token (401),
+ * rate limit (429), then the request itself (400, 403, 406, 413, 422). Errors are `{"detail": "..."}`; no answer
+ * and no log line contains a token.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { z } from 'zod';
+import { isoDateTime } from '../api/schemas/index.ts';
+import type { Clock } from '../clock.ts';
+import type { Logger } from '../log.ts';
+import { feedHeader, feedRecord, formatFeedRows } from '../outbox/feed-format.ts';
+import { advanceConsumer, consumerOffset, FEED_PAGE_DEFAULT, FEED_PAGE_MAX, type FeedRow, maxSeq } from '../outbox/price-feed.ts';
+import { storeSnapshot } from '../store/approved-prices.ts';
+import { StoreError } from '../store/errors.ts';
+import { recordApplied } from '../store/feed-consumers.ts';
+import type { StateDb } from '../store/state-db.ts';
+import { type ConsumerDirectory, type FeedConsumer, inScope } from './consumers.ts';
+import { CONTENT_TYPES, FeedHttpError, negotiate, readJsonBody, send, sendEmpty, sendError, sendJson } from './http.ts';
+import type { LastSeen } from './last-seen.ts';
+import type { LongPollHub } from './long-poll.ts';
+import type { RateLimiter } from './rate-limit.ts';
+
+/** The longest `wait` of a long-poll, seconds. */
+export const MAX_WAIT_SECONDS = 60;
+/** Request bodies are a few dozen bytes; anything near this is not a feed client. */
+export const MAX_BODY_BYTES = 16 * 1024; // 16 KiB
+
+export interface FeedEvents {
+  /** Every answer: the consumer (null before a token was accepted) and the status. */
+  answered?(consumer: string | null, status: number): void;
+  /** Rows handed to a consumer by /changes. */
+  served?(consumer: string, rows: number): void;
+}
+
+export interface FeedContext {
+  readonly db: StateDb;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly directory: () => ConsumerDirectory;
+  readonly hub: LongPollHub;
+  /** Per consumer. */
+  readonly limiter: RateLimiter;
+  /** Per client address, for requests without a valid token. */
+  readonly strangers: RateLimiter;
+  readonly seen: LastSeen;
+  readonly databaseId: string;
+  readonly events: FeedEvents;
+}
+
+interface Call {
+  readonly ctx: FeedContext;
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  readonly url: URL;
+  readonly consumer: FeedConsumer;
+}
+
+type Handler = (call: Call) => number | Promise<number>;
+
+const ROUTES: Record<string, Partial<Record<string, Handler>>> = {
+  '/feed/v1/changes': { GET: changes },
+  '/feed/v1/current': { GET: current },
+  '/feed/v1/offset': { GET: getOffset, PUT: putOffset },
+  '/feed/v1/applied': { POST: applied },
+};
+
+/** Answers one request; never throws. */
+export async function handleFeedRequest(ctx: FeedContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  let consumer: FeedConsumer | null = null;
+  let status: number;
+  try {
+    const url = new URL(req.url ?? '/', 'http://feed.invalid');
+    const route = ROUTES[url.pathname];
+    if (route === undefined) throw new FeedHttpError(404, `no such endpoint: ${url.pathname} (see docs/feed.md)`);
+    const method = req.method === 'HEAD' ? 'GET' : (req.method ?? '');
+    const handler = route[method];
+    if (handler === undefined) {
+      const allow = Object.keys(route).join(', ');
+      throw new FeedHttpError(405, `${req.method ?? ''} is not allowed here; use ${allow}`, { allow });
+    }
+    consumer = authenticate(ctx, req);
+    const decision = ctx.limiter.take(consumer.name);
+    if (!decision.ok) {
+      throw new FeedHttpError(429, `too many requests for ${consumer.name}; retry after ${decision.retryAfterSeconds} s`, {
+        'retry-after': String(decision.retryAfterSeconds),
+      });
+    }
+    ctx.seen.touch(consumer.name);
+    status = await handler({ ctx, req, res, url, consumer });
+  } catch (error) {
+    const failure = asHttpError(error);
+    status = failure.status;
+    if (status >= 500) ctx.logger.error({ consumer: consumer?.name, error: (error as Error).message }, 'feed request failed');
+    sendError(res, failure);
+  }
+  ctx.events.answered?.(consumer?.name ?? null, status);
+}
+
+function asHttpError(error: unknown): FeedHttpError {
+  if (error instanceof FeedHttpError) return error;
+  if (error instanceof StoreError && error.code === 'SEQ_BEYOND_FEED') return new FeedHttpError(422, error.message);
+  return new FeedHttpError(500, "the agent could not answer; its log says why");
+}
+
+/** The consumer of the request's token; 401 (or 429 for an address that keeps sending bad tokens). */
+function authenticate(ctx: FeedContext, req: IncomingMessage): FeedConsumer {
+  const consumer = ctx.directory().authenticate(req.headers.authorization);
+  if (consumer) return consumer;
+  const address = req.socket.remoteAddress ?? 'unknown';
+  const decision = ctx.strangers.take(address);
+  if (!decision.ok) {
+    throw new FeedHttpError(429, `too many requests without a valid token; retry after ${decision.retryAfterSeconds} s`, {
+      'retry-after': String(decision.retryAfterSeconds),
+    });
+  }
+  const missing = req.headers.authorization === undefined;
+  throw new FeedHttpError(401, missing ? 'send Authorization: Bearer <token>' : 'the token is not valid for this feed', {
+    'www-authenticate': 'Bearer realm="pricing-agent feed"',
+  });
+}
+
+/** A non-negative integer query parameter (digits only), or `fallback` when absent. */
+function integerParam(url: URL, name: string, fallback: () => number, max: number): number {
+  const raw = url.searchParams.get(name);
+  if (raw === null) return fallback();
+  if (!/^\d{1,16}$/.test(raw) || Number(raw) > max) {
+    throw new FeedHttpError(422, `${name} must be an integer from 0 to ${max}, got ${JSON.stringify(raw.slice(0, 40))}`);
+  }
+  return Number(raw);
+}
+
+async function changes({ ctx, req, res, url, consumer }: Call): Promise<number> {
+  const format = negotiate(req.headers.accept);
+  if (format === null) throw new FeedHttpError(406, 'Accept one of application/json, application/x-ndjson, text/csv');
+  const after = integerParam(url, 'after', () => consumerOffset(ctx.db, consumer.name) ?? 0, Number.MAX_SAFE_INTEGER);
+  const limit = integerParam(url, 'limit', () => FEED_PAGE_DEFAULT, FEED_PAGE_MAX);
+  if (limit < 1) throw new FeedHttpError(422, `limit must be an integer from 1 to ${FEED_PAGE_MAX}, got 0`);
+  const waitMs = waitParam(url);
+  const last = maxSeq(ctx.db);
+  if (after > last) {
+    throw new FeedHttpError(
+      422,
+      `after ${after} is beyond the last seq of the feed (${last}): the agent's database was restored or recreated; start again from GET /feed/v1/current`,
+    );
+  }
+  const gone = new AbortController();
+  const onClose = () => gone.abort();
+  res.once('close', onClose);
+  const outcome = await ctx.hub.poll({ consumer, after, limit, waitMs, signal: gone.signal });
+  res.off('close', onClose);
+  if (outcome.kind === 'gone') return 499; // nobody to answer; counted as nginx does
+  if (outcome.kind === 'revoked') {
+    throw new FeedHttpError(401, 'the token is not valid for this feed', { 'www-authenticate': 'Bearer realm="pricing-agent feed"' });
+  }
+  const rows = outcome.kind === 'rows' ? outcome.rows : [];
+  const nextAfter = rows.at(-1)?.seq ?? after;
+  const headers = {
+    'feed-next-after': String(nextAfter),
+    'feed-database-id': ctx.databaseId,
+    ...(outcome.kind === 'closing' ? { connection: 'close' } : {}),
+  };
+  send(res, 200, CONTENT_TYPES[format], changesBody(format, rows, nextAfter), headers);
+  ctx.events.served?.(consumer.name, rows.length);
+  return 200;
+}
+
+function changesBody(format: 'json' | 'ndjson' | 'csv', rows: readonly FeedRow[], nextAfter: number): string {
+  if (format === 'json') return `${JSON.stringify({ items: rows.map(feedRecord), next_after: nextAfter })}\n`;
+  if (format === 'ndjson') return formatFeedRows('jsonl', rows);
+  return feedHeader('csv') + formatFeedRows('csv', rows);
+}
+
+function waitParam(url: URL): number {
+  const raw = url.searchParams.get('wait');
+  if (raw === null) return 0;
+  if (!/^\d{1,2}(\.\d{1,3})?$/.test(raw) || Number(raw) > MAX_WAIT_SECONDS) {
+    throw new FeedHttpError(422, `wait must be a number of seconds from 0 to ${MAX_WAIT_SECONDS}, got ${JSON.stringify(raw.slice(0, 40))}`);
+  }
+  return Math.round(Number(raw) * 1000);
+}
+
+function current({ ctx, url, consumer, res }: Call): number {
+  const store = url.searchParams.get('store');
+  if (store === null || store === '') throw new FeedHttpError(422, 'store is required: GET /feed/v1/current?store=<store_id>');
+  if (!inScope(consumer, store)) throw new FeedHttpError(403, `store ${store.slice(0, 128)} is not one of ${consumer.name}'s stores`);
+  const date = localDate(ctx.clock.now());
+  const snapshot = storeSnapshot(ctx.db, store, date);
+  const body = { store_id: store, seq: snapshot.seq, date, items: snapshot.current, upcoming: snapshot.upcoming };
+  sendJson(res, 200, body, { 'feed-database-id': ctx.databaseId });
+  return 200;
+}
+
+function getOffset({ ctx, consumer, res }: Call): number {
+  sendJson(res, 200, { offset: consumerOffset(ctx.db, consumer.name) ?? null });
+  return 200;
+}
+
+const OffsetBody = z.object({ seq: z.int().min(0).max(Number.MAX_SAFE_INTEGER) });
+
+async function putOffset({ ctx, req, consumer, res }: Call): Promise<number> {
+  const body = parseBody(OffsetBody, await readJsonBody(req, MAX_BODY_BYTES));
+  const stored = advanceConsumer(ctx.db, consumer.name, body.seq);
+  sendJson(res, 200, { offset: stored.last_seq });
+  return 200;
+}
+
+const AppliedBody = z.object({
+  store_id: z.string().min(1).max(128),
+  seq: z.int().min(0).max(Number.MAX_SAFE_INTEGER),
+  applied_at: isoDateTime.nullable().optional(),
+});
+
+async function applied({ ctx, req, consumer, res }: Call): Promise<number> {
+  const body = parseBody(AppliedBody, await readJsonBody(req, MAX_BODY_BYTES));
+  if (!inScope(consumer, body.store_id)) throw new FeedHttpError(403, `store ${body.store_id} is not one of ${consumer.name}'s stores`);
+  recordApplied(ctx.db, consumer.name, body.store_id, body.seq, body.applied_at ?? null);
+  sendEmpty(res, 204);
+  return 204;
+}
+
+function parseBody<T>(schema: z.ZodType<T>, body: unknown): T {
+  const result = schema.safeParse(body);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  const where = issue && issue.path.length > 0 ? `${issue.path.join('.')}: ` : '';
+  throw new FeedHttpError(422, `${where}${issue?.message ?? 'invalid body'}`);
+}
+
+/** The agent's local calendar date, YYYY-MM-DD (as the current_prices view uses). */
+export function localDate(ms: number): string {
+  const d = new Date(ms);
+  return `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, '0')}-${String(d.getDate()).padStart(2, '0')}`;
+}
