@@ -17,3 +17,9 @@ export const systemClock: Clock = {
     await delay(Math.max(0, ms), undefined, signal ? { signal } : undefined);
   },
 };
+
+/** The calendar date of `ms` in the process's time zone, YYYY-MM-DD (as SQLite's `date('now', 'localtime')`). */
+export function localDate(ms: number): string {
+  const d = new Date(ms);
+  return `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, '0')}-${String(d.getDate()).padStart(2, '0')}`;
+}

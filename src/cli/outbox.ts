@@ -5,12 +5,14 @@
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
 import type { Config } from '../config/index.ts';
-import { ackConsumer, exportStoreFiles, listConsumers, outboxStats, EXPORT_FORMATS } from '../outbox/index.ts';
+import { type FeedConsumerStatus, feedOverview } from '../feed/consumer-status.ts';
+import { ackConsumer, countScopedFeed, exportStoreFiles, listConsumers, outboxStats, EXPORT_FORMATS } from '../outbox/index.ts';
 import type { ExportFormat } from '../outbox/store-files.ts';
 import { databasePath, openDatabase } from '../store/open-database.ts';
 import type { StateDb } from '../store/state-db.ts';
 import { configOption, loadConfigForCommand } from './config.ts';
 import { runCommand } from './errors.ts';
+import { duration, shortTime, table } from './status-table.ts';
 
 /** The state database of `config` (`<state.dir>/pricing-agent.db`); read-only opens never create or migrate it. */
 export function openStateDb(config: Config, readonly = false): Promise<StateDb> {
@@ -73,26 +75,28 @@ export function outboxCommand(): Command {
 
   command
     .command('consumers')
-    .description('every consumer offset with its lag (feed rows not read yet), the most behind first')
+    .description('each consumer: its offset and rows not read; per store what it confirmed applied, how far behind, overdue')
     .addOption(configOption())
     .option('--json', 'print JSON Lines, one consumer per line')
+    .addHelpText(
+      'after',
+      '\nFeed consumers (feed.consumers in the config) come first, then consumers that only keep an offset (SQL readers,\n' +
+        '`outbox ack`). Per store: the highest seq it confirmed applied (POST /feed/v1/applied), the rows after it and the\n' +
+        'age of the oldest, and OVERDUE when prices due today are unapplied past feed.apply_deadline (docs/feed.md).',
+    )
     .action(
       runCommand((options: Options) =>
-        withDb(options.config, true, async (db) => {
-          const consumers = await listConsumers(db);
+        withDb(options.config, true, async (db, config) => {
+          const rows = await consumerRows(db, config, Date.now());
           if (options.json === true) {
-            process.stdout.write(consumers.map((c) => `${JSON.stringify(c)}\n`).join(''));
+            process.stdout.write(rows.map((r) => `${JSON.stringify(r.consumer)}\n`).join(''));
             return;
           }
-          if (consumers.length === 0) {
-            process.stdout.write('no consumers yet (pricing-agent outbox ack --consumer NAME --seq N records one)\n');
+          if (rows.length === 0) {
+            process.stdout.write('no consumers yet (feed.consumers in the config, or pricing-agent outbox ack --consumer NAME --seq N)\n');
             return;
           }
-          const width = Math.max(8, ...consumers.map((c) => c.consumer.length));
-          const lines = consumers.map(
-            (c) => `${c.consumer.padEnd(width)}  ${String(c.last_seq).padStart(10)}  ${String(c.lag).padStart(8)}  ${c.updated_at}`,
-          );
-          process.stdout.write(`${'consumer'.padEnd(width)}  ${'last_seq'.padStart(10)}  ${'lag'.padStart(8)}  updated_at\n${lines.join('\n')}\n`);
+          process.stdout.write(`${consumerTable(rows, new Date()).join('\n')}\n`);
         }),
       ),
     );
@@ -146,4 +150,39 @@ export function outboxCommand(): Command {
     );
 
   return command;
+}
+
+interface ConsumerRow {
+  /** As `status --json` shows feed.consumers, plus the rows after its offset that it has not read. */
+  consumer: FeedConsumerStatus & { unread_rows: number };
+  overdue: ReadonlySet<string>;
+}
+
+/** Feed consumers first (config order), then the consumers that only keep an offset, by name. */
+async function consumerRows(db: StateDb, config: Config, nowMs: number): Promise<ConsumerRow[]> {
+  const feed = feedOverview(db, config.feed, nowMs);
+  const scopes = new Map(config.feed.consumers.map((c) => [c.name, c.stores]));
+  const rows: ConsumerRow[] = feed.consumers.map((c) => ({
+    consumer: { ...c, unread_rows: countScopedFeed(db, scopes.get(c.name) ?? '*', c.offset ?? 0) },
+    overdue: new Set(feed.overdue.filter((o) => o.consumer === c.name).map((o) => o.store_id)),
+  }));
+  const others = (await listConsumers(db)).filter((c) => !scopes.has(c.consumer)).sort((a, b) => (a.consumer < b.consumer ? -1 : 1));
+  for (const c of others) {
+    rows.push({ consumer: { name: c.consumer, offset: c.last_seq, last_seen: c.updated_at, stores: [], unread_rows: c.lag }, overdue: new Set() });
+  }
+  return rows;
+}
+
+function consumerTable(rows: readonly ConsumerRow[], now: Date): string[] {
+  const lines: string[][] = [];
+  for (const { consumer: c, overdue } of rows) {
+    const head = [c.name, c.offset === null ? '-' : String(c.offset), String(c.unread_rows), shortTime(c.last_seen, now)];
+    if (c.stores.length === 0) lines.push([...head, '-', '-', '-', '-', '']);
+    for (const [i, s] of c.stores.entries()) {
+      const lead = i === 0 ? head : ['', '', '', ''];
+      const oldest = s.lag_rows === 0 ? '-' : duration(s.lag_seconds);
+      lines.push([...lead, s.store_id, s.applied_seq === null ? '-' : String(s.applied_seq), String(s.lag_rows), oldest, overdue.has(s.store_id) ? 'OVERDUE' : '']);
+    }
+  }
+  return table(['CONSUMER', '#OFFSET', '#UNREAD', 'LAST SEEN', 'STORE', '#APPLIED', '#NOT APPLIED', 'OLDEST', 'DEADLINE'], lines);
 }

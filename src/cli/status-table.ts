@@ -2,6 +2,7 @@
  * Plain-text helpers for the read commands (`status`, `files`): aligned columns and short local times. Output is
  * for people on a terminal or in a ticket; scripts use `--json`.
  */
+import { localDate } from '../clock.ts';
 
 /** Columns whose header starts with this are right-aligned (numbers). */
 export const NUMERIC = '#';
@@ -31,17 +32,14 @@ function two(n: number): string {
   return String(n).padStart(2, '0');
 }
 
-function localDate(d: Date): string {
-  return `${d.getFullYear()}-${two(d.getMonth() + 1)}-${two(d.getDate())}`;
-}
-
 /** An ISO instant as local time: `14:05` today, `2026-03-01 14:05` on another day, `-` for none. */
 export function shortTime(iso: string | null | undefined, now: Date): string {
   if (iso === null || iso === undefined) return '-';
   const d = new Date(iso);
   if (Number.isNaN(d.getTime())) return iso;
   const time = `${two(d.getHours())}:${two(d.getMinutes())}`;
-  return localDate(d) === localDate(now) ? time : `${localDate(d)} ${time}`;
+  const day = localDate(d.getTime());
+  return day === localDate(now.getTime()) ? time : `${day} ${time}`;
 }
 
 /** `1 file`, `2 files`. */
@@ -53,4 +51,16 @@ export function plural(n: number, word: string, many = `${word}s`): string {
 export function labelled(pairs: readonly (readonly [string, string])[], minWidth = 0): string[] {
   const width = Math.max(minWidth, ...pairs.map(([k]) => k.length));
   return pairs.map(([k, v]) => `${k.padEnd(width)}  ${v}`);
+}
+
+/** A length of time for people: `45 s`, `12 min`, `3 h 5 min`, `2 d 4 h`. */
+export function duration(seconds: number): string {
+  const s = Math.max(0, Math.round(seconds));
+  if (s < 60) return `${s} s`;
+  const minutes = Math.floor(s / 60);
+  if (minutes < 60) return `${minutes} min`;
+  const hours = Math.floor(minutes / 60);
+  if (hours < 24) return minutes % 60 === 0 ? `${hours} h` : `${hours} h ${minutes % 60} min`;
+  const days = Math.floor(hours / 24);
+  return hours % 24 === 0 ? `${days} d` : `${days} d ${hours % 24} h`;
 }

@@ -2,10 +2,11 @@
  * `status` for people: a few labelled lines, one aligned table of sources, short local times. Same facts as
  * `--json`, fewer words.
  */
+import type { FeedOverview } from '../feed/consumer-status.ts';
 import type { DaemonCheck } from '../status/daemon-probe.ts';
 import type { KeyCheck, StatusReport } from '../status/status-report.ts';
 import type { PullOverview, OutboxOverview, MirrorOverview } from '../status/pull-overview.ts';
-import { labelled, plural, shortTime, table } from './status-table.ts';
+import { duration, labelled, plural, shortTime, table } from './status-table.ts';
 
 function daemonLine(d: DaemonCheck): string {
   switch (d.state) {
@@ -61,6 +62,34 @@ function outboxLines(o: OutboxOverview, now: Date): [string, string][] {
   ];
 }
 
+/** Consumers shown by `status` (the furthest behind first); `pricing-agent outbox consumers` lists them all. */
+const FEED_CONSUMERS_SHOWN = 10;
+const STORES_SHOWN = 3;
+
+function feedLines(f: FeedOverview, now: Date): [string, string][] {
+  if (f.listen === null && f.consumers.length === 0) return [];
+  const listening = f.listen === null ? 'off (feed.listen not set)' : `${f.listen} (configured)`;
+  const lines: [string, string][] = [['Feed', `${listening}; ${plural(f.consumers.length, 'consumer')}; apply deadline ${f.apply_deadline}`]];
+  const behind = (c: FeedOverview['consumers'][number]) => Math.max(0, ...c.stores.map((s) => s.lag_seconds));
+  const shown = [...f.consumers].sort((a, b) => behind(b) - behind(a)).slice(0, FEED_CONSUMERS_SHOWN);
+  for (const c of shown) {
+    const stores = c.stores.slice(0, STORES_SHOWN).map((s) => {
+      const applied = s.applied_seq === null ? 'nothing confirmed' : `applied ${s.applied_seq}`;
+      const lag = s.lag_rows === 0 ? 'up to date' : `${plural(s.lag_rows, 'row')} not applied, oldest ${duration(s.lag_seconds)}`;
+      return `${s.store_id} ${applied} (${lag})`;
+    });
+    if (c.stores.length > STORES_SHOWN) stores.push(`and ${plural(c.stores.length - STORES_SHOWN, 'more store')}`);
+    lines.push(['', `${c.name}: offset ${c.offset ?? '-'}, seen ${shortTime(c.last_seen, now)}; ${stores.join('; ') || 'no store has rows yet'}`]);
+  }
+  if (f.consumers.length > shown.length) {
+    lines.push(['', `and ${plural(f.consumers.length - shown.length, 'more consumer')}: pricing-agent outbox consumers`]);
+  }
+  for (const o of f.overdue) {
+    lines.push(['OVERDUE', `${o.consumer} store ${o.store_id}: ${plural(o.rows, 'due price change')} not applied within ${f.apply_deadline} (oldest stored ${shortTime(o.oldest_recorded_at, now)})`]);
+  }
+  return lines;
+}
+
 /** Every label block of the output shares this width, so that all values start in one column. */
 const LABEL_WIDTH = 'Approvals'.length;
 
@@ -102,6 +131,7 @@ export function statusText(r: StatusReport, now: Date): string {
   const more: [string, string][] = [];
   if (r.pull) more.push(...pullLines(r.pull, now));
   if (r.outbox) more.push(...outboxLines(r.outbox, now));
+  if (r.feed) more.push(...feedLines(r.feed, now));
   if (r.database.state === 'ok') more.push(['Mirrors', mirrorLine(r.mirrors, now)]);
   if (more.length > 0) lines.push('', ...labelled(more, LABEL_WIDTH));
   if (r.problems.length > 0) lines.push('', ...r.problems.map((p) => `NOT OK: ${p}`));

@@ -16,6 +16,7 @@ import { z } from 'zod';
 import { registerSecret } from '../log.ts';
 import { looseModeWarning, readSecretFile } from './api-key.ts';
 import { isLoopbackHost } from './base-url.ts';
+import type { DeepReadonly } from './schema.ts';
 import { pathSchema } from './section-context.ts';
 import type { SectionContext } from './section-context.ts';
 
@@ -202,5 +203,6 @@ export function feedSchema(ctx: SectionContext) {
     });
 }
 
-export type FeedConfig = z.output<ReturnType<typeof feedSchema>>;
+/** As in the loaded, frozen Config. */
+export type FeedConfig = DeepReadonly<z.output<ReturnType<typeof feedSchema>>>;
 export type FeedConsumerConfig = FeedConfig['consumers'][number];

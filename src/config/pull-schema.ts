@@ -11,7 +11,11 @@ import { ApprovedPriceFilters, isoDateTime, LIST_LIMITS } from '../api/schemas/i
 import { pathSchema } from './section-context.ts';
 import type { SectionContext } from './section-context.ts';
 
-export const DEFAULT_PULL_SCHEDULE = '*/5 * * * *'; // every 5 minutes
+/**
+ * Every minute: a run with nothing new is one deliveries request that answers an empty page (and two small commits),
+ * and a price approved on the platform reaches the outbox, and the feed's long-polls, within about a minute.
+ */
+export const DEFAULT_PULL_SCHEDULE = '* * * * *';
 export const DEFAULT_RECONCILE_SCHEDULE = '17 * * * *'; // hourly
 export const DEFAULT_RECONCILE_LOOKBACK_DAYS = 90;
 export const DEFAULT_MIRROR_SCHEDULE = '*/15 * * * *';

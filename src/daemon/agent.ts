@@ -1,12 +1,14 @@
 /**
  * The long-running agent behind `pricing-agent run`: inbox watchers, scheduled jobs, the key monitor, WAL
- * maintenance and the local HTTP server, with an explicit lifecycle:
+ * maintenance, the local HTTP server and the feed listener (when `feed.listen` is set), with an explicit lifecycle:
  *
  *   starting -> running -> draining -> stopped          (failed: start-up could not complete)
  *
  * Start-up resumes unfinished work before anything new: files in processing/ (push service), pending delivery
- * intents, unacknowledged ids and interrupted listings (each scheduled job runs once at start). A drain stops taking
- * work, lets batches in flight finish and checkpoint, and closes the database (checkpointing the WAL).
+ * intents, unacknowledged ids and interrupted listings (each scheduled job runs once at start). The feed listens
+ * before the first pull runs, so that POS systems waiting on it see its commits. A drain answers the feed's waiting
+ * long-polls and closes it first, then stops taking work, lets batches in flight finish and checkpoint, and closes the
+ * database (checkpointing the WAL).
  */
 import { join } from 'node:path';
 import { connectApi, type ApiConnection } from '../api-from-config.ts';
@@ -14,6 +16,8 @@ import { consoleHandler, type ConsoleContext } from '../console/console-server.t
 import { systemClock, type Clock } from '../clock.ts';
 import { readApiKey, type Config } from '../config/index.ts';
 import { PushService } from '../ingest/push-service.ts';
+import { ApplyDeadlineMonitor } from '../feed/apply-deadline.ts';
+import { FeedServer } from '../feed/server.ts';
 import type { Logger } from '../log.ts';
 import { listConsumers, maxSeq } from '../outbox/price-feed.ts';
 import { listStreamStates } from '../store/mirrors.ts';
@@ -56,6 +60,8 @@ export class Agent {
   #wal: WalMaintenance | null = null;
   #http: HealthServer | null = null;
   #metrics: AgentMetrics | null = null;
+  #feed: FeedServer | null = null;
+  #deadline: ApplyDeadlineMonitor | null = null;
   readonly #reloadConfig: (() => Promise<Config>) | undefined;
   readonly #stateDir: StateDirGuard;
 
@@ -80,6 +86,8 @@ export class Agent {
     try {
       const db = await openDatabase(databasePath(config.state.dir), { now: () => this.#clock.now() });
       this.#db = db;
+      const deadline = new ApplyDeadlineMonitor({ db, feed: () => this.#config.feed, clock: this.#clock, logger: this.#logger });
+      this.#deadline = deadline;
       const metrics = new AgentMetrics({
         outbox: async () => ({ feedRows: maxSeq(db), consumers: (await listConsumers(db)).map((c) => ({ name: c.consumer, lag: c.lag })) }),
         mirrors: () =>
@@ -88,6 +96,7 @@ export class Agent {
             watermarkAgeSeconds: s.watermark ? Math.max(0, (this.#clock.now() - Date.parse(s.watermark)) / 1000) : null,
           })),
         ready: () => this.readiness().ready,
+        feed: () => (this.#config.feed.consumers.length === 0 ? null : deadline.overview()),
       });
       this.#metrics = metrics;
       const api = connectApi(config.api, this.#logger, {
@@ -124,6 +133,8 @@ export class Agent {
           ...(config.http.console ? { console: consoleHandler(this.#consoleContext()) } : {}),
         });
       }
+      if (config.feed.listen !== null) this.#feed = await this.#startFeed(db, metrics);
+      if (config.feed.consumers.length > 0) deadline.start();
       const keyState = await keys.verify();
       // Work is taken only with a usable state directory and a working key (found by the chaos suite's disk tests:
       // with the state disk full or read-only the agent kept claiming files and starting pulls it could not record).
@@ -165,7 +176,7 @@ export class Agent {
       }).start();
       this.#state = 'running';
       this.#logger.info(
-        { sources: config.sources.length, jobs: this.#scheduler.names(), http: this.#http?.url ?? null, api_key_state: keyState, state_dir: config.state.dir },
+        { sources: config.sources.length, jobs: this.#scheduler.names(), http: this.#http?.url ?? null, feed: this.#feed?.url ?? null, api_key_state: keyState, state_dir: config.state.dir },
         'pricing-agent running',
       );
     } catch (error) {
@@ -185,6 +196,28 @@ export class Agent {
       readyzUrl: () => (this.#http === null ? null : `${this.#http.url}/readyz`),
       apiKey: () => keyCheckOf(this.#keys?.state ?? 'unknown', this.#config.api.base_url),
     };
+  }
+
+  #startFeed(db: StateDb, metrics: AgentMetrics): Promise<FeedServer> {
+    return FeedServer.start({
+      db,
+      config: this.#config.feed,
+      clock: this.#clock,
+      logger: this.#logger.child({ component: 'feed' }),
+      events: {
+        answered: (consumer, status) => {
+          if (consumer === null) {
+            if (status === 401 || status === 429) metrics.feedUnauthorized.inc();
+            return;
+          }
+          metrics.feedRequests.inc({ consumer });
+          if (status === 429) metrics.feedRateLimited.inc({ consumer });
+        },
+        served: (consumer, rows) => metrics.feedRowsServed.inc({ consumer }, rows),
+        connections: (open) => metrics.feedConnections.set(open),
+        waiting: (count) => metrics.feedWaiting.set(count),
+      },
+    });
   }
 
   readiness(): Readiness {
@@ -240,6 +273,10 @@ export class Agent {
       }
     }
     this.#logger.level = next.log.level;
+    if (this.#feed) await this.#feed.reconfigure(next.feed);
+    else if (next.feed.listen !== null) this.#logger.warn('feed.listen is now set: restart the agent to start the feed');
+    this.#deadline?.stop();
+    if (next.feed.consumers.length > 0) this.#deadline?.start();
     const sources = await this.#push?.reconfigure(next.sources);
     await this.#reschedule(next);
     void this.#keys?.verify();
@@ -269,6 +306,7 @@ export class Agent {
     if (this.#state === 'stopped' || this.#state === 'draining') return;
     this.#state = 'draining';
     this.#logger.info('draining: finishing work in flight');
+    await this.#feed?.close();
     this.#keys?.stop();
     await Promise.all([this.#push?.stop(), this.#scheduler?.stop()]);
     await this.#closeAll();
@@ -277,6 +315,8 @@ export class Agent {
   }
 
   async #closeAll(): Promise<void> {
+    this.#deadline?.stop();
+    await this.#feed?.close();
     this.#wal?.stop();
     this.#keys?.stop();
     await this.#http?.close();

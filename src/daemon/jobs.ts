@@ -28,6 +28,12 @@ export interface JobContext {
 
 export function scheduledJobs(config: Config, ctx: JobContext): ScheduledJob[] {
   const deps = { db: ctx.db, client: ctx.client, clock: ctx.clock, logger: ctx.logger };
+  const pullDeps = {
+    ...deps,
+    onVersionsStored: (versions: readonly { approved_at: string }[], committedAtMs: number) => {
+      for (const v of versions) ctx.metrics.approvalToOutbox.observe(Math.max(0, (committedAtMs - Date.parse(v.approved_at)) / 1000));
+    },
+  };
   const section = config.pull.approved_prices;
   const jobs: ScheduledJob[] = [
     {
@@ -35,7 +41,7 @@ export function scheduledJobs(config: Config, ctx: JobContext): ScheduledJob[] {
       schedule: section.schedule,
       run: async (signal) => {
         await ctx.waitForKey(signal);
-        const summary = await runApprovedPricesPull(deps, signal, approvedPricesOptions(config));
+        const summary = await runApprovedPricesPull(pullDeps, signal, approvedPricesOptions(config));
         ctx.metrics.approvalsStored.inc(summary.deliveries.inserted);
         ctx.metrics.approvalsAcknowledged.inc(summary.acks.acknowledged);
       },

@@ -1,9 +1,11 @@
 /**
  * The agent's Prometheus metrics. Names follow the conventions (snake_case, `_total` counters, base units: seconds,
  * bytes). Labels are bounded sets only: source names, entities, operations, statuses, job and stream names, POS
- * consumer names — never a file name or an id. Gauges that describe the database are read when scraped.
+ * consumer names (configured) — never a file name, a store or an id. Gauges that describe the database are read
+ * when scraped.
  */
-import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { FeedOverview } from '../feed/consumer-status.ts';
 import { AGENT_VERSION } from '../version.ts';
 
 export interface MetricsSources {
@@ -12,6 +14,8 @@ export interface MetricsSources {
   /** Age of each mirror stream's watermark in seconds (null: never completed). */
   mirrors(): { stream: string; watermarkAgeSeconds: number | null }[];
   ready(): boolean;
+  /** The feed's consumers (src/feed/consumer-status.ts); absent or null when no feed consumer is configured. */
+  feed?(): FeedOverview | null;
 }
 
 export class AgentMetrics {
@@ -28,6 +32,14 @@ export class AgentMetrics {
   readonly jobRuns = new Counter({ name: 'pricing_agent_job_runs_total', help: 'Scheduled job runs, by job and outcome.', labelNames: ['job', 'outcome'], registers: [this.registry] });
   readonly jobLastSuccess = new Gauge({ name: 'pricing_agent_job_last_success_timestamp_seconds', help: 'Unix time of the last successful run of each scheduled job.', labelNames: ['job'], registers: [this.registry] });
   readonly keyRejected = new Gauge({ name: 'pricing_agent_api_key_rejected', help: '1 while the API rejects the key (401), else 0.', registers: [this.registry] });
+  // Seconds from the platform's approved_at to the commit of the version in the outbox: the pull schedule plus the pull.
+  readonly approvalToOutbox = new Histogram({ name: 'pricing_agent_approval_to_outbox_seconds', help: 'Time from approval on the platform (approved_at) to the commit in the outbox, per version stored.', buckets: [5, 15, 30, 60, 90, 120, 300, 600, 1800, 3600, 7200, 21600, 86400], registers: [this.registry] });
+  readonly feedRequests = new Counter({ name: 'pricing_agent_feed_requests_total', help: 'Feed API requests answered, by consumer.', labelNames: ['consumer'], registers: [this.registry] });
+  readonly feedRowsServed = new Counter({ name: 'pricing_agent_feed_rows_served_total', help: 'Feed rows handed to each consumer by /feed/v1/changes.', labelNames: ['consumer'], registers: [this.registry] });
+  readonly feedRateLimited = new Counter({ name: 'pricing_agent_feed_rate_limited_total', help: 'Feed API requests refused with 429 (rate limit), by consumer.', labelNames: ['consumer'], registers: [this.registry] });
+  readonly feedUnauthorized = new Counter({ name: 'pricing_agent_feed_unauthorized_requests_total', help: 'Feed API requests without a valid token (401, or 429 for an address that keeps sending them).', registers: [this.registry] });
+  readonly feedConnections = new Gauge({ name: 'pricing_agent_feed_connections', help: 'Open connections to the feed listener.', registers: [this.registry] });
+  readonly feedWaiting = new Gauge({ name: 'pricing_agent_feed_waiting_requests', help: 'Long-polls of the feed waiting for a row.', registers: [this.registry] });
 
   constructor(sources: MetricsSources) {
     const registers = [this.registry];
@@ -65,6 +77,45 @@ export class AgentMetrics {
         this.reset();
         for (const c of consumers) this.set({ consumer: c.name }, c.lag);
       },
+    });
+    // Per feed consumer (labels: configured names only; a store is never a label): aggregates over its stores.
+    const perConsumer = (name: string, help: string, value: (c: FeedOverview['consumers'][number], o: FeedOverview) => number | null) =>
+      new Gauge({
+        name,
+        help,
+        labelNames: ['consumer'],
+        registers,
+        collect() {
+          this.reset();
+          const overview = sources.feed?.() ?? null;
+          for (const c of overview?.consumers ?? []) {
+            const v = value(c, overview as FeedOverview);
+            if (v !== null) this.set({ consumer: c.name }, v);
+          }
+        },
+      });
+    perConsumer('pricing_agent_feed_offset', 'The committed offset (seq) of each feed consumer.', (c) => c.offset);
+    perConsumer('pricing_agent_feed_last_seen_timestamp_seconds', 'Unix time of the last request of each feed consumer with a valid token.', (c) =>
+      c.last_seen === null ? null : Date.parse(c.last_seen) / 1000,
+    );
+    perConsumer('pricing_agent_feed_applied_seq', 'The lowest seq applied over the stores of each feed consumer (0: a store never confirmed).', (c) =>
+      c.stores.length === 0 ? null : Math.min(...c.stores.map((s) => s.applied_seq ?? 0)),
+    );
+    perConsumer('pricing_agent_feed_apply_lag_rows', 'Feed rows not yet confirmed as applied, summed over the stores of each consumer.', (c) =>
+      c.stores.reduce((sum, s) => sum + s.lag_rows, 0),
+    );
+    perConsumer('pricing_agent_feed_apply_lag_seconds', 'Age of the oldest feed row not yet applied at any store of each consumer.', (c) =>
+      Math.max(0, ...c.stores.map((s) => s.lag_seconds)),
+    );
+    const overdueRows = new WeakMap<FeedOverview, Map<string, number>>();
+    perConsumer('pricing_agent_feed_apply_overdue_rows', 'Prices due and not applied within feed.apply_deadline, summed over the stores of each consumer.', (c, o) => {
+      let byConsumer = overdueRows.get(o);
+      if (!byConsumer) {
+        byConsumer = new Map();
+        for (const d of o.overdue) byConsumer.set(d.consumer, (byConsumer.get(d.consumer) ?? 0) + d.rows);
+        overdueRows.set(o, byConsumer);
+      }
+      return byConsumer.get(c.name) ?? 0;
     });
     new Gauge({
       name: 'pricing_agent_mirror_watermark_age_seconds',

@@ -97,7 +97,7 @@ pull:
   approved_prices:
     page_size: ${DEMO_PAGE_SIZE}
     # Every 2 seconds (cron with seconds), so that the demo sees the platform's changes at once. The defaults are
-    # every 5 minutes for the pull and hourly for the reconciliation.
+    # every minute for the pull and hourly for the reconciliation.
     schedule: "${DEMO_SCHEDULE}"
     reconcile:
       schedule: "${DEMO_SCHEDULE}"

@@ -1,8 +1,8 @@
 /**
  * When each consumer was last seen (its last request with a valid token), for `status` and the metrics. Kept in
- * memory per request and written to the state database every `flushMs` (and at close) in one transaction, so a busy
- * feed costs one small write every few seconds, not one per request; `status` (another process) is at most that much
- * behind.
+ * memory per request and written to the state database every `flushMs`, after each offset or confirmation a consumer
+ * writes, and at close, in one transaction: a busy feed costs one small write every few seconds, not one per request;
+ * `status` (another process) is at most that much behind.
  */
 import type { Clock } from '../clock.ts';
 import type { Logger } from '../log.ts';

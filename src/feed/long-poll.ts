@@ -48,6 +48,8 @@ interface Waiter {
 export interface LongPollOptions {
   /** How often commits of other processes are looked for while somebody waits (store/feed-changes.ts). */
   readonly crossProcessPollMs?: number;
+  /** After the number of waiting requests changed (metrics). */
+  readonly onWaiting?: (count: number) => void;
 }
 
 export class LongPollHub {
@@ -139,11 +141,13 @@ export class LongPollHub {
     }
     this.#waiters.add(waiter);
     this.#index(waiter);
+    this.#options.onWaiting?.(this.#waiters.size);
   }
 
   #remove(waiter: Waiter): void {
     this.#waiters.delete(waiter);
     this.#unindex(waiter);
+    this.#options.onWaiting?.(this.#waiters.size);
     if (this.#waiters.size === 0) {
       this.#unwatch?.();
       this.#unwatch = null;

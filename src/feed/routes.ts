@@ -14,7 +14,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
 import { isoDateTime } from '../api/schemas/index.ts';
-import type { Clock } from '../clock.ts';
+import { type Clock, localDate } from '../clock.ts';
 import type { Logger } from '../log.ts';
 import { feedHeader, feedRecord, formatFeedRows } from '../outbox/feed-format.ts';
 import { advanceConsumer, consumerOffset, FEED_PAGE_DEFAULT, FEED_PAGE_MAX, type FeedRow, maxSeq } from '../outbox/price-feed.ts';
@@ -208,6 +208,7 @@ const OffsetBody = z.object({ seq: z.int().min(0).max(Number.MAX_SAFE_INTEGER) }
 async function putOffset({ ctx, req, consumer, res }: Call): Promise<number> {
   const body = parseBody(OffsetBody, await readJsonBody(req, MAX_BODY_BYTES));
   const stored = advanceConsumer(ctx.db, consumer.name, body.seq);
+  ctx.seen.flush(); // the database is written now anyway
   sendJson(res, 200, { offset: stored.last_seq });
   return 200;
 }
@@ -222,6 +223,7 @@ async function applied({ ctx, req, consumer, res }: Call): Promise<number> {
   const body = parseBody(AppliedBody, await readJsonBody(req, MAX_BODY_BYTES));
   if (!inScope(consumer, body.store_id)) throw new FeedHttpError(403, `store ${body.store_id} is not one of ${consumer.name}'s stores`);
   recordApplied(ctx.db, consumer.name, body.store_id, body.seq, body.applied_at ?? null);
+  ctx.seen.flush();
   sendEmpty(res, 204);
   return 204;
 }
@@ -232,10 +234,4 @@ function parseBody<T>(schema: z.ZodType<T>, body: unknown): T {
   const issue = result.error.issues[0];
   const where = issue && issue.path.length > 0 ? `${issue.path.join('.')}: ` : '';
   throw new FeedHttpError(422, `${where}${issue?.message ?? 'invalid body'}`);
-}
-
-/** The agent's local calendar date, YYYY-MM-DD (as the current_prices view uses). */
-export function localDate(ms: number): string {
-  const d = new Date(ms);
-  return `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, '0')}-${String(d.getDate()).padStart(2, '0')}`;
 }

@@ -60,6 +60,8 @@ const STRANGER_RATE = { perSecond: 2, burst: 20 };
 export interface FeedServerEvents extends FeedEvents {
   /** Open connections, after each change. */
   connections?(open: number): void;
+  /** Long-polls waiting, after each change. */
+  waiting?(count: number): void;
 }
 
 export interface FeedServerOptions {
@@ -99,7 +101,7 @@ export class FeedServer {
     this.#logger = logger;
     this.#limits = { ...FEED_LIMITS, ...options.limits };
     this.#directory = new ConsumerDirectory(config.consumers);
-    this.#hub = new LongPollHub(db, clock, { crossProcessPollMs: options.crossProcessPollMs });
+    this.#hub = new LongPollHub(db, clock, { crossProcessPollMs: options.crossProcessPollMs, onWaiting: (count) => this.#events.waiting?.(count) });
     this.#limiter = new RateLimiter(rateSettings(config), () => clock.now());
     this.#seen = new LastSeen(db, clock, logger);
     const databaseId = db.statement<string>(`SELECT value FROM agent_meta WHERE key = 'database_id'`).pluck().get() ?? '';

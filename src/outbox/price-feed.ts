@@ -72,6 +72,13 @@ export function readScopedFeed(db: StateDb, scope: StoreScope, afterSeq: number,
   });
 }
 
+/** How many feed rows of `scope` come after `afterSeq` (what a consumer at that offset has not read yet). */
+export function countScopedFeed(db: StateDb, scope: StoreScope, afterSeq: number): number {
+  if (scope === '*') return db.statement<number>('SELECT count(*) FROM price_feed WHERE seq > ?').pluck().get(afterSeq) ?? 0;
+  const count = db.statement<number>('SELECT count(*) FROM price_feed WHERE store_id IS ? AND seq > ?').pluck();
+  return db.read(() => [null, ...new Set(scope)].reduce((sum: number, store) => sum + (count.get(store, afterSeq) ?? 0), 0));
+}
+
 function checkPage(afterSeq: number, limit: number): void {
   if (!Number.isSafeInteger(afterSeq) || afterSeq < 0) {
     throw new StoreError('INVALID_ARGUMENT', `afterSeq must be a non-negative integer, got ${afterSeq}`);

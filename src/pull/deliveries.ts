@@ -145,6 +145,10 @@ function store(
   next: Omit<NewDeliveryIntent, 'cursor'> | undefined,
 ): StoredPage {
   const stored = storeDeliveredPage(deps.db, intent.id, page.items, page.nextCursor, next);
+  if (deps.onVersionsStored && stored.inserted > 0) {
+    const fresh = new Set(stored.insertedIds);
+    deps.onVersionsStored(page.items.filter((item) => fresh.has(item.id)), deps.clock.now());
+  }
   stats.pages += 1;
   stats.rows += page.items.length;
   stats.inserted += stored.inserted;

@@ -4,6 +4,7 @@
  * section values it loaded.
  */
 import type { ApiClient } from '../api/client.ts';
+import type { ApprovedPrice } from '../api/schemas/index.ts';
 import type { Clock } from '../clock.ts';
 import type { Logger } from '../log.ts';
 import type { StateDb } from '../store/state-db.ts';
@@ -13,6 +14,8 @@ export interface PullDeps {
   readonly client: ApiClient;
   readonly clock: Clock;
   readonly logger: Logger;
+  /** After a deliveries page committed: the versions it stored for the first time, and when (metrics). */
+  readonly onVersionsStored?: (versions: readonly ApprovedPrice[], committedAtMs: number) => void;
 }
 
 /** Throws the signal's reason when the caller asked the run to stop (SIGTERM drain, a CLI Ctrl-C). */

@@ -9,6 +9,7 @@
  */
 import { stat } from 'node:fs/promises';
 import type { Config } from '../config/index.ts';
+import { type FeedOverview, feedOverview } from '../feed/consumer-status.ts';
 import { StoreError } from '../store/errors.ts';
 import { databasePath, openDatabase } from '../store/open-database.ts';
 import type { StateDb } from '../store/state-db.ts';
@@ -44,6 +45,8 @@ export interface StatusReport {
   pull: PullOverview | null;
   outbox: OutboxOverview | null;
   mirrors: MirrorOverview[];
+  /** The feed's consumers per store: offsets, applied seqs, lag, overdue stores (src/feed/consumer-status.ts). */
+  feed: FeedOverview | null;
   api_key: KeyCheck;
   daemon: DaemonCheck;
   /** False when the key is rejected or the daemon answers "not ready"; `problems` says why. */
@@ -51,7 +54,7 @@ export interface StatusReport {
   problems: string[];
 }
 
-export type DatabaseParts = Pick<StatusReport, 'database' | 'sources' | 'processing_files' | 'pull' | 'outbox' | 'mirrors'>;
+export type DatabaseParts = Pick<StatusReport, 'database' | 'sources' | 'processing_files' | 'pull' | 'outbox' | 'mirrors' | 'feed'>;
 
 async function openReadOnly(path: string): Promise<{ db: StateDb | null; info: DatabaseInfo }> {
   const exists = await stat(path).then(() => true, () => false);
@@ -91,6 +94,7 @@ export async function gatherDatabaseParts(config: Config, now: Date): Promise<Da
       pull: pulled?.pull ?? null,
       outbox: pulled?.outbox ?? null,
       mirrors: db ? mirrorOverview(db) : [],
+      feed: db ? feedOverview(db, config.feed, now.getTime()) : null,
     };
   } finally {
     await db?.close();

@@ -71,3 +71,34 @@ export function lastSeenByConsumer(db: StateDb): Map<string, string> {
   const rows = db.statement<{ consumer: string; last_seen_at: string }>('SELECT consumer, last_seen_at FROM feed_consumers').all();
   return new Map(rows.map((r) => [r.consumer, r.last_seen_at]));
 }
+
+/** False on a database not yet migrated to 0007 (a read-only `status` before the new agent first ran). */
+export function hasFeedTables(db: StateDb): boolean {
+  return db.statement<number>(`SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'feed_applied'`).pluck().get() === 1;
+}
+
+/** Every store that has a row in the feed (product-level rows aside), sorted. */
+export function feedStoreIds(db: StateDb): string[] {
+  return db.statement<string>('SELECT DISTINCT store_id FROM price_feed WHERE store_id IS NOT NULL ORDER BY store_id').pluck().all();
+}
+
+export interface RowSpan {
+  rows: number;
+  /** The earliest recorded_at among them; null when there are none. */
+  oldest_recorded_at: string | null;
+}
+
+/**
+ * The feed rows of one store (`null`: the product-level rows) after `afterSeq`; with `due`, only those recorded at or
+ * before `recordedBy` whose effective_date is `effectiveBy` or earlier (or none). Reads the (store_id, seq) index
+ * range after `afterSeq`: as cheap as the store is up to date.
+ */
+export function rowsAfter(db: StateDb, storeId: string | null, afterSeq: number, due?: { recordedBy: string; effectiveBy: string }): RowSpan {
+  const base = 'SELECT count(*) AS rows, min(recorded_at) AS oldest_recorded_at FROM price_feed WHERE store_id IS ? AND seq > ?';
+  if (!due) return db.statement<RowSpan>(base).get(storeId, afterSeq) ?? { rows: 0, oldest_recorded_at: null };
+  return (
+    db
+      .statement<RowSpan>(`${base} AND recorded_at <= ? AND (effective_date IS NULL OR effective_date <= ?)`)
+      .get(storeId, afterSeq, due.recordedBy, due.effectiveBy) ?? { rows: 0, oldest_recorded_at: null }
+  );
+}

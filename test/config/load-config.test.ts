@@ -27,7 +27,7 @@ describe('loadConfig: defaults and shape', () => {
       daemon: { shutdown_timeout_ms: 30000, key_check_interval_ms: 60000 },
       pull: {
         approved_prices: {
-          schedule: '*/5 * * * *',
+          schedule: '* * * * *',
           filters: {},
           page_size: 500,
           reconcile: { schedule: '17 * * * *', lookback_days: 90 },

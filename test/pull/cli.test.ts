@@ -73,7 +73,7 @@ describe('pricing-agent pull, outbox, exports, jobs', { timeout: 90_000 }, () =>
     expect(backwards.code).toBe(1);
     expect(backwards.stderr).toMatch(/--force/);
     const consumers = await cli('outbox', 'consumers', '--json');
-    expect(JSON.parse(consumers.stdout)).toMatchObject({ consumer: 'pos-store-0042', last_seq: 10, lag: acked - 10 });
+    expect(JSON.parse(consumers.stdout)).toMatchObject({ name: 'pos-store-0042', offset: 10, unread_rows: acked - 10, stores: [] });
   });
 
   it('pull --reconcile withdraws a price cancelled after acknowledgement; pull --stream mirrors', async () => {

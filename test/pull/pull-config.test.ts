@@ -34,7 +34,7 @@ describe('pull and outbox config', () => {
     const config = await load(API);
     expect(config.pull).toEqual({
       approved_prices: {
-        schedule: '*/5 * * * *',
+        schedule: '* * * * *',
         filters: {},
         page_size: 500,
         reconcile: { schedule: '17 * * * *', lookback_days: 90 },

@@ -1,0 +1,72 @@
+/**
+ * A slow or idle client cannot hold the feed listener: idle connections, headers that never end, a TLS handshake that
+ * never starts, too many connections, bodies and headers too large. Real sockets against the real listener, with its
+ * bounds shrunk so that each case ends in a fraction of a second (the defaults are seconds: FEED_LIMITS).
+ */
+import { connect, type Socket } from 'node:net';
+import { describe, expect, it } from 'vitest';
+import { feedHarness, type Protocol, STORE_A, testConsumer } from './support.ts';
+
+const pos = testConsumer('pos', [STORE_A]);
+const SMALL = { headersTimeoutMs: 300, requestTimeoutMs: 400, keepAliveTimeoutMs: 300, tlsHandshakeTimeoutMs: 300, checkIntervalMs: 50 };
+
+function openSocket(url: string): Promise<{ socket: Socket; closed: Promise<string> }> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => {
+      let received = '';
+      socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
+      const closed = new Promise<string>((done) => socket.on('close', () => done(received)));
+      resolve({ socket, closed });
+    });
+    socket.on('error', () => undefined);
+    socket.once('error', reject);
+  });
+}
+
+describe('feed listener bounds', () => {
+  it('closes a connection that sends nothing, or headers that never end (HTTP)', async () => {
+    const h = await feedHarness('http', [pos], { limits: SMALL });
+    const idle = await openSocket(h.url);
+    const slow = await openSocket(h.url);
+    slow.socket.write('GET /feed/v1/changes HTTP/1.1\r\nHost: x\r\n');
+    const drip = setInterval(() => slow.socket.write('X-Drip: 1\r\n'), 50); // a slowloris: never the blank line
+    try {
+      expect(await slow.closed).toMatch(/^HTTP\/1\.1 408/);
+      await idle.closed; // no request at all: closed by the headers timeout too
+    } finally {
+      clearInterval(drip);
+    }
+    expect((await h.call('GET', '/feed/v1/offset', { token: pos.token })).status).toBe(200);
+  });
+
+  it('closes a TLS connection whose handshake never comes', async () => {
+    const h = await feedHarness('https', [pos], { limits: SMALL });
+    const silent = await openSocket(h.url);
+    await silent.closed;
+    expect((await h.call('GET', '/feed/v1/offset', { token: pos.token })).status).toBe(200);
+  });
+
+  it.each<Protocol>(['http', 'https'])('refuses connections beyond max_connections until one closes (%s)', async (protocol) => {
+    const h = await feedHarness(protocol, [pos], { config: { max_connections: 3 }, limits: { ...SMALL, headersTimeoutMs: 60_000, requestTimeoutMs: 60_000, tlsHandshakeTimeoutMs: 60_000 } });
+    const held = await Promise.all([openSocket(h.url), openSocket(h.url), openSocket(h.url)]);
+    const extra = await openSocket(h.url);
+    expect(await extra.closed).toBe(''); // dropped at once, without an answer
+    expect(h.logText()).toContain('feed connections refused: feed.max_connections reached');
+    for (const c of held) c.socket.destroy();
+    await Promise.all(held.map((c) => c.closed));
+    let status = 0;
+    for (let attempt = 0; attempt < 50 && status !== 200; attempt += 1) {
+      status = await h.call('GET', '/feed/v1/offset', { token: pos.token }).then((a) => a.status, () => 0);
+    }
+    expect(status).toBe(200);
+  });
+
+  it.each<Protocol>(['http', 'https'])('answers 413 to a body above 16 KiB and 431 to headers above 8 KiB (%s)', async (protocol) => {
+    const h = await feedHarness(protocol, [pos]);
+    const big = await h.call('PUT', '/feed/v1/offset', { token: pos.token, body: JSON.stringify({ seq: 0, pad: 'x'.repeat(20_000) }) });
+    expect([big.status, big.json()]).toEqual([413, { detail: 'the request body is larger than 16384 bytes' }]);
+    const headers = await h.call('GET', '/feed/v1/offset', { token: `${pos.token}${'x'.repeat(9_000)}` }).then((a) => a.status, (e: Error) => e.message);
+    expect(headers).toBe(431);
+  });
+});
