@@ -3,9 +3,12 @@
  * the parent over IPC, so the load generator and the sandbox each get a core of their own; answers the parent's
  * requests for its CPU time and memory.
  */
+import { parseArgs } from 'node:util';
 import { startSandbox } from '../src/sandbox/index.ts';
 
-const sandbox = await startSandbox({ approvals: 0, largeGridRows: 0 });
+// `--stores N`: how many stores the sandbox seeds (bench:feed scopes a consumer to each).
+const { values } = parseArgs({ options: { stores: { type: 'string' } } });
+const sandbox = await startSandbox({ approvals: 0, largeGridRows: 0, ...(values.stores ? { stores: Number(values.stores) } : {}) });
 process.send?.({ url: sandbox.url, apiKey: sandbox.apiKey, stores: sandbox.control.stores });
 // The parent asks for this process's CPU time and memory around the timed run; memory after a full collection
 // (the parent forks this process with --expose-gc), so that it counts what the sandbox holds, not its garbage.

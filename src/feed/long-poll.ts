@@ -4,15 +4,20 @@
  *
  * Woken by commits, not by a timer: the hub watches the feed (src/store/feed-changes.ts: commits of this process are
  * announced, those of other processes noticed through SQLite's data_version) only while somebody waits. On a change
- * it reads which stores the new rows belong to, once, and re-reads the page of the waiters of those stores only; a
- * product-level row concerns every waiter.
+ * it reads the new rows once and hands each waiter the ones of its scope: one query per commit, however many tills
+ * wait. (After a jump of more than DISTRIBUTE_MAX rows it reads which stores the rows belong to and lets each
+ * concerned waiter read its own page instead, so that memory stays bounded.)
  *
- * Invariant: every waiter has seen the feed up to `#lastSeen` (the rows after its `after` up to there hold nothing for
- * it). A request reads its first page and the feed's last seq in one snapshot; if the hub has already moved past
- * that seq when it registers, it reads again at once. So no commit can slip between a request's read and its wait.
+ * Invariant: every waiter has seen the feed up to `#lastSeen` and found nothing for it there. A request reads its
+ * first page bounded by the feed's last seq (readScopedPage); if the hub has already moved past that seq when the
+ * request registers, it reads again at once. So no commit can slip between a request's read and its wait, and the
+ * rows a change brings to a waiter are exactly its page.
+ *
+ * Waits end on a tick of the hub's own (every TICK_MS, while somebody waits), not on a timer per request: a wait
+ * ends up to TICK_MS early, never late, and thousands of waits cost one timer.
  */
 import type { Clock } from '../clock.ts';
-import { type FeedRow, maxSeq, readScopedFeed } from '../outbox/price-feed.ts';
+import { type FeedRow, readFeedRange, readScopedPage } from '../outbox/price-feed.ts';
 import { watchFeed } from '../store/feed-changes.ts';
 import type { StateDb } from '../store/state-db.ts';
 import type { ConsumerDirectory, FeedConsumer } from './consumers.ts';
@@ -28,11 +33,13 @@ export interface PollRequest {
 }
 
 /**
- * rows: the page (empty when the wait ended without a row); revoked: the token was withdrawn while waiting (SIGHUP);
- * closing: the listener is shutting down; gone: the client went away.
+ * rows: the page (empty when the wait ended without a row); beyond: `after` is past the feed's last seq (`last`);
+ * revoked: the token was withdrawn while waiting (SIGHUP); closing: the listener is shutting down; gone: the client
+ * went away.
  */
 export type PollOutcome =
   | { readonly kind: 'rows'; readonly rows: FeedRow[] }
+  | { readonly kind: 'beyond'; readonly last: number }
   | { readonly kind: 'revoked' }
   | { readonly kind: 'closing' }
   | { readonly kind: 'gone' };
@@ -41,7 +48,7 @@ interface Waiter {
   consumer: FeedConsumer;
   readonly after: number;
   readonly limit: number;
-  readonly stop: AbortController;
+  readonly deadline: number;
   readonly settle: (outcome: PollOutcome) => void;
 }
 
@@ -50,7 +57,14 @@ export interface LongPollOptions {
   readonly crossProcessPollMs?: number;
   /** After the number of waiting requests changed (metrics). */
   readonly onWaiting?: (count: number) => void;
+  /** Up to this many new rows are read at once and handed out (tests lower it to reach the other path). */
+  readonly distributeMax?: number;
 }
+
+/** How often waits that reached their end are answered. */
+const TICK_MS = 250;
+/** Up to this many new rows are read at once and handed out; beyond, each concerned waiter reads its own page. */
+const DISTRIBUTE_MAX = 10_000;
 
 export class LongPollHub {
   readonly #db: StateDb;
@@ -62,7 +76,8 @@ export class LongPollHub {
   readonly #everyStore = new Set<Waiter>();
   #lastSeen = 0;
   #unwatch: (() => void) | null = null;
-  #closed = false;
+  #ticking = false;
+  readonly #stop = new AbortController();
 
   constructor(db: StateDb, clock: Clock, options: LongPollOptions = {}) {
     this.#db = db;
@@ -76,37 +91,29 @@ export class LongPollHub {
 
   /** The page after `after`, waiting for up to `waitMs` when there is none yet. */
   poll(request: PollRequest): Promise<PollOutcome> {
-    const { rows, seenUpTo } = this.#db.read(() => ({
-      rows: readScopedFeed(this.#db, request.consumer.scope, request.after, request.limit),
-      seenUpTo: maxSeq(this.#db),
-    }));
+    const { rows, upTo } = readScopedPage(this.#db, request.consumer.scope, request.after, request.limit);
+    if (request.after > upTo) return Promise.resolve({ kind: 'beyond', last: upTo });
     if (rows.length > 0 || request.waitMs <= 0) return Promise.resolve({ kind: 'rows', rows });
-    if (this.#closed) return Promise.resolve({ kind: 'closing' });
+    if (this.#stop.signal.aborted) return Promise.resolve({ kind: 'closing' });
     if (request.signal.aborted) return Promise.resolve({ kind: 'gone' });
     return new Promise((resolve) => {
-      const stop = new AbortController();
+      const onGone = () => waiter.settle({ kind: 'gone' });
       const waiter: Waiter = {
         consumer: request.consumer,
         after: request.after,
         limit: request.limit,
-        stop,
+        deadline: this.#clock.now() + request.waitMs,
         settle: (outcome) => {
           if (!this.#waiters.has(waiter)) return;
           this.#remove(waiter);
-          stop.abort();
           request.signal.removeEventListener('abort', onGone);
           resolve(outcome);
         },
       };
-      const onGone = () => waiter.settle({ kind: 'gone' });
       request.signal.addEventListener('abort', onGone, { once: true });
-      this.#add(waiter, seenUpTo);
-      this.#clock.sleep(request.waitMs, stop.signal).then(
-        () => waiter.settle({ kind: 'rows', rows: [] }),
-        () => undefined, // stopped: settled already
-      );
-      // The hub may have moved past what this request read (another waiter's change): read again now.
-      if (seenUpTo < this.#lastSeen) this.#recheck(waiter);
+      this.#add(waiter, upTo);
+      // The hub may have moved past what this request read (a change announced meanwhile): read again now.
+      if (upTo < this.#lastSeen) this.#recheck(waiter);
     });
   }
 
@@ -130,7 +137,7 @@ export class LongPollHub {
 
   /** Ends every wait (the listener is closing); no new wait starts. */
   close(): void {
-    this.#closed = true;
+    this.#stop.abort(new Error('the feed is closing'));
     for (const waiter of [...this.#waiters]) waiter.settle({ kind: 'closing' });
   }
 
@@ -142,6 +149,7 @@ export class LongPollHub {
     this.#waiters.add(waiter);
     this.#index(waiter);
     this.#options.onWaiting?.(this.#waiters.size);
+    if (!this.#ticking) void this.#tick();
   }
 
   #remove(waiter: Waiter): void {
@@ -151,6 +159,22 @@ export class LongPollHub {
     if (this.#waiters.size === 0) {
       this.#unwatch?.();
       this.#unwatch = null;
+    }
+  }
+
+  /** Answers the waits that reached their end (up to one tick early), until nobody waits. */
+  async #tick(): Promise<void> {
+    this.#ticking = true;
+    try {
+      while (this.#waiters.size > 0) {
+        await this.#clock.sleep(TICK_MS, this.#stop.signal);
+        const soon = this.#clock.now() + TICK_MS;
+        for (const waiter of [...this.#waiters]) if (waiter.deadline <= soon) waiter.settle({ kind: 'rows', rows: [] });
+      }
+    } catch {
+      // closing: every waiter is answered by close()
+    } finally {
+      this.#ticking = false;
     }
   }
 
@@ -180,27 +204,69 @@ export class LongPollHub {
     }
   }
 
-  /** Rows up to `seq` are committed: wake the waiters of the stores they belong to. */
+  /** Rows up to `seq` are committed: hand them to the waiters of the stores they belong to. */
   #changed(seq: number): void {
     if (seq <= this.#lastSeen || this.#waiters.size === 0) return;
+    const from = this.#lastSeen;
+    this.#lastSeen = seq;
+    if (seq - from > (this.#options.distributeMax ?? DISTRIBUTE_MAX)) return this.#recheckConcerned(from, seq);
+    const byStore = new Map<string, FeedRow[]>();
+    const productLevel: FeedRow[] = [];
+    const all = readFeedRange(this.#db, from, seq);
+    for (const row of all) {
+      if (row.store_id === null) productLevel.push(row);
+      else {
+        let list = byStore.get(row.store_id);
+        if (!list) byStore.set(row.store_id, (list = []));
+        list.push(row);
+      }
+    }
+    const concerned = productLevel.length > 0 ? new Set(this.#waiters) : new Set(this.#everyStore);
+    if (productLevel.length === 0) for (const store of byStore.keys()) for (const w of this.#byStore.get(store) ?? []) concerned.add(w);
+    for (const waiter of concerned) {
+      const { scope } = waiter.consumer;
+      let rows: FeedRow[];
+      if (scope === '*') rows = all;
+      else if (scope.length === 1) rows = merge(productLevel, byStore.get(scope[0] ?? '') ?? []);
+      else rows = scope.reduce((acc: FeedRow[], store) => merge(acc, byStore.get(store) ?? []), productLevel);
+      if (rows.length > 0) waiter.settle({ kind: 'rows', rows: rows.length > waiter.limit ? rows.slice(0, waiter.limit) : rows });
+    }
+  }
+
+  /** After a large jump: which stores the rows belong to, and each concerned waiter reads its own page. */
+  #recheckConcerned(from: number, seq: number): void {
     const stores = this.#db
       .statement<string | null>('SELECT DISTINCT store_id FROM price_feed WHERE seq > ? AND seq <= ?')
       .pluck()
-      .all(this.#lastSeen, seq);
-    this.#lastSeen = seq;
-    let concerned: Iterable<Waiter>;
-    if (stores.includes(null)) {
-      concerned = [...this.#waiters]; // a product-level row is for every consumer
-    } else {
-      const set = new Set(this.#everyStore);
-      for (const store of stores) for (const waiter of this.#byStore.get(store as string) ?? []) set.add(waiter);
-      concerned = set;
-    }
+      .all(from, seq);
+    const concerned = stores.includes(null) ? new Set(this.#waiters) : new Set(this.#everyStore);
+    for (const store of stores) for (const waiter of this.#byStore.get(store ?? '') ?? []) concerned.add(waiter);
     for (const waiter of concerned) this.#recheck(waiter);
   }
 
   #recheck(waiter: Waiter): void {
-    const rows = readScopedFeed(this.#db, waiter.consumer.scope, waiter.after, waiter.limit);
+    const { rows } = readScopedPage(this.#db, waiter.consumer.scope, waiter.after, waiter.limit);
     if (rows.length > 0) waiter.settle({ kind: 'rows', rows });
   }
+}
+
+/** Two lists of rows in seq order, as one. */
+function merge(a: readonly FeedRow[], b: readonly FeedRow[]): FeedRow[] {
+  if (a.length === 0) return b as FeedRow[];
+  if (b.length === 0) return a as FeedRow[];
+  const out: FeedRow[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length || j < b.length) {
+    const x = a[i];
+    const y = b[j];
+    if (y === undefined || (x !== undefined && x.seq < y.seq)) {
+      out.push(x as FeedRow);
+      i += 1;
+    } else {
+      out.push(y);
+      j += 1;
+    }
+  }
+  return out;
 }

@@ -17,7 +17,7 @@ import { isoDateTime } from '../api/schemas/index.ts';
 import { type Clock, localDate } from '../clock.ts';
 import type { Logger } from '../log.ts';
 import { feedHeader, feedRecord, formatFeedRows } from '../outbox/feed-format.ts';
-import { advanceConsumer, consumerOffset, FEED_PAGE_DEFAULT, FEED_PAGE_MAX, type FeedRow, maxSeq } from '../outbox/price-feed.ts';
+import { advanceConsumer, consumerOffset, FEED_PAGE_DEFAULT, FEED_PAGE_MAX, type FeedRow } from '../outbox/price-feed.ts';
 import { storeSnapshot } from '../store/approved-prices.ts';
 import { StoreError } from '../store/errors.ts';
 import { recordApplied } from '../store/feed-consumers.ts';
@@ -64,6 +64,9 @@ interface Call {
 }
 
 type Handler = (call: Call) => number | Promise<number>;
+
+/** The reason a long-poll's signal carries when its client went away (one object: no error built per request). */
+const CLIENT_GONE = new Error('the client closed the connection');
 
 const ROUTES: Record<string, Partial<Record<string, Handler>>> = {
   '/feed/v1/changes': { GET: changes },
@@ -144,19 +147,18 @@ async function changes({ ctx, req, res, url, consumer }: Call): Promise<number> 
   const limit = integerParam(url, 'limit', () => FEED_PAGE_DEFAULT, FEED_PAGE_MAX);
   if (limit < 1) throw new FeedHttpError(422, `limit must be an integer from 1 to ${FEED_PAGE_MAX}, got 0`);
   const waitMs = waitParam(url);
-  const last = maxSeq(ctx.db);
-  if (after > last) {
-    throw new FeedHttpError(
-      422,
-      `after ${after} is beyond the last seq of the feed (${last}): the agent's database was restored or recreated; start again from GET /feed/v1/current`,
-    );
-  }
   const gone = new AbortController();
-  const onClose = () => gone.abort();
+  const onClose = () => gone.abort(CLIENT_GONE);
   res.once('close', onClose);
   const outcome = await ctx.hub.poll({ consumer, after, limit, waitMs, signal: gone.signal });
   res.off('close', onClose);
   if (outcome.kind === 'gone') return 499; // nobody to answer; counted as nginx does
+  if (outcome.kind === 'beyond') {
+    throw new FeedHttpError(
+      422,
+      `after ${after} is beyond the last seq of the feed (${outcome.last}): the agent's database was restored or recreated; start again from GET /feed/v1/current`,
+    );
+  }
   if (outcome.kind === 'revoked') {
     throw new FeedHttpError(401, 'the token is not valid for this feed', { 'www-authenticate': 'Bearer realm="pricing-agent feed"' });
   }

@@ -39,37 +39,59 @@ export type StoreScope = '*' | readonly string[];
  */
 const PER_STORE_READS_MAX = 16;
 
+export interface ScopedPage {
+  rows: FeedRow[];
+  /** The feed's last seq when the page was read: every row of the scope up to it was considered. */
+  upTo: number;
+}
+
 /**
  * Up to `limit` feed rows of `scope` with seq > `afterSeq`, oldest first. Never a row of a store outside the scope.
- * The reads run in one read transaction: a page merged from several reads is consistent even while the agent or
- * another process commits, so a row is never passed over.
+ *
+ * Consistent without a transaction: the feed's last seq is read first, and every read is bounded by it. seq order is
+ * commit order, so every row up to that seq is committed already, and a row committed meanwhile (by the agent or
+ * another process) has a larger seq and belongs to the next page: a page merged from several reads never passes a
+ * row over.
  */
-export function readScopedFeed(db: StateDb, scope: StoreScope, afterSeq: number, limit: number = FEED_PAGE_DEFAULT): FeedRow[] {
-  if (scope === '*') return readFeed(db, afterSeq, limit);
+export function readScopedPage(db: StateDb, scope: StoreScope, afterSeq: number, limit: number = FEED_PAGE_DEFAULT): ScopedPage {
   checkPage(afterSeq, limit);
+  const upTo = maxSeq(db);
+  if (scope === '*') {
+    const rows = db.statement<FeedRow>('SELECT * FROM price_feed WHERE seq > ? AND seq <= ? ORDER BY seq LIMIT ?').all(afterSeq, upTo, limit);
+    return { rows, upTo };
+  }
   if (scope.length > PER_STORE_READS_MAX) {
-    return db
+    const rows = db
       .statement<FeedRow>(
         // `+store_id`: not through the store index, so that SQLite walks seq order and stops at `limit`.
-        `SELECT * FROM price_feed WHERE seq > ? AND (+store_id IS NULL OR +store_id IN (SELECT value FROM json_each(?)))
+        `SELECT * FROM price_feed WHERE seq > ? AND seq <= ?
+           AND (+store_id IS NULL OR +store_id IN (SELECT value FROM json_each(?)))
          ORDER BY seq LIMIT ?`,
       )
-      .all(afterSeq, JSON.stringify(scope), limit);
+      .all(afterSeq, upTo, JSON.stringify(scope), limit);
+    return { rows, upTo };
   }
-  return db.read(() => {
-    const storeSeqs = db.statement<number>('SELECT seq FROM price_feed WHERE store_id = ? AND seq > ? ORDER BY seq LIMIT ?').pluck();
-    const seqs = db
-      .statement<number>('SELECT seq FROM price_feed WHERE store_id IS NULL AND seq > ? ORDER BY seq LIMIT ?')
-      .pluck()
-      .all(afterSeq, limit);
-    for (const store of new Set(scope)) seqs.push(...storeSeqs.all(store, afterSeq, limit));
-    if (seqs.length === 0) return [];
-    seqs.sort((a, b) => a - b);
-    if (seqs.length > limit) seqs.length = limit;
-    return db
-      .statement<FeedRow>('SELECT * FROM price_feed WHERE seq IN (SELECT value FROM json_each(?)) ORDER BY seq')
-      .all(JSON.stringify(seqs));
-  });
+  const storeSeqs = db.statement<number>('SELECT seq FROM price_feed WHERE store_id = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?').pluck();
+  const seqs = db
+    .statement<number>('SELECT seq FROM price_feed WHERE store_id IS NULL AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?')
+    .pluck()
+    .all(afterSeq, upTo, limit);
+  for (const store of new Set(scope)) seqs.push(...storeSeqs.all(store, afterSeq, upTo, limit));
+  if (seqs.length === 0) return { rows: [], upTo };
+  seqs.sort((a, b) => a - b);
+  if (seqs.length > limit) seqs.length = limit;
+  const rows = db.statement<FeedRow>('SELECT * FROM price_feed WHERE seq IN (SELECT value FROM json_each(?)) ORDER BY seq').all(JSON.stringify(seqs));
+  return { rows, upTo };
+}
+
+/** The rows of `readScopedPage`. */
+export function readScopedFeed(db: StateDb, scope: StoreScope, afterSeq: number, limit: number = FEED_PAGE_DEFAULT): FeedRow[] {
+  return readScopedPage(db, scope, afterSeq, limit).rows;
+}
+
+/** The rows with `afterSeq` < seq <= `upToSeq`, oldest first (what one commit, or a few, appended). */
+export function readFeedRange(db: StateDb, afterSeq: number, upToSeq: number): FeedRow[] {
+  return db.statement<FeedRow>('SELECT * FROM price_feed WHERE seq > ? AND seq <= ? ORDER BY seq').all(afterSeq, upToSeq);
 }
 
 /** How many feed rows of `scope` come after `afterSeq` (what a consumer at that offset has not read yet). */

@@ -1,0 +1,96 @@
+/**
+ * The long-poll hub on its own (no HTTP): whatever the commits and the scopes, a woken request gets exactly the page
+ * it would have read at that moment (its stores and the product-level rows after its `after`, at most `limit`), on
+ * both paths (new rows handed out from one read, or each concerned waiter reading its own page after a large jump);
+ * a request not woken has nothing to read; waits end on the injected clock; a client that leaves is forgotten.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { sha256Hex } from '../../src/config/feed-schema.ts';
+import { ConsumerDirectory } from '../../src/feed/consumers.ts';
+import { LongPollHub, type PollOutcome } from '../../src/feed/long-poll.ts';
+import { maxSeq, readScopedFeed, type StoreScope } from '../../src/outbox/price-feed.ts';
+import { ManualClock } from '../support/manual-clock.ts';
+import { approval, deliver, openTempDb } from '../outbox/support.ts';
+
+const STORES = ['s1', 's2', 's3', 's4', 's5'];
+
+function consumer(name: string, scope: StoreScope) {
+  const directory = new ConsumerDirectory([{ name, token_file: null, token_sha256: sha256Hex(name.padEnd(40, '.')), stores: scope === '*' ? '*' : [...scope] }]);
+  const found = directory.byName(name);
+  if (!found) throw new Error('no consumer');
+  return found;
+}
+
+async function settle(): Promise<void> {
+  for (let i = 0; i < 4; i += 1) await new Promise((r) => setImmediate(r));
+}
+
+describe('LongPollHub', () => {
+  it('wakes each request with exactly the page it would read, on both paths', async () => {
+    const clock = new ManualClock();
+    const db = await openTempDb({ now: () => clock.now() });
+    let id = 0;
+    const scopeArb = fc.oneof(fc.constant<StoreScope>('*'), fc.uniqueArray(fc.constantFrom(...STORES), { minLength: 1, maxLength: 3 }));
+    const stepArb = fc.record({
+      polls: fc.array(fc.record({ scope: scopeArb, limit: fc.integer({ min: 1, max: 4 }), back: fc.integer({ min: 0, max: 3 }) }), { maxLength: 4 }),
+      commit: fc.array(fc.option(fc.constantFrom(...STORES), { freq: 4 }), { maxLength: 6 }),
+    });
+    await fc.assert(
+      fc.asyncProperty(fc.array(stepArb, { minLength: 1, maxLength: 6 }), fc.constantFrom(2, 10_000), async (steps, distributeMax) => {
+        const hub = new LongPollHub(db, clock, { distributeMax });
+        const open: { scope: StoreScope; after: number; limit: number; outcome: PollOutcome | null }[] = [];
+        for (const step of steps) {
+          const last = maxSeq(db);
+          for (const p of step.polls) {
+            const entry = { scope: p.scope, after: Math.max(0, last - p.back), limit: p.limit, outcome: null as PollOutcome | null };
+            const expected = readScopedFeed(db, p.scope, entry.after, p.limit);
+            const outcome = hub.poll({ consumer: consumer(`c${open.length}`, p.scope), after: entry.after, limit: p.limit, waitMs: 60_000, signal: new AbortController().signal });
+            if (expected.length > 0) {
+              expect(await outcome).toEqual({ kind: 'rows', rows: expected }); // answered at once
+              continue;
+            }
+            open.push(entry);
+            void outcome.then((o) => (entry.outcome = o));
+          }
+          if (step.commit.length > 0) deliver(db, step.commit.map((store) => approval(++id, { store_id: store })));
+          await settle();
+          for (const entry of open.splice(0)) {
+            if (entry.outcome === null) {
+              expect(readScopedFeed(db, entry.scope, entry.after, entry.limit)).toEqual([]); // nothing for it yet
+              open.push(entry);
+            } else {
+              expect(entry.outcome).toEqual({ kind: 'rows', rows: readScopedFeed(db, entry.scope, entry.after, entry.limit) });
+            }
+          }
+        }
+        hub.close();
+        await settle();
+      }),
+      { numRuns: 60, seed: 14 },
+    );
+  });
+
+  it('ends a wait on the clock, forgets a client that left, and answers the rest on close', async () => {
+    const clock = new ManualClock();
+    const db = await openTempDb({ now: () => clock.now() });
+    const hub = new LongPollHub(db, clock);
+    const poll = (waitMs: number, signal = new AbortController().signal) => hub.poll({ consumer: consumer('c', ['s1']), after: 0, limit: 10, waitMs, signal });
+    const short = poll(10_000);
+    const leaving = new AbortController();
+    const left = poll(60_000, leaving.signal);
+    const long = poll(60_000);
+    expect(hub.waiting).toBe(3);
+    await clock.advance(9_000);
+    expect(hub.waiting).toBe(3);
+    await clock.advance(1_000);
+    expect(await short).toEqual({ kind: 'rows', rows: [] });
+    leaving.abort(new Error('gone'));
+    expect(await left).toEqual({ kind: 'gone' });
+    expect(hub.waiting).toBe(1);
+    hub.close();
+    expect(await long).toEqual({ kind: 'closing' });
+    expect(await poll(60_000)).toEqual({ kind: 'closing' });
+    expect(await hub.poll({ consumer: consumer('c', ['s1']), after: 5, limit: 10, waitMs: 0, signal: leaving.signal })).toEqual({ kind: 'beyond', last: 0 });
+  });
+});
