@@ -1,11 +1,14 @@
 /**
  * A slow or idle client cannot hold the feed listener: idle connections, headers that never end, a TLS handshake that
- * never starts, too many connections, bodies and headers too large. Real sockets against the real listener, with its
- * bounds shrunk so that each case ends in a fraction of a second (the defaults are seconds: FEED_LIMITS).
+ * never starts, too many connections, bodies and headers too large, an answer nobody reads. Real sockets against the
+ * real listener, with its bounds shrunk so that each case ends in a fraction of a second (the defaults are seconds:
+ * FEED_LIMITS). And a renewed certificate is presented after a reload.
  */
 import { connect, type Socket } from 'node:net';
+import { connect as tlsConnect } from 'node:tls';
 import { describe, expect, it } from 'vitest';
-import { feedHarness, type Protocol, STORE_A, testConsumer } from './support.ts';
+import { until } from '../support/test-logger.ts';
+import { feedConfig, feedHarness, type Protocol, STORE_A, testConsumer, TLS_DIR } from './support.ts';
 
 const pos = testConsumer('pos', [STORE_A]);
 const SMALL = { headersTimeoutMs: 300, requestTimeoutMs: 400, keepAliveTimeoutMs: 300, tlsHandshakeTimeoutMs: 300, checkIntervalMs: 50 };
@@ -68,5 +71,39 @@ describe('feed listener bounds', () => {
     expect([big.status, big.json()]).toEqual([413, { detail: 'the request body is larger than 16384 bytes' }]);
     const headers = await h.call('GET', '/feed/v1/offset', { token: `${pos.token}${'x'.repeat(9_000)}` }).then((a) => a.status, (e: Error) => e.message);
     expect(headers).toBe(431);
+  });
+});
+
+describe('feed listener over time', () => {
+  it('destroys the connection of a client that stops reading its answer', async () => {
+    let open = 0;
+    const h = await feedHarness('http', [pos], { limits: { responseFlushMs: 300 }, events: { connections: (n) => (open = n) } });
+    // About 20 MB in one answer: more than the socket buffers of loopback hold, so most of it waits in the listener.
+    const long = 'L'.repeat(4_000);
+    h.append(Array.from({ length: 2_500 }, () => STORE_A), { item_id: long, sku: long });
+    const reader = await openSocket(h.url);
+    reader.socket.pause(); // reads nothing
+    reader.socket.write(`GET /feed/v1/changes?limit=10000 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${pos.token}\r\n\r\n`);
+    await until(() => open === 1, 'the connection to open');
+    await until(() => open === 0, 'the listener to give the connection up', 10_000);
+    reader.socket.destroy();
+    expect((await h.call('GET', '/feed/v1/offset', { token: pos.token })).status).toBe(200);
+  });
+
+  it('presents a renewed certificate after a reload, to new connections', async () => {
+    const h = await feedHarness('https', [pos]);
+    const subject = () => {
+      const { port } = new URL(h.url);
+      return new Promise<string>((resolve, reject) => {
+        const socket = tlsConnect({ host: '127.0.0.1', port: Number(port), rejectUnauthorized: false }, () => {
+          resolve(String(socket.getPeerCertificate().subject.CN));
+          socket.destroy();
+        });
+        socket.once('error', reject);
+      });
+    };
+    expect(await subject()).toBe('pricing-agent feed test');
+    await h.server.reconfigure(feedConfig('https', [pos], { tls: { cert_file: `${TLS_DIR}other-cert.pem`, key_file: `${TLS_DIR}other-key.pem` } }));
+    expect(await subject()).toBe('pricing-agent feed test (renewed)');
   });
 });
