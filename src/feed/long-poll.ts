@@ -8,10 +8,11 @@
  * wait. (After a jump of more than DISTRIBUTE_MAX rows it reads which stores the rows belong to and lets each
  * concerned waiter read its own page instead, so that memory stays bounded.)
  *
- * Invariant: every waiter has seen the feed up to `#lastSeen` and found nothing for it there. A request reads its
- * first page bounded by the feed's last seq (readScopedPage); if the hub has already moved past that seq when the
- * request registers, it reads again at once. So no commit can slip between a request's read and its wait, and the
- * rows a change brings to a waiter are exactly its page.
+ * Invariant: every waiter has seen the feed up to `#lastSeen` (or further) and found nothing for it after its `after`.
+ * A request reads its first page bounded by the feed's last seq (readScopedPage); if the hub has already moved past
+ * that seq when the request registers, it reads again at once. So no commit can slip between a request's read and its
+ * wait, and the rows of its scope that a change brings after its `after` are exactly its page. (A request can have
+ * read further than `#lastSeen`: one that arrives between a commit and its announcement. Hence "after its `after`".)
  *
  * Waits end on a tick of the hub's own (every TICK_MS, while somebody waits), not on a timer per request: a wait
  * ends up to TICK_MS early, never late, and thousands of waits cost one timer.
@@ -229,7 +230,12 @@ export class LongPollHub {
       if (scope === '*') rows = all;
       else if (scope.length === 1) rows = merge(productLevel, byStore.get(scope[0] ?? '') ?? []);
       else rows = scope.reduce((acc: FeedRow[], store) => merge(acc, byStore.get(store) ?? []), productLevel);
-      if (rows.length > 0) waiter.settle({ kind: 'rows', rows: rows.length > waiter.limit ? rows.slice(0, waiter.limit) : rows });
+      // A request that arrived after this commit and before its announcement read past `from` already: the rows up to
+      // its `after` are not for it (it has them, or they are not in its scope).
+      const first = rows.findIndex((row) => row.seq > waiter.after);
+      if (first === -1) continue;
+      const page = rows.slice(first, first + waiter.limit);
+      waiter.settle({ kind: 'rows', rows: page });
     }
   }
 

@@ -32,28 +32,32 @@ describe('LongPollHub', () => {
     const db = await openTempDb({ now: () => clock.now() });
     let id = 0;
     const scopeArb = fc.oneof(fc.constant<StoreScope>('*'), fc.uniqueArray(fc.constantFrom(...STORES), { minLength: 1, maxLength: 3 }));
+    const pollArb = fc.record({ scope: scopeArb, limit: fc.integer({ min: 1, max: 4 }), back: fc.integer({ min: 0, max: 3 }) });
     const stepArb = fc.record({
-      polls: fc.array(fc.record({ scope: scopeArb, limit: fc.integer({ min: 1, max: 4 }), back: fc.integer({ min: 0, max: 3 }) }), { maxLength: 4 }),
+      polls: fc.array(pollArb, { maxLength: 4 }),
       commit: fc.array(fc.option(fc.constantFrom(...STORES), { freq: 4 }), { maxLength: 6 }),
+      // Requests that arrive after the commit and before the hub hears of it (announcements run on a later turn).
+      between: fc.array(pollArb, { maxLength: 3 }),
     });
     await fc.assert(
       fc.asyncProperty(fc.array(stepArb, { minLength: 1, maxLength: 6 }), fc.constantFrom(2, 10_000), async (steps, distributeMax) => {
         const hub = new LongPollHub(db, clock, { distributeMax });
         const open: { scope: StoreScope; after: number; limit: number; outcome: PollOutcome | null }[] = [];
-        for (const step of steps) {
-          const last = maxSeq(db);
-          for (const p of step.polls) {
-            const entry = { scope: p.scope, after: Math.max(0, last - p.back), limit: p.limit, outcome: null as PollOutcome | null };
-            const expected = readScopedFeed(db, p.scope, entry.after, p.limit);
-            const outcome = hub.poll({ consumer: consumer(`c${open.length}`, p.scope), after: entry.after, limit: p.limit, waitMs: 60_000, signal: new AbortController().signal });
-            if (expected.length > 0) {
-              expect(await outcome).toEqual({ kind: 'rows', rows: expected }); // answered at once
-              continue;
-            }
-            open.push(entry);
-            void outcome.then((o) => (entry.outcome = o));
+        const request = async (p: { scope: StoreScope; limit: number; back: number }) => {
+          const entry = { scope: p.scope, after: Math.max(0, maxSeq(db) - p.back), limit: p.limit, outcome: null as PollOutcome | null };
+          const expected = readScopedFeed(db, p.scope, entry.after, p.limit);
+          const outcome = hub.poll({ consumer: consumer(`c${open.length}`, p.scope), after: entry.after, limit: p.limit, waitMs: 60_000, signal: new AbortController().signal });
+          if (expected.length > 0) {
+            expect(await outcome).toEqual({ kind: 'rows', rows: expected }); // answered at once
+            return;
           }
+          open.push(entry);
+          void outcome.then((o) => (entry.outcome = o));
+        };
+        for (const step of steps) {
+          for (const p of step.polls) await request(p);
           if (step.commit.length > 0) deliver(db, step.commit.map((store) => approval(++id, { store_id: store })));
+          for (const p of step.between) await request(p);
           await settle();
           for (const entry of open.splice(0)) {
             if (entry.outcome === null) {
@@ -67,7 +71,7 @@ describe('LongPollHub', () => {
         hub.close();
         await settle();
       }),
-      { numRuns: 60, seed: 14 },
+      { numRuns: 50, seed: 14 },
     );
   });
 
