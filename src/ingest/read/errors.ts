@@ -30,6 +30,16 @@ export const FILE_FORMAT_CODES = [
   'MALFORMED_CSV',
   /** The parser's record or byte count disagrees with what was yielded: a bug, never a silent loss. */
   'RECONCILE_FAILED',
+  /** A `format: xlsx` source's file is not a workbook (a CSV named .xlsx, any other file). */
+  'NOT_A_WORKBOOK',
+  /** The workbook is protected with a password: its content is encrypted. */
+  'WORKBOOK_ENCRYPTED',
+  /** An Excel 97-2003 workbook (.xls): save it as .xlsx. */
+  'WORKBOOK_LEGACY_XLS',
+  /** The workbook's archive or XML is damaged or cut off, or its reading stopped making progress. */
+  'WORKBOOK_CORRUPT',
+  /** The sheet named (or numbered) by `sheet:` is not in the workbook. */
+  'SHEET_NOT_FOUND',
 ] as const;
 export type FileFormatCode = (typeof FILE_FORMAT_CODES)[number];
 
