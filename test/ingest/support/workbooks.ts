@@ -39,10 +39,16 @@ export async function workbook(dir: string, name: string, sheets: readonly Sheet
 
 /** A big sheet, streamed to disk (constant memory while writing): `rows(i)` gives row i (0-based) after the header. */
 export async function bigWorkbook(path: string, header: readonly string[], count: number, row: (i: number) => Cell[]): Promise<string> {
-  const wb = new ExcelJS.stream.xlsx.WorkbookWriter({ filename: path, useSharedStrings: true, useStyles: false });
+  const wb = new ExcelJS.stream.xlsx.WorkbookWriter({ filename: path, useSharedStrings: true, useStyles: true });
   const ws = wb.addWorksheet('Data');
   ws.addRow([...header]).commit();
-  for (let i = 0; i < count; i++) ws.addRow(row(i)).commit();
+  for (let i = 0; i < count; i++) {
+    const added = ws.addRow(row(i));
+    added.eachCell((cell) => {
+      if (cell.value instanceof Date) cell.numFmt = 'dd.mm.yyyy';
+    });
+    added.commit();
+  }
   ws.commit();
   await wb.commit();
   return path;
