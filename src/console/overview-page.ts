@@ -3,11 +3,13 @@
  * first (a rejected key, loudly; the reasons it is not ready), then every source's inbox, the last files, the pull,
  * the outbox and its POS consumers, the mirrors, and the agent itself.
  *
- * Places for what other work adds to the status (they show once the data is there): `held` per source (files a
- * delta push parked behind its brakes, issue 13); the consumers' extra columns (last seen, applied, issue 14) are
- * shown as they come; the HA role (issue 15) in the header (ConsoleContext.role).
+ * The feed's consumers with how far each store has applied its prices, and the stores late past the deadline
+ * (issue 14). Places for what other work adds to the status (they show once the data is there): `held` per source
+ * (files a delta push parked behind its brakes, issue 13); the HA role (issue 15) in the header
+ * (ConsoleContext.role).
  */
 import type { SourceOverview, ProcessingFile } from '../status/inbox-overview.ts';
+import type { FeedOverview } from '../feed/consumer-status.ts';
 import type { MirrorOverview, OutboxOverview, PullOverview } from '../status/pull-overview.ts';
 import type { StatusReport } from '../status/status-report.ts';
 import type { ConsoleFile } from './console-data.ts';
@@ -183,6 +185,55 @@ function outboxSection(outbox: OutboxOverview | null, time: TimeFormat): Html {
   ])}<h3>POS consumers</h3>${table}`;
 }
 
+/** Seconds as "2 h 5 min", "40 s". */
+function age(seconds: number): string {
+  if (seconds < 60) return `${Math.round(seconds)} s`;
+  const minutes = Math.round(seconds / 60);
+  if (minutes < 60) return `${minutes} min`;
+  const hours = Math.floor(minutes / 60);
+  return hours < 48 ? `${hours} h ${minutes % 60} min` : `${Math.floor(hours / 24)} days`;
+}
+
+/**
+ * The feed for POS systems on the network (issue 14), from status --json's `feed`: each consumer's offset and when
+ * it was last seen, and per store how far it has applied the prices; stores late past `feed.apply_deadline` first.
+ */
+function feedSection(feed: FeedOverview | null, time: TimeFormat): Html {
+  if (feed === null || feed.listen === null) {
+    return html`<p class="empty">The feed is off: POS systems read the outbox on this host (feed.listen in the config serves it to the network; docs/feed.md).</p>`;
+  }
+  const overdue = feed.overdue.length === 0
+    ? ''
+    : html`<div class="alert busy" id="feed-overdue"><strong>${count(feed.overdue.length)} ${feed.overdue.length === 1 ? 'store has' : 'stores have'} not applied prices due for longer than ${feed.apply_deadline}</strong><ul>${feed.overdue.map(
+        (o) => html`<li>${o.consumer}, store ${o.store_id}: ${count(o.rows)} rows, the oldest stored ${localTime(o.oldest_recorded_at, time)}</li>`,
+      )}</ul></div>`;
+  const consumers = dataTable(
+    [{ label: 'Consumer', head: true }, { label: 'Offset', num: true }, { label: 'Last seen' }, { label: 'Stores', num: true }, { label: 'Rows not applied', num: true }, { label: 'Oldest not applied' }],
+    feed.consumers.map((c) => ({
+      attrs: html` data-consumer="${c.name}"`,
+      cells: [
+        c.name,
+        count(c.offset),
+        c.last_seen === null ? html`<span class="muted">never</span>` : localTime(c.last_seen, time),
+        count(c.stores.length),
+        count(c.stores.reduce((n, st) => n + st.lag_rows, 0)),
+        c.stores.some((st) => st.lag_rows > 0) ? age(Math.max(...c.stores.map((st) => st.lag_seconds))) : '–',
+      ],
+    })),
+    'No consumer is configured (feed.consumers).',
+  );
+  const lagging = feed.consumers.flatMap((c) => c.stores.filter((st) => st.lag_rows > 0).map((st) => ({ consumer: c.name, ...st })));
+  const stores = dataTable(
+    [{ label: 'Store', head: true }, { label: 'Consumer' }, { label: 'Applied seq', num: true }, { label: 'Rows not applied', num: true }, { label: 'Waiting for' }],
+    lagging.map((st) => ({ cells: [html`<span class="id" title="${st.store_id}">${st.store_id}</span>`, st.consumer, count(st.applied_seq), count(st.lag_rows), age(st.lag_seconds)] })),
+    'Every store has applied every price it was sent.',
+  );
+  return html`${overdue}${figures([
+    ['Listening on', feed.listen],
+    ['Apply deadline', feed.apply_deadline],
+  ])}${consumers}<h3>Stores with prices not applied yet</h3>${stores}`;
+}
+
 function mirrors(list: readonly MirrorOverview[], time: TimeFormat): Html {
   const columns: Column[] = [{ label: 'Stream', head: true }, { label: 'Watermark' }, { label: 'Last success' }, { label: 'Listing' }, { label: 'Last error', text: true }];
   const rows = list.map((m) => ({
@@ -223,6 +274,7 @@ ${section('files', 'Last files', filesTable(lastFiles, time, 'No file has been c
 ${section('pull', 'Pull of approved prices', pull(report.pull, report.outbox, time))}
 ${section('outbox', 'Outbox', outboxSection(report.outbox, time))}
 </div>
+${section('feed', 'Feed to POS systems', feedSection(report.feed, time))}
 ${section('withdrawals', 'Last withdrawals', withdrawals(report.outbox, time), html`prices cancelled on the platform; ${count(report.outbox?.withdrawals)} in all`)}
 ${section('mirrors', 'Mirrors', mirrors(report.mirrors, time))}
 ${section('agent', 'Agent', agentSection(report, time))}`;

@@ -11,6 +11,9 @@ import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig, type Config } from '../../src/config/index.ts';
 import { consoleHandler } from '../../src/console/console-server.ts';
+import { overviewBody } from '../../src/console/overview-page.ts';
+import type { FeedOverview } from '../../src/feed/consumer-status.ts';
+import type { StatusReport } from '../../src/status/status-report.ts';
 import { count, localTimeText } from '../../src/console/format.ts';
 import { html } from '../../src/console/html.ts';
 import { startHealthServer, type HealthServer } from '../../src/daemon/http-server.ts';
@@ -120,6 +123,55 @@ describe('the console on the local HTTP server', () => {
     const page = await get(url, '/');
     expect(page.status).toBe(404);
     expect(JSON.parse(page.body)).toEqual({ error: 'not found', endpoints: ['/healthz', '/readyz', '/metrics'] });
+  });
+});
+
+describe('the feed on the overview (status --json feed, issue 14)', () => {
+  const report = (feed: FeedOverview | null) =>
+    ({
+      generated_at: '2026-11-24T08:00:00Z',
+      state_dir: '/s',
+      database: { path: '/s/pricing-agent.db', state: 'ok' },
+      sources: [],
+      processing_files: [],
+      pull: null,
+      outbox: null,
+      mirrors: [],
+      feed,
+      api_key: { state: 'ok', base_url: 'https://api.example.com' },
+      daemon: { state: 'ready', url: null, reasons: [] },
+      ok: true,
+      problems: [],
+    }) as StatusReport;
+
+  it('says when it is off, and otherwise shows each consumer, the stores behind, and the ones late past the deadline first', () => {
+    expect(overviewBody(report(null), [], {}).text).toContain('The feed is off');
+    const page = overviewBody(
+      report({
+        listen: 'https://0.0.0.0:9465',
+        apply_deadline: '2h',
+        consumers: [
+          {
+            name: 'pos-nord',
+            offset: 310,
+            last_seen: '2026-11-24T07:59:00Z',
+            stores: [
+              { store_id: 'S-12', applied_seq: 290, lag_rows: 20, lag_seconds: 3 * 3600 },
+              { store_id: 'S-13', applied_seq: 310, lag_rows: 0, lag_seconds: 0 },
+            ],
+          },
+        ],
+        overdue: [{ consumer: 'pos-nord', store_id: 'S-12', rows: 20, oldest_recorded_at: '2026-11-24T05:00:00Z' }],
+      }),
+      [],
+      { timeZone: 'UTC' },
+    ).text;
+    const feed = page.slice(page.indexOf('id="feed"'));
+    expect(feed).toContain('1 store has not applied prices due for longer than 2h');
+    expect(feed).toMatch(/pos-nord, store S-12: 20 rows, the oldest stored <time[^>]*>2026-11-24 05:00:00 UTC<\/time>/);
+    expect(feed).toMatch(/data-consumer="pos-nord".*data-label="Offset"><span class="v">310<.*data-label="Rows not applied"><span class="v">20<.*3 h 0 min/s);
+    expect(feed).toContain('title="S-12"');
+    expect(feed).not.toContain('title="S-13"'); // a store that applied everything is not listed
   });
 });
 
