@@ -27,6 +27,8 @@ function rowsOf(file: PushFile, counts: FileCounts | null) {
     rejected_locally: counts?.rejectedLocal ?? null,
     rejected_by_api: counts?.failed ?? null,
     superseded: file.rows_superseded ?? counts?.superseded ?? null,
+    unchanged: file.rows_unchanged ?? counts?.unchanged ?? null,
+    skipped: file.rows_skipped,
   };
 }
 
@@ -83,7 +85,9 @@ export function resultText({ result, counts }: ResultView): string {
   }
   if (result.outcome !== 'duplicate' && rows.read !== null) {
     const detail = rows.rejected ? ` (${n(rows.rejected_locally)} locally, ${n(rows.rejected_by_api)} by the API)` : '';
-    lines.push(`  rows:    ${n(rows.read)} read, ${n(rows.sent)} sent, ${n(rows.accepted)} accepted, ${n(rows.rejected)} rejected${detail}, ${n(rows.superseded)} superseded`);
+    const skipped = (rows.skipped ?? 0) > 0 ? `, ${n(rows.skipped)} skipped` : '';
+    const unchanged = (rows.unchanged ?? 0) > 0 ? `, ${n(rows.unchanged)} unchanged` : '';
+    lines.push(`  rows:    ${n(rows.read)} read, ${n(rows.sent)} sent, ${n(rows.accepted)} accepted, ${n(rows.rejected)} rejected${detail}, ${n(rows.superseded)} superseded${unchanged}${skipped}`);
   }
   lines.push(`  file:    ${f.final_path ?? ''}`);
   lines.push(`  report:  ${result.reportPath}`);
@@ -103,7 +107,17 @@ export function dryRunJson(file: string, label: string, mode: string, result: Dr
     file,
     target: label,
     mode,
-    rows: { read: s.rows, valid: s.accepted, rejected: s.rejected, superseded: result.superseded, would_send: result.wouldSend, blank_lines: s.blankLines },
+    rows: {
+      read: s.rows,
+      valid: s.accepted,
+      rejected: result.rejected,
+      duplicates: result.duplicates,
+      superseded: result.superseded,
+      skipped: s.skipped,
+      would_send: result.wouldSend,
+      blank_lines: s.blankLines,
+    },
+    failure: result.failure,
     delimiter: s.delimiter,
     encoding: s.encoding,
     warnings: s.warnings,
@@ -114,9 +128,12 @@ export function dryRunJson(file: string, label: string, mode: string, result: Dr
 export function dryRunText(file: string, label: string, mode: string, result: DryRunResult): string {
   const s = result.summary;
   const lines = [`${file}: dry run (${label}, ${mode}): nothing was sent`];
-  const superseded = result.superseded > 0 ? `, ${n(result.superseded)} superseded by a later row with the same key` : '';
-  lines.push(`  rows:    ${n(s.rows)} read, ${n(s.accepted)} valid, ${n(s.rejected)} rejected${superseded}`);
+  const superseded = result.superseded > 0 ? `, ${n(result.superseded)} superseded by another row with the same key` : '';
+  const duplicates = result.duplicates > 0 ? ` (${n(result.duplicates)} of them duplicate keys)` : '';
+  const skipped = s.skipped > 0 ? `, ${n(s.skipped)} skipped` : '';
+  lines.push(`  rows:    ${n(s.rows)} read, ${n(s.accepted - result.duplicates)} valid, ${n(result.rejected)} rejected${duplicates}${superseded}${skipped}`);
   lines.push(`  would send ${n(result.wouldSend)} rows`);
+  if (result.failure !== null) lines.push(`  the file would fail: ${result.failure.code}: ${result.failure.message}`);
   for (const warning of s.warnings) lines.push(`  warning: ${warning}`);
   lines.push(result.rejectsPath === null ? '  rejects: none' : `  rejects: ${result.rejectsPath}`);
   return `${lines.join('\n')}\n`;

@@ -128,8 +128,9 @@ export function pushCommand(): Command {
     .addOption(configOption())
     .addHelpText(
       'after',
-      '\nExit codes: 0 every row accepted, 3 some rows rejected (see the rejects CSV), 1 the file failed or could not\n' +
-        'be finished now (it stays in processing/; the same command resumes it), 2 a configuration or usage mistake.',
+      '\nExit codes: 0 every row accepted, 3 some rows rejected (see the rejects CSV), 4 the file failed (in failed/\n' +
+        'with its report: nothing accepted, too many rows rejected, or unreadable), 1 the file could not be finished\n' +
+        'now (it stays in processing/; the same command resumes it), 2 a configuration or usage mistake.',
     )
     .action(
       runCommand(async (file: string, options: PushOptions) => {

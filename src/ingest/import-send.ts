@@ -14,7 +14,9 @@ import type { Clock } from '../clock.ts';
 import type { StateDb } from '../store/state-db.ts';
 import { commitBatch, recordJob, recordRejects, setStatus, type PushFile, type RejectRow } from '../store/push-ledger.ts';
 import type { EntityRecord, RowOutcome } from './read/index.ts';
-import { FileKeys, supersededMessage, supersedesDuplicates } from './duplicate-keys.ts';
+import type { DuplicateKeyPolicy } from '../config/mapping-schema.ts';
+import { FileKeys, duplicateMessage, supersededMessage, type Loser } from './duplicate-keys.ts';
+import { Probation, localReject, stoppedEarly } from './row-fate.ts';
 import { CanonicalCsvWriter } from './write/canonical-csv.ts';
 import { processingDir } from './folders.ts';
 
@@ -94,12 +96,10 @@ const UPLOAD: Record<Entity, (client: ApiClient, path: string, signal?: AbortSig
 export type Reopen = () => Promise<AsyncIterable<RowOutcome<EntityRecord>> & { close(): void }>;
 
 /**
- * The lines a later line of the same key supersedes (duplicate-keys.ts): an import file is one upload, so the later
- * row must be known before the earlier one is written. A first pass over the file records every valid row's key.
+ * The rows that do not count for their key (duplicate-keys.ts): an import file is one upload, so the losers must be
+ * known before anything is written. A first pass over the file records every valid row's key.
  */
-async function supersededLines(file: PushFile, reopen: Reopen): Promise<Map<number, number>> {
-  const entity = file.entity as Entity;
-  if (!supersedesDuplicates(entity)) return new Map();
+async function losersOf(entity: Entity, policy: DuplicateKeyPolicy, reopen: Reopen): Promise<Map<number, Loser>> {
   const keyOf = BUSINESS_KEYS[entity];
   const keys = new FileKeys();
   try {
@@ -109,7 +109,7 @@ async function supersededLines(file: PushFile, reopen: Reopen): Promise<Map<numb
     } finally {
       reader.close();
     }
-    return keys.superseded();
+    return keys.losers(policy);
   } finally {
     keys.close();
   }
@@ -133,17 +133,20 @@ async function rawFieldsOf(reopen: Reopen, lines: ReadonlySet<number>): Promise<
 
 /**
  * Writes the canonical CSV of `rows` (recording local rejects), uploads it unless a job was already accepted for
- * this file, polls the job to its end and records its row errors. Throws ImportJobFailedError for a failed job.
+ * this file, polls the job to its end and records its row errors. Throws ImportJobFailedError for a failed job, and
+ * RowsRejectedError when the first rows are all rejected (row-fate.ts: nothing is uploaded).
  */
 export async function sendImport(
   ctx: ImportSendContext,
   file: PushFile,
   rows: AsyncIterable<RowOutcome<EntityRecord>>,
-  header: { customColumns: readonly string[] },
+  header: { customColumns: readonly string[]; duplicateKeys: DuplicateKeyPolicy },
   reopen: Reopen,
 ): Promise<void> {
   const entity = file.entity as Entity;
-  const superseded = await supersededLines(file, reopen);
+  const losers = await losersOf(entity, header.duplicateKeys, reopen);
+  const probation = new Probation();
+  let superseded = 0;
   const canonicalPath = join(processingDir(file.inbox), `.${file.id}-canonical.csv`);
   const writer = await CanonicalCsvWriter.create(canonicalPath, { entity, customColumns: header.customColumns });
   const lines = new LineMap();
@@ -158,26 +161,36 @@ export async function sendImport(
   try {
     for await (const outcome of rows) {
       if (outcome.kind === 'reject') {
-        const { line, field, code, message, rawFields } = outcome;
-        record({ line, stage: 'local', field, code, message, raw: rawFields });
+        record(localReject(outcome));
+        probation.rejected(outcome.line);
+        // Nothing valid so far and enough rejected: the file is stopped, nothing is uploaded.
+        if (probation.failed) throw stoppedEarly(probation);
         continue;
       }
-      const winner = superseded.get(outcome.line);
-      if (winner !== undefined) {
-        const message = supersededMessage(entity, winner);
-        record({ line: outcome.line, stage: 'superseded', field: null, code: 'superseded', message, raw: outcome.rawFields });
+      const loser = losers.get(outcome.line);
+      if (loser !== undefined) {
+        const { line, rawFields: raw } = outcome;
+        if (loser.rejected) {
+          record({ line, stage: 'local', field: null, code: 'duplicate_key', message: duplicateMessage(entity, loser.winner), raw });
+          probation.rejected(line);
+        } else {
+          record({ line, stage: 'superseded', field: null, code: 'superseded', message: supersededMessage(entity, loser.winner), raw });
+          superseded += 1;
+        }
         continue;
       }
+      probation.valid(outcome.line); // answered by the job, after the upload: the count stops here
       const written = await writer.write(outcome.record);
       lines.add(written.line, outcome.line);
     }
   } catch (error) {
+    recordRejects(ctx.db, file.id, rejects);
     await writer.abort();
     throw error;
   }
   recordRejects(ctx.db, file.id, rejects);
   const canonical = await writer.commit();
-  const empty = { index: 0, firstLine: 0, lastLine: 0, sent: 0, accepted: 0, failed: 0, superseded: superseded.size };
+  const empty = { index: 0, firstLine: 0, lastLine: 0, sent: 0, accepted: 0, failed: 0, superseded };
   let jobId = file.job_id;
   if (jobId === null) {
     if (lines.rows === 0) {

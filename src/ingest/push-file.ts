@@ -3,7 +3,7 @@
  *
  * - done: moved to archive/<date>/ with its report (every row accepted, or some rows rejected);
  * - failed: moved to failed/ with its report (a file-level failure: unreadable, unclosed quote, failed import job,
- *   counts that do not reconcile);
+ *   counts that do not reconcile; or its rows: none accepted, or more rejected than reject_threshold, row-fate.ts);
  * - duplicate: content already sent for this entity; archived with a report naming the earlier file;
  * - deferred: left in processing/ to be tried again (the API still failing after the client's retries, the key
  *   rejected, the state disk full, a drain). Nothing is lost: the next attempt resumes at the first batch without a
@@ -32,8 +32,9 @@ import { sendBulk } from './bulk-send.ts';
 import { writeFileAtomic } from '../atomic-file.ts';
 import { archiveDir, failedDir, freeName, moveFile, ownFolder, processingDir } from './folders.ts';
 import { ImportJobFailedError, sendImport } from './import-send.ts';
-import { FileFormatError, readRows, type CompiledSource, type ReadOptions, type ReadSummary } from './read/index.ts';
+import { FileFormatError, compileSource, readRows, type CompiledSource, type ReadOptions, type ReadSummary } from './read/index.ts';
 import { writeReport } from './report.ts';
+import { RowsRejectedError, rowsVerdict } from './row-fate.ts';
 
 export interface PushDeps {
   readonly db: StateDb;
@@ -91,15 +92,20 @@ export async function processClaimed(deps: PushDeps, source: PushSource, fileId:
   markStarted(deps.db, fileId);
   file = requireFile(deps.db, fileId);
   let summary: ReadSummary | null = null;
+  let compiled: CompiledSource;
   try {
-    const reader = await readRows(file.processing_path, { ...source.read, entity: file.entity as Entity });
+    compiled = 'compiled' in source.read ? source.read : compileSource(source.read);
+    const entity = file.entity as Entity;
+    const open = () => readRows(file.processing_path, { ...compiled, entity }, { name: file.original_name });
+    const reader = await open();
     const progress = deps.onProgress ? setInterval(() => deps.onProgress?.(reader.progress()), 200) : null;
     try {
       if (file.mode === 'import') {
-        const reopen = () => readRows(file.processing_path, { ...source.read, entity: file.entity as Entity });
-        await sendImport({ ...deps, signal: deps.signal }, file, reader, reader.header, reopen);
+        const header = { customColumns: reader.header.customColumns, duplicateKeys: compiled.duplicateKeys };
+        await sendImport({ ...deps, signal: deps.signal }, file, reader, header, open);
       } else {
-        await sendBulk({ ...deps, signal: deps.signal }, { id: file.id, entity: file.entity as Entity, batchSize: file.batch_size }, reader.chunks());
+        const target = { id: file.id, entity, batchSize: file.batch_size, duplicateKeys: compiled.duplicateKeys };
+        await sendBulk({ ...deps, signal: deps.signal }, target, reader.chunks(), open);
       }
     } finally {
       if (progress) clearInterval(progress);
@@ -113,11 +119,14 @@ export async function processClaimed(deps: PushDeps, source: PushSource, fileId:
     return defer(deps, file, error);
   }
   const counts = fileCounts(deps.db, fileId);
-  const accountedFor = counts.accepted + counts.failed + counts.rejectedLocal + counts.superseded;
+  // Every row read has one fate (row-fate.ts); anything else is a bug, and the file fails rather than hide it.
+  const accountedFor = counts.accepted + counts.failed + counts.rejectedLocal + counts.superseded + counts.unchanged + summary.skipped;
   if (!summary.complete || summary.rows !== accountedFor) {
-    const message = `rows read (${summary.rows}) do not reconcile with accepted ${counts.accepted} + refused ${counts.failed} + rejected ${counts.rejectedLocal} + superseded ${counts.superseded}`;
+    const message = `rows read (${summary.rows}) do not reconcile with accepted ${counts.accepted} + refused ${counts.failed} + rejected ${counts.rejectedLocal} + superseded ${counts.superseded} + unchanged ${counts.unchanged} + skipped ${summary.skipped}`;
     return finishOrDefer(deps, file, 'failed', { error: { code: 'RECONCILIATION_FAILED', message }, summary, counts });
   }
+  const verdict = rowsVerdict(counts, summary.rows, summary.skipped, compiled.rejectThreshold);
+  if (verdict !== null) return finishOrDefer(deps, requireFile(deps.db, fileId), 'failed', { error: { code: verdict.code, message: verdict.message }, summary, counts });
   return finishOrDefer(deps, requireFile(deps.db, fileId), 'done', { summary, counts });
 }
 
@@ -127,7 +136,7 @@ function fileLevelFailure(error: unknown): { code: string; message: string } | n
     const where = error.line !== undefined ? ` (line ${error.line}${error.byteOffset !== undefined ? `, byte ${error.byteOffset}` : ''})` : '';
     return { code: error.code, message: `${error.message}${where}` };
   }
-  if (error instanceof ImportJobFailedError) return { code: error.code, message: error.message };
+  if (error instanceof ImportJobFailedError || error instanceof RowsRejectedError) return { code: error.code, message: error.message };
   if (error instanceof ApiError) {
     // Retrying cannot fix a request the API refuses as a whole (422, 404, a body off the contract).
     const transient = error.retryable || error.code === API_ERROR_CODES.keyRejected || error.code === API_ERROR_CODES.aborted;
@@ -173,7 +182,8 @@ async function finish(deps: PushDeps, file: PushFile, status: 'done' | 'failed' 
       finalPath,
       finishedAt: now.toISOString(),
       counts,
-      rowsRead: input.summary?.rows ?? null,
+      rowsRead: input.summary?.complete === true ? input.summary.rows : null,
+      skipped: input.summary?.complete === true ? input.summary.skipped : null,
       blankLines: input.summary?.blankLines ?? null,
       headers: input.summary?.headers ?? null,
       delimiter: input.summary?.delimiter ?? null,
@@ -192,7 +202,8 @@ async function finish(deps: PushDeps, file: PushFile, status: 'done' | 'failed' 
   finishFile(deps.db, file.id, {
     status,
     finalPath,
-    rowsRead: input.summary?.rows ?? null,
+    rowsRead: input.summary?.complete === true ? input.summary.rows : null,
+    rowsSkipped: input.summary?.complete === true ? input.summary.skipped : null,
     ...(counts ? { counts } : {}),
     error: input.error ?? null,
     duplicateOf: input.duplicateOf?.id ?? null,
