@@ -33,6 +33,8 @@ export interface ClaimSource {
   /** Absolute inbox folder. */
   readonly inbox: string;
   readonly batchSize: number;
+  /** The file's name is data (file_name groups): the same bytes under another name are not a duplicate. */
+  readonly nameIsData?: boolean;
 }
 
 export type ClaimResult =
@@ -100,13 +102,13 @@ export async function claimFile(db: StateDb, source: ClaimSource, file: string, 
     dropClaim(db, fileId);
     return { kind: 'vanished' };
   }
-  return completeClaim(db, fileId, target, source.entity, options.force === true);
+  return completeClaim(db, fileId, target, source.entity, options.force === true, source.nameIsData === true ? name : undefined);
 }
 
-/** Hashes the claimed file and decides: claimed, or a duplicate of content already done. */
-async function completeClaim(db: StateDb, fileId: number, path: string, entity: string, force: boolean): Promise<ClaimResult> {
+/** Hashes the claimed file and decides: claimed, or a duplicate of content already done (under the same name). */
+async function completeClaim(db: StateDb, fileId: number, path: string, entity: string, force: boolean, name?: string): Promise<ClaimResult> {
   const sha256 = await sha256Of(path);
-  const earlier = force ? undefined : findDoneByContent(db, entity, sha256);
+  const earlier = force ? undefined : findDoneByContent(db, entity, sha256, name);
   setContentHash(db, fileId, sha256);
   if (earlier) return { kind: 'duplicate', fileId, duplicateOf: earlier };
   setStatus(db, fileId, 'claimed');
@@ -114,7 +116,8 @@ async function completeClaim(db: StateDb, fileId: number, path: string, entity: 
 }
 
 /** Completes a claim a crash interrupted (status 'claiming'). */
-export async function recoverClaim(db: StateDb, file: PushFile): Promise<ClaimResult> {
+export async function recoverClaim(db: StateDb, file: PushFile, nameIsData = false): Promise<ClaimResult> {
+  const name = nameIsData ? file.original_name : undefined;
   const inboxPath = join(file.inbox, file.original_name);
   const exists = async (p: string) => stat(p).then(() => true, () => false);
   let target = file.processing_path;
@@ -126,10 +129,10 @@ export async function recoverClaim(db: StateDb, file: PushFile): Promise<ClaimRe
     target = processingPath(file.inbox, file.id, file.original_name);
     setProcessingPath(db, file.id, target);
   }
-  if (await exists(target)) return completeClaim(db, file.id, target, file.entity, file.forced === 1);
+  if (await exists(target)) return completeClaim(db, file.id, target, file.entity, file.forced === 1, name);
   if (await exists(inboxPath)) {
     await moveFile(inboxPath, target);
-    return completeClaim(db, file.id, target, file.entity, file.forced === 1);
+    return completeClaim(db, file.id, target, file.entity, file.forced === 1, name);
   }
   return { kind: 'vanished' };
 }

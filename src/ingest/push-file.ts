@@ -65,7 +65,7 @@ const FIRST_RETRY_DELAY_MS = 30_000; // 30 s
 
 /** Claims `path` from the source's inbox and pushes it. */
 export async function pushFile(deps: PushDeps, source: PushSource, path: string, options: { force?: boolean } = {}): Promise<FileResult> {
-  const claim = await claimFile(deps.db, source, path, options);
+  const claim = await claimFile(deps.db, { ...source, nameIsData: compiledOf(source).readsFileName }, path, options);
   switch (claim.kind) {
     case 'vanished':
       return { outcome: 'vanished', path };
@@ -83,7 +83,7 @@ export async function processClaimed(deps: PushDeps, source: PushSource, fileId:
   let file = requireFile(deps.db, fileId);
   if (file.final_status !== null) return deferIfArchivingFails(deps, file, () => completeMove(deps, file));
   if (file.status === 'claiming') {
-    const recovered = await recoverClaim(deps.db, file);
+    const recovered = await recoverClaim(deps.db, file, compiledOf(source).readsFileName);
     if (recovered.kind === 'vanished') {
       return finishOrDefer(deps, file, 'failed', { error: { code: 'FILE_VANISHED', message: 'the file disappeared before it was claimed' }, vanished: true });
     }
@@ -94,7 +94,7 @@ export async function processClaimed(deps: PushDeps, source: PushSource, fileId:
   let summary: ReadSummary | null = null;
   let compiled: CompiledSource;
   try {
-    compiled = 'compiled' in source.read ? source.read : compileSource(source.read);
+    compiled = compiledOf(source);
     const entity = file.entity as Entity;
     const open = () => readRows(file.processing_path, { ...compiled, entity }, { name: file.original_name });
     const reader = await open();
@@ -128,6 +128,10 @@ export async function processClaimed(deps: PushDeps, source: PushSource, fileId:
   const verdict = rowsVerdict(counts, summary.rows, summary.skipped, compiled.rejectThreshold);
   if (verdict !== null) return finishOrDefer(deps, requireFile(deps.db, fileId), 'failed', { error: { code: verdict.code, message: verdict.message }, summary, counts });
   return finishOrDefer(deps, requireFile(deps.db, fileId), 'done', { summary, counts });
+}
+
+function compiledOf(source: PushSource): CompiledSource {
+  return 'compiled' in source.read ? source.read : compileSource(source.read);
 }
 
 /** The error that fails the file for good, or null for one that only defers it. */

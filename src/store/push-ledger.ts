@@ -121,14 +121,16 @@ export interface FileCounts {
 
 /**
  * The file done earlier with the same content for the same entity, if any (the duplicate check). A file that failed,
- * or that was done without a row accepted, is not one: dropping its content again sends it again.
+ * or that was done without a row accepted, is not one: dropping its content again sends it again. `name`: for a
+ * source whose file names are data (a store code in the name), only a file of that name is the same.
  */
-export function findDoneByContent(db: StateDb, entity: string, sha256: string): PushFile | undefined {
+export function findDoneByContent(db: StateDb, entity: string, sha256: string, name?: string): PushFile | undefined {
+  const sameName = name === undefined ? '' : ' AND original_name = ?';
   return db
     .statement<PushFile>(
-      `SELECT * FROM push_files WHERE entity = ? AND sha256 = ? AND status = 'done' AND coalesce(rows_accepted, 0) > 0 ORDER BY id LIMIT 1`,
+      `SELECT * FROM push_files WHERE entity = ? AND sha256 = ? AND status = 'done' AND coalesce(rows_accepted, 0) > 0${sameName} ORDER BY id LIMIT 1`,
     )
-    .get(entity, sha256);
+    .get(...(name === undefined ? [entity, sha256] : [entity, sha256, name]));
 }
 
 /** Records a claim before the file is moved: a crash in between leaves a 'claiming' row that start-up completes. */

@@ -78,6 +78,11 @@ export interface CompiledSource {
   readonly skipWhenEmpty: readonly string[];
   /** `file_name` compiled; null when the source has none. */
   readonly fileName: RegExp | null;
+  /**
+   * The file's name is data (`file_name` groups, `{file.name}` in a template): the same bytes under another name are
+   * other rows, so the duplicate check compares names too.
+   */
+  readonly readsFileName: boolean;
   readonly duplicateKeys: DuplicateKeyPolicy;
   readonly rejectThreshold: number;
   readonly productLevel: boolean;
@@ -151,6 +156,7 @@ export function compileSource(options: ReadOptions): CompiledSource {
   }
   const defaults = compileDefaults(options, kinds, schema);
   const byKind = convertersFor(options);
+  const columns = new Map(Object.entries(options.columns).map(([field, entry]) => [field, refsOf(entry as ColumnEntry)]));
   return {
     compiled: true,
     entity: options.entity,
@@ -158,7 +164,7 @@ export function compileSource(options: ReadOptions): CompiledSource {
     delimiter: options.delimiter,
     fields,
     schema,
-    columns: new Map(Object.entries(options.columns).map(([field, entry]) => [field, refsOf(entry as ColumnEntry)])),
+    columns,
     defaults,
     maps: new Map(Object.entries(options.maps).map(([field, map]) => [field, new Map(Object.entries(map.values))])),
     clean: cellCleaner(options.null_values),
@@ -166,6 +172,7 @@ export function compileSource(options: ReadOptions): CompiledSource {
     fillDown: [...options.fill_down],
     skipWhenEmpty: [...(options.skip_rows?.when_empty ?? [])],
     fileName: options.file_name === undefined ? null : new RegExp(options.file_name),
+    readsFileName: options.file_name !== undefined || [...columns.values()].some((refs) => refs.some((ref) => ref.kind === 'template' && ref.parts.some((p) => 'file' in p))),
     duplicateKeys: options.duplicate_keys,
     rejectThreshold: options.reject_threshold,
     productLevel: options.product_level,
