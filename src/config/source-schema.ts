@@ -39,6 +39,7 @@ import {
   headerList,
   mapEntry,
   refsOf,
+  type ColumnEntry,
   timeZoneSchema,
 } from './mapping-schema.ts';
 import { pathSchema } from './section-context.ts';
@@ -233,7 +234,6 @@ function buildSourceSchema(path: z.ZodType<string, string>, mapFile: z.ZodType<s
           message: 'must differ from decimal_separator',
         });
       }
-      refineMapping(source, ctx);
       // Products accept any key: one that is not a canonical field names a custom column, as in a CSV import.
       if (source.entity === 'products') return;
       const allowed = ENTITY_FIELDS[source.entity];
@@ -247,7 +247,9 @@ function buildSourceSchema(path: z.ZodType<string, string>, mapFile: z.ZodType<s
           });
         }
       }
-    });
+    })
+    // Run even when other keys have problems, so that config validate lists them all at once.
+    .superRefine((source, ctx) => refineMapping(source, ctx), { when: () => true });
 }
 
 type MappingInput = Pick<
@@ -266,14 +268,20 @@ interface SourceConfigShape {
   product_level: boolean;
 }
 
-/** Checks between the mapping options: each problem as one sentence on the key it concerns. */
+const listOf = (value: unknown): string[] => (Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : []);
+const recordOf = (value: unknown): Record<string, unknown> => (value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {});
+
+/**
+ * Checks between the mapping options: each problem as one sentence on the key it concerns. Runs also when other keys
+ * have problems (their values may then be as written, so every shape is checked before use).
+ */
 function refineMapping(source: MappingInput, ctx: z.RefinementCtx): void {
-  const groups = source.file_name === undefined ? [] : fileNameGroups(source.file_name);
-  const ignored = new Set(source.ignore_columns);
-  for (const [field, entry] of Object.entries(source.columns)) {
+  const groups = typeof source.file_name === 'string' ? fileNameGroups(source.file_name) : [];
+  const ignored = new Set(listOf(source.ignore_columns));
+  for (const [field, entry] of Object.entries(recordOf(source.columns))) {
     let refs;
     try {
-      refs = refsOf(entry);
+      refs = refsOf(entry as ColumnEntry);
     } catch {
       continue; // reported by columnEntry
     }
@@ -292,7 +300,7 @@ function refineMapping(source: MappingInput, ctx: z.RefinementCtx): void {
     }
   }
   for (const key of ['fill_down', 'skip_rows'] as const) {
-    const list = key === 'skip_rows' ? (source.skip_rows?.when_empty ?? []) : source.fill_down;
+    const list = key === 'skip_rows' ? listOf(recordOf(source.skip_rows)['when_empty']) : listOf(source.fill_down);
     for (const column of list) {
       if (!ignored.has(column)) continue;
       const path = key === 'skip_rows' ? ['skip_rows', 'when_empty'] : [key];
@@ -304,7 +312,7 @@ function refineMapping(source: MappingInput, ctx: z.RefinementCtx): void {
       ctx.addIssue({ code: 'custom', path: ['product_level'], message: 'is for product_store sources (a price list without stores)' });
     }
     for (const key of ['columns', 'defaults', 'maps'] as const) {
-      if (Object.hasOwn(source[key], 'store_id')) {
+      if (Object.hasOwn(recordOf(source[key]), 'store_id')) {
         ctx.addIssue({ code: 'custom', path: [key, 'store_id'], message: 'a product_level source sends no store_id: remove it, or drop product_level' });
       }
     }
