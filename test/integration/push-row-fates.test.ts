@@ -5,6 +5,8 @@
  * fails; a file whose first rows are all rejected stops sending; a failed file is not a duplicate when dropped again.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { showText } from '../../src/cli/files-text.ts';
+import { listFiles, showFile } from '../../src/status/file-list.ts';
 import { pushHarness, type PushHarness } from '../support/push-harness.ts';
 import { ManualClock, drive } from '../support/manual-clock.ts';
 import { expectReconciled, rejectLines, reportOf } from '../fixtures/push/push-report.ts';
@@ -84,6 +86,19 @@ describe('rows with the same business key', () => {
     const report = await reportOf(await push(source, 'skips.csv', 'transaction_id,item_id,transaction_timestamp\nSK-1,A,2026-11-20T08:00:00Z\n,,2026-11-20T08:00:00Z\n'));
     expect(report.rows).toMatchObject({ read: 2, accepted: 1, skipped: 1, rejected: 0 });
     expectReconciled(report.rows);
+    const [listed] = listFiles(h.db, { limit: 1 });
+    expect(listed).toMatchObject({ name: 'skips.csv', rows_read: 2, rows_accepted: 1, rows_skipped: 1, rows_unchanged: 0 });
+  });
+
+  it('files show lists every problem of a rejected row, as the rejects CSV does', async () => {
+    const source = await h.source('transactions');
+    await push(source, 'two-problems.csv', 'transaction_id,item_id,transaction_timestamp,quantity\nTP-1,,yesterday,1\nTP-2,B,2026-11-20T08:00:00Z,2\n');
+    const [listed] = listFiles(h.db, { limit: 1 });
+    const detail = await showFile(h.db, listed!.id);
+    expect(detail!.first_rejects[0]!.errors.map((e) => e.field)).toEqual(['item_id', 'transaction_timestamp']);
+    const text = showText(detail!, new Date());
+    expect(text).toMatch(/rows_skipped|0 skipped/);
+    expect(text).toMatch(/^\s*2\s+local\s+item_id; transaction_timestamp\s+\S+; \S+\s+.+; .+$/m);
   });
 });
 
