@@ -21,13 +21,14 @@ import { commitBatch, committedBatches, fileCounts, keyHashesOf, recordRejects, 
 import type { RowOutcome } from './read/index.ts';
 import {
   BatchKeyHashes,
-  FileKeys,
   duplicateMessage,
+  firstPassLosers,
   linesWithRepeatedHashes,
   losersInBatch,
   supersededAfterSend,
   supersededMessage,
   type Loser,
+  type ReopenRows,
 } from './duplicate-keys.ts';
 import { KeyOrder } from './key-order.ts';
 import { Probation, localReject, stoppedEarly } from './row-fate.ts';
@@ -103,23 +104,6 @@ function removeLosers(batch: PendingBatch, entity: Entity, policy: DuplicateKeyP
   return rows;
 }
 
-/** `duplicate_keys: first | reject`: a first pass over the file finds the rows that do not count for their key. */
-async function wholeFileLosers(reopen: Reopen, entity: Entity, policy: DuplicateKeyPolicy): Promise<Map<number, Loser>> {
-  const keyOf = BUSINESS_KEYS[entity];
-  const keys = new FileKeys();
-  try {
-    const reader = await reopen();
-    try {
-      for await (const outcome of reader) if (outcome.kind === 'row') keys.add(keyOf(outcome.record), outcome.line);
-    } finally {
-      reader.close();
-    }
-    return keys.losers(policy);
-  } finally {
-    keys.close();
-  }
-}
-
 /**
  * `duplicate_keys: last`, after the last batch: accepted rows of different batches that share a key (their hashes
  * repeat, then their exact keys on a pass over the file) are superseded by the last of them. Idempotent: found again
@@ -156,7 +140,7 @@ async function settleRepeatedKeys(ctx: BulkSendContext, file: BulkFile, reopen: 
 }
 
 /** Opens the source file again from its first row (a pass over the whole file, constant memory). */
-export type Reopen = () => Promise<AsyncIterable<RowOutcome<Row>> & { close(): void }>;
+export type Reopen = ReopenRows<Row>;
 
 /**
  * `rows`: the reader's outcomes in chunks (RowReader.chunks), in file order; `reopen` reads the file again for the
@@ -171,7 +155,7 @@ export async function sendBulk(ctx: BulkSendContext, file: BulkFile, rows: Async
   // Set by a batch's task: a holder object, as TypeScript does not see assignments made inside callbacks.
   const first: { failure: Error | null } = { failure: null };
   let batch: PendingBatch = { index: 0, rows: [], lines: [], raws: [], rejects: [] };
-  const fileLosers = file.duplicateKeys === 'last' ? null : await wholeFileLosers(reopen, file.entity, file.duplicateKeys);
+  const fileLosers = file.duplicateKeys === 'last' ? null : await firstPassLosers(reopen, file.entity, file.duplicateKeys);
   // A resumed file starts where its committed batches left its probation.
   const probation = new Probation();
   const before = fileCounts(ctx.db, file.id);

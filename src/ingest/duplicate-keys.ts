@@ -22,8 +22,9 @@
  */
 import Database from 'better-sqlite3';
 import type BetterSqlite3 from 'better-sqlite3';
-import { BUSINESS_KEY_FIELDS, type Entity } from '../api/schemas/index.ts';
+import { BUSINESS_KEY_FIELDS, BUSINESS_KEYS, type Entity } from '../api/schemas/index.ts';
 import type { DuplicateKeyPolicy } from '../config/mapping-schema.ts';
+import type { RowOutcome } from './read/index.ts';
 
 export function supersededMessage(entity: Entity, winnerLine: number): string {
   return `superseded by line ${winnerLine} with the same ${BUSINESS_KEY_FIELDS[entity].join(' and ')}`;
@@ -111,6 +112,34 @@ export class FileKeys {
     this.#db.transaction(() => {
       for (const [key, line] of rows) this.#insert.run(key, line);
     })();
+  }
+}
+
+/** Opens the source file again from its first row (a pass over the whole file, constant memory). */
+export type ReopenRows<R> = () => Promise<AsyncIterable<RowOutcome<R>> & { close(): void }>;
+
+/**
+ * The rows that do not count for their key under `policy`, from a first pass over the whole file that records every
+ * locally valid row's key: what `duplicate_keys: first | reject` decide before sending, and what an import (one upload)
+ * decides for every policy.
+ */
+export async function firstPassLosers<R extends Readonly<Record<string, unknown>>>(
+  reopen: ReopenRows<R>,
+  entity: Entity,
+  policy: DuplicateKeyPolicy,
+): Promise<Map<number, Loser>> {
+  const keyOf = BUSINESS_KEYS[entity];
+  const keys = new FileKeys();
+  try {
+    const reader = await reopen();
+    try {
+      for await (const outcome of reader) if (outcome.kind === 'row') keys.add(keyOf(outcome.record), outcome.line);
+    } finally {
+      reader.close();
+    }
+    return keys.losers(policy);
+  } finally {
+    keys.close();
   }
 }
 

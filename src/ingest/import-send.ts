@@ -9,13 +9,13 @@
  */
 import { join } from 'node:path';
 import type { ApiClient } from '../api/client.ts';
-import { BUSINESS_KEYS, JOB_POLL_QUEUED_MS, JOB_POLL_RUNNING_MS, type Entity, type Job, type JobHandle } from '../api/schemas/index.ts';
+import { JOB_POLL_QUEUED_MS, JOB_POLL_RUNNING_MS, type Entity, type Job, type JobHandle } from '../api/schemas/index.ts';
 import type { Clock } from '../clock.ts';
 import type { StateDb } from '../store/state-db.ts';
 import { commitBatch, recordJob, recordRejects, setStatus, type PushFile, type RejectRow } from '../store/push-ledger.ts';
 import type { EntityRecord, RowOutcome } from './read/index.ts';
 import type { DuplicateKeyPolicy } from '../config/mapping-schema.ts';
-import { FileKeys, duplicateMessage, supersededMessage, type Loser } from './duplicate-keys.ts';
+import { duplicateMessage, firstPassLosers, supersededMessage, type ReopenRows } from './duplicate-keys.ts';
 import { Probation, localReject, stoppedEarly } from './row-fate.ts';
 import { CanonicalCsvWriter } from './write/canonical-csv.ts';
 import { processingDir } from './folders.ts';
@@ -93,27 +93,7 @@ const UPLOAD: Record<Entity, (client: ApiClient, path: string, signal?: AbortSig
 };
 
 /** Opens the source file again from its first row (a pass over the whole file, constant memory). */
-export type Reopen = () => Promise<AsyncIterable<RowOutcome<EntityRecord>> & { close(): void }>;
-
-/**
- * The rows that do not count for their key (duplicate-keys.ts): an import file is one upload, so the losers must be
- * known before anything is written. A first pass over the file records every valid row's key.
- */
-async function losersOf(entity: Entity, policy: DuplicateKeyPolicy, reopen: Reopen): Promise<Map<number, Loser>> {
-  const keyOf = BUSINESS_KEYS[entity];
-  const keys = new FileKeys();
-  try {
-    const reader = await reopen();
-    try {
-      for await (const outcome of reader) if (outcome.kind === 'row') keys.add(keyOf(outcome.record), outcome.line);
-    } finally {
-      reader.close();
-    }
-    return keys.losers(policy);
-  } finally {
-    keys.close();
-  }
-}
+export type Reopen = ReopenRows<EntityRecord>;
 
 /** The original fields of the given lines, from one more pass over the source (for the rejects CSV). */
 async function rawFieldsOf(reopen: Reopen, lines: ReadonlySet<number>): Promise<Map<number, readonly string[]>> {
@@ -144,7 +124,7 @@ export async function sendImport(
   reopen: Reopen,
 ): Promise<void> {
   const entity = file.entity as Entity;
-  const losers = await losersOf(entity, header.duplicateKeys, reopen);
+  const losers = await firstPassLosers(reopen, entity, header.duplicateKeys);
   const probation = new Probation();
   let superseded = 0;
   const canonicalPath = join(processingDir(file.inbox), `.${file.id}-canonical.csv`);
