@@ -2,7 +2,7 @@
  * Where the reader's records come from: the seam between a file format and the mapping. A RecordSource turns a file
  * into records (its cells as strings, in file order) and says on which line each starts; the row reader
  * (reader.ts) maps them to API records, whatever the format. CSV is csv-records.ts; a spreadsheet reader (.xlsx) is
- * another implementation of this interface, chosen by `openRecords` in reader.ts.
+ * another implementation of this interface, opened in `readRows` (reader.ts) where `openCsvRecords` is today.
  *
  * Contract: every record of the file is handed out exactly once, the header first; a problem that fails the file
  * is thrown as a FileFormatError (never a silent stop); `finish()` after the last record checks the source's own
