@@ -2,16 +2,18 @@
  * Builds the process's API client from a loaded Config: one dispatcher (proxy, CA, keep-alive, connection
  * bound), the key, the timeout, and logging hooks. Used by every command that talks to the API and by the daemon.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import type { Dispatcher } from 'undici';
 import { ApiClient } from './api/client.ts';
 import { createDispatcher } from './api/dispatcher.ts';
 import { loggingHooks } from './api/log-hooks.ts';
-import type { TransportHooks } from './api/transport.ts';
-import { writeFileAtomicSync } from './atomic-file.ts';
+import type { PacingStore, TransportHooks } from './api/transport.ts';
 import type { Clock } from './clock.ts';
-import { caCertificates, proxyFor, type ApiConfig } from './config/index.ts';
+import { caCertificates, proxyFor, type ApiConfig, type Config } from './config/index.ts';
 import type { Logger } from './log.ts';
+import { rateLimitedUntil, recordRateLimitedUntil } from './store/api-state.ts';
+import { databasePath, openDatabase } from './store/open-database.ts';
+import type { StateDb } from './store/state-db.ts';
 
 export interface ApiConnection {
   client: ApiClient;
@@ -24,46 +26,60 @@ export interface ConnectOptions {
   hooks?: TransportHooks;
   maxAttempts?: number;
   /**
-   * Where a Retry-After outlives the process (the daemon: `<state.dir>/rate-limit-until`): read at start and written
-   * on every 429, so that a restarted agent (a crash, SIGKILL, systemd's restart) does not send before the moment
-   * the API named. Without it a restart inside the window sent its first request early (found by the chaos suite).
+   * The Retry-After window shared by every process on the state directory and kept across restarts (pacingOf or
+   * openPacing). Without it a restart inside the window sent its first request early (found by the chaos suite),
+   * and a one-shot command ignored the window the daemon was given (issue 11, failure 9).
    */
-  rateLimitFile?: string;
+  pacing?: PacingStore;
   /** After a 401, refuse further requests with that key until another is set (the daemon). */
   refuseRejectedKey?: boolean;
 }
 
-/** Epoch ms stored in `file`, or 0 when there is none (or it cannot be read: at worst one early request). */
-function readRetryAfter(file: string): number {
-  try {
-    const until = Number(readFileSync(file, 'utf8').trim());
-    return Number.isFinite(until) ? until : 0;
-  } catch {
-    return 0;
-  }
+/**
+ * The shared Retry-After window in an open state database. Reading or writing it never fails the request: a
+ * database that cannot be read (or written) costs at most an early request, and the debug log says so.
+ */
+export function pacingOf(db: StateDb, logger: Logger): PacingStore {
+  return {
+    rateLimitedUntil: () => {
+      try {
+        return db.closed ? 0 : rateLimitedUntil(db);
+      } catch (error) {
+        logger.debug({ error: String(error) }, 'could not read the Retry-After window');
+        return 0;
+      }
+    },
+    recordRateLimitedUntil: (untilMs) => {
+      try {
+        if (!db.closed && !db.readonly) recordRateLimitedUntil(db, untilMs);
+      } catch (error) {
+        logger.debug({ error: String(error) }, 'could not record the Retry-After window');
+      }
+    },
+  };
 }
 
-function writeRetryAfter(file: string, untilMs: number, logger: Logger): void {
-  try {
-    // Durable: the window must outlive a power cut as well as a crash, or the restarted agent sends early.
-    writeFileAtomicSync(file, `${untilMs}\n`);
-  } catch (error) {
-    logger.debug({ error: String(error) }, 'could not record the Retry-After window');
+/**
+ * For commands that do not otherwise open the state database (check, status, jobs, exports, pull --history): the
+ * shared window, from the database when the agent has one (opened for writing when the state directory allows it,
+ * so a 429 this command is given holds for the daemon too; read-only otherwise). No database: this process only.
+ */
+export async function openPacing(config: Config, logger: Logger): Promise<{ pacing: PacingStore | undefined; close(): Promise<void> }> {
+  const path = databasePath(config.state.dir);
+  if (!existsSync(path)) return { pacing: undefined, close: () => Promise.resolve() };
+  for (const readonly of [false, true]) {
+    try {
+      const db = await openDatabase(path, { readonly });
+      return { pacing: pacingOf(db, logger), close: () => db.close() };
+    } catch (error) {
+      logger.debug({ error: String(error), readonly }, 'could not open the state database for the Retry-After window');
+    }
   }
+  return { pacing: undefined, close: () => Promise.resolve() };
 }
 
 export function connectApi(api: ApiConfig, logger: Logger, options: ConnectOptions = {}): ApiConnection {
-  const file = options.rateLimitFile;
-  const hooks: TransportHooks =
-    file === undefined
-      ? (options.hooks ?? {})
-      : {
-          ...options.hooks,
-          onRetryAfter: (e) => {
-            writeRetryAfter(file, e.untilMs, logger);
-            options.hooks?.onRetryAfter?.(e);
-          },
-        };
+  const hooks: TransportHooks = options.hooks ?? {};
   const dispatcher = createDispatcher({
     maxConnections: api.max_connections,
     proxyUrl: proxyFor(api),
@@ -75,11 +91,24 @@ export function connectApi(api: ApiConfig, logger: Logger, options: ConnectOptio
     dispatcher,
     timeoutMs: api.timeout_ms,
     maxInFlight: api.max_connections,
-    ...(file === undefined ? {} : { rateLimitedUntil: readRetryAfter(file) }),
+    ...(options.pacing ? { pacing: options.pacing } : {}),
     ...(options.refuseRejectedKey ? { refuseRejectedKey: true } : {}),
     hooks: loggingHooks(logger, hooks),
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.maxAttempts ? { maxAttempts: options.maxAttempts } : {}),
   });
   return { client, dispatcher, close: () => dispatcher.close() };
+}
+
+/** connectApi for a command without its own state database: the shared Retry-After window through openPacing. */
+export async function connectApiWithPacing(config: Config, logger: Logger, options: Omit<ConnectOptions, 'pacing'> = {}): Promise<ApiConnection> {
+  const shared = await openPacing(config, logger);
+  const api = connectApi(config.api, logger, { ...options, ...(shared.pacing ? { pacing: shared.pacing } : {}) });
+  return {
+    ...api,
+    async close() {
+      await api.close();
+      await shared.close();
+    },
+  };
 }

@@ -15,6 +15,22 @@ const NEVER_SENT_CODES = new Set([
   'UND_ERR_CONNECT_TIMEOUT',
 ]);
 
+/**
+ * Transport failures that a new attempt cannot cure: the server's TLS certificate is not trusted (a proxy that
+ * inspects TLS, an expired certificate). Retrying them only delays the message that says what to do.
+ */
+export const TLS_ERROR_CODES: ReadonlySet<string> = new Set([
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+  'ERR_SSL_WRONG_VERSION_NUMBER',
+  'EPROTO',
+]);
+
 export type Failure =
   | { kind: 'status'; status: number }
   | { kind: 'transport'; code: string | undefined };
@@ -32,6 +48,7 @@ export function shouldRetry(retry: RetryClass, failure: Failure, attempt: number
   if (failure.kind === 'status') {
     return failure.status >= 500 && retry !== 'unsafe';
   }
+  if (failure.code !== undefined && TLS_ERROR_CODES.has(failure.code)) return false;
   return retry !== 'unsafe' || neverReachedServer(failure.code);
 }
 

@@ -20,6 +20,7 @@ import {
 } from './errors.ts';
 import { buildPath, OPERATIONS, retryClassOf, type OperationName } from './operations.ts';
 import { backoffDelay, neverReachedServer, parseRetryAfter, shouldRetry, type Failure } from './retry-policy.ts';
+import { GateClosedError, gatedDispatcher } from './gate-interceptor.ts';
 import { RateGate } from './rate-gate.ts';
 import { RequestSlots } from './request-slots.ts';
 import { HTTPValidationError, RETRY_MAX_ATTEMPTS } from './schemas/index.ts';
@@ -51,8 +52,17 @@ export interface TransportHooks {
   onRetry?(event: { operation: OperationName; attempt: number; delayMs: number; reason: string }): void;
   onRateLimited?(event: { operation: OperationName; waitMs: number }): void;
   onKeyRejected?(event: { operation: OperationName }): void;
-  /** A 429 closed the gate until `untilMs` (epoch ms): persist it so that a restarted process waits too. */
+  /** A 429 closed the gate until `untilMs` (epoch ms). */
   onRetryAfter?(event: { operation: OperationName; untilMs: number }): void;
+}
+
+/**
+ * Where the Retry-After window is shared between the processes of an agent (src/store/api-state.ts through
+ * connectApi): read at every pass of the gate, written at every 429. Errors are the store's to swallow.
+ */
+export interface PacingStore {
+  rateLimitedUntil(): number;
+  recordRateLimitedUntil(untilMs: number): void;
 }
 
 export interface TransportOptions {
@@ -68,8 +78,8 @@ export interface TransportOptions {
   maxAttempts?: number;
   /** Requests on the wire at once: the dispatcher's connection limit (api.max_connections). Default: no bound. */
   maxInFlight?: number;
-  /** Epoch ms before which no request is sent: a Retry-After given to a previous process (onRetryAfter). */
-  rateLimitedUntil?: number;
+  /** The Retry-After window shared with the agent's other processes and its next start. Default: this process only. */
+  pacing?: PacingStore;
   /**
    * After a 401, refuse (locally, with the same ApiKeyRejectedError) every further request with that key until
    * setApiKey gives another one. The daemon sets it: its other workers (the rest of a file, a job's next page) kept
@@ -94,17 +104,20 @@ export class ApiTransport {
   readonly #gate: RateGate;
   readonly #maxAttempts: number;
   readonly #slots: RequestSlots;
+  readonly #pacing: PacingStore | undefined;
   readonly #userAgent = `pricing-agent/${AGENT_VERSION} node/${process.versions.node}`;
 
   constructor(options: TransportOptions) {
     this.#baseUrl = options.baseUrl.replace(/\/+$/, '');
     this.#apiKey = options.apiKey;
-    this.#dispatcher = options.dispatcher;
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.#clock = options.clock ?? systemClock;
     this.#random = options.random ?? Math.random;
     this.#hooks = options.hooks ?? {};
-    this.#gate = new RateGate(this.#clock, options.rateLimitedUntil ?? 0);
+    this.#pacing = options.pacing;
+    const pacing = options.pacing;
+    this.#gate = new RateGate(this.#clock, pacing ? () => pacing.rateLimitedUntil() : undefined);
+    this.#dispatcher = gatedDispatcher(options.dispatcher, () => this.#gate.isClosed());
     this.#maxAttempts = options.maxAttempts ?? RETRY_MAX_ATTEMPTS;
     this.#refuseRejectedKey = options.refuseRejectedKey ?? false;
     this.#slots = new RequestSlots(options.maxInFlight ?? Number.POSITIVE_INFINITY);
@@ -153,6 +166,8 @@ export class ApiTransport {
         failure = { kind: 'status', status: response.status };
       } catch (cause) {
         if (cause instanceof ApiError) throw cause; // aborted at the gate, or the key is known to be rejected
+        // The gate closed after the pass, before the request was written: nothing was sent; wait at the gate again.
+        if (cause instanceof GateClosedError) continue;
         if (req.signal?.aborted) throw abortError(operation, req.signal.reason);
         const code = transportCode(cause);
         error = new ApiTransportError(operation, code, cause);
@@ -220,6 +235,7 @@ export class ApiTransport {
       // Closed as soon as the status is known, before the body is read: every tick spent reading could let another
       // request through the gate.
       this.#gate.closeUntil(this.#clock.now() + parseRetryAfter(response.headers['retry-after'], this.#clock.now()));
+      this.#pacing?.recordRateLimitedUntil(this.#gate.openAt);
       this.#hooks.onRetryAfter?.({ operation: req.operation, untilMs: this.#gate.openAt });
     }
     const text = await response.body.text();
@@ -268,9 +284,16 @@ function parseBody(text: string, contentType: string | string[] | undefined): un
   return text;
 }
 
+/** The error's code, or the deepest one in its cause chain when it has none of its own that says more. */
 function transportCode(cause: unknown): string | undefined {
-  if (cause && typeof cause === 'object' && 'code' in cause && typeof cause.code === 'string') return cause.code;
-  return undefined;
+  let code: string | undefined;
+  let current: unknown = cause;
+  for (let depth = 0; current && typeof current === 'object' && depth < 6; depth += 1) {
+    const own = (current as { code?: unknown }).code;
+    if (typeof own === 'string') code = own;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return code;
 }
 
 function abortError(operation: string, reason: unknown): ApiError {

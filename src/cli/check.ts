@@ -1,11 +1,22 @@
 /**
- * `pricing-agent check`: loads the config, verifies the key with GET /v1/auth/verify, and prints who the key
- * belongs to. One attempt, no retries: it reports the state now, and a failure is one sentence of what is wrong
- * and what to do (exit 1; a config mistake exits 2).
+ * `pricing-agent check [--deep] [--json] [--no-retry]`: loads the config, verifies the key with GET
+ * /v1/auth/verify, and prints who the key belongs to. The request follows the document's retry rule for an
+ * idempotent GET (5xx and transport errors: up to 5 attempts, backoff from 1 s) and honours a Retry-After window
+ * any process of the agent was given, saying on stderr what it waits for; `--no-retry` asks once. A failure is one
+ * sentence of what is wrong and what to do (exit 1; a config mistake exits 2).
+ *
+ * `--deep` then asks the read-only questions of src/api/deep-check.ts and prints what holds, what differs and what
+ * the agent does about it; it exits 1 only when something differs that the agent cannot work around.
  */
 import { Command } from 'commander';
-import { connectApi } from '../api-from-config.ts';
+import { connectApi, openPacing } from '../api-from-config.ts';
+import { runDeepCheck, type Finding } from '../api/deep-check.ts';
+import type { TransportHooks } from '../api/transport.ts';
+import { RETRY_MAX_ATTEMPTS } from '../api/schemas/index.ts';
+import type { Config } from '../config/index.ts';
 import { createLogger } from '../log.ts';
+import { recentImportJobIds } from '../store/api-state.ts';
+import { databasePath, openDatabase } from '../store/open-database.ts';
 import { configOption, loadConfigForCommand } from './config.ts';
 import { runCommand } from './errors.ts';
 import { explainApiError } from './explain-api-error.ts';
@@ -13,6 +24,38 @@ import { explainApiError } from './explain-api-error.ts';
 interface CheckOptions {
   readonly config: string;
   readonly json?: boolean;
+  readonly deep?: boolean;
+  readonly retry: boolean;
+}
+
+/** What the command tells the terminal while the client waits (stderr: stdout stays the result). */
+function waitNotes(maxAttempts: number): TransportHooks {
+  const say = (text: string) => process.stderr.write(`check: ${text}\n`);
+  return {
+    onRetry: (e) =>
+      say(`${e.reason}; trying again in ${(e.delayMs / 1000).toFixed(1)} s (attempt ${e.attempt + 1} of ${maxAttempts}, the API's retry rule)`),
+    onRetryAfter: (e) => say(`the API asked to wait (429): waiting until ${new Date(e.untilMs).toISOString()}`),
+  };
+}
+
+async function jobIdsOf(config: Config): Promise<string[]> {
+  try {
+    const db = await openDatabase(databasePath(config.state.dir), { readonly: true });
+    try {
+      return recentImportJobIds(db, 3);
+    } finally {
+      await db.close();
+    }
+  } catch {
+    return []; // no state database yet: no earlier jobs to read back
+  }
+}
+
+function findingsText(findings: readonly Finding[]): string {
+  const mark = { holds: 'holds  ', differs: 'DIFFERS', fails: 'FAILS  ', skipped: 'skipped' } as const;
+  return findings
+    .map((f) => `${mark[f.result]}  ${f.area}: ${f.assumption}\n           ${f.observed}${f.action === '' ? '' : `\n           the agent: ${f.action}`}\n`)
+    .join('');
 }
 
 export function checkCommand(): Command {
@@ -20,18 +63,44 @@ export function checkCommand(): Command {
     .description('verify the configuration and the API key against the API (GET /v1/auth/verify)')
     .addOption(configOption())
     .option('--json', 'print the result as JSON')
+    .option('--deep', 'also ask the API read-only questions about every assumption the agent makes, and say what differs')
+    .option('--no-retry', 'ask once, without the retries of the API\'s retry rule')
+    .addHelpText(
+      'after',
+      '\nExit codes: 0 the key works (and, with --deep, nothing differs that the agent cannot work around), 1 it does\n' +
+        'not (one sentence says why), 2 a configuration mistake. Waits (retries, a Retry-After) are told on stderr.',
+    )
     .action(
       runCommand(async (options: CheckOptions) => {
         const config = await loadConfigForCommand(options.config);
         // check prints its own one-sentence result; the client's log lines would only repeat it.
         const logger = createLogger({ level: 'fatal', destination: 2 });
-        const api = connectApi(config.api, logger, { maxAttempts: 1 });
+        const maxAttempts = options.retry ? RETRY_MAX_ATTEMPTS : 1;
+        const shared = await openPacing(config, logger);
+        const wait = (shared.pacing?.rateLimitedUntil() ?? 0) - Date.now();
+        if (wait > 0) process.stderr.write(`check: waiting ${Math.ceil(wait / 1000)} s: the API asked the agent to wait (Retry-After)\n`);
+        const api = connectApi(config.api, logger, { maxAttempts, hooks: waitNotes(maxAttempts), ...(shared.pacing ? { pacing: shared.pacing } : {}) });
         try {
           const result = await api.client.auth.verify();
           const out = { ok: true, base_url: config.api.base_url, user_id: result.user_id, api_key_id: result.api_key_id };
-          if (options.json) process.stdout.write(`${JSON.stringify(out)}\n`);
-          else process.stdout.write(`API:        ${out.base_url}\nuser_id:    ${out.user_id}\napi_key_id: ${out.api_key_id}\nThe key works.\n`);
-          return 0;
+          if (options.deep !== true) {
+            if (options.json) process.stdout.write(`${JSON.stringify(out)}\n`);
+            else process.stdout.write(`API:        ${out.base_url}\nuser_id:    ${out.user_id}\napi_key_id: ${out.api_key_id}\nThe key works.\n`);
+            return 0;
+          }
+          const findings = await runDeepCheck(api.client, { jobIds: await jobIdsOf(config) });
+          const failing = findings.filter((f) => f.result === 'fails').length;
+          const differing = findings.filter((f) => f.result === 'differs').length;
+          if (options.json) process.stdout.write(`${JSON.stringify({ ...out, ok: failing === 0, findings })}\n`);
+          else {
+            process.stdout.write(`API:        ${out.base_url}\nuser_id:    ${out.user_id}\napi_key_id: ${out.api_key_id}\n\n${findingsText(findings)}\n`);
+            process.stdout.write(
+              failing > 0
+                ? `${failing} assumption(s) fail: the agent cannot work with this API as it answers now.\n`
+                : `The agent works with this API${differing > 0 ? ` (${differing} difference(s) it works around)` : ''}.\n`,
+            );
+          }
+          return failing > 0 ? 1 : 0;
         } catch (error) {
           const message = explainApiError(error, config.api.base_url);
           if (options.json) {
@@ -43,6 +112,7 @@ export function checkCommand(): Command {
           return 1;
         } finally {
           await api.close();
+          await shared.close();
         }
       }),
     );

@@ -3,18 +3,7 @@
  * Used by `check` and by every command that reports an API failure.
  */
 import { ApiError, ApiTransportError, API_ERROR_CODES } from '../api/errors.ts';
-
-const TLS_CODES = new Set([
-  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
-  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
-  'SELF_SIGNED_CERT_IN_CHAIN',
-  'DEPTH_ZERO_SELF_SIGNED_CERT',
-  'CERT_HAS_EXPIRED',
-  'CERT_NOT_YET_VALID',
-  'ERR_TLS_CERT_ALTNAME_INVALID',
-  'ERR_SSL_WRONG_VERSION_NUMBER',
-  'EPROTO',
-]);
+import { TLS_ERROR_CODES } from '../api/retry-policy.ts';
 
 const NETWORK_HINTS: Record<string, string> = {
   ECONNREFUSED: 'the connection was refused',
@@ -44,7 +33,7 @@ function rootCode(error: unknown): string | undefined {
 export function explainApiError(error: unknown, baseUrl: string): string {
   if (error instanceof ApiTransportError) {
     const code = rootCode(error.cause) ?? error.transportCode ?? 'error';
-    if (TLS_CODES.has(code)) {
+    if (TLS_ERROR_CODES.has(code)) {
       return `The TLS certificate of ${baseUrl} is not trusted (${code}): if your network inspects TLS, put its CA certificate in api.ca_file; never turn verification off.`;
     }
     const hint = NETWORK_HINTS[code] ?? `the request failed (${code})`;

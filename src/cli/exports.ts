@@ -3,7 +3,7 @@
  * object (a queued export becomes cancelled, a running one cancelling). The only export operation the API offers.
  */
 import { Command } from 'commander';
-import { connectApi } from '../api-from-config.ts';
+import { connectApiWithPacing } from '../api-from-config.ts';
 import type { ExportStatus } from '../api/schemas/index.ts';
 import { createLogger } from '../log.ts';
 import { configOption, loadConfigForCommand } from './config.ts';
@@ -39,7 +39,7 @@ export function exportsCommand(): Command {
     .action(
       runCommand(async (exportId: string, options: ExportsOptions) => {
         const config = await loadConfigForCommand(options.config);
-        const api = connectApi(config.api, createLogger({ level: 'warn', destination: 2 }));
+        const api = await connectApiWithPacing(config, createLogger({ level: 'warn', destination: 2 }));
         try {
           const status = await api.client.transactionExports.cancel(exportId);
           process.stdout.write(options.json === true ? `${JSON.stringify(status)}\n` : describeExportStatus(status));

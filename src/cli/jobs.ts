@@ -3,7 +3,7 @@
  * JSON. Fields beyond the spec's (finished_at, row counts, errors) are shown when the API sends them.
  */
 import { Command } from 'commander';
-import { connectApi } from '../api-from-config.ts';
+import { connectApiWithPacing } from '../api-from-config.ts';
 import type { Job } from '../api/schemas/index.ts';
 import { createLogger } from '../log.ts';
 import { configOption, loadConfigForCommand } from './config.ts';
@@ -16,25 +16,32 @@ interface JobsOptions {
 
 const MAX_ERRORS_SHOWN = 10;
 
-/** The job as aligned `key: value` lines, then its first row errors. */
+/** The job as aligned `key: value` lines, then the refused rows it names (whatever shape the server gives them). */
 export function describeJob(job: Job): string {
   const lines: [string, string][] = [
     ['job_id', job.job_id],
-    ['job_type', job.job_type],
-    ['status', job.status],
-    ['progress', `${job.progress} %`],
-    ['created_at', job.created_at],
+    ['job_type', job.job_type ?? '-'],
+    ['status', job.phase === job.status || job.phase === 'unknown' ? job.status : `${job.status} (${job.phase})`],
+    ['progress', job.progress == null ? '-' : `${job.progress} %`],
+    ['created_at', job.created_at ?? '-'],
     ['started_at', job.started_at ?? '-'],
   ];
   if (job.finished_at != null) lines.push(['finished_at', job.finished_at]);
   if (job.rows_total != null) {
     lines.push(['rows', `${job.rows_total} total, ${job.rows_ok ?? 0} ok, ${job.rows_failed ?? 0} failed`]);
   }
-  if (job.error != null) lines.push(['error', job.error]);
+  const detail = job.detail;
+  if (detail.kind !== 'none' && detail.message !== null) lines.push(['error', detail.message]);
+  if (detail.kind === 'counts' || detail.kind === 'sample') lines.push(['failed', `${detail.failed} row(s)`]);
   let text = lines.map(([key, value]) => `${`${key}:`.padEnd(13)}${value}\n`).join('');
-  const errors = job.errors ?? [];
-  for (const e of errors.slice(0, MAX_ERRORS_SHOWN)) text += `  line ${e.line}: ${e.code}: ${e.message}\n`;
-  if (errors.length > MAX_ERRORS_SHOWN) text += `  ... and ${errors.length - MAX_ERRORS_SHOWN} more (--json shows all)\n`;
+  if (detail.kind === 'list' || detail.kind === 'sample') {
+    for (const e of detail.rows.slice(0, MAX_ERRORS_SHOWN)) {
+      text += `  line ${e.line ?? '?'} of the file sent: ${e.code === null ? '' : `${e.code}: `}${e.message}\n`;
+    }
+    if (detail.rows.length > MAX_ERRORS_SHOWN) text += `  ... and ${detail.rows.length - MAX_ERRORS_SHOWN} more (--json shows all)\n`;
+  } else if (job.phase === 'failed' && detail.kind === 'none') {
+    text += '  the server gave no detail of what failed\n';
+  }
   return text;
 }
 
@@ -49,7 +56,7 @@ export function jobsCommand(): Command {
     .action(
       runCommand(async (jobId: string, options: JobsOptions) => {
         const config = await loadConfigForCommand(options.config);
-        const api = connectApi(config.api, createLogger({ level: 'warn', destination: 2 }));
+        const api = await connectApiWithPacing(config, createLogger({ level: 'warn', destination: 2 }));
         try {
           const job = await api.client.jobs.get(jobId);
           process.stdout.write(options.json === true ? `${JSON.stringify(job)}\n` : describeJob(job));

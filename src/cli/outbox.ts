@@ -8,6 +8,7 @@ import type { Config } from '../config/index.ts';
 import { type FeedConsumerStatus, feedOverview } from '../feed/consumer-status.ts';
 import { ackConsumer, countScopedFeed, exportStoreFiles, listConsumers, outboxStats, EXPORT_FORMATS } from '../outbox/index.ts';
 import type { ExportFormat } from '../outbox/store-files.ts';
+import { parkedReasons } from '../store/acknowledgements.ts';
 import { databasePath, openDatabase } from '../store/open-database.ts';
 import type { StateDb } from '../store/state-db.ts';
 import { configOption, loadConfigForCommand } from './config.ts';
@@ -27,6 +28,16 @@ async function withDb<T>(file: string, readonly: boolean, fn: (db: StateDb, conf
   } finally {
     await db.close();
   }
+}
+
+/** Why ids were parked (the platform's refusals), and what to do once the cause is fixed. */
+function parkedLines(db: StateDb): string[] {
+  const reasons = parkedReasons(db, 5);
+  if (reasons.length === 0) return [];
+  return [
+    ...reasons.map((r) => `  parked ${r.n}: ${r.reason}`),
+    '  (the platform refused these acknowledgements; once fixed, `pricing-agent pull --retry-parked` sends them again)',
+  ];
 }
 
 function print(json: boolean | undefined, value: unknown, text: () => string): void {
@@ -60,7 +71,8 @@ export function outboxCommand(): Command {
               `feed:          ${s.feed_rows} rows (${s.withdrawals} withdrawals), last seq ${s.max_seq}`,
               `approvals:     ${s.approvals.total} stored: ${s.approvals.acknowledged} acknowledged, ` +
                 `${s.approvals.ack_pending} waiting, ${s.approvals.conflict} not acknowledged (conflict), ` +
-                `${s.approvals.not_delivered} from history reads`,
+                `${s.approvals.parked} parked, ${s.approvals.not_delivered} from history reads`,
+              ...parkedLines(db),
               `oldest waiting: ${s.oldest_ack_pending_received_at ?? '-'}`,
               `pending page:  ${s.pending_delivery_intents === 0 ? 'none' : 'yes (replayed by the next pull)'}`,
               `consumers:     ${s.consumers}${s.max_consumer_lag === null ? '' : `, furthest behind by ${s.max_consumer_lag} rows`}`,

@@ -3,6 +3,7 @@
  * the same functions).
  *
  *   pull [--once]                 approved prices: deliveries into the outbox, acknowledgements, per-store files
+ *   pull --retry-parked           the same, after putting ids the platform refused (parked) back in the queue
  *   pull --reconcile [--since T]  the history reconciliation: withdrawals of prices cancelled after acknowledgement
  *   pull --history [--since T]    the registered history as JSON Lines on stdout; changes nothing anywhere
  *   pull --stream NAME [--full]   one mirror (products, product_store, transactions, competitor_prices, grids,
@@ -12,7 +13,7 @@
  * which is safe too: everything the agent relies on is committed before it is used.
  */
 import { Command, InvalidArgumentError } from 'commander';
-import { connectApi } from '../api-from-config.ts';
+import { connectApi, connectApiWithPacing, pacingOf } from '../api-from-config.ts';
 import { isoDateTime } from '../api/schemas/index.ts';
 import { systemClock } from '../clock.ts';
 import type { Config } from '../config/index.ts';
@@ -30,6 +31,7 @@ import {
   type StreamRunSummary,
 } from '../pull/index.ts';
 import { createLogger } from '../log.ts';
+import { unparkAll } from '../store/acknowledgements.ts';
 import { configOption, loadConfigForCommand } from './config.ts';
 import { runCommand } from './errors.ts';
 import { openStateDb } from './outbox.ts';
@@ -42,6 +44,7 @@ interface PullOptions {
   readonly since?: string;
   readonly stream?: string;
   readonly full?: boolean;
+  readonly retryParked?: boolean;
   readonly json?: boolean;
 }
 
@@ -57,8 +60,8 @@ function sinceTime(raw: string): string {
 }
 
 function checkCombination(options: PullOptions): void {
-  const modes = [options.once, options.reconcile, options.history, options.stream !== undefined].filter(Boolean);
-  if (modes.length > 1) throw new InvalidArgumentError('use one of --once, --reconcile, --history and --stream');
+  const modes = [options.once || options.retryParked, options.reconcile, options.history, options.stream !== undefined].filter(Boolean);
+  if (modes.length > 1) throw new InvalidArgumentError('use one of --once (or --retry-parked), --reconcile, --history and --stream');
   if (options.full === true && options.stream === undefined) throw new InvalidArgumentError('--full needs --stream');
   if (options.since !== undefined && options.reconcile !== true && options.history !== true) {
     throw new InvalidArgumentError('--since goes with --history or --reconcile');
@@ -94,26 +97,34 @@ export function pullCommand(): Command {
     .option('--since <time>', 'with --history or --reconcile: approvals approved at or after this time', sinceTime)
     .option('--stream <name>', `run one mirror: ${FIXED_STREAMS.join(', ')}, grids or grid:<grid_id>`)
     .option('--full', 'with --stream: forget the watermark and read everything again')
+    .option('--retry-parked', 'send again the acknowledgements the platform refused (parked ids; see `outbox stats`), then pull')
     .option('--json', 'print the summary as JSON')
     .action(
       runCommand(async (options: PullOptions) => {
         checkCombination(options);
         const config = await loadConfigForCommand(options.config);
         const logger = createLogger({ level: config.log.level, destination: 2 });
-        const api = connectApi(config.api, logger);
         const stop = stopOnSignals();
         try {
-          if (options.history === true) return await printHistory(config, api.client, options.since, stop.signal);
+          if (options.history === true) {
+            const api = await connectApiWithPacing(config, logger);
+            try {
+              return await printHistory(config, api.client, options.since, stop.signal);
+            } finally {
+              await api.close();
+            }
+          }
           const db = await openStateDb(config);
+          const api = connectApi(config.api, logger, { pacing: pacingOf(db, logger) });
           try {
             const deps: PullDeps = { db, client: api.client, clock: systemClock, logger };
             return await runMode(deps, config, options, stop.signal);
           } finally {
+            await api.close();
             await db.close();
           }
         } finally {
           stop.dispose();
-          await api.close();
         }
       }),
     );
@@ -130,6 +141,10 @@ async function runMode(deps: PullDeps, config: Config, options: PullOptions, sig
     const runs = await runMirror(deps, entry, signal, { full: options.full === true, ...(gridId ? { gridId } : {}) });
     write(options.json, runs, describeMirrorRuns(runs));
     return 0;
+  }
+  if (options.retryParked === true) {
+    const unparked = unparkAll(deps.db);
+    deps.logger.info({ ids: unparked }, 'parked acknowledgements put back in the queue');
   }
   const summary = await runApprovedPricesPull(deps, signal, approvedPricesOptions(config));
   write(options.json, summary, describePullRun(summary));
@@ -183,11 +198,15 @@ function describePullRun(s: PullRunSummary): string {
   const conflicts = Object.entries(a.conflicts).map(([reason, n]) => `${n} ${reason}`);
   const lines = [
     `deliveries:      ${d.pages} page(s), ${d.rows} approvals, ${d.inserted} new, ${d.feedRows} feed rows` +
-      (d.replayed > 0 ? `, ${d.replayed} page(s) of an interrupted run replayed` : ''),
+      (d.replayed > 0 ? `, ${d.replayed} page(s) of an interrupted run replayed` : '') +
+      (d.abandoned > 0 ? `, ${d.abandoned} refused replay(s) recovered from the history (${d.recovered} versions)` : '') +
+      (d.restarted > 0 ? ', listing started over (the server refused the stored cursor)' : ''),
+    ...(d.unreadable > 0 ? [`unreadable:      ${d.unreadable} delivered row(s) the agent cannot read: not stored, not acknowledged (see the log)`] : []),
     `acknowledged:    ${a.acknowledged} in ${a.requests} request(s)` +
       (a.alreadyAcknowledged > 0 ? `, ${a.alreadyAcknowledged} found acknowledged already` : ''),
     `not acknowledged: ${conflicts.length === 0 ? 'none' : conflicts.join(', ')}` +
       (a.withdrawals > 0 ? ` (${a.withdrawals} withdrawals fed)` : ''),
+    ...(a.parked > 0 ? [`parked:          ${a.parked} id(s) the platform refused (see \`outbox stats\`; \`pull --retry-parked\` sends them again)`] : []),
   ];
   if (s.files.length > 0) lines.push(`store files:     ${s.files.length} written (${s.files.reduce((n, f) => n + f.rows, 0)} rows)`);
   lines.push(`took ${(s.durationMs / 1000).toFixed(1)} s`);

@@ -2,7 +2,7 @@
  * `status`'s key check: GET /v1/auth/verify with one attempt and a short timeout, like `check`. The message says
  * what is wrong and what to do; it never contains the key.
  */
-import { connectApi } from '../api-from-config.ts';
+import { connectApiWithPacing } from '../api-from-config.ts';
 import { ApiError, ApiTransportError, API_ERROR_CODES } from '../api/errors.ts';
 import type { Config } from '../config/index.ts';
 import { createLogger } from '../log.ts';
@@ -15,7 +15,9 @@ export const KEY_CHECK_TIMEOUT_MS = 10 * 1000; // 10 s
 export async function checkKey(config: Config): Promise<KeyCheck> {
   const base_url = config.api.base_url;
   const logger = createLogger({ level: 'fatal', destination: 2 });
-  const api = connectApi({ ...config.api, timeout_ms: Math.min(config.api.timeout_ms, KEY_CHECK_TIMEOUT_MS) }, logger, { maxAttempts: 1 });
+  const api = await connectApiWithPacing({ ...config, api: { ...config.api, timeout_ms: Math.min(config.api.timeout_ms, KEY_CHECK_TIMEOUT_MS) } }, logger, {
+    maxAttempts: 1,
+  });
   try {
     const result = await api.client.auth.verify();
     return { state: 'ok', base_url, user_id: result.user_id, api_key_id: result.api_key_id };

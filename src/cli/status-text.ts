@@ -47,8 +47,13 @@ function pullLines(p: PullOverview, now: Date): [string, string][] {
   const waiting = a.ack_pending > 0 ? `, ${a.ack_pending} waiting for acknowledgement since ${shortTime(p.oldest_ack_pending_received_at, now)}` : '';
   return [
     ['Pull', `${last}; ${today}`],
-    ['Approvals', `${a.total} stored: ${a.acknowledged} acknowledged, ${plural(a.conflict, 'conflict')}${waiting}`],
+    ['Approvals', `${a.total} stored: ${a.acknowledged} acknowledged, ${plural(a.conflict, 'conflict')}${parkedText(a.parked)}${waiting}`],
   ];
+}
+
+/** Parked ids need a person: what happened and the command that sends them again. */
+function parkedText(parked: number): string {
+  return parked > 0 ? `, ${parked} parked (the platform refused them; see \`outbox stats\`, then \`pull --retry-parked\`)` : '';
 }
 
 function outboxLines(o: OutboxOverview, now: Date): [string, string][] {

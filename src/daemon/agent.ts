@@ -10,8 +10,7 @@
  * long-polls and closes it first, then stops taking work, lets batches in flight finish and checkpoint, and closes the
  * database (checkpointing the WAL).
  */
-import { join } from 'node:path';
-import { connectApi, type ApiConnection } from '../api-from-config.ts';
+import { connectApi, pacingOf, type ApiConnection } from '../api-from-config.ts';
 import { consoleHandler, type ConsoleContext } from '../console/console-server.ts';
 import { systemClock, type Clock } from '../clock.ts';
 import { readApiKey, type Config } from '../config/index.ts';
@@ -33,9 +32,6 @@ import { StateDirGuard } from './state-dir.ts';
 
 export const AGENT_STATES = ['starting', 'running', 'draining', 'stopped', 'failed'] as const;
 export type AgentState = (typeof AGENT_STATES)[number];
-
-/** In the state directory: the end of the last Retry-After window, so that a restarted agent honours it too. */
-export const RATE_LIMIT_FILE = 'rate-limit-until';
 
 export { MIN_FREE_STATE_BYTES } from './state-dir.ts';
 
@@ -101,7 +97,7 @@ export class Agent {
       this.#metrics = metrics;
       const api = connectApi(config.api, this.#logger, {
         clock: this.#clock,
-        rateLimitFile: join(config.state.dir, RATE_LIMIT_FILE),
+        pacing: pacingOf(db, this.#logger),
         refuseRejectedKey: true,
         hooks: {
           onResponse: (e) => metrics.apiRequests.inc({ operation: e.operation, status: String(e.status) }),

@@ -7,6 +7,9 @@
  * A rejected key never works again (the spec: a new key replaces the old one at once), so the check sends a request
  * only when the key has changed: a rotated key costs the API a handful of 401s, not one a minute for as long as
  * nobody notices. When the API was merely unreachable, the same key is verified again every interval.
+ *
+ * At a 401 the key file is read at once, before anything pauses for an interval (issue 11, failure 10): whoever
+ * rotated the key has usually written the new one already, and the agent goes on with it without a pause.
  */
 import { ApiError, API_ERROR_CODES } from '../api/errors.ts';
 import type { ApiClient } from '../api/client.ts';
@@ -70,17 +73,26 @@ export class KeyMonitor {
     return this.#state;
   }
 
-  /** Called when any request got a 401. */
+  /**
+   * Called when any request got a 401. Work holds at once (waitForKey); the key file is read again right away, and
+   * only when it holds no other working key does the agent say so and check again every interval.
+   */
   reportRejected(): void {
     if (this.#state === 'rejected') return;
     this.#rejectedKey = this.#currentKey;
     this.#setState('rejected');
-    this.#o.logger.error(
-      { check_every_ms: this.#o.intervalMs },
-      'the API rejected the key (401): sending is paused. Generate a new key in the web application and put it in ' +
-        'api.key_file (picked up automatically) or api.key (then send SIGHUP); nothing is lost meanwhile',
-    );
-    this.#startChecking();
+    void this.#checkOnce().then(() => {
+      if (this.#state === 'ok') {
+        this.#o.logger.info('the API rejected the old key; the key file holds a new one, which works: sending goes on');
+        return;
+      }
+      this.#o.logger.error(
+        { check_every_ms: this.#o.intervalMs },
+        'the API rejected the key (401): sending is paused. Generate a new key in the web application and put it in ' +
+          'api.key_file (picked up automatically) or api.key (then send SIGHUP); nothing is lost meanwhile',
+      );
+      this.#startChecking();
+    });
   }
 
   /** Resolves once the key works; rejects when the agent stops. */

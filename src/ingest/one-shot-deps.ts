@@ -3,7 +3,7 @@
  * database, a logger. The logger writes to stderr and only at log.level debug or trace: a person at a terminal reads
  * the command's summary, not the agent's log lines (they say the same at info).
  */
-import { connectApi } from '../api-from-config.ts';
+import { connectApi, pacingOf } from '../api-from-config.ts';
 import type { TransportHooks } from '../api/transport.ts';
 import { systemClock } from '../clock.ts';
 import type { Config } from '../config/index.ts';
@@ -35,11 +35,9 @@ export interface OneShot {
 }
 
 export async function openOneShot(config: Config, options: OneShotOptions): Promise<OneShot> {
-  const api = connectApi(config.api, options.logger, options.hooks ? { hooks: options.hooks } : {});
-  const db = await openDatabase(databasePath(config.state.dir)).catch(async (error: unknown) => {
-    await api.close();
-    throw error;
-  });
+  const db = await openDatabase(databasePath(config.state.dir));
+  // The Retry-After window is shared with the daemon and every other command through the state database.
+  const api = connectApi(config.api, options.logger, { pacing: pacingOf(db, options.logger), ...(options.hooks ? { hooks: options.hooks } : {}) });
   return {
     deps: {
       db,

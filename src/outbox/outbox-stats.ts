@@ -16,6 +16,8 @@ export interface OutboxStats {
     ack_pending: number;
     acknowledged: number;
     conflict: number;
+    /** Refused by the platform with a 4xx other than 409/429; set aside until `pull --retry-parked`. */
+    parked: number;
     /** Learned from history reads; nothing to acknowledge. */
     not_delivered: number;
   };
@@ -83,6 +85,7 @@ export async function outboxStats(db: StateDb): Promise<OutboxStats> {
       ack_pending: byStatus('pending'),
       acknowledged: byStatus('acknowledged'),
       conflict: byStatus('conflict'),
+      parked: byStatus('parked'),
       not_delivered: byStatus(null),
     },
     oldest_ack_pending_received_at: oldest?.received_at ?? null,

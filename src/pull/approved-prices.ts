@@ -8,9 +8,11 @@
  *      while the next page is being fetched, the rest once the listing is complete. Only ids read back from the
  *      database as committed are sent, so the order "stored, then acknowledged" holds per id; running the lanes
  *      side by side only overlaps the waits for the network with the other lane's SQLite work;
- *   3. per-store files for the new feed rows, when `outbox.exports` is configured (src/outbox/store-files.ts).
+ *   3. per-store files for the new feed rows, when `outbox.exports` is configured (src/outbox/store-files.ts),
+ *      whatever happened to the acknowledgements and to the deliveries: every stored price reaches its store.
  * A failing lane does not stop the other: prices are stored even while acknowledgements are refused, and stored
- * ids are acknowledged even when a deliveries request fails. The first error is thrown once both have ended.
+ * ids are acknowledged even when a deliveries request fails. The first error is thrown once both have ended and
+ * the files are written.
  *
  * Resumable at every step: each step's progress is in the database (pending intent and cursor, approval_acks,
  * the export state), so a run that dies anywhere, or is aborted through `signal`, is continued by the next run.
@@ -39,6 +41,8 @@ export interface ApprovedPricesPullOptions {
   readonly pageSize?: number;
   /** `outbox.exports`; null or absent: no files. */
   readonly exports?: StoreFileExports | null;
+  /** How far back a refused replay's page is looked for in the history (reconcile.lookback_days). Default 90. */
+  readonly recoveryLookbackDays?: number;
 }
 
 export interface PullRunSummary {
@@ -58,20 +62,22 @@ export async function runApprovedPricesPull(
   const summary: PullRunSummary = { deliveries: emptyDeliveryStats(), acks: emptyAckStats(), files: [], durationMs: 0 };
   try {
     const pages = new StoredPages();
-    const settings = { filters, pageSize: options.pageSize ?? DEFAULT_PAGE_SIZE };
+    const settings = {
+      filters,
+      pageSize: options.pageSize ?? DEFAULT_PAGE_SIZE,
+      recoveryLookbackDays: options.recoveryLookbackDays ?? DEFAULT_RECOVERY_LOOKBACK_DAYS,
+    };
     const deliveries = pullDeliveries(deps, settings, summary.deliveries, signal, () => pages.stored()).finally(() =>
       pages.finish(),
     );
     const acks = acknowledgeStored({ deps, filters, stats: summary.acks }, signal, pages);
     const [delivered, acknowledged] = await Promise.allSettled([deliveries, acks]);
+    // The stores get their files whatever the platform said to the acknowledgements (or to a later page).
+    const files = options.exports && !signal?.aborted ? await writeStoreFiles(deps, options.exports) : { files: [], error: null };
+    summary.files = files.files;
     if (delivered.status === 'rejected') throw delivered.reason;
     if (acknowledged.status === 'rejected') throw acknowledged.reason;
-    if (options.exports) {
-      summary.files = await exportStoreFiles(deps.db, options.exports.dir, {
-        format: options.exports.format,
-        ...(options.exports.maxRowsPerFile === undefined ? {} : { maxRowsPerFile: options.exports.maxRowsPerFile }),
-      });
-    }
+    if (files.error !== null) throw files.error;
   } catch (error) {
     summary.durationMs = deps.clock.now() - started;
     deps.logger.warn({ ...logFields(summary), error: (error as Error).message }, 'approved prices pull stopped');
@@ -82,11 +88,28 @@ export async function runApprovedPricesPull(
   return summary;
 }
 
+const DEFAULT_RECOVERY_LOOKBACK_DAYS = 90;
+
+async function writeStoreFiles(deps: PullDeps, exports: StoreFileExports): Promise<{ files: ExportedFile[]; error: Error | null }> {
+  try {
+    const files = await exportStoreFiles(deps.db, exports.dir, {
+      format: exports.format,
+      ...(exports.maxRowsPerFile === undefined ? {} : { maxRowsPerFile: exports.maxRowsPerFile }),
+    });
+    return { files, error: null };
+  } catch (error) {
+    return { files: [], error: error instanceof Error ? error : new Error(String(error)) };
+  }
+}
+
 function logFields(summary: PullRunSummary): Record<string, unknown> {
   const { deliveries: d, acks: a } = summary;
   return {
     pages: d.pages,
     replayed: d.replayed,
+    recovered: d.recovered,
+    restarted: d.restarted,
+    unreadable: d.unreadable,
     rows: d.rows,
     rows_new: d.inserted,
     feed_rows: d.feedRows,
@@ -94,6 +117,7 @@ function logFields(summary: PullRunSummary): Record<string, unknown> {
     acknowledged: a.acknowledged,
     already_acknowledged: a.alreadyAcknowledged,
     conflicts: a.conflicts,
+    parked: a.parked,
     withdrawals: a.withdrawals,
     files: summary.files.length,
     duration_ms: summary.durationMs,

@@ -36,8 +36,8 @@ export interface RefusedId {
 const NOT_ACKNOWLEDGED = new Set(['pending', 'exported_api']);
 
 /** export_status beyond pending and exported_api (its full value set is not shown); absent: not known to be. */
-export function isAcknowledgedStatus(exportStatus: string | null): boolean {
-  return exportStatus !== null && !NOT_ACKNOWLEDGED.has(exportStatus);
+export function isAcknowledgedStatus(exportStatus: string | null | undefined): boolean {
+  return exportStatus != null && !NOT_ACKNOWLEDGED.has(exportStatus);
 }
 
 /** Records every refused id; reads the history for all of them but those the body calls already acknowledged. */

@@ -10,8 +10,11 @@
  */
 import type { ApiClient } from '../api/client.ts';
 import type { ApprovedPriceListQuery } from '../api/resources/approved-prices.ts';
-import { ACK_BATCH_MAX, type ApprovedPrice, type ApprovedPriceFilters } from '../api/schemas/index.ts';
+import { ACK_BATCH_MAX, instantOf, type ApprovedPrice, type ApprovedPriceFilters } from '../api/schemas/index.ts';
 import { checkAborted, type PullDeps } from './pull-deps.ts';
+
+/** Widening of a history window on each side (servers that show times without fractions). */
+const WINDOW_MARGIN_MS = 1000;
 
 /** Stored versions between two ids of one cluster, at most: about one history page each side. */
 const CLUSTER_GAP = ACK_BATCH_MAX;
@@ -71,8 +74,8 @@ export async function findSuccessor(
   signal?: AbortSignal,
 ): Promise<ApprovedPrice | undefined> {
   const query: Omit<ApprovedPriceListQuery, 'history'> = { approved_after: version.approved_at };
-  if (version.item_id !== null) query.item_id = version.item_id;
-  if (version.store_id !== null) query.store_id = version.store_id;
+  if (version.item_id != null) query.item_id = version.item_id;
+  if (version.store_id != null) query.store_id = version.store_id;
   for await (const page of historyPages(deps.client, query, signal)) {
     stats.historyPages += 1;
     const successor = page.items.find((item) => item.predecessor_id === version.id);
@@ -119,10 +122,12 @@ async function readWindow(
 ): Promise<void> {
   const wanted = new Set(cluster.map((c) => c.id).filter((id) => !found.has(id)));
   if (wanted.size === 0) return;
-  const times = cluster.map((c) => c.approved_at).sort((a, b) => Date.parse(a) - Date.parse(b));
+  // A second more on each side: a server may show its times at a coarser precision than it compares them (no
+  // fractions), and the window must still hold the versions. Rows outside the cluster are skipped by id.
+  const instants = cluster.map((c) => instantOf(c.approved_at));
   const query: Omit<ApprovedPriceListQuery, 'history'> = {
-    approved_after: times[0],
-    approved_before: times[times.length - 1],
+    approved_after: new Date(Math.min(...instants) - WINDOW_MARGIN_MS).toISOString(),
+    approved_before: new Date(Math.max(...instants) + WINDOW_MARGIN_MS).toISOString(),
   };
   for (const [key, value] of Object.entries(filters) as [keyof HistoryFilters, string | undefined][]) {
     if (value !== undefined) query[key] = value;

@@ -20,6 +20,7 @@ export function approvedPricesOptions(config: Config): ApprovedPricesPullOptions
     filters: { ...section.filters },
     pageSize: section.page_size,
     exports: files ? { dir: files.dir, format: files.format, maxRowsPerFile: files.max_rows_per_file } : null,
+    recoveryLookbackDays: section.reconcile.lookback_days,
   };
 }
 

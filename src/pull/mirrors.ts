@@ -11,12 +11,12 @@
  * A crash after the last page committed but before the watermark moved leaves a listing with no cursor: the next run
  * completes it without reading anything.
  */
-import { ApiError, API_ERROR_CODES } from '../api/errors.ts';
 import { completeListing, recordStreamError, resetStream, restartListing, streamState, upsertMirrorPage } from '../store/mirrors.ts';
 import type { MirrorStream } from '../store/mirror-tables.ts';
 import { MirrorExport } from './mirror-export.ts';
 import { fixedSource, gridSources, type ListingSource, type MirrorConfig } from './mirror-sources.ts';
 import { checkAborted, type PullDeps } from './pull-deps.ts';
+import { isRefusedCursor, refusesParameter } from './refusals.ts';
 
 export interface MirrorRunOptions {
   /** Forget the watermark and cursor first (`pull --stream NAME --full`); rows already mirrored stay. */
@@ -153,22 +153,6 @@ async function runListing(
     'mirror listing complete',
   );
   return summary;
-}
-
-/**
- * A stored cursor the server no longer takes: 404, 409 or 410 on a request that carried it, or a 422 naming it.
- * The listing then starts again (with the same watermark): rows read twice are upserted, none is skipped.
- */
-export function isRefusedCursor(error: unknown): boolean {
-  if (!(error instanceof ApiError)) return false;
-  if (error.status === 404 || error.status === 409 || error.status === 410) return true;
-  return refusesParameter(error, 'cursor');
-}
-
-/** A 422 whose detail names the query (or body) field `name`. */
-export function refusesParameter(error: unknown, name: string): boolean {
-  if (!(error instanceof ApiError) || error.code !== API_ERROR_CODES.validation) return false;
-  return (error.detail ?? []).some((d) => d.loc.includes(name));
 }
 
 function emptySummary(stream: MirrorStream): StreamRunSummary {

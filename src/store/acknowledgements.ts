@@ -94,6 +94,45 @@ export function markAcknowledged(db: StateDb, ids: readonly number[]): number {
 }
 
 /**
+ * Sets aside ids the platform refused with a 4xx other than 409/429 (found by splitting the batch), with the
+ * refusal as the reason: they are not sent again, so they never block the ids after them, and stay visible
+ * (`outbox stats`, `status`) until `unparkAll` gives them another try.
+ * @returns how many ids changed from 'pending' to 'parked'.
+ */
+export function markParked(db: StateDb, ids: readonly number[], reason: string): number {
+  if (ids.length === 0) return 0;
+  if (reason.length === 0) throw new StoreError('INVALID_ARGUMENT', 'a parked id needs a reason');
+  return db.write(
+    () =>
+      db
+        .statement(
+          `UPDATE approval_acks SET status = 'parked', conflict_reason = ?, acked_at = ?
+           WHERE approval_id IN (SELECT value FROM json_each(?)) AND status = 'pending'`,
+        )
+        .run(reason.slice(0, 500), db.now(), JSON.stringify(ids)).changes,
+  );
+}
+
+/** Why ids are parked, the most frequent reasons first. */
+export function parkedReasons(db: StateDb, limit: number): { reason: string; n: number }[] {
+  return db
+    .statement<{ reason: string; n: number }>(
+      `SELECT conflict_reason AS reason, count(*) AS n FROM approval_acks WHERE status = 'parked'
+       GROUP BY conflict_reason ORDER BY n DESC, reason LIMIT ?`,
+    )
+    .all(limit);
+}
+
+/** Puts every parked id back to 'pending' (`pull --retry-parked`). @returns how many. */
+export function unparkAll(db: StateDb): number {
+  return db.write(
+    () =>
+      db.statement(`UPDATE approval_acks SET status = 'pending', conflict_reason = NULL, acked_at = NULL WHERE status = 'parked'`).run()
+        .changes,
+  );
+}
+
+/**
  * Records ids that conflict with the platform's export state and will not be acknowledged, with the reason found.
  * What the conflict means for the outbox (a withdrawal, an amendment) is recorded separately, by storing what the
  * history read returned (`recordWithdrawal`, the next deliveries page).

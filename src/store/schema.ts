@@ -1,5 +1,5 @@
 /**
- * Kysely types of every table and view of the state database (migrations 0001, 0002, 0004 and 0007).
+ * Kysely types of every table and view of the state database (migrations 0001, 0002, 0004, 0005 and 0007).
  *
  * Conventions: timestamps are ISO 8601 text (UTC, from the agent's clock unless the column holds an API value);
  * money is decimal text exactly as the API sent it, never a number; JSON columns hold `JSON.stringify` text.
@@ -7,8 +7,12 @@
  */
 import type { Generated } from 'kysely';
 
-export const ACK_STATUSES = ['pending', 'acknowledged', 'conflict'] as const;
-/** A version learned outside a delivery (history read) has no approval_acks row: nothing to acknowledge. */
+/**
+ * `parked`: refused by the platform with a 4xx other than 409/429 (0005_api_state); set aside, not sent again until
+ * `pricing-agent pull --retry-parked`. A version learned outside a delivery (history read) has no approval_acks
+ * row: nothing to acknowledge.
+ */
+export const ACK_STATUSES = ['pending', 'acknowledged', 'conflict', 'parked'] as const;
 export type AckStatus = (typeof ACK_STATUSES)[number];
 
 export const FEED_KINDS = ['price', 'withdrawal'] as const;
@@ -67,7 +71,7 @@ export interface ApprovedPricesTable {
 export interface ApprovalAcksTable {
   approval_id: number;
   status: AckStatus;
-  /** Set exactly when status is `conflict`. */
+  /** Set exactly when status is `conflict` or `parked`: why (a conflict's reason, a parked id's HTTP refusal). */
   conflict_reason: string | null;
   /** When status left `pending` (acknowledged or conflict). */
   acked_at: string | null;
@@ -206,6 +210,23 @@ export interface OutboxExportScanTable {
   updated_at: string;
 }
 
+/** 0005_api_state: moments before which a kind of request is not sent (`retry_after`, `job:<id>`). */
+export interface ApiPacingTable {
+  key: string;
+  /** Epoch milliseconds. */
+  until_ms: number;
+  /** For `job:<id>`: the job's status at its last poll. */
+  detail: string | null;
+  updated_at: string;
+}
+
+/** 0005_api_state: choices the document leaves open that the agent found out from the server. */
+export interface ApiFactsTable {
+  key: string;
+  value: string;
+  learned_at: string;
+}
+
 /** 0007_feed: the last authenticated request of each feed consumer. */
 export interface FeedConsumersTable {
   consumer: string;
@@ -224,6 +245,8 @@ export interface FeedAppliedTable {
 }
 
 export interface Database {
+  api_pacing: ApiPacingTable;
+  api_facts: ApiFactsTable;
   agent_meta: AgentMetaTable;
   approved_prices: ApprovedPricesTable;
   approval_acks: ApprovalAcksTable;

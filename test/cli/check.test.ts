@@ -57,9 +57,9 @@ describe('pricing-agent check', () => {
     expect(run.stdout + run.stderr).not.toContain(KEY);
   });
 
-  it('says the API cannot be reached when nothing listens', async () => {
+  it('says the API cannot be reached when nothing listens (--no-retry: asked once)', async () => {
     const url = await refusedUrl();
-    const run = await runCli(['check', '--json', '--config', await configFor(url)], { PRICING_API_KEY: KEY });
+    const run = await runCli(['check', '--json', '--no-retry', '--config', await configFor(url)], { PRICING_API_KEY: KEY });
     expect(run.code).toBe(1);
     const out = JSON.parse(run.stdout) as { ok: boolean; error: { code: string; message: string } };
     expect(out.ok).toBe(false);

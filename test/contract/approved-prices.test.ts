@@ -61,7 +61,7 @@ describe('approvedPrices.list', () => {
     expect((await historyRows({ grid_id: sample.grid_id ?? '' })).every((a) => a.grid_id === sample.grid_id)).toBe(true);
     expect((await historyRows({ item_id: sample.item_id })).map((a) => a.item_id)).toContain(sample.item_id);
     const effective = await historyRows({ effective_after: sample.effective_date });
-    expect(effective.every((a) => a.effective_date !== null && a.effective_date >= sample.effective_date!)).toBe(true);
+    expect(effective.every((a) => a.effective_date != null && a.effective_date >= sample.effective_date!)).toBe(true);
     const approved = await historyRows({ approved_before: sample.approved_at });
     expect(approved.map((a) => a.id)).toEqual(all.filter((a) => Date.parse(a.approved_at) <= Date.parse(sample.approved_at)).map((a) => a.id));
   });
@@ -113,7 +113,7 @@ describe('approvedPrices.acknowledge', () => {
   it('acknowledges a batch with 200 and lists the ids', async () => {
     const page = await h.client.approvedPrices.deliveries({ request_id: uuid(10), pagination: { limit: 4 } });
     const ids = page.items.map((a) => a.id);
-    await expect(h.client.approvedPrices.acknowledge(ids)).resolves.toEqual({ acknowledged: ids });
+    await expect(h.client.approvedPrices.acknowledge(ids)).resolves.toEqual({ status: 200, body: { acknowledged: ids } });
     expect(h.lastStatus('approvedPrices.acknowledge')).toBe(200);
     const acked = (await historyRows()).filter((a) => ids.includes(a.id));
     expect(acked.every((a) => a.export_status !== 'pending' && a.export_status !== 'exported_api')).toBe(true);

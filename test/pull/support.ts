@@ -6,7 +6,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent } from 'undici';
+import { expect } from 'vitest';
 import { ApiClient } from '../../src/api/client.ts';
+import type { TransportHooks } from '../../src/api/transport.ts';
 import { systemClock, type Clock } from '../../src/clock.ts';
 import type { PullDeps } from '../../src/pull/pull-deps.ts';
 import { startSandbox, type SandboxHandle, type SandboxOptions } from '../../src/sandbox/index.ts';
@@ -24,13 +26,13 @@ export interface PullHarness {
   close(): Promise<void>;
 }
 
-export async function pullHarness(options: { sandbox?: SandboxOptions; clock?: Clock } = {}): Promise<PullHarness> {
+export async function pullHarness(options: { sandbox?: SandboxOptions; clock?: Clock; hooks?: TransportHooks } = {}): Promise<PullHarness> {
   const dir = await mkdtemp(join(tmpdir(), 'pa-pull-'));
   const sandbox = await startSandbox({ approvals: 0, largeGridRows: 0, ...options.sandbox });
   const clock = options.clock ?? systemClock;
   const db = await openDatabase(join(dir, 'state.db'), { now: () => clock.now() });
   const dispatcher = new Agent({ allowH2: false, connections: 4 });
-  const client = new ApiClient({ baseUrl: sandbox.url, apiKey: sandbox.apiKey, dispatcher, clock });
+  const client = new ApiClient({ baseUrl: sandbox.url, apiKey: sandbox.apiKey, dispatcher, clock, ...(options.hooks ? { hooks: options.hooks } : {}) });
   const { logger, lines } = captureLogger('debug');
   return {
     dir,
@@ -115,4 +117,41 @@ export function expectedPricesAt(sandbox: SandboxHandle, date: string): Expected
 
 function cmp(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/**
+ * The end state of a complete pull, whatever the dialect: every current version stored and acknowledged exactly
+ * once (on the platform: one acknowledgement, no batch that sent it again once acknowledged), nothing left pending
+ * in the outbox, and one 'price' feed row per stored version.
+ */
+export function expectPullComplete(h: PullHarness): void {
+  const current = currentVersions(h.sandbox);
+  const local = new Map(
+    h.db
+      .statement<{ id: number; status: string | null }>('SELECT a.id, k.status FROM approved_prices a LEFT JOIN approval_acks k ON k.approval_id = a.id')
+      .all()
+      .map((r) => [r.id, r.status]),
+  );
+  for (const a of current) {
+    if (a.item_id === null && a.store_id === null && a.sku === null) continue;
+    expect(local.get(a.id), `local state of ${a.id}`).toBe('acknowledged');
+    expect(a.ackCount, `ack count of ${a.id}`).toBe(1);
+  }
+  for (const ack of h.sandbox.control.state().approvals.acks) {
+    expect(ack.ack_count, `ack count of ${ack.id}`).toBeLessThanOrEqual(1);
+    expect(ack.conflicting_acks + ack.repeat_acks, `repeated acknowledgements of ${ack.id}`).toBe(0);
+  }
+  expect([...local.values()].filter((s) => s === 'pending')).toEqual([]);
+  const prices = h.db.statement<number>(`SELECT approval_id FROM price_feed WHERE kind = 'price'`).pluck().all();
+  expect(new Set(prices).size).toBe(prices.length);
+  expect(prices.length).toBe(local.size);
+}
+
+/** Counts the API's answers by operation and status (a transport hook). */
+export function answerCounter(): { hook: (e: { operation: string; status: number }) => void; count(operation: string, status?: number): number } {
+  const answers: { operation: string; status: number }[] = [];
+  return {
+    hook: (e) => answers.push({ operation: e.operation, status: e.status }),
+    count: (operation, status) => answers.filter((a) => a.operation === operation && (status === undefined || a.status === status)).length,
+  };
 }

@@ -1,17 +1,20 @@
 /**
  * Regression (found by the chaos suite): the Retry-After window lived only in the process's rate gate, so a daemon
  * restarted inside the window (a crash, SIGKILL, systemd's restart) sent its first request at once, before the
- * moment the API had named. Now connectApi keeps the window in a file of the state directory.
+ * moment the API had named. Now the window is kept in the state database (api_pacing, migration 0005), shared by
+ * every process of the agent (see also retry-after-holds-for-every-command.test.ts).
  */
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { connectApi } from '../../src/api-from-config.ts';
+import { connectApi, pacingOf } from '../../src/api-from-config.ts';
 import { loadConfig } from '../../src/config/index.ts';
 import { createLogger } from '../../src/log.ts';
+import { rateLimitedUntil } from '../../src/store/api-state.ts';
+import { openDatabase } from '../../src/store/open-database.ts';
 import { ManualClock } from '../support/manual-clock.ts';
 import { until } from '../support/test-logger.ts';
 
@@ -48,16 +51,17 @@ it('a new process waits for the Retry-After the previous one was given', async (
   const logger = createLogger({ level: 'warn', destination: { write: () => undefined } });
   const config = await loadConfig(configFile, {}, { logger });
   const clock = new ManualClock();
-  const rateLimitFile = join(dir, 'rate-limit-until');
-
-  const first = connectApi(config.api, logger, { clock, rateLimitFile });
+  const firstDb = await openDatabase(join(dir, 'state.db'), { now: () => clock.now() });
+  const first = connectApi(config.api, logger, { clock, pacing: pacingOf(firstDb, logger) });
   const waiting = first.client.auth.verify();
   await until(() => clock.waiting > 0, 'the first process to wait for Retry-After');
-  expect(Number(await readFile(rateLimitFile, 'utf8'))).toBe(clock.now() + 30_000);
+  expect(rateLimitedUntil(firstDb)).toBe(clock.now() + 30_000);
   await first.close(); // the process dies inside the window
+  await firstDb.close();
   waiting.catch(() => undefined);
 
-  const second = connectApi(config.api, logger, { clock, rateLimitFile });
+  const db = await openDatabase(join(dir, 'state.db'), { now: () => clock.now() });
+  const second = connectApi(config.api, logger, { clock, pacing: pacingOf(db, logger) });
   try {
     const verified = second.client.auth.verify();
     await until(() => clock.waiting > 1, 'the second process to wait at its gate');
@@ -67,5 +71,6 @@ it('a new process waits for the Retry-After the previous one was given', async (
     expect(arrivals).toHaveLength(2);
   } finally {
     await second.close();
+    await db.close();
   }
 });

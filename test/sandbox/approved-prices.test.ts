@@ -41,7 +41,7 @@ describe('seeded approvals', () => {
     expect(amended).toHaveLength(5);
     expect(amended.every((a) => typeof a.amendment_reason === 'string')).toBe(true);
     expect(all.filter((a) => a.cancelled_at != null)).toHaveLength(3);
-    expect(all.some((a) => a.effective_date !== null && a.effective_date > new Date(h.clock.now()).toISOString().slice(0, 10))).toBe(true);
+    expect(all.some((a) => a.effective_date != null && a.effective_date > new Date(h.clock.now()).toISOString().slice(0, 10))).toBe(true);
     expect(all.map((a) => a.id)).toEqual([...all.map((a) => a.id)].sort((x, y) => y - x)); // newest first
   });
 });
@@ -100,8 +100,8 @@ describe('GET /v1/approved_prices', () => {
     await check(`&sku=${sample.sku!}`, (a) => a.sku === sample.sku);
     await check(`&approved_after=${sample.approved_at}`, (a) => a.approved_at >= sample.approved_at);
     await check(`&approved_before=${sample.approved_at}`, (a) => a.approved_at <= sample.approved_at);
-    await check(`&effective_after=${sample.effective_date!}`, (a) => a.effective_date !== null && a.effective_date >= sample.effective_date!);
-    await check(`&effective_before=${sample.effective_date!}`, (a) => a.effective_date !== null && a.effective_date <= sample.effective_date!);
+    await check(`&effective_after=${sample.effective_date!}`, (a) => a.effective_date != null && a.effective_date >= sample.effective_date!);
+    await check(`&effective_before=${sample.effective_date!}`, (a) => a.effective_date != null && a.effective_date <= sample.effective_date!);
   });
 
   it('refuses bad queries with 422 on the parameter', async () => {

@@ -87,7 +87,7 @@ describe('migration 0004_ack_state', () => {
     expect(sqlite.pragma('integrity_check', { simple: true })).toBe('ok');
     expect(sqlite.pragma('foreign_key_check')).toEqual([]);
 
-    // The constraints hold for every writer: a conflict needs its reason, and only these three states exist.
+    // The constraints hold for every writer: a conflict needs its reason, and only these four states exist.
     const write = (sql: string) => () => sqlite.prepare(sql).run();
     expect(write(`UPDATE approval_acks SET status = 'conflict' WHERE approval_id = 1`)).toThrow(/CHECK/);
     expect(write(`UPDATE approval_acks SET status = 'done' WHERE approval_id = 1`)).toThrow(/CHECK/);
@@ -112,5 +112,43 @@ describe('migrations landing out of number order', () => {
     expect(names).toEqual(Object.keys(MIGRATIONS));
     const fileColumns = db.statement<string>(`SELECT name FROM pragma_table_xinfo('push_files')`).pluck().all();
     expect(fileColumns).toEqual(expect.arrayContaining(['rows_skipped', 'rows_unchanged']));
+  });
+});
+
+describe('migration 0005_api_state', () => {
+  it('rebuilds approval_acks with the parked state, every row kept; adds api_pacing and api_facts', async () => {
+    const path = join(tempDir(), 'state.db');
+    const old = await databaseAt(path, '0004_ack_state');
+    old.prepare(`INSERT INTO delivery_intents (id, job, request_id, filters, status, created_at)
+      VALUES (1, 'approved_prices', 'r-1', '{}', 'done', '2026-11-20T10:00:00Z')`).run();
+    const insert = old.prepare(
+      `INSERT INTO approved_prices (id, grid_id, grid_item_id, proposed_price, approved_price, currency_code, proposal_source,
+         source, approved_at, approved_by_user_id, export_status, record, intent_id, received_at)
+       VALUES (?, 'g', 1, '1.00', '1.00', 'EUR', 'dp', 'dp', '2026-11-20T09:00:00Z', 'u', 'pending', ?, 1, '2026-11-20T10:00:00Z')`,
+    );
+    const acks = [
+      { approval_id: 1, status: 'pending', conflict_reason: null, acked_at: null },
+      { approval_id: 2, status: 'acknowledged', conflict_reason: null, acked_at: '2026-11-20T10:00:05Z' },
+      { approval_id: 3, status: 'conflict', conflict_reason: 'cancelled', acked_at: '2026-11-20T10:00:06Z' },
+    ];
+    for (const ack of acks) {
+      insert.run(ack.approval_id, JSON.stringify(approval(ack.approval_id)));
+      old.prepare('INSERT INTO approval_acks (approval_id, status, conflict_reason, acked_at) VALUES (@approval_id, @status, @conflict_reason, @acked_at)').run(ack);
+    }
+    old.close();
+
+    const db = await openDatabase(path);
+    onCleanup(() => db.close());
+    const sqlite = db.sqlite;
+    expect(sqlite.prepare('SELECT * FROM approval_acks ORDER BY approval_id').all()).toEqual(acks);
+    expect(idsToAcknowledge(db)).toEqual([1]);
+    expect(sqlite.prepare(`SELECT name FROM sqlite_schema WHERE name = 'approval_acks_pending'`).pluck().get()).toBe('approval_acks_pending');
+    const write = (sql: string) => () => sqlite.prepare(sql).run();
+    expect(write(`UPDATE approval_acks SET status = 'parked' WHERE approval_id = 1`)).toThrow(/CHECK/); // needs its reason
+    write(`UPDATE approval_acks SET status = 'parked', conflict_reason = 'refused with 422' WHERE approval_id = 1`)();
+    expect(write(`INSERT INTO approval_acks (approval_id, status) VALUES (99, 'pending')`)).toThrow(/FOREIGN KEY/);
+    expect(columns(sqlite, 'api_pacing')).toEqual(['key', 'until_ms', 'detail', 'updated_at']);
+    expect(columns(sqlite, 'api_facts')).toEqual(['key', 'value', 'learned_at']);
+    expect(sqlite.pragma('integrity_check', { simple: true })).toBe('ok');
   });
 });

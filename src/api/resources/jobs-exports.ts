@@ -4,7 +4,8 @@ import { callJson, type CallOptions } from '../call.ts';
 import { ExportStatus, Job } from '../schemas/index.ts';
 import type { ApiTransport } from '../transport.ts';
 
-const uuid = z.uuid();
+/** Ids are UUID-shaped (any version and variant: a server may issue others than RFC 4122 ones). */
+const uuid = z.guid();
 
 function requireUuid(operation: 'jobs.get' | 'transactionExports.cancel', id: string): void {
   if (!uuid.safeParse(id).success) throw new ApiLocalValidationError(operation, `expected a UUID, got ${JSON.stringify(id.slice(0, 64))}`);

@@ -42,9 +42,9 @@ export const optionalIdentifier = z.string().max(MAX_ID_LENGTH).nullable().optio
 
 /*
  * Reading what a server sends: tolerant by design (docs/api-assumptions.md). The document leaves presence, date
- * forms and envelope names open, so a read schema requires only what the agent needs and normalizes the rest:
- * an absent optional field is null, a timestamp keeps the server's own text, a listing ends at a null, absent or
- * empty next_cursor. Write schemas (what the agent sends) stay exact.
+ * forms and envelope names open, so a read schema requires only what the agent needs and tolerates the rest: an
+ * optional field may be absent or null, a timestamp keeps the server's own text, a listing ends at a null, absent
+ * or empty next_cursor. Write schemas (what the agent sends) stay exact.
  */
 
 /**
@@ -74,9 +74,12 @@ export function instantOf(text: string): number {
 /** An id shaped like a UUID (8-4-4-4-12 hex), whatever its version and variant bits. */
 export const readUuid = z.guid();
 
-/** An optional field as read: absent and null are both null. */
+/**
+ * An optional field as read: absent, null or a value. Not filled in: the parsed record stays the record as the
+ * server sent it (it is stored as received); readers write `?? null`.
+ */
 export function nullish<T extends z.ZodType>(schema: T) {
-  return schema.nullish().transform((value): z.output<T> | null => value ?? null);
+  return schema.nullish();
 }
 
 /** An integer id as read: a JSON integer, or a string of digits (a server may quote large ids). */

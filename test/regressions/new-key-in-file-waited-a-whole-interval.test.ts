@@ -1,0 +1,41 @@
+/**
+ * Regression (issue 11, failure 10): after a 401, sending stayed paused for a whole `key_check_interval_ms` although
+ * the key file already held the new key. At a 401 the daemon now reads the key file at once, before it pauses.
+ * Dialect: default (the key rotation is the sandbox's control plane).
+ */
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, expect, it, vi } from 'vitest';
+import { daemonHarness, untilReady, type DaemonHarness } from '../support/daemon-harness.ts';
+
+vi.setConfig({ testTimeout: 90_000 });
+
+let h: DaemonHarness | null = null;
+afterEach(async () => {
+  await h?.close();
+  h = null;
+});
+
+it('goes on with the new key from the key file at once, though the next key check is ten minutes away', async () => {
+  h = await daemonHarness();
+  await h.writeConfig(
+    [
+      `api:\n  base_url: ${h.sandbox.url}\n  key_file: ${h.keyFile}\n`,
+      'state:\n  dir: ./state\n',
+      'http:\n  port: 0\n',
+      'daemon:\n  key_check_interval_ms: 600000\n',
+      'sources:\n  - name: tx\n    entity: transactions\n    path: ./inbox/tx\n    stable_ms: 200\n',
+    ].join(''),
+  );
+  const daemon = h.start();
+  await untilReady(h);
+  // The platform user generates a new key and IT writes it to the key file before the agent's next request.
+  const newKey = h.sandbox.control.rotateKey();
+  await writeFile(h.keyFile, `${newKey}\n`, { mode: 0o600 });
+  await writeFile(join(h.inbox('tx'), 'after-rotation.csv'), 'transaction_id,item_id,transaction_timestamp\nT1,I1,2026-11-20T08:00:00Z\n');
+  await h.report('tx', 'after-rotation.csv', 30_000); // well before the ten-minute check
+  expect(h.sandbox.control.state().transactions.count).toBe(1);
+  expect(h.sandbox.control.state().auth.rejected_total).toBeLessThanOrEqual(2);
+  expect(daemon.output()).toContain('the key file holds a new one');
+  expect(daemon.output()).not.toContain('sending is paused');
+});
