@@ -9,7 +9,7 @@
 import { chmodSync, closeSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, SqliteDialect, sql } from 'kysely';
+import { Kysely, SqliteAdapter, SqliteDialect, sql, type DialectAdapter } from 'kysely';
 import { StoreError } from './errors.ts';
 import { migrateToLatest } from './migrations/index.ts';
 import type { Database } from './schema.ts';
@@ -40,6 +40,26 @@ export function databasePath(stateDir: string): string {
   return join(stateDir, DATABASE_FILE);
 }
 
+/**
+ * SQLite runs DDL inside transactions, but Kysely's SQLite adapter says it does not, so its Migrator ran each
+ * migration's statements, and the row that records the migration, outside any transaction: a process killed in the
+ * middle of a migration (systemd's stop timeout, a SIGKILL at the first start) left tables of a migration that was
+ * not recorded, and every later start failed with "table ... already exists" (found by the chaos suite). With this
+ * adapter the Migrator runs all pending migrations and their records in one transaction: after a kill the database
+ * is as it was before, and the next start migrates again.
+ */
+class TransactionalDdlAdapter extends SqliteAdapter {
+  override get supportsTransactionalDdl(): boolean {
+    return true;
+  }
+}
+
+export class StateDialect extends SqliteDialect {
+  override createAdapter(): DialectAdapter {
+    return new TransactionalDdlAdapter();
+  }
+}
+
 const DEFAULTS = {
   fileMode: 0o640,
   busyTimeoutMs: 5 * 1000, // 5 s
@@ -65,7 +85,7 @@ export async function openDatabase(path: string, options: OpenOptions = {}): Pro
   } catch (error) {
     throw new StoreError('OPEN_FAILED', `cannot open database ${path}: ${(error as Error).message}`, { cause: error });
   }
-  const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const kysely = new Kysely<Database>({ dialect: new StateDialect({ database: sqlite }) });
   const db = new StateDb({ path, readonly, sqlite, kysely, now: options.now ?? Date.now });
   try {
     applyPragmas(sqlite, readonly, {
