@@ -3,7 +3,9 @@
  * cancellations, future-dated and product-level prices), then the platform changes under the agent: cancellations
  * and amendments before and after acknowledgement, ids acknowledged by a run whose answer was lost, new approvals.
  * The feed, current_prices and the per-store files must match the sandbox's history exactly; every id is
- * acknowledged once; the 409s in the middle of batches are resolved with and without the conflict list.
+ * acknowledged once; the 409s in the middle of batches are resolved with and without the conflict list. The same
+ * run goes through every dialect of the sandbox (docs/sandbox.md): other acknowledge bodies and answers, 409s
+ * without ids, nulls left out, other timestamp forms, exactly-once deliveries.
  */
 import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -11,6 +13,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { exportStoreFiles } from '../../src/outbox/store-files.ts';
 import { runApprovedPricesPull, type PullRunSummary } from '../../src/pull/approved-prices.ts';
 import { runApprovedPricesReconciliation } from '../../src/pull/reconcile.ts';
+import { DIALECTS, type DialectName } from '../../src/sandbox/index.ts';
 import { currentPricesAt } from '../../src/store/approved-prices.ts';
 import { currentVersions, expectedPricesAt, pullHarness, sandboxApprovals, type PullHarness } from '../pull/support.ts';
 
@@ -55,10 +58,19 @@ async function readStoreFiles(dir: string): Promise<Map<string, string[][]>> {
   return byFolder;
 }
 
-for (const listed of [true, false]) {
-  describe(`the outbox after a pull of 5,000 approvals (409 ${listed ? 'with' : 'without'} the conflict list)`, { timeout: 120_000 }, () => {
+/** [dialect, whether 409s list the conflicting ids]: the default both ways, each other dialect as it answers. */
+const RUNS: [DialectName, boolean][] = [
+  ['default', true],
+  ['default', false],
+  ['terse', false],
+  ['strict', true],
+  ['lenient', true],
+];
+
+for (const [dialect, listed] of RUNS) {
+  describe(`${dialect}: the outbox after a pull of 5,000 approvals (409 ${listed ? 'with' : 'without'} the conflict list)`, { timeout: 120_000 }, () => {
     it('holds exactly the platform history: feed, current prices, store files, one acknowledgement per id', async () => {
-      h = await pullHarness({ sandbox: { approvals: 5000, stores: 20 } });
+      h = await pullHarness({ sandbox: { dialect, approvals: 5000, stores: 20 } });
       const control = h.sandbox.control;
       control.setAckConflictDetail(listed);
       const exports = { dir: join(h.dir, 'outbox'), format: 'csv' as const };
@@ -81,7 +93,7 @@ for (const listed of [true, false]) {
       const ackedElsewhere = spread(firstIds, 41, 230, 20);
       for (const id of cancelledEarly) control.cancel(id);
       for (const id of amendedEarly) control.amend(id);
-      await h.client.approvedPrices.acknowledge(ackedElsewhere);
+      await h.client.approvedPrices.acknowledge(ackedElsewhere, { shape: DIALECTS[dialect].ackRequest[0] });
       control.injectApprovals({ count: 200, effective_dates: [day(12), null, day(-2), day(40)], product_level_share: 0.3 });
 
       const second = await pull();

@@ -152,3 +152,19 @@ describe('migration 0005_api_state', () => {
     expect(sqlite.pragma('integrity_check', { simple: true })).toBe('ok');
   });
 });
+
+describe('migrations landed out of order', () => {
+  it('a database migrated by a build with 0007 but not yet 0005 takes 0005 at the next open', async () => {
+    const path = join(tempDir(), 'state.db');
+    const sqlite = new BetterSqlite3(path);
+    sqlite.pragma('journal_mode = WAL');
+    const kysely = new Kysely({ dialect: new SqliteDialect({ database: sqlite }) });
+    const without0005 = Object.fromEntries(Object.entries(MIGRATIONS).filter(([name]) => name !== '0005_api_state'));
+    await migrateToLatest(kysely, without0005);
+    await kysely.destroy();
+    const db = await openDatabase(path);
+    onCleanup(() => db.close());
+    expect(db.sqlite.prepare('SELECT name FROM kysely_migration ORDER BY name').pluck().all()).toEqual(Object.keys(MIGRATIONS).sort());
+    expect(columns(db.sqlite, 'api_pacing')).toContain('until_ms');
+  });
+});
