@@ -2,12 +2,14 @@
  * `pricing-agent run` as retail IT runs it: a child process with four sources against the sandbox. Files dropped
  * into the inboxes are pushed; /readyz and /metrics tell the truth; SIGTERM in the middle of a large file drains and
  * exits 0 within the bound, and after a restart the file finishes with every row exactly once; SIGHUP adds a source;
- * a rotated key pauses sending until a new key is written to the key file, with no restart.
+ * a rotated key pauses sending until a new key is written to the key file, with no restart. The first scenario goes
+ * through every dialect of the sandbox.
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { DIALECT_NAMES } from '../../src/sandbox/index.ts';
 import { daemonHarness, until, untilReady, type DaemonHarness } from '../support/daemon-harness.ts';
 import { runCli } from '../support/run-cli.ts';
 
@@ -45,8 +47,9 @@ function transactions(from: number, count: number): string {
 }
 
 describe('pricing-agent run', () => {
-  it('pushes files of four sources, pulls approved prices into the outbox, reports ready, and counts it all in /metrics', async () => {
-    h = await daemonHarness({ approvals: 60 });
+  // Through every reading of the API document the sandbox plays (docs/sandbox.md).
+  it.each(DIALECT_NAMES)('%s: pushes files of four sources, pulls approved prices into the outbox, reports ready, and counts it all in /metrics', async (dialect) => {
+    h = await daemonHarness({ approvals: 60, dialect });
     const harness = h;
     await h.writeConfig(config(h, ['products', 'stores', 'tx', 'competitors']));
     const daemon = h.start();
@@ -69,7 +72,7 @@ describe('pricing-agent run', () => {
     await until(() => h?.sandbox.control.state().approvals.pending === 0 && h.sandbox.control.state().approvals.exported_api === 0, 'every approval to be acknowledged', 30_000);
     const approvals = h.sandbox.control.state().approvals;
     expect(approvals.acknowledged).toBeGreaterThan(0);
-    expect(approvals.acks.every((a) => a.ack_count === 1 && a.conflicting_acks === 0)).toBe(true);
+    expect(approvals.acks.every((a) => a.ack_count === 1 && a.conflicting_acks === 0 && a.repeat_acks === 0)).toBe(true);
     const feed = new Database(join(h.dir, 'state', 'pricing-agent.db'), { readonly: true });
     try {
       const stored = (feed.prepare("SELECT count(DISTINCT approval_id) AS n FROM price_feed WHERE kind = 'price'").get() as { n: number }).n;
