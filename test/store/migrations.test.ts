@@ -95,26 +95,6 @@ describe('migration 0004_ack_state', () => {
   });
 });
 
-describe('migrations landing out of number order', () => {
-  it('a database that ran 0007_feed before 0006_row_fates existed gets 0006 on its next open', async () => {
-    const path = join(tempDir(), 'state.db');
-    const withoutRowFates = Object.fromEntries(Object.entries(MIGRATIONS).filter(([name]) => name !== '0006_row_fates'));
-    const sqlite = new BetterSqlite3(path);
-    sqlite.pragma('journal_mode = WAL');
-    await migrateToLatest(new Kysely({ dialect: new SqliteDialect({ database: sqlite }) }), withoutRowFates);
-    expect(sqlite.prepare('SELECT name FROM kysely_migration ORDER BY name').pluck().all()).toContain('0007_feed');
-    expect(columns(sqlite, 'push_files')).not.toContain('rows_skipped');
-    sqlite.close();
-
-    const db = await openDatabase(path);
-    onCleanup(() => db.close());
-    const names = db.statement<string>('SELECT name FROM kysely_migration ORDER BY name').pluck().all();
-    expect(names).toEqual(Object.keys(MIGRATIONS));
-    const fileColumns = db.statement<string>(`SELECT name FROM pragma_table_xinfo('push_files')`).pluck().all();
-    expect(fileColumns).toEqual(expect.arrayContaining(['rows_skipped', 'rows_unchanged']));
-  });
-});
-
 describe('migration 0005_api_state', () => {
   it('rebuilds approval_acks with the parked state, every row kept; adds api_pacing and api_facts', async () => {
     const path = join(tempDir(), 'state.db');
@@ -153,18 +133,24 @@ describe('migration 0005_api_state', () => {
   });
 });
 
-describe('migrations landed out of order', () => {
-  it('a database migrated by a build with 0007 but not yet 0005 takes 0005 at the next open', async () => {
+describe('migrations landing out of number order', () => {
+  // Numbers are reserved per branch and land on main in any order (0007 landed before 0005 and 0006).
+  it.each([
+    { missing: '0005_api_state', table: 'api_pacing', column: 'until_ms' },
+    { missing: '0006_row_fates', table: 'push_files', column: 'rows_unchanged' },
+  ])('a database migrated by a build without $missing takes it at the next open', async ({ missing, table, column }) => {
     const path = join(tempDir(), 'state.db');
     const sqlite = new BetterSqlite3(path);
     sqlite.pragma('journal_mode = WAL');
     const kysely = new Kysely({ dialect: new SqliteDialect({ database: sqlite }) });
-    const without0005 = Object.fromEntries(Object.entries(MIGRATIONS).filter(([name]) => name !== '0005_api_state'));
-    await migrateToLatest(kysely, without0005);
+    await migrateToLatest(kysely, Object.fromEntries(Object.entries(MIGRATIONS).filter(([name]) => name !== missing)));
+    expect(sqlite.prepare('SELECT name FROM kysely_migration ORDER BY name').pluck().all()).toContain('0007_feed');
+    expect(columns(sqlite, table)).not.toContain(column);
     await kysely.destroy();
+
     const db = await openDatabase(path);
     onCleanup(() => db.close());
     expect(db.sqlite.prepare('SELECT name FROM kysely_migration ORDER BY name').pluck().all()).toEqual(Object.keys(MIGRATIONS).sort());
-    expect(columns(db.sqlite, 'api_pacing')).toContain('until_ms');
+    expect(columns(db.sqlite, table)).toContain(column);
   });
 });
