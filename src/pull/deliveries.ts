@@ -70,8 +70,8 @@ export function emptyDeliveryStats(): DeliveryStats {
 }
 
 /**
- * Replays the pending intent of an interrupted run, if any, then pages from the checkpointed cursor until the
- * server says the listing is complete (next_cursor null). Throws on any API or store error: whatever was committed
+ * Replays the pending intent of an interrupted run, if any, then pages from the checkpointed cursor (or, after a
+ * replayed last page, from the beginning) until the server says the listing is complete (next_cursor null). Throws on any API or store error: whatever was committed
  * stays, and the next run resumes from it.
  */
 export async function pullDeliveries(
@@ -88,9 +88,9 @@ export async function pullDeliveries(
   if (pending) {
     const replayed = await replay(deps, pending, settings, stats, signal);
     onStored();
-    // The replayed page was the last of its listing: the listing is complete.
-    if (replayed.complete) return;
-    intent = replayed.nextIntent;
+    // A replay answers as the server did when the interrupted run asked. When that page was the last of its listing,
+    // approvals since then are not in it: a fresh listing (below) asks for them now, not at the next run.
+    if (!replayed.complete) intent = replayed.nextIntent;
   }
   intent ??= recordDeliveryIntent(db, {
     requestId: randomUUID(),

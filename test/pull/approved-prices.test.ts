@@ -63,6 +63,18 @@ describe('runApprovedPricesPull', () => {
     expectEveryCurrentVersionFedAndAcknowledgedOnce();
   });
 
+  it('after replaying the last page of an interrupted listing, asks for the approvals made since in the same run', async () => {
+    h = await pullHarness({ sandbox: { approvals: 30 } });
+    const intent = recordDeliveryIntent(h.db, { requestId: crypto.randomUUID(), filters: {}, cursor: null, limit: 100 });
+    const lost = await h.client.approvedPrices.deliveries({ request_id: intent.request_id, filters: {}, pagination: { limit: 100 } });
+    expect(lost).toMatchObject({ nextCursor: null });
+    const later = h.sandbox.control.injectApprovals({ count: 5 }).length; // approved after the interrupted request
+    const run = await runApprovedPricesPull(h.deps, undefined, { pageSize: 100 });
+    expect(run.deliveries).toMatchObject({ replayed: 1, inserted: 30 + later });
+    expect(h.sandbox.control.state().approvals.pending).toBe(0);
+    expectEveryCurrentVersionFedAndAcknowledgedOnce();
+  });
+
   for (const listed of [true, false]) {
     it(`resolves 409s in the middle of a batch ${listed ? 'with' : 'without'} the conflict list, never acknowledging twice`, async () => {
       h = await pullHarness({ sandbox: { approvals: 0 } });
