@@ -51,7 +51,7 @@ it('a request that passed the gate but was not written yet waits when a 429 clos
   }
 });
 
-it('a window one process was given holds for every other process of the agent, one-shot commands included', async () => {
+it('a window one process was given holds for every other process of the agent, one-shot commands included', { timeout: 60_000 }, async () => {
   sandbox = await startSandbox({ approvals: 0, largeGridRows: 0 });
   const dir = await mkdtemp(join(tmpdir(), 'pa-window-'));
   const configFile = join(dir, 'pricing-agent.yaml');
@@ -59,8 +59,9 @@ it('a window one process was given holds for every other process of the agent, o
   const logger = createLogger({ level: 'warn', destination: { write: () => undefined } });
   const config = await loadConfig(configFile, {}, { logger });
   const daemonDb = await openDatabase(databasePath(config.state.dir));
-  // The daemon's client is given a 429 with Retry-After 3 s (the sandbox's rate limit: one request per window).
-  sandbox.control.setRateLimit({ requests: 1, window_seconds: 3 });
+  // The daemon's client is given a 429 with Retry-After 10 s (the sandbox's rate limit: one request per window): long
+  // enough that the `check` below, a new Node.js process, still starts inside it on a loaded machine.
+  sandbox.control.setRateLimit({ requests: 1, window_seconds: 10 });
   const daemon = connectApi(config.api, logger, { pacing: pacingOf(daemonDb, logger) });
   const stop = new AbortController();
   try {
