@@ -8,6 +8,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ValidationError } from '../api/schemas/index.ts';
+import { parseJsonText } from '../json-text.ts';
 
 export interface Reply {
   readonly status: number;
@@ -81,13 +82,16 @@ export function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer
 
 export type ParsedJson = { ok: true; value: unknown } | { ok: false; reply: Reply };
 
-/** JSON.parse once per request; an empty body is `undefined` (a missing body, reported by the schema). */
+/**
+ * JSON.parse once per request; an empty body is `undefined` (a missing body, reported by the schema). Through
+ * parseJsonText: V8's JSON.parse can misread a key written with an escape (json-text.ts).
+ */
 export function parseJson(buffer: Buffer): ParsedJson {
   if (buffer.length === 0) return { ok: true, value: undefined };
   const items = parseItemsInPieces(buffer);
   if (items !== null) return { ok: true, value: { items } };
   try {
-    return { ok: true, value: JSON.parse(buffer.toString('utf8')) as unknown };
+    return { ok: true, value: parseJsonText(buffer.toString('utf8')) };
   } catch (error) {
     const msg = error instanceof Error ? error.message : 'invalid JSON';
     return { ok: false, reply: invalid([validationError(['body'], `JSON decode error: ${msg}`, 'json_invalid')]) };
@@ -130,7 +134,7 @@ function parseItemsInPieces(buffer: Buffer): unknown[] | null {
     buffer[cut] = 0x5d;
     let piece: unknown;
     try {
-      piece = JSON.parse(buffer.toString('utf8', start, cut + 1));
+      piece = parseJsonText(buffer.toString('utf8', start, cut + 1));
     } catch {
       return null;
     } finally {
