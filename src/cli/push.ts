@@ -92,7 +92,7 @@ async function runRealPush(config: Config, target: PushTarget, file: string, opt
     },
     signal: abort.signal,
     onProgress: (sample) => progress.update(sample),
-    onPoll: (job) => say(`import job ${job.status}${job.status === 'running' ? `, ${job.progress}%` : ''}`),
+    onPoll: (job) => say(`import job ${job.status}${job.phase === 'running' && job.progress != null ? `, ${job.progress}%` : ''}`),
   });
   const removeSignals = onStopSignals(abort, (text) => process.stderr.write(`\n${text}\n`));
   const { db } = oneShot.deps;

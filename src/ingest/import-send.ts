@@ -5,12 +5,14 @@
  * What survives a crash: the job id is committed as soon as the API accepted the upload; from then on the file is
  * resumed by polling that job, never by uploading again. A crash during the upload (before the id is committed)
  * uploads again: the spec says to retry a failed upload, and an import writes by business key, so a second job with
- * the same rows writes nothing twice. A failed job fails the file with the job's detail and is never resubmitted.
+ * the same rows writes nothing twice. A failed job fails the file with the job's detail (the rows it names are
+ * rejects at their line in the user's file) and is never resubmitted.
  */
 import { join } from 'node:path';
 import type { ApiClient } from '../api/client.ts';
-import { JOB_POLL_QUEUED_MS, JOB_POLL_RUNNING_MS, type Entity, type Job, type JobHandle } from '../api/schemas/index.ts';
+import { JOB_POLL_QUEUED_MS, JOB_POLL_RUNNING_MS, type Entity, type Job, type JobFailedRow, type JobHandle } from '../api/schemas/index.ts';
 import type { Clock } from '../clock.ts';
+import { forgetJobPoll, jobPollOf, recordJobPoll } from '../store/api-state.ts';
 import type { StateDb } from '../store/state-db.ts';
 import { commitBatch, recordJob, recordRejects, setStatus, type PushFile, type RejectRow } from '../store/push-ledger.ts';
 import type { EntityRecord, RowOutcome } from './read/index.ts';
@@ -30,15 +32,36 @@ export interface ImportSendContext {
   readonly onPoll?: (job: Job) => void;
 }
 
-/** A job that ended in `failed`: the file fails with its detail. */
+/**
+ * A job that ended in `failed`: the file fails, its report naming the rows the job refused by their line in the
+ * user's file, or saying that the server named none (the detail's shape is not shown in the document).
+ */
 export class ImportJobFailedError extends Error {
   readonly code = 'IMPORT_JOB_FAILED';
   readonly job: Job;
-  constructor(job: Job) {
-    super(`import job ${job.job_id} failed: ${job.error ?? 'no detail given'}`);
+  constructor(job: Job, named: readonly number[], sent: number) {
+    super(`import job ${job.job_id} failed: ${failureWords(job, named, sent)}`);
     this.name = 'ImportJobFailedError';
     this.job = job;
   }
+}
+
+/** What a failed job said, in one sentence: the rows it named (user's lines), a count, its message, or nothing. */
+function failureWords(job: Job, named: readonly number[], sent: number): string {
+  const detail = job.detail;
+  const message = detail.kind === 'none' ? null : detail.message;
+  const failed = detail.kind === 'list' || detail.kind === 'sample' ? (detail.failed ?? detail.rows.length) : detail.kind === 'counts' ? detail.failed : null;
+  const lines = named.length > 0 ? ` (line${named.length === 1 ? '' : 's'} ${listLines(named)} of the file${detail.kind === 'sample' ? ', a sample the server gave' : ''}; reasons in the rejects)` : '';
+  // A count of 0 on a failed job says nothing about rows (the job failed as a whole: its message says why).
+  const rows = failed !== null && failed > 0 ? `${failed} of ${sent} rows refused${lines}` : null;
+  const said = [rows, message].filter((part) => part !== null).join('; ');
+  const none = `the server gave no detail of which rows it refused; none of the ${sent} rows sent is counted as written`;
+  return said === '' ? none : `${said}; none of the ${sent} rows sent is counted as written`;
+}
+
+function listLines(lines: readonly number[]): string {
+  const shown = lines.slice(0, 10).join(', ');
+  return lines.length > 10 ? `${shown} and ${lines.length - 10} more` : shown;
 }
 
 /** Rejects are committed in groups of this many while the canonical CSV is written. */
@@ -67,6 +90,20 @@ class LineMap {
 
   get rows(): number {
     return this.#size;
+  }
+
+  /** Whether a row of the source's line `sourceLine` was written (source lines increase with the rows). */
+  hasSource(sourceLine: number): boolean {
+    let lo = 0;
+    let hi = this.#size - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      const line = this.#source[mid] ?? 0;
+      if (line === sourceLine) return true;
+      if (line < sourceLine) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    return false;
   }
 
   /** The source line of the row that starts at or before `canonicalLine`, or null. */
@@ -184,30 +221,92 @@ export async function sendImport(
     recordJob(ctx.db, file.id, jobId);
   }
   const job = await pollJob(ctx, jobId);
-  if (job.status === 'failed') throw new ImportJobFailedError(job);
-  const refused = (job.errors ?? []).map((e) => ({ ...e, sourceLine: lines.sourceLine(e.line) ?? e.line }));
+  const sent = lines.rows;
+  const named = await rejectsNamedBy(job, lines, reopen);
+  if (job.phase === 'failed') {
+    // Nothing of a failed job is counted as written (the document: "fix the CSV and submit a new job"): every row
+    // sent is in the rejects, those the job named with its reason, the others as not written.
+    const error = new ImportJobFailedError(job, named.map((r) => r.line), sent);
+    const rest = await rejectEverySentRow(ctx.db, file.id, lines, named, reopen, `not written: ${error.message}`);
+    commitBatch(ctx.db, file.id, { ...empty, sent, accepted: 0, failed: sent }, rest);
+    throw error;
+  }
+  const failed = job.rows_failed ?? named.length;
+  commitBatch(ctx.db, file.id, { ...empty, sent, accepted: job.rows_ok ?? sent - failed, failed }, named);
+}
+
+/**
+ * Records a reject for every row sent in the job (one more pass over the source, rejects committed in groups),
+ * `named` ones as the job named them; returns the last group, for the caller to commit with the counts.
+ */
+async function rejectEverySentRow(
+  db: StateDb,
+  fileId: number,
+  lines: LineMap,
+  named: readonly RejectRow[],
+  reopen: Reopen,
+  message: string,
+): Promise<RejectRow[]> {
+  const byLine = new Map(named.map((r) => [r.line, r]));
+  let group: RejectRow[] = [];
+  const reader = await reopen();
+  try {
+    for await (const outcome of reader) {
+      if (!lines.hasSource(outcome.line)) continue;
+      group.push(byLine.get(outcome.line) ?? { line: outcome.line, stage: 'api', field: null, code: 'not_written', message, raw: outcome.rawFields });
+      if (group.length >= LOCAL_REJECT_FLUSH) {
+        recordRejects(db, fileId, group);
+        group = [];
+      }
+    }
+  } finally {
+    reader.close();
+  }
+  return group;
+}
+
+/**
+ * The rows a job record names as refused (jobs.ts: jobFailureDetail, whatever the shape), as rejects at their line
+ * in the user's file, with their original fields. A named line the canonical file does not have is left out.
+ */
+async function rejectsNamedBy(job: Job, lines: LineMap, reopen: Reopen): Promise<RejectRow[]> {
+  const detail = job.detail;
+  const rows: JobFailedRow[] = detail.kind === 'list' || detail.kind === 'sample' ? detail.rows : [];
+  const refused = rows.flatMap((row) => {
+    const sourceLine = row.line === null ? null : lines.sourceLine(row.line);
+    return sourceLine === null ? [] : [{ ...row, sourceLine }];
+  });
   const raw = await rawFieldsOf(reopen, new Set(refused.map((e) => e.sourceLine)));
-  const apiRejects: RejectRow[] = refused.map((e) => ({
+  return refused.map((e) => ({
     line: e.sourceLine,
     stage: 'api',
     field: null,
-    code: e.code,
+    code: e.code ?? 'refused',
     message: e.message,
     raw: raw.get(e.sourceLine) ?? [],
   }));
-  const failed = job.rows_failed ?? apiRejects.length;
-  const sent = lines.rows;
-  commitBatch(ctx.db, file.id, { ...empty, sent, accepted: job.rows_ok ?? sent - failed, failed }, apiRejects);
 }
 
-/** Polls until the job completes or fails: every 5-10 s while running, every 30-60 s while queued. */
+/**
+ * Polls until the job completes or fails (its phase: a server may name statuses otherwise, jobs.ts): every 5-10 s
+ * while running, every 30-60 s while queued or in a status the agent does not know. The time of the next poll is
+ * kept in the state database (api-state.ts), so an agent restarted while a job waits polls it when it is due, not
+ * at once (issue 11, failure 8).
+ */
 export async function pollJob(ctx: ImportSendContext, jobId: string): Promise<Job> {
   const random = ctx.random ?? Math.random;
+  const due = jobPollOf(ctx.db, jobId);
+  if (due !== undefined && due.untilMs > ctx.clock.now()) await ctx.clock.sleep(due.untilMs - ctx.clock.now(), ctx.signal);
   for (;;) {
     const job = await ctx.client.jobs.get(jobId, { signal: ctx.signal });
     ctx.onPoll?.(job);
-    if (job.status === 'completed' || job.status === 'failed') return job;
-    const pace = job.status === 'queued' ? JOB_POLL_QUEUED_MS : JOB_POLL_RUNNING_MS;
-    await ctx.clock.sleep(pace.min + Math.floor(random() * (pace.max - pace.min)), ctx.signal);
+    if (job.phase === 'completed' || job.phase === 'failed') {
+      forgetJobPoll(ctx.db, jobId);
+      return job;
+    }
+    const pace = job.phase === 'running' ? JOB_POLL_RUNNING_MS : JOB_POLL_QUEUED_MS;
+    const wait = pace.min + Math.floor(random() * (pace.max - pace.min));
+    recordJobPoll(ctx.db, jobId, job.status, ctx.clock.now() + wait);
+    await ctx.clock.sleep(wait, ctx.signal);
   }
 }

@@ -109,13 +109,15 @@ export async function processClaimed(deps: PushDeps, source: PushSource, fileId:
       }
     } finally {
       if (progress) clearInterval(progress);
+      // Also when the send failed: a failed import job read the whole file first, and its report says how many rows.
+      summary = reader.summary();
       reader.close();
     }
-    summary = reader.summary();
     deps.onProgress?.(reader.progress());
   } catch (error) {
     const failure = fileLevelFailure(error);
-    if (failure) return finishOrDefer(deps, file, 'failed', { error: failure, summary });
+    // The ledger row as it is now (the job id recorded while the file was sent), not as it was claimed.
+    if (failure) return finishOrDefer(deps, requireFile(deps.db, fileId), 'failed', { error: failure, summary });
     return defer(deps, file, error);
   }
   const counts = fileCounts(deps.db, fileId);

@@ -73,7 +73,11 @@ describe('push in import mode', () => {
     const report = await reportOf(result, 'failed');
     expect(result.outcome === 'failed' && result.file.final_path).toBe(join(source.inbox, 'failed', 'prices.csv'));
     expect(report.job_id).toBe(jobId);
-    expect(report.error).toEqual({ code: 'IMPORT_JOB_FAILED', message: `import job ${jobId} failed: missing required column(s): current_price` });
+    expect(report.error).toEqual({
+      code: 'IMPORT_JOB_FAILED',
+      message: `import job ${jobId} failed: missing required column(s): current_price; none of the 1 rows sent is counted as written`,
+    });
+    expect(report.rows).toMatchObject({ read: 1, sent: 1, accepted: 0, rejected_by_api: 1 });
     expect(jobsTotal()).toBe(jobs);
     expect(h.sandbox.control.state().jobs['failed']).toBeGreaterThanOrEqual(1);
   });

@@ -24,9 +24,7 @@ describe.each([
   });
   afterAll(() => h.close());
 
-  // Import mode against lenient waits for the agent to read lenient's job status names (issue 11's part): bulk there.
-  const modes = dialect === 'lenient' ? (['bulk'] as const) : (['bulk', 'import'] as const);
-  it.each(modes)('%s mode', async (mode) => {
+  it.each(['bulk', 'import'] as const)('%s mode', async (mode) => {
     const source = await h.source('product_store', {
       mode,
       product_level: true,

@@ -1,0 +1,76 @@
+/**
+ * Regression (issue 11, failure 6): a product_store import job failed on 2 rows with unknown stores out of 9,989;
+ * the report had `job_id: null` and `rows.read: null` and named neither failing row. Now a failed job's report has
+ * its job id and the rows read, and its rejects hold every row sent: the rows the job named, at their line in the
+ * user's file (not the canonical file's), with the server's reason, whatever shape the detail had; the others as
+ * not written. A server that names no row is said to have named none. One file per dialect: strict (`failed_rows`
+ * by data row), lenient (a count and a sample, statuses named otherwise), terse (no detail at all), and default
+ * (the job completes; the refused rows are its errors).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DialectName } from '../../src/sandbox/index.ts';
+import { ManualClock, drive } from '../support/manual-clock.ts';
+import { pushHarness, type PushHarness } from '../support/push-harness.ts';
+import { expectReconciled, rejectLines, reportOf } from '../fixtures/push/push-report.ts';
+
+const UNKNOWN_STORE = '00000000-0000-4000-8000-00000000dead';
+
+/** 8 rows; line 3 is rejected before sending (no price), lines 6 and 10 name a store the platform does not have. */
+function prices(p: string, [s1, s2]: readonly string[]): string {
+  return [
+    'item_id,store_id,current_price',
+    `${p}-1,${s1},1.00`,
+    `${p}-2,${s1},`,
+    `${p}-3,${s2},3.00`,
+    `${p}-4,${s1},4.00`,
+    `${p}-5,${UNKNOWN_STORE},5.00`,
+    '',
+    `${p}-6,${s2},6.00`,
+    `${p}-7,${s2},7.00`,
+    `${p}-8,${UNKNOWN_STORE},8.00`,
+    '',
+  ].join('\n');
+}
+
+describe.each(['strict', 'lenient', 'terse', 'default'] as const satisfies readonly DialectName[])('a product_store import with two unknown stores, %s dialect', (dialect) => {
+  let h: PushHarness;
+  let clock: ManualClock;
+  beforeAll(async () => {
+    clock = new ManualClock();
+    h = await pushHarness({ clock, sandbox: { clock, dialect, jobPace: { queuedMs: 20_000, tickMs: 1_000, rowsPerTick: 5 } } });
+  });
+  afterAll(() => h.close());
+
+  it('reports the job, the rows read, and names the refused rows by their line in the user file', async () => {
+    const source = await h.source('product_store', { mode: 'import' });
+    const stores = h.sandbox.control.stores;
+    const result = await drive(clock, h.push(source, 'prices.csv', prices('JF', stores)));
+    const rejects = (await rejectLines(result.outcome === 'done' || result.outcome === 'failed' ? result.rejectsPath : null)).slice(1);
+    const refusedLines = (named: readonly string[]) => rejects.filter((l) => named.some((n) => l.startsWith(`${n},`)));
+    if (dialect === 'default') {
+      const report = await reportOf(result);
+      expect(report.rows).toMatchObject({ read: 8, sent: 7, accepted: 5, rejected_locally: 1, rejected_by_api: 2 });
+      expectReconciled(report.rows);
+      expect(refusedLines(['6', '10'])).toHaveLength(2);
+      return;
+    }
+    const report = await reportOf(result, 'failed');
+    expect(report.job_id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(report.rows).toMatchObject({ read: 8, sent: 7, accepted: 0, rejected_locally: 1, rejected_by_api: 7 });
+    expectReconciled(report.rows);
+    expect(report.error?.code).toBe('IMPORT_JOB_FAILED');
+    // Every row that was not written is in the rejects, once.
+    expect(rejects.map((l) => l.split(',')[0])).toEqual(['2', '3', '4', '5', '6', '8', '9', '10']);
+    if (dialect === 'terse') {
+      expect(report.error?.message).toMatch(/the server gave no detail of which rows it refused; none of the 7 rows sent is counted as written/);
+      expect(rejects.filter((l) => l.includes('not_written'))).toHaveLength(7);
+    } else {
+      expect(report.error?.message).toMatch(/2 of 7 rows refused \(lines 6, 10 of the file/);
+      const refused = refusedLines(['6', '10']);
+      expect(refused).toHaveLength(2);
+      for (const line of refused) expect(line).not.toContain('not_written');
+      expect(refused.join('\n')).toMatch(/store/i);
+      expect(rejects.filter((l) => l.includes('not_written'))).toHaveLength(5);
+    }
+  });
+});
