@@ -181,6 +181,8 @@ describe('pricing-agent run', () => {
     const notReady = JSON.parse(await untilReady(h, 503)) as { reasons: string[] };
     expect(notReady.reasons.join(' ')).toMatch(/rejected the key \(401\)/);
     expect(h.sandbox.control.state().transactions.count).toBe(0);
+    // At the 401 the agent reads the key file once more before it pauses: the new key is written after that.
+    await until(() => daemon.output().includes('sending is paused'), 'the agent to pause');
     const rejectedRequests = h.sandbox.control.state().auth.rejected_total;
     await writeFile(h.keyFile, `${h.sandbox.apiKey}\n`, { mode: 0o600 }); // the new key, as IT would write it
     await h.report('tx', 'after-rotation.csv');
