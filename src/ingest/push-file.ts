@@ -23,6 +23,7 @@ import {
   getFile,
   markStarted,
   prepareFinish,
+  setMode,
   type FileCounts,
   type PushFile,
 } from '../store/push-ledger.ts';
@@ -92,12 +93,18 @@ export async function processClaimed(deps: PushDeps, source: PushSource, fileId:
   markStarted(deps.db, fileId);
   file = requireFile(deps.db, fileId);
   let summary: ReadSummary | null = null;
+  let notes: string[] = [];
   let compiled: CompiledSource;
   try {
     compiled = compiledOf(source);
     const entity = file.entity as Entity;
     const open = () => readRows(file.processing_path, { ...compiled, entity }, { name: file.original_name });
     const reader = await open();
+    notes = customColumnsNote(source.mode, reader.header.customColumns);
+    if (notes.length > 0 && file.mode === 'bulk') {
+      setMode(deps.db, fileId, 'import');
+      file = requireFile(deps.db, fileId);
+    }
     const progress = deps.onProgress ? setInterval(() => deps.onProgress?.(reader.progress()), 200) : null;
     try {
       if (file.mode === 'import') {
@@ -117,7 +124,7 @@ export async function processClaimed(deps: PushDeps, source: PushSource, fileId:
   } catch (error) {
     const failure = fileLevelFailure(error);
     // The ledger row as it is now (the job id recorded while the file was sent), not as it was claimed.
-    if (failure) return finishOrDefer(deps, requireFile(deps.db, fileId), 'failed', { error: failure, summary });
+    if (failure) return finishOrDefer(deps, requireFile(deps.db, fileId), 'failed', { error: failure, summary, notes });
     return defer(deps, file, error);
   }
   const counts = fileCounts(deps.db, fileId);
@@ -125,11 +132,21 @@ export async function processClaimed(deps: PushDeps, source: PushSource, fileId:
   const accountedFor = counts.accepted + counts.failed + counts.rejectedLocal + counts.superseded + counts.unchanged + summary.skipped;
   if (!summary.complete || summary.rows !== accountedFor) {
     const message = `rows read (${summary.rows}) do not reconcile with accepted ${counts.accepted} + refused ${counts.failed} + rejected ${counts.rejectedLocal} + superseded ${counts.superseded} + unchanged ${counts.unchanged} + skipped ${summary.skipped}`;
-    return finishOrDefer(deps, file, 'failed', { error: { code: 'RECONCILIATION_FAILED', message }, summary, counts });
+    return finishOrDefer(deps, requireFile(deps.db, fileId), 'failed', { error: { code: 'RECONCILIATION_FAILED', message }, summary, counts, notes });
   }
   const verdict = rowsVerdict(counts, summary.rows, summary.skipped, compiled.rejectThreshold);
-  if (verdict !== null) return finishOrDefer(deps, requireFile(deps.db, fileId), 'failed', { error: { code: verdict.code, message: verdict.message }, summary, counts });
-  return finishOrDefer(deps, requireFile(deps.db, fileId), 'done', { summary, counts });
+  if (verdict !== null) return finishOrDefer(deps, requireFile(deps.db, fileId), 'failed', { error: { code: verdict.code, message: verdict.message }, summary, counts, notes });
+  return finishOrDefer(deps, requireFile(deps.db, fileId), 'done', { summary, counts, notes });
+}
+
+/**
+ * Custom product columns go through a CSV import whatever the source's mode: the API document promises them only
+ * there, and a server may drop them from a JSON write or refuse it (docs/api-assumptions.md). The report says so.
+ */
+function customColumnsNote(mode: 'bulk' | 'import', customColumns: readonly string[]): string[] {
+  if (mode !== 'bulk' || customColumns.length === 0) return [];
+  const names = customColumns.map((c) => `"${c}"`).join(', ');
+  return [`custom column${customColumns.length === 1 ? '' : 's'} ${names} and the rest of the file went as a CSV import job, not as JSON bulk: the API document promises custom columns only through imports`];
 }
 
 function compiledOf(source: PushSource): CompiledSource {
@@ -173,6 +190,8 @@ interface FinishInput {
   duplicateOf?: PushFile;
   /** The file is gone (a claim cut short, then the file removed): only the report is written, nothing is moved. */
   vanished?: boolean;
+  /** Said in the report's warnings after the reader's (how the file was sent, when not as its source says). */
+  notes?: readonly string[];
 }
 
 /** Writes the report next to the file's final place, records the move, moves the file, closes the ledger row. */
@@ -193,7 +212,7 @@ async function finish(deps: PushDeps, file: PushFile, status: 'done' | 'failed' 
       blankLines: input.summary?.blankLines ?? null,
       headers: input.summary?.headers ?? null,
       delimiter: input.summary?.delimiter ?? null,
-      warnings: input.summary?.warnings ?? [],
+      warnings: [...(input.summary?.warnings ?? []), ...(input.notes ?? [])],
       error: input.error ?? null,
       duplicateOf: input.duplicateOf ?? null,
     }),

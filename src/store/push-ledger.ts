@@ -151,6 +151,11 @@ export function setStatus(db: StateDb, id: number, status: PushStatus): void {
   db.write(() => db.statement(`UPDATE push_files SET status = ? WHERE id = ?`).run(status, id));
 }
 
+/** How the file is sent, when it differs from its source's mode (custom product columns go as an import: push-file.ts). */
+export function setMode(db: StateDb, id: number, mode: 'bulk' | 'import'): void {
+  db.write(() => db.statement(`UPDATE push_files SET mode = ? WHERE id = ?`).run(mode, id));
+}
+
 /** The file is claimed (in processing/); reading and sending start now. */
 export function markStarted(db: StateDb, id: number): void {
   db.write(() =>
