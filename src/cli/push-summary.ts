@@ -10,6 +10,7 @@ import type { DryRunResult } from '../ingest/dry-run.ts';
 import { dryRunVerdict, exitCodeOf, exitCodeOfResult } from '../ingest/file-verdict.ts';
 import type { FileResult } from '../ingest/push-file.ts';
 import type { FileCounts, PushFile } from '../store/push-ledger.ts';
+import { heldText } from './files-text.ts';
 import { formatCount } from './progress.ts';
 
 export interface ResultView {
@@ -45,6 +46,7 @@ export function resultJson({ result, counts }: ResultView): Record<string, unkno
       if (result.outcome === 'deferred') {
         return { ...common, processing_path: f.processing_path, error: result.error, retry_at: result.retryAt };
       }
+      if (result.outcome === 'held') return { ...common, held_path: result.heldPath, preview: result.previewPath, brakes: result.brakes };
       const error = f.error_code === null ? null : { code: f.error_code, message: f.error_message ?? '' };
       return { ...common, final_path: f.final_path, report: result.reportPath, rejects: result.rejectsPath, error, duplicate_of: f.duplicate_of };
     }
@@ -72,6 +74,7 @@ export function resultText({ result, counts }: ResultView): string {
     if (counts !== null && counts.batches > 0) lines.push(`  So far: ${n(counts.sent)} rows sent, ${n(counts.accepted)} accepted.`);
     return `${lines.join('\n')}\n`;
   }
+  if (result.outcome === 'held') return heldText(result);
   const rows = rowsOf(f, counts);
   if (result.outcome === 'duplicate') {
     lines.push(`${f.original_name}: skipped (${what}): the same content was already sent; --force sends it again`);

@@ -14,12 +14,16 @@
 import type { ApiClient } from '../api/client.ts';
 import { BUSINESS_KEYS, type BulkResponse, type Entity } from '../api/schemas/index.ts';
 import type { StateDb } from '../store/state-db.ts';
-import { commitBatch, committedBatches, recordRejects, type RejectRow } from '../store/push-ledger.ts';
+import { commitBatch, committedBatches, lastBatchIndex, recordRejects, type RejectRow } from '../store/push-ledger.ts';
+import type { RowFates } from './delta/delta-plan.ts';
 import type { RowOutcome } from './read/index.ts';
 import { supersededInBatch, supersededMessage, supersedesDuplicates } from './duplicate-keys.ts';
 import { KeyOrder } from './key-order.ts';
 
 type Row = Readonly<Record<string, unknown>>;
+
+/** Rows not written (rejects, superseded) held per batch before they are recorded on their own. */
+const REJECTS_FLUSH = 1000;
 
 export interface BulkSendContext {
   readonly db: StateDb;
@@ -36,6 +40,18 @@ export interface BulkFile {
   readonly id: number;
   readonly entity: Entity;
   readonly batchSize: number;
+  /**
+   * Delta push (src/ingest/delta/delta-plan.ts): the fate of each valid row, decided here with the others, and what
+   * to remember of the rows the API accepts. Batches are then numbered after the ones committed before a restart,
+   * none is skipped by its number: the comparison already knows which rows were sent.
+   */
+  readonly fates?: RowFates | undefined;
+}
+
+/** What the send pass counted besides the batches. */
+export interface BulkOutcome {
+  /** Valid rows not sent because the API already holds them (delta push). */
+  readonly unchanged: number;
 }
 
 interface PendingBatch {
@@ -79,15 +95,17 @@ function supersede(batch: PendingBatch, entity: Entity, keyOf: (row: Row) => str
 }
 
 /** `rows`: the reader's outcomes in chunks (RowReader.chunks), in file order. */
-export async function sendBulk(ctx: BulkSendContext, file: BulkFile, rows: AsyncIterable<readonly RowOutcome<Row>[]>): Promise<void> {
-  const committed = committedBatches(ctx.db, file.id);
+export async function sendBulk(ctx: BulkSendContext, file: BulkFile, rows: AsyncIterable<readonly RowOutcome<Row>[]>): Promise<BulkOutcome> {
+  const fates = file.fates;
+  const committed = fates ? new Set<number>() : committedBatches(ctx.db, file.id);
+  let unchanged = 0;
   const send = bulkOf(ctx.client, file.entity);
   const keyOf = BUSINESS_KEYS[file.entity];
   const order = new KeyOrder();
   const inFlight = new Set<Promise<void>>();
   // Set by a batch's task: a holder object, as TypeScript does not see assignments made inside callbacks.
   const first: { failure: Error | null } = { failure: null };
-  let batch: PendingBatch = { index: 0, rows: [], lines: [], raws: [], rejects: [] };
+  let batch: PendingBatch = { index: fates ? lastBatchIndex(ctx.db, file.id) + 1 : 0, rows: [], lines: [], raws: [], rejects: [] };
 
   const sendBatch = async (b: PendingBatch, superseded: RejectRow[]): Promise<void> => {
     // Not given the drain signal: a batch in flight is finished and committed; a drain only stops new batches.
@@ -113,7 +131,13 @@ export async function sendBulk(ctx: BulkSendContext, file: BulkFile, rows: Async
       failed: apiRejects.length,
       superseded: superseded.length,
     };
-    commitBatch(ctx.db, file.id, checkpoint, [...b.rejects, ...superseded, ...apiRejects]);
+    const remember = fates
+      ? () => {
+          const accepted = response.results.filter((r) => r.ok).map((r) => ({ record: b.rows[r.index] as Row, id: r.id ?? null }));
+          fates.accepted(accepted);
+        }
+      : undefined;
+    commitBatch(ctx.db, file.id, checkpoint, [...b.rejects, ...superseded, ...apiRejects], remember);
     ctx.onBatch?.({ index: b.index, sent: checkpoint.sent, accepted: checkpoint.accepted, failed: checkpoint.failed });
   };
 
@@ -145,9 +169,24 @@ export async function sendBulk(ctx: BulkSendContext, file: BulkFile, rows: Async
     reading: for await (const chunk of rows) {
       for (const outcome of chunk) {
         if (first.failure !== null || ctx.signal?.aborted) break reading;
+        if (batch.rejects.length >= REJECTS_FLUSH) {
+          // Recorded early, not with the batch: rows not written are keyed by line, so a re-read after a crash
+          // finds them again without counting them twice, and memory stays bounded in a file of rejects.
+          recordRejects(ctx.db, file.id, batch.rejects);
+          batch.rejects = [];
+        }
         if (outcome.kind === 'reject') {
           const { line, field, code, message, rawFields } = outcome;
           batch.rejects.push({ line, stage: 'local', field, code, message, raw: rawFields });
+          continue;
+        }
+        const fate = fates?.fateOf(outcome.line) ?? 'send';
+        if (fate !== 'send') {
+          if (fate === 'unchanged') unchanged += 1;
+          else if (fate !== 'sent_before') {
+            const message = supersededMessage(file.entity, fate.supersededBy);
+            batch.rejects.push({ line: outcome.line, stage: 'superseded', field: null, code: 'superseded', message, raw: outcome.rawFields });
+          }
           continue;
         }
         batch.rows.push(outcome.record);
@@ -165,4 +204,5 @@ export async function sendBulk(ctx: BulkSendContext, file: BulkFile, rows: Async
   }
   if (first.failure !== null) throw first.failure;
   if (ctx.signal?.aborted) throw ctx.signal.reason instanceof Error ? ctx.signal.reason : new Error('push stopped');
+  return { unchanged };
 }

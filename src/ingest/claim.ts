@@ -33,6 +33,11 @@ export interface ClaimSource {
   /** Absolute inbox folder. */
   readonly inbox: string;
   readonly batchSize: number;
+  /**
+   * Delta sources compare every file row by row, even one whose content was sent before (a row changed on the
+   * platform since is put right by it): no file of theirs is skipped as a duplicate.
+   */
+  readonly comparesEveryFile?: boolean;
 }
 
 export type ClaimResult =
@@ -100,7 +105,7 @@ export async function claimFile(db: StateDb, source: ClaimSource, file: string, 
     dropClaim(db, fileId);
     return { kind: 'vanished' };
   }
-  return completeClaim(db, fileId, target, source.entity, options.force === true);
+  return completeClaim(db, fileId, target, source.entity, options.force === true || source.comparesEveryFile === true);
 }
 
 /** Hashes the claimed file and decides: claimed, or a duplicate of content already done. */
@@ -114,7 +119,8 @@ async function completeClaim(db: StateDb, fileId: number, path: string, entity: 
 }
 
 /** Completes a claim a crash interrupted (status 'claiming'). */
-export async function recoverClaim(db: StateDb, file: PushFile): Promise<ClaimResult> {
+export async function recoverClaim(db: StateDb, file: PushFile, comparesEveryFile = false): Promise<ClaimResult> {
+  const force = file.forced === 1 || comparesEveryFile;
   const inboxPath = join(file.inbox, file.original_name);
   const exists = async (p: string) => stat(p).then(() => true, () => false);
   let target = file.processing_path;
@@ -126,10 +132,10 @@ export async function recoverClaim(db: StateDb, file: PushFile): Promise<ClaimRe
     target = processingPath(file.inbox, file.id, file.original_name);
     setProcessingPath(db, file.id, target);
   }
-  if (await exists(target)) return completeClaim(db, file.id, target, file.entity, file.forced === 1);
+  if (await exists(target)) return completeClaim(db, file.id, target, file.entity, force);
   if (await exists(inboxPath)) {
     await moveFile(inboxPath, target);
-    return completeClaim(db, file.id, target, file.entity, file.forced === 1);
+    return completeClaim(db, file.id, target, file.entity, force);
   }
   return { kind: 'vanished' };
 }

@@ -25,6 +25,7 @@ import { getFile, UNFINISHED_STATUSES, type PushFile } from '../store/push-ledge
 import { oneShotLogger, openOneShot } from './one-shot-deps.ts';
 import { processClaimed, type FileResult, type PushSource } from './push-file.ts';
 import { compileSource, entityReadOptions } from './read/index.ts';
+import { entityDelta, sourceDelta } from './delta/source-delta.ts';
 
 export class RetryRefusedError extends Error {
   readonly exitCode = EXIT_CONFIG;
@@ -86,13 +87,13 @@ function resumeSource(config: Config, file: PushFile, label: string): PushSource
   if (file.source.startsWith('cli:')) {
     const entity: Entity | undefined = ENTITIES.find((e) => e === file.entity);
     if (!entity) throw new RetryRefusedError('RETRY_SOURCE_GONE', `${label}: unknown entity ${file.entity}`);
-    return { ...base, read: compileSource(entityReadOptions(entity)) };
+    return { ...base, read: compileSource(entityReadOptions(entity)), ...entityDelta(entity, file.mode) };
   }
   const source = config.sources.find((s) => s.name === file.source);
   if (!source) {
     throw new RetryRefusedError('RETRY_SOURCE_GONE', `${label} belongs to source ${file.source}, which is not in the config any more: put it back to read the file as before`);
   }
-  return { ...base, read: compileSource(source) };
+  return { ...base, read: compileSource(source), ...sourceDelta(source, file.mode) };
 }
 
 /**

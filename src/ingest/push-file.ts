@@ -34,6 +34,11 @@ import { archiveDir, failedDir, freeName, moveFile, ownFolder, processingDir } f
 import { ImportJobFailedError, sendImport } from './import-send.ts';
 import { FileFormatError, readRows, type CompiledSource, type ReadOptions, type ReadSummary } from './read/index.ts';
 import { writeReport } from './report.ts';
+import type { DeltaSettings } from '../config/delta-schema.ts';
+import { deltaFile, recordFullSend, recordSendPass } from '../store/delta-state.ts';
+import { planDelta, type DeltaPlan } from './delta/delta-plan.ts';
+import { HELD_ERROR_CODE, recordHeld, writeHeldPreview } from './delta/hold.ts';
+import type { RowReader } from './read/index.ts';
 
 export interface PushDeps {
   readonly db: StateDb;
@@ -50,10 +55,24 @@ export interface PushDeps {
 
 export interface PushSource extends ClaimSource {
   readonly read: CompiledSource | ReadOptions;
+  /** Delta push (bulk sources): absent or disabled, every valid row is sent. */
+  readonly delta?: DeltaSettings | undefined;
+  /** The source's options as configured: delta fingerprints their mapping part (delta/fingerprint.ts). */
+  readonly options?: Readonly<Record<string, unknown>> | undefined;
+}
+
+export interface PushOptions {
+  /** Send the file even if the same content was done before (not a delta source: those compare every file). */
+  readonly force?: boolean;
+  /** Delta sources: send every row, as if nothing had been sent before (`push --full`). */
+  readonly full?: boolean;
+  /** Delta sources: a person released the file (`files release`): the brakes are not judged. */
+  readonly released?: boolean;
 }
 
 export type FileResult =
   | { outcome: 'done' | 'failed' | 'duplicate'; file: PushFile; reportPath: string; rejectsPath: string | null }
+  | { outcome: 'held'; file: PushFile; heldPath: string; previewPath: string; brakes: readonly string[] }
   | { outcome: 'deferred'; file: PushFile; error: { code: string; message: string }; retryAt: string }
   | { outcome: 'refused'; path: string; reason: string; reportPath: string }
   | { outcome: 'vanished'; path: string };
@@ -63,7 +82,7 @@ const MAX_RETRY_DELAY_MS = 15 * 60_000; // 15 min
 const FIRST_RETRY_DELAY_MS = 30_000; // 30 s
 
 /** Claims `path` from the source's inbox and pushes it. */
-export async function pushFile(deps: PushDeps, source: PushSource, path: string, options: { force?: boolean } = {}): Promise<FileResult> {
+export async function pushFile(deps: PushDeps, source: PushSource, path: string, options: PushOptions = {}): Promise<FileResult> {
   const claim = await claimFile(deps.db, source, path, options);
   switch (claim.kind) {
     case 'vanished':
@@ -73,16 +92,16 @@ export async function pushFile(deps: PushDeps, source: PushSource, path: string,
     case 'duplicate':
       return finishOrDefer(deps, requireFile(deps.db, claim.fileId), 'duplicate', { duplicateOf: claim.duplicateOf });
     case 'claimed':
-      return processClaimed(deps, source, claim.fileId);
+      return processClaimed(deps, source, claim.fileId, options);
   }
 }
 
 /** Pushes a claimed file: a new one, or one resumed after a restart or a deferral. */
-export async function processClaimed(deps: PushDeps, source: PushSource, fileId: number): Promise<FileResult> {
+export async function processClaimed(deps: PushDeps, source: PushSource, fileId: number, options: PushOptions = {}): Promise<FileResult> {
   let file = requireFile(deps.db, fileId);
   if (file.final_status !== null) return deferIfArchivingFails(deps, file, () => completeMove(deps, file));
   if (file.status === 'claiming') {
-    const recovered = await recoverClaim(deps.db, file);
+    const recovered = await recoverClaim(deps.db, file, source.comparesEveryFile === true);
     if (recovered.kind === 'vanished') {
       return finishOrDefer(deps, file, 'failed', { error: { code: 'FILE_VANISHED', message: 'the file disappeared before it was claimed' }, vanished: true });
     }
@@ -91,15 +110,29 @@ export async function processClaimed(deps: PushDeps, source: PushSource, fileId:
   markStarted(deps.db, fileId);
   file = requireFile(deps.db, fileId);
   let summary: ReadSummary | null = null;
+  let plan: DeltaPlan | null = null;
+  const open = () => readRows(file.processing_path, { ...source.read, entity: file.entity as Entity });
   try {
-    const reader = await readRows(file.processing_path, { ...source.read, entity: file.entity as Entity });
+    const delta = file.mode === 'bulk' && source.delta?.enabled === true ? source.delta : null;
+    if (delta !== null) {
+      // The first pass: the file compared with what its source sent before, the brakes judged, nothing sent yet.
+      const first = await open();
+      try {
+        plan = await planDelta(deps, { name: source.name, entity: file.entity as Entity, delta, options: source.options ?? {} }, file, first, options);
+      } finally {
+        first.close();
+      }
+      if (plan.tripped.length > 0) return await holdOrDefer(deps, file, plan, open);
+    }
+    const reader = await open();
     const progress = deps.onProgress ? setInterval(() => deps.onProgress?.(reader.progress()), 200) : null;
     try {
       if (file.mode === 'import') {
-        const reopen = () => readRows(file.processing_path, { ...source.read, entity: file.entity as Entity });
-        await sendImport({ ...deps, signal: deps.signal }, file, reader, reader.header, reopen);
+        await sendImport({ ...deps, signal: deps.signal }, file, reader, reader.header, open);
       } else {
-        await sendBulk({ ...deps, signal: deps.signal }, { id: file.id, entity: file.entity as Entity, batchSize: file.batch_size }, reader.chunks());
+        const bulkFile = { id: file.id, entity: file.entity as Entity, batchSize: file.batch_size, fates: plan?.fates };
+        const sent = await sendBulk({ ...deps, signal: deps.signal }, bulkFile, reader.chunks());
+        if (plan !== null) recordSendPass(deps.db, file.id, sent.unchanged);
       }
     } finally {
       if (progress) clearInterval(progress);
@@ -113,12 +146,38 @@ export async function processClaimed(deps: PushDeps, source: PushSource, fileId:
     return defer(deps, file, error);
   }
   const counts = fileCounts(deps.db, fileId);
-  const accountedFor = counts.accepted + counts.failed + counts.rejectedLocal + counts.superseded;
+  const unchanged = plan === null ? 0 : (deltaFile(deps.db, fileId)?.unchanged ?? 0);
+  const accountedFor = counts.accepted + counts.failed + counts.rejectedLocal + counts.superseded + unchanged;
   if (!summary.complete || summary.rows !== accountedFor) {
-    const message = `rows read (${summary.rows}) do not reconcile with accepted ${counts.accepted} + refused ${counts.failed} + rejected ${counts.rejectedLocal} + superseded ${counts.superseded}`;
+    const message = `rows read (${summary.rows}) do not reconcile with accepted ${counts.accepted} + refused ${counts.failed} + rejected ${counts.rejectedLocal} + superseded ${counts.superseded} + unchanged ${unchanged}`;
     return finishOrDefer(deps, file, 'failed', { error: { code: 'RECONCILIATION_FAILED', message }, summary, counts });
   }
-  return finishOrDefer(deps, requireFile(deps.db, fileId), 'done', { summary, counts });
+  // A full send counts for delta.full_every once the file is through, whatever a restart made of it.
+  if (plan?.mode === 'full') recordFullSend(deps.db, plan.scope.id, new Date(deps.clock.now()).toISOString());
+  return finishOrDefer(deps, requireFile(deps.db, fileId), 'done', { summary, counts, missingCsv: plan?.missingCsv ?? null });
+}
+
+/** Moves a file the brakes stopped to held/ with its preview (delta/hold.ts); a failure to do so defers it. */
+async function holdOrDefer(deps: PushDeps, file: PushFile, plan: DeltaPlan, open: () => Promise<RowReader<Readonly<Record<string, unknown>>>>): Promise<FileResult> {
+  try {
+    const now = new Date(deps.clock.now());
+    const held = await writeHeldPreview(deps.db, file, plan, now, open);
+    const message = `held by the brakes: ${plan.tripped.map((t) => t.message).join('; ')}`;
+    prepareFinish(deps.db, file.id, held.heldPath, 'failed');
+    await moveFile(file.processing_path, held.heldPath);
+    finishFile(deps.db, file.id, { status: 'failed', finalPath: held.heldPath, error: { code: HELD_ERROR_CODE, message } });
+    const record = deltaFile(deps.db, file.id);
+    if (record) recordHeld(deps.db, record, held.heldPath, now.toISOString());
+    if (plan.missingCsv !== null) await rm(plan.missingCsv, { force: true });
+    deps.logger.warn(
+      { file: file.original_name, source: file.source, entity: file.entity, held_to: held.heldPath, preview: held.previewPath, brakes: plan.tripped.map((t) => t.brake) },
+      `file held: ${plan.tripped.map((t) => t.message).join('; ')}; nothing was sent. Release it with: ${held.preview.release}`,
+    );
+    return { outcome: 'held', file: requireFile(deps.db, file.id), heldPath: held.heldPath, previewPath: held.previewPath, brakes: plan.tripped.map((t) => t.message) };
+  } catch (error) {
+    deps.logger.error({ file: file.original_name, source: file.source, error: String(error) }, 'the file could not be moved to held/; it stays in processing/');
+    return defer(deps, requireFile(deps.db, file.id), error);
+  }
 }
 
 /** The error that fails the file for good, or null for one that only defers it. */
@@ -152,6 +211,8 @@ function defer(deps: PushDeps, file: PushFile, error: unknown): FileResult {
 }
 
 interface FinishInput {
+  /** Delta push: the missing keys of a snapshot (a CSV in processing/), moved next to the report. */
+  missingCsv?: string | null;
   error?: { code: string; message: string };
   summary?: ReadSummary | null;
   counts?: FileCounts;
@@ -180,8 +241,11 @@ async function finish(deps: PushDeps, file: PushFile, status: 'done' | 'failed' 
       warnings: input.summary?.warnings ?? [],
       error: input.error ?? null,
       duplicateOf: input.duplicateOf ?? null,
+      delta: deltaFile(deps.db, file.id) ?? null,
+      missingPath: input.missingCsv ? `${finalPath}.missing.csv` : null,
     }),
   );
+  if (input.missingCsv) await moveFile(input.missingCsv, `${finalPath}.missing.csv`);
   prepareFinish(deps.db, file.id, finalPath, status);
   if (input.vanished !== true) {
     // Renamed or deleted in processing/ by someone else while it was read (the open file was read to the end, so

@@ -7,6 +7,7 @@
 import { AGENT_VERSION } from '../version.ts';
 import type { StateDb } from '../store/state-db.ts';
 import { maxRawFields, rejectsOf, type FileCounts, type PushFile } from '../store/push-ledger.ts';
+import type { DeltaFileRecord } from '../store/delta-state.ts';
 import { redactSecrets } from '../log.ts';
 import { writeFileAtomic } from '../atomic-file.ts';
 import { writeRejectsCsv } from './rejects-csv.ts';
@@ -24,7 +25,28 @@ export interface PushReportRows {
   rejected_locally: number;
   rejected_by_api: number;
   superseded: number;
+  /** Delta push: valid rows not sent because the API already holds them as they are (0 without delta). */
+  unchanged: number;
   blank_lines: number | null;
+}
+
+/** Delta push's account of a file (absent for sources without delta). */
+export interface PushReportDelta {
+  /** `full`: every row was sent (push --full, delta.full_every, the source's first file). */
+  mode: 'delta' | 'full';
+  reason: string | null;
+  /** Keys the agent remembered for the source before this file. */
+  known_keys: number;
+  /** Rows sent because: their content changed, their key is new, the platform changed them, the mapping changed. */
+  changed: number;
+  new: number;
+  changed_on_platform: number;
+  mapping_only: number;
+  /** Remembered keys this snapshot lacks (listed in missing_file). */
+  missing: number;
+  missing_file: string | null;
+  /** Missing keys deleted through the API (missing: delete). */
+  deleted: number;
 }
 
 /** `<name>.report.json`, as the README describes it. */
@@ -45,6 +67,7 @@ export interface PushReport {
   error: { code: string; message: string } | null;
   duplicate_of: { file: string; sha256: string; finished_at: string | null; archived_at: string | null } | null;
   rejects_file: string | null;
+  delta: PushReportDelta | null;
   agent_version: string;
 }
 
@@ -61,6 +84,10 @@ export interface ReportInput {
   warnings: readonly string[];
   error: { code: string; message: string } | null;
   duplicateOf: PushFile | null;
+  /** What delta push decided for the file (null without delta). */
+  delta: DeltaFileRecord | null;
+  /** Where the missing keys of a snapshot are written (null: none). */
+  missingPath: string | null;
 }
 
 export interface WrittenReport {
@@ -103,6 +130,7 @@ export async function writeReport(db: StateDb, input: ReportInput): Promise<Writ
           rejected_locally: counts.rejectedLocal,
           rejected_by_api: counts.failed,
           superseded: counts.superseded,
+          unchanged: input.delta?.unchanged ?? 0,
           blank_lines: input.blankLines,
         }
       : null,
@@ -120,11 +148,27 @@ export async function writeReport(db: StateDb, input: ReportInput): Promise<Writ
       ? { file: input.duplicateOf.original_name, sha256: input.duplicateOf.sha256, finished_at: input.duplicateOf.finished_at, archived_at: input.duplicateOf.final_path }
       : null,
     rejects_file: rejectsPath,
+    delta: input.delta ? deltaSection(input.delta, input.missingPath) : null,
     agent_version: AGENT_VERSION,
   };
   const reportPath = `${input.finalPath}.report.json`;
   await writeFileAtomic(reportPath, [`${JSON.stringify(report, null, 2)}\n`]);
   return { reportPath, rejectsPath };
+}
+
+function deltaSection(d: DeltaFileRecord, missingPath: string | null): PushReportDelta {
+  return {
+    mode: d.mode,
+    reason: d.reason,
+    known_keys: d.known,
+    changed: d.changed,
+    new: d.new_keys,
+    changed_on_platform: d.platform_changed,
+    mapping_only: d.mapping_only,
+    missing: d.missing,
+    missing_file: missingPath,
+    deleted: d.deleted,
+  };
 }
 
 function take<T>(items: Iterable<T>, n: number): T[] {

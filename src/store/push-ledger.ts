@@ -158,14 +158,28 @@ function insertRejects(db: StateDb, fileId: number, rejects: readonly RejectRow[
  * (bulk is idempotent per business key); a process crash loses nothing. An fsync per batch blocked the event loop
  * for a quarter of the push time. The file's finish (finishFile) is a full commit.
  */
-export function commitBatch(db: StateDb, fileId: number, batch: BatchCheckpoint, rejects: readonly RejectRow[]): void {
+export function commitBatch(db: StateDb, fileId: number, batch: BatchCheckpoint, rejects: readonly RejectRow[], also?: () => void): void {
   db.write(() => {
     db.statement(
       `INSERT OR IGNORE INTO push_batches (file_id, batch_index, first_line, last_line, rows_sent, rows_accepted,
          rows_failed, rows_superseded, committed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ).run(fileId, batch.index, batch.firstLine, batch.lastLine, batch.sent, batch.accepted, batch.failed, batch.superseded, db.now());
     insertRejects(db, fileId, rejects);
+    // What else the acceptance of these rows makes true, committed with it or not at all (delta push remembers the
+    // accepted rows: src/store/delta-state.ts rememberAccepted).
+    also?.();
   }, { durability: 'relaxed' });
+}
+
+/** The lines of the file whose rows the API refused in a committed batch (a resumed delta push does not resend them). */
+export function apiRejectedLines(db: StateDb, fileId: number): Set<number> {
+  const lines = db.statement<number>(`SELECT line FROM push_rejects WHERE file_id = ? AND stage = 'api'`).pluck().all(fileId);
+  return new Set(lines);
+}
+
+/** The highest batch index committed for the file, or -1. */
+export function lastBatchIndex(db: StateDb, fileId: number): number {
+  return db.statement<number | null>(`SELECT max(batch_index) FROM push_batches WHERE file_id = ?`).pluck().get(fileId) ?? -1;
 }
 
 /** Rejects that belong to no batch (after the last batch, or in import mode). */

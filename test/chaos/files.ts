@@ -162,7 +162,10 @@ export function sourcesYaml(options: { txMode: 'bulk' | 'import' }): string {
     '  - name: products\n    entity: products\n    path: ./inbox/products\n    stable_ms: 300\n    delimiter: ";"\n',
     '    encoding: windows-1252\n    batch_size: 40\n',
     '    columns: { item_id: Artikelnummer, sku: Artikelnummer, product_name: Bezeichnung, brand: Marke }\n',
-    '  - name: stores\n    entity: product_store\n    path: ./inbox/stores\n    stable_ms: 300\n    batch_size: 40\n',
+    // Delta sources (the default for products and product_store), without brakes: the drops are unrelated files,
+    // each one would "change" most of the keys the one before left.
+    '    brakes: false\n',
+    '  - name: stores\n    entity: product_store\n    path: ./inbox/stores\n    stable_ms: 300\n    batch_size: 40\n    brakes: false\n',
     `  - name: tx\n    entity: transactions\n    path: ./inbox/tx\n    stable_ms: 300\n    batch_size: 60\n    mode: ${options.txMode}\n`,
     '  - name: competitors\n    entity: competitor_prices\n    path: ./inbox/competitors\n    stable_ms: 300\n    batch_size: 40\n',
   ].join('');

@@ -96,6 +96,7 @@ class CsvRowReader<R> implements RowReader<R> {
       bom: source.bom.bom,
       delimiter,
       headers: [],
+      fields: [],
       customColumns: [],
       ignoredColumns: [],
       warnings: source.bom.warning === undefined ? [] : [source.bom.warning],
@@ -115,6 +116,7 @@ class CsvRowReader<R> implements RowReader<R> {
     this.headerInfo = {
       ...this.headerInfo,
       headers: plan.headers,
+      fields: plan.plans.filter((p) => p.index >= 0 || p.fallback !== undefined).map((p) => p.field),
       customColumns: plan.customColumns,
       ignoredColumns: plan.ignoredColumns,
       warnings: [...this.headerInfo.warnings, ...plan.warnings],

@@ -14,6 +14,7 @@ import { migration0002PullOutbox } from './0002-pull-outbox.ts';
 import { migration0003Push } from './0003-push.ts';
 import { migration0004AckState } from './0004-ack-state.ts';
 import { migration0007Feed } from './0007-feed.ts';
+import { migration0008Delta } from './0008-delta.ts';
 
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0001_base': migration0001Base,
@@ -21,6 +22,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0003_push': migration0003Push,
   '0004_ack_state': migration0004AckState,
   '0007_feed': migration0007Feed,
+  '0008_delta': migration0008Delta,
 };
 
 class InCodeMigrationProvider implements MigrationProvider {

@@ -1,0 +1,226 @@
+/**
+ * Delta push of one claimed file, before anything is sent: compare the file with what its source sent before
+ * (compare.ts), decide whether this file is sent in full, judge the brakes, and hand the send pass (bulk-send.ts) the
+ * fate of each row and what to remember once the API accepted it.
+ *
+ * A full send (every row sent, whatever the comparison says) happens for `push --full`, when the source's last full
+ * send is older than `delta.full_every`, and for a source's first file. The comparison still runs then: its counts
+ * are reported and braked on, and the rows the API accepts are remembered as always.
+ *
+ * What survives a crash: nothing here writes the state but the scope's fingerprint and the file's delta record (its
+ * mode, counts and brake verdict, written before the first batch goes). A resumed file is compared again: rows
+ * accepted by the earlier attempt now compare equal and are counted as sent, not sent twice; rows the API refused
+ * then are not sent again; the brakes, passed once, are not judged again; a full send stays full.
+ */
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
+import { once } from 'node:events';
+import { join } from 'node:path';
+import { BUSINESS_KEY_FIELDS, BUSINESS_KEYS, type Entity } from '../../api/schemas/index.ts';
+import type { Clock } from '../../clock.ts';
+import type { DeltaSettings } from '../../config/delta-schema.ts';
+import { csvLine } from '../../csv-text.ts';
+import { deltaFile, deltaScope, rememberAccepted, saveDeltaFile, useFingerprint, type DeltaScope } from '../../store/delta-state.ts';
+import { apiRejectedLines, type PushFile } from '../../store/push-ledger.ts';
+import type { StateDb } from '../../store/state-db.ts';
+import { processingDir } from '../folders.ts';
+import type { RowReader } from '../read/index.ts';
+import { priceOf, sortedFields } from './canonical.ts';
+import { compareFile, storedContent, storedKeyHash, type Comparison, type MissingKey } from './compare.ts';
+import { trippedBrakes, type TrippedBrake } from './brakes.ts';
+import { sourceFingerprint } from './fingerprint.ts';
+import { VERDICT } from './verdicts.ts';
+
+type Row = Readonly<Record<string, unknown>>;
+
+/** What the send pass does with a valid row. */
+export type RowFate = 'send' | 'unchanged' | 'sent_before' | { readonly supersededBy: number };
+
+/** The send pass's side of delta push (bulk-send.ts). */
+export interface RowFates {
+  fateOf(line: number): RowFate;
+  /** In the transaction of the batch checkpoint: the rows the API accepted, with the ids it gave them. */
+  accepted(rows: readonly { readonly record: Row; readonly id: string | number | null }[]): void;
+}
+
+export interface DeltaSource {
+  readonly name: string;
+  readonly entity: Entity;
+  readonly delta: DeltaSettings;
+  /** The source's options as configured: their mapping part is fingerprinted. */
+  readonly options: Readonly<Record<string, unknown>>;
+}
+
+export interface DeltaPlan {
+  readonly scope: DeltaScope;
+  readonly generation: number;
+  readonly mode: 'delta' | 'full';
+  /** Why the file is sent in full, or why rows count as changed (`mapping changed`). */
+  readonly reason: string | null;
+  readonly comparison: Comparison;
+  /** Brakes the file trips (empty: send it). */
+  readonly tripped: readonly TrippedBrake[];
+  /** The missing keys as CSV (snapshot sources with missing keys), in processing/ until the report is written. */
+  readonly missingCsv: string | null;
+  readonly fates: RowFates;
+}
+
+export interface PlanOptions {
+  /** `push --full`. */
+  readonly full?: boolean;
+  /** Released by a person (`files release`): the brakes are not judged. */
+  readonly released?: boolean;
+}
+
+const DAY_MS = 86_400_000;
+
+function fullReason(source: DeltaSource, scope: DeltaScope, file: PushFile, options: PlanOptions, now: number, known: number): string | null {
+  if (options.full === true) return 'push --full';
+  if (known === 0) return 'first file of the source';
+  const every = source.delta.fullEveryMs;
+  if (every !== null) {
+    // Counted from the last full send; a source that never had one counts from its first file.
+    const since = Date.parse(scope.full_at ?? file.claimed_at);
+    if (now - since >= every) return `delta.full_every (${Math.round(every / DAY_MS) >= 1 ? `${Math.round(every / DAY_MS)} d` : `${Math.round(every / 3_600_000)} h`}) since the last full send`;
+  }
+  return null;
+}
+
+function missingWriter(path: string, entity: Entity): { write: (key: MissingKey) => Promise<void>; close: () => Promise<void> } {
+  let out: WriteStream | null = null;
+  const header = csvLine([...BUSINESS_KEY_FIELDS[entity], 'id']);
+  return {
+    async write(key) {
+      if (out === null) {
+        out = createWriteStream(path, { mode: 0o640 });
+        out.write(header);
+      }
+      const fields = BUSINESS_KEY_FIELDS[entity].map((_, i) => key.key?.[i] ?? '');
+      const id = key.platformId === null || key.platformId instanceof Uint8Array ? '' : String(key.platformId);
+      if (!out.write(csvLine([...fields, id]))) await once(out, 'drain');
+    },
+    async close() {
+      if (out === null) return;
+      const stream: WriteStream = out;
+      stream.end();
+      await once(stream, 'finish');
+    },
+  };
+}
+
+/** Where the missing keys of a file wait for its report. */
+export function missingScratchPath(file: PushFile): string {
+  return join(processingDir(file.inbox), `.${file.id}-missing.csv`);
+}
+
+/**
+ * Compares the claimed file with the state (one pass over `reader`, which the caller closes) and plans its sending.
+ */
+export async function planDelta(
+  deps: { readonly db: StateDb; readonly clock: Clock },
+  source: DeltaSource,
+  file: PushFile,
+  reader: RowReader<Row>,
+  options: PlanOptions = {},
+): Promise<DeltaPlan> {
+  const { db } = deps;
+  const entity = source.entity;
+  const keyOf = BUSINESS_KEYS[entity];
+  const scope = deltaScope(db, source.name, entity);
+  const fields = sortedFields(reader.header.fields);
+  const fingerprint = useFingerprint(db, scope, sourceFingerprint(source.options, fields));
+  const earlier = deltaFile(db, file.id);
+  const scratchDir = join(processingDir(file.inbox), `.${file.id}-delta`);
+  await mkdir(scratchDir, { recursive: true, mode: 0o700 });
+  const missingCsv = missingScratchPath(file);
+  await rm(missingCsv, { force: true });
+  const missing = source.delta.snapshot ? missingWriter(missingCsv, entity) : null;
+  let comparison: Comparison;
+  try {
+    comparison = await compareFile(
+      {
+        db,
+        entity,
+        scopeId: scope.id,
+        generation: fingerprint.generation,
+        fileId: file.id,
+        fields,
+        scratchDir,
+        keyOf,
+        snapshot: source.delta.snapshot,
+        ...(missing ? { onMissing: missing.write } : {}),
+      },
+      reader.chunks(),
+    );
+  } finally {
+    await missing?.close();
+    await rm(scratchDir, { recursive: true, force: true });
+  }
+  const now = deps.clock.now();
+  const fullBecause = earlier?.mode === 'full' ? earlier.reason : fullReason(source, scope, file, options, now, comparison.counts.known);
+  const mode = fullBecause === null ? 'delta' : 'full';
+  const reason = fullBecause ?? (fingerprint.changed ? 'mapping changed: every row is sent once' : null);
+  // Judged once: a resumed file passed them before its first batch went.
+  const judge = earlier === undefined && options.released !== true;
+  const tripped = judge ? trippedBrakes(source.delta.brakes, comparison, source.delta.missing === 'delete') : [];
+  const c = comparison.counts;
+  saveDeltaFile(db, {
+    file_id: file.id,
+    mode,
+    reason,
+    known: c.known,
+    unchanged: mode === 'full' ? 0 : c.unchanged,
+    changed: c.changed,
+    new_keys: c.newKeys,
+    mapping_only: c.mappingOnly,
+    platform_changed: c.platformChanged,
+    missing: c.missing,
+    brakes: tripped.length > 0 ? JSON.stringify(tripped) : null,
+  });
+
+  const refused = apiRejectedLines(db, file.id);
+  const keepKeys = source.delta.snapshot;
+  const fates: RowFates = {
+    fateOf(line) {
+      if (refused.has(line)) return 'sent_before'; // refused by the API in a committed batch: not sent again
+      switch (comparison.verdicts.get(line)) {
+        case VERDICT.unchanged:
+          return mode === 'full' ? 'send' : 'unchanged';
+        case VERDICT.sentBefore:
+          return 'sent_before';
+        case VERDICT.superseded:
+          return { supersededBy: comparison.winners.get(line) ?? line };
+        default:
+          return 'send';
+      }
+    },
+    accepted(rows) {
+      rememberAccepted(
+        db,
+        scope.id,
+        fingerprint.generation,
+        file.id,
+        rows.map(({ record, id }) => {
+          const keyText = keyOf(record);
+          return {
+            keyHash: storedKeyHash(keyText),
+            content: storedContent(entity, record, fields),
+            price: priceOf(entity, record),
+            platformId: id,
+            keyText: keepKeys ? keyText : null,
+          };
+        }),
+      );
+    },
+  };
+  return {
+    scope,
+    generation: fingerprint.generation,
+    mode,
+    reason,
+    comparison,
+    tripped,
+    missingCsv: c.missing > 0 ? missingCsv : null,
+    fates,
+  };
+}
