@@ -14,6 +14,7 @@ import { configOption, loadConfigForCommand } from './config.ts';
 import { EXIT_FAILURE } from '../exit-codes.ts';
 import { runCommand } from './errors.ts';
 import { retryFile } from './files-retry.ts';
+import { releaseCommand } from './files-release.ts';
 import { listText, showText } from './files-text.ts';
 
 interface CommonOptions {
@@ -118,6 +119,26 @@ export function filesCommand(): Command {
         'failed or deferred again; 2 refused (nothing changed) or a configuration mistake.',
     )
     .action(runCommand(async (id: number, options: CommonOptions) => retryFile(await loadConfigForCommand(options.config), id, options.json === true)));
+
+  command
+    .command('release')
+    .description('send a file the brakes held (held/ of its inbox) after all')
+    .argument('<name>', 'the held file: its name or its id (status and files list show them)')
+    .option('--source <name>', 'the source, when two hold a file of that name')
+    .option('--json', 'print one JSON object')
+    .addOption(configOption())
+    .addHelpText(
+      'after',
+      '\nThe file goes back into its inbox and is sent without the brakes (once: the same content dropped again later\n' +
+        'is braked again). A running daemon sends it; without one it is pushed now, in this process.\n' +
+        '\nExit codes: 0 released (and, pushed now, done); 3 pushed now, done with rejected rows; 1 pushed now and\n' +
+        'failed or deferred; 2 refused (no such held file, the name is taken in the inbox) or a configuration mistake.',
+    )
+    .action(
+      runCommand(async (name: string, options: CommonOptions & { source?: string }) =>
+        releaseCommand(await loadConfigForCommand(options.config), name, options.source, options.json === true),
+      ),
+    );
 
   return command;
 }

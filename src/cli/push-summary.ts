@@ -17,9 +17,11 @@ export interface ResultView {
   readonly result: FileResult;
   /** The ledger's counts of the file (null for results without a ledger row). */
   readonly counts: FileCounts | null;
+  /** Delta push: rows not sent because the API holds them (null: not a delta file). */
+  readonly unchanged: number | null;
 }
 
-function rowsOf(file: PushFile, counts: FileCounts | null) {
+function rowsOf(file: PushFile, counts: FileCounts | null, unchanged: number | null) {
   return {
     read: file.rows_read,
     sent: file.rows_sent ?? counts?.sent ?? null,
@@ -28,11 +30,12 @@ function rowsOf(file: PushFile, counts: FileCounts | null) {
     rejected_locally: counts?.rejectedLocal ?? null,
     rejected_by_api: counts?.failed ?? null,
     superseded: file.rows_superseded ?? counts?.superseded ?? null,
+    unchanged,
   };
 }
 
 /** The JSON form of one result (`--json`). */
-export function resultJson({ result, counts }: ResultView): Record<string, unknown> {
+export function resultJson({ result, counts, unchanged }: ResultView): Record<string, unknown> {
   const base = { outcome: result.outcome, exit_code: exitCodeOfResult(result) };
   switch (result.outcome) {
     case 'refused':
@@ -41,7 +44,7 @@ export function resultJson({ result, counts }: ResultView): Record<string, unkno
       return { ...base, file: result.path, error: { code: 'FILE_VANISHED', message: 'the file disappeared before it was claimed' } };
     default: {
       const f = result.file;
-      const rows = result.outcome === 'duplicate' ? null : rowsOf(f, counts);
+      const rows = result.outcome === 'duplicate' ? null : rowsOf(f, counts, unchanged);
       const common = { ...base, file: f.original_name, source: f.source, entity: f.entity, mode: f.mode, job_id: f.job_id, rows };
       if (result.outcome === 'deferred') {
         return { ...common, processing_path: f.processing_path, error: result.error, retry_at: result.retryAt };
@@ -58,7 +61,7 @@ function n(value: number | null | undefined): string {
 }
 
 /** The human form of one result: a headline, then indented details. */
-export function resultText({ result, counts }: ResultView): string {
+export function resultText({ result, counts, unchanged }: ResultView): string {
   if (result.outcome === 'refused') {
     return `${result.path}: refused (${result.reason}); moved to failed/\n  report:  ${result.reportPath}\n`;
   }
@@ -75,7 +78,7 @@ export function resultText({ result, counts }: ResultView): string {
     return `${lines.join('\n')}\n`;
   }
   if (result.outcome === 'held') return heldText(result);
-  const rows = rowsOf(f, counts);
+  const rows = rowsOf(f, counts, unchanged);
   if (result.outcome === 'duplicate') {
     lines.push(`${f.original_name}: skipped (${what}): the same content was already sent; --force sends it again`);
   } else if (result.outcome === 'failed') {
@@ -86,7 +89,8 @@ export function resultText({ result, counts }: ResultView): string {
   }
   if (result.outcome !== 'duplicate' && rows.read !== null) {
     const detail = rows.rejected ? ` (${n(rows.rejected_locally)} locally, ${n(rows.rejected_by_api)} by the API)` : '';
-    lines.push(`  rows:    ${n(rows.read)} read, ${n(rows.sent)} sent, ${n(rows.accepted)} accepted, ${n(rows.rejected)} rejected${detail}, ${n(rows.superseded)} superseded`);
+    const same = rows.unchanged === null ? '' : `, ${n(rows.unchanged)} unchanged`;
+    lines.push(`  rows:    ${n(rows.read)} read, ${n(rows.sent)} sent, ${n(rows.accepted)} accepted${same}, ${n(rows.rejected)} rejected${detail}, ${n(rows.superseded)} superseded`);
   }
   lines.push(`  file:    ${f.final_path ?? ''}`);
   lines.push(`  report:  ${result.reportPath}`);
@@ -98,9 +102,29 @@ export function dryRunExitCode(result: DryRunResult): number {
   return exitCodeOf(dryRunVerdict(result));
 }
 
+/** The delta part of a dry run, for --json. */
+function dryRunDeltaJson(result: DryRunResult): Record<string, unknown> | null {
+  const d = result.delta;
+  if (d === null) return null;
+  const c = d.comparison.counts;
+  return {
+    mode: d.mode,
+    reason: d.reason,
+    known_keys: c.known,
+    unchanged: d.mode === 'full' ? 0 : c.unchanged,
+    changed: c.changed,
+    new: c.newKeys,
+    changed_on_platform: c.platformChanged,
+    remapped: c.remapped,
+    missing: c.missing,
+    brakes: d.tripped.map((t) => ({ brake: t.brake, limit: t.limit, value: Number.isFinite(t.value) ? t.value : null, message: t.message })),
+  };
+}
+
 export function dryRunJson(file: string, label: string, mode: string, result: DryRunResult): Record<string, unknown> {
   const s = result.summary;
   return {
+    delta: dryRunDeltaJson(result),
     outcome: 'dry_run',
     exit_code: dryRunExitCode(result),
     file,
@@ -119,7 +143,15 @@ export function dryRunText(file: string, label: string, mode: string, result: Dr
   const lines = [`${file}: dry run (${label}, ${mode}): nothing was sent`];
   const superseded = result.superseded > 0 ? `, ${n(result.superseded)} superseded by a later row with the same key` : '';
   lines.push(`  rows:    ${n(s.rows)} read, ${n(s.accepted)} valid, ${n(s.rejected)} rejected${superseded}`);
-  lines.push(`  would send ${n(result.wouldSend)} rows`);
+  const d = result.delta;
+  if (d === null) lines.push(`  would send ${n(result.wouldSend)} rows`);
+  else {
+    const c = d.comparison.counts;
+    const unchanged = d.mode === 'full' ? `; a full send (${d.reason ?? ''}): ${n(c.unchanged)} of them unchanged` : `; ${n(c.unchanged)} unchanged`;
+    lines.push(`  would send ${n(result.wouldSend)} of ${n(s.rows)} rows${unchanged}`);
+    lines.push(`  compared with ${n(c.known)} known keys: ${n(c.changed)} changed, ${n(c.newKeys)} new, ${n(c.platformChanged)} changed on the platform${c.remapped > 0 ? `, ${n(c.remapped)} under a changed mapping` : ''}${c.missing > 0 ? `, ${n(c.missing)} missing` : ''}`);
+    for (const t of d.tripped) lines.push(`  WOULD BE HELD: ${t.message}`);
+  }
   for (const warning of s.warnings) lines.push(`  warning: ${warning}`);
   lines.push(result.rejectsPath === null ? '  rejects: none' : `  rejects: ${result.rejectsPath}`);
   return `${lines.join('\n')}\n`;

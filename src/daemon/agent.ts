@@ -24,6 +24,8 @@ import { listStreamStates } from '../store/mirrors.ts';
 import { databasePath, openDatabase } from '../store/open-database.ts';
 import type { StateDb } from '../store/state-db.ts';
 import { WalMaintenance } from '../store/wal-maintenance.ts';
+import { deltaFile } from '../store/delta-state.ts';
+import { heldCounts } from '../status/held-files.ts';
 import { startHealthServer, type HealthServer, type Readiness } from './http-server.ts';
 import { scheduledJobs } from './jobs.ts';
 import { KEY_STATE_REASONS, KeyMonitor, keyCheckOf } from './key-monitor.ts';
@@ -97,6 +99,7 @@ export class Agent {
           })),
         ready: () => this.readiness().ready,
         feed: () => (this.#config.feed.consumers.length === 0 ? null : deadline.overview()),
+        heldFiles: () => heldCounts(db),
       });
       this.#metrics = metrics;
       const api = connectApi(config.api, this.#logger, {
@@ -152,6 +155,7 @@ export class Agent {
             metrics.rows.inc({ entity: f.entity, result: 'accepted' }, f.rows_accepted ?? 0);
             metrics.rows.inc({ entity: f.entity, result: 'rejected' }, f.rows_rejected ?? 0);
             metrics.rows.inc({ entity: f.entity, result: 'superseded' }, f.rows_superseded ?? 0);
+            metrics.rows.inc({ entity: f.entity, result: 'unchanged' }, deltaFile(db, f.id)?.unchanged ?? 0);
           }
         },
       });

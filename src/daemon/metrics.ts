@@ -16,12 +16,14 @@ export interface MetricsSources {
   ready(): boolean;
   /** The feed's consumers (src/feed/consumer-status.ts); absent or null when no feed consumer is configured. */
   feed?(): FeedOverview | null;
+  /** Files the brakes hold, per source (delta push). */
+  heldFiles?(): { source: string; count: number }[];
 }
 
 export class AgentMetrics {
   readonly registry = new Registry();
-  readonly files = new Counter({ name: 'pricing_agent_files_total', help: 'Files pushed, by source and outcome (done, failed, duplicate, deferred, refused).', labelNames: ['source', 'outcome'], registers: [this.registry] });
-  readonly rows = new Counter({ name: 'pricing_agent_rows_total', help: 'Rows of pushed files, by entity and result (accepted, rejected, superseded).', labelNames: ['entity', 'result'], registers: [this.registry] });
+  readonly files = new Counter({ name: 'pricing_agent_files_total', help: 'Files pushed, by source and outcome (done, failed, duplicate, deferred, refused, held).', labelNames: ['source', 'outcome'], registers: [this.registry] });
+  readonly rows = new Counter({ name: 'pricing_agent_rows_total', help: 'Rows of pushed files, by entity and result (accepted, rejected, superseded, unchanged).', labelNames: ['entity', 'result'], registers: [this.registry] });
   readonly apiRequests = new Counter({ name: 'pricing_agent_api_requests_total', help: 'API responses, by operation and HTTP status.', labelNames: ['operation', 'status'], registers: [this.registry] });
   readonly apiRetries = new Counter({ name: 'pricing_agent_api_retries_total', help: 'API requests retried after a 5xx or a transport error, by operation.', labelNames: ['operation'], registers: [this.registry] });
   readonly rateLimitWaits = new Counter({ name: 'pricing_agent_rate_limit_waits_total', help: 'Requests that waited for a Retry-After after a 429.', registers: [this.registry] });
@@ -116,6 +118,16 @@ export class AgentMetrics {
         overdueRows.set(o, byConsumer);
       }
       return byConsumer.get(c.name) ?? 0;
+    });
+    new Gauge({
+      name: 'pricing_agent_held_files',
+      help: 'Files the brakes hold in held/, waiting for files release, by source.',
+      labelNames: ['source'],
+      registers,
+      collect() {
+        this.reset();
+        for (const h of sources.heldFiles?.() ?? []) this.set({ source: h.source }, h.count);
+      },
     });
     new Gauge({
       name: 'pricing_agent_mirror_watermark_age_seconds',

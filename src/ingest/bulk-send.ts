@@ -150,7 +150,8 @@ export async function sendBulk(ctx: BulkSendContext, file: BulkFile, rows: Async
     }
     const superseded = supersede(b, file.entity, keyOf);
     while (inFlight.size >= ctx.maxInFlight) await Promise.race(inFlight);
-    if (first.failure !== null) return;
+    // A drain that came while this batch waited for a free connection: it is not started (its rows are read again).
+    if (first.failure !== null || ctx.signal?.aborted === true) return;
     let finish!: () => void;
     const done = new Promise<void>((resolve) => (finish = resolve));
     await order.acquire(new Set(b.rows.map(keyOf)), done);

@@ -12,6 +12,8 @@ import { BUSINESS_KEYS, type Entity } from '../api/schemas/index.ts';
 import { FileKeys, supersededInBatch, supersedesDuplicates } from './duplicate-keys.ts';
 import { readRows, type CompiledSource, type ReadProgress, type ReadSummary } from './read/index.ts';
 import { RejectsSpool } from './rejects-csv.ts';
+import { previewDelta, type DeltaPreview, type DeltaSource } from './delta/delta-plan.ts';
+import type { StateDb } from '../store/state-db.ts';
 
 /** Where a dry run writes its rejects unless told: the state directory, never an inbox (a watcher would take a .csv). */
 export function dryRunRejectsPath(stateDir: string, file: string): string {
@@ -27,10 +29,25 @@ export interface DryRunInput {
   /** Where the rejects CSV goes (only written when a row is rejected). */
   readonly rejectsPath: string;
   readonly onProgress?: (sample: ReadProgress) => void;
+  /** A delta source: the file is compared with the state (read-only) as a push would compare it now. */
+  readonly delta?: DryRunDelta | undefined;
+}
+
+export interface DryRunDelta {
+  /** The state database opened read-only, or null when there is none yet. */
+  readonly db: StateDb | null;
+  readonly source: DeltaSource;
+  /** `push --dry-run --full`. */
+  readonly full: boolean;
+  /** Where the comparison's sorted runs go (removed afterwards). */
+  readonly scratchDir: string;
+  readonly now: number;
 }
 
 export interface DryRunResult {
   readonly summary: ReadSummary;
+  /** The comparison with what the source sent before (delta sources), with the brakes it would trip. */
+  readonly delta: DeltaPreview | null;
   /** Valid rows the push would not send because a later row has the same key (duplicate-keys.ts). */
   readonly superseded: number;
   readonly wouldSend: number;
@@ -80,8 +97,18 @@ class SupersedeCounter {
 
 /** Throws the reader's FileFormatError for a file a push would fail as a whole. */
 export async function dryRun(input: DryRunInput): Promise<DryRunResult> {
+  let delta: DeltaPreview | null = null;
+  if (input.delta !== undefined) {
+    const first = await readRows(input.file, { ...input.read, entity: input.entity });
+    try {
+      delta = await previewDelta(input.delta.db, input.delta.source, first, { full: input.delta.full, scratchDir: input.delta.scratchDir, now: input.delta.now });
+    } finally {
+      first.close();
+    }
+  }
   const reader = await readRows(input.file, { ...input.read, entity: input.entity });
-  const counter = supersedesDuplicates(input.entity) ? new SupersedeCounter(input.mode, input.batchSize) : null;
+  // A delta source supersedes over the whole file (its comparison did); other sources as their push would.
+  const counter = delta === null && supersedesDuplicates(input.entity) ? new SupersedeCounter(input.mode, input.batchSize) : null;
   const keyOf = BUSINESS_KEYS[input.entity];
   await mkdir(dirname(input.rejectsPath), { recursive: true, mode: 0o750 });
   const rejects = new RejectsSpool(input.rejectsPath);
@@ -102,5 +129,9 @@ export async function dryRun(input: DryRunInput): Promise<DryRunResult> {
   }
   const summary = reader.summary();
   input.onProgress?.(summary);
-  return { summary, superseded, wouldSend: summary.accepted - superseded, rejectsPath: rejects.count === 0 ? null : input.rejectsPath };
+  const rejectsPath = rejects.count === 0 ? null : input.rejectsPath;
+  if (delta !== null) {
+    return { summary, delta, superseded: delta.comparison.counts.superseded, wouldSend: delta.wouldSend, rejectsPath };
+  }
+  return { summary, delta, superseded, wouldSend: summary.accepted - superseded, rejectsPath };
 }

@@ -41,7 +41,7 @@ export interface PushReportDelta {
   changed: number;
   new: number;
   changed_on_platform: number;
-  mapping_only: number;
+  remapped: number;
   /** Remembered keys this snapshot lacks (listed in missing_file). */
   missing: number;
   missing_file: string | null;
@@ -164,7 +164,7 @@ function deltaSection(d: DeltaFileRecord, missingPath: string | null): PushRepor
     changed: d.changed,
     new: d.new_keys,
     changed_on_platform: d.platform_changed,
-    mapping_only: d.mapping_only,
+    remapped: d.remapped,
     missing: d.missing,
     missing_file: missingPath,
     deleted: d.deleted,

@@ -15,6 +15,7 @@ import { databasePath, openDatabase } from '../store/open-database.ts';
 import type { StateDb } from '../store/state-db.ts';
 import type { DaemonCheck } from './daemon-probe.ts';
 import { inboxOverview, processingFiles, type ProcessingFile, type SourceOverview } from './inbox-overview.ts';
+import { heldFileList, type HeldFileView } from './held-files.ts';
 import { mirrorOverview, pullOverview, type MirrorOverview, type OutboxOverview, type PullOverview } from './pull-overview.ts';
 
 export const KEY_STATES = ['ok', 'rejected', 'unreachable', 'error', 'skipped'] as const;
@@ -42,6 +43,8 @@ export interface StatusReport {
   database: DatabaseInfo;
   sources: SourceOverview[];
   processing_files: ProcessingFile[];
+  /** Files the brakes held, waiting for `files release` (delta push). */
+  held_files: HeldFileView[];
   pull: PullOverview | null;
   outbox: OutboxOverview | null;
   mirrors: MirrorOverview[];
@@ -54,7 +57,7 @@ export interface StatusReport {
   problems: string[];
 }
 
-export type DatabaseParts = Pick<StatusReport, 'database' | 'sources' | 'processing_files' | 'pull' | 'outbox' | 'mirrors' | 'feed'>;
+export type DatabaseParts = Pick<StatusReport, 'database' | 'sources' | 'processing_files' | 'held_files' | 'pull' | 'outbox' | 'mirrors' | 'feed'>;
 
 async function openReadOnly(path: string): Promise<{ db: StateDb | null; info: DatabaseInfo }> {
   const exists = await stat(path).then(() => true, () => false);
@@ -91,6 +94,7 @@ export async function gatherDatabaseParts(config: Config, now: Date): Promise<Da
       database: info,
       sources: await inboxOverview(config, ledger, now),
       processing_files: ledger ? processingFiles(ledger) : [],
+      held_files: ledger ? heldFileList(ledger) : [],
       pull: pulled?.pull ?? null,
       outbox: pulled?.outbox ?? null,
       mirrors: db ? mirrorOverview(db) : [],

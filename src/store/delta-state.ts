@@ -171,7 +171,7 @@ export interface DeltaFileRecord {
   unchanged: number;
   changed: number;
   new_keys: number;
-  mapping_only: number;
+  remapped: number;
   platform_changed: number;
   missing: number;
   deleted: number;
@@ -186,13 +186,13 @@ export function saveDeltaFile(db: StateDb, record: Omit<DeltaFileRecord, 'delete
   db.write(() =>
     db
       .statement(
-        `INSERT INTO delta_files (file_id, mode, reason, known, unchanged, changed, new_keys, mapping_only, platform_changed, missing,
+        `INSERT INTO delta_files (file_id, mode, reason, known, unchanged, changed, new_keys, remapped, platform_changed, missing,
            deleted, held_at, held_path, released_at, brakes, updated_at)
-         VALUES (@file_id, @mode, @reason, @known, @unchanged, @changed, @new_keys, @mapping_only, @platform_changed, @missing,
+         VALUES (@file_id, @mode, @reason, @known, @unchanged, @changed, @new_keys, @remapped, @platform_changed, @missing,
            @deleted, @held_at, @held_path, @released_at, @brakes, @now)
          ON CONFLICT (file_id) DO UPDATE SET mode = excluded.mode, reason = excluded.reason, known = excluded.known,
            unchanged = excluded.unchanged, changed = excluded.changed, new_keys = excluded.new_keys,
-           mapping_only = excluded.mapping_only, platform_changed = excluded.platform_changed, missing = excluded.missing,
+           remapped = excluded.remapped, platform_changed = excluded.platform_changed, missing = excluded.missing,
            deleted = max(deleted, excluded.deleted), held_at = coalesce(excluded.held_at, held_at),
            held_path = coalesce(excluded.held_path, held_path), released_at = coalesce(excluded.released_at, released_at),
            brakes = excluded.brakes, updated_at = excluded.updated_at`,
@@ -202,11 +202,59 @@ export function saveDeltaFile(db: StateDb, record: Omit<DeltaFileRecord, 'delete
 }
 
 export function deltaFile(db: StateDb, fileId: number): DeltaFileRecord | undefined {
-  return db.statement<DeltaFileRecord>(`SELECT file_id, mode, reason, known, unchanged, changed, new_keys, mapping_only, platform_changed,
+  return db.statement<DeltaFileRecord>(`SELECT file_id, mode, reason, known, unchanged, changed, new_keys, remapped, platform_changed,
     missing, deleted, held_at, held_path, released_at, brakes FROM delta_files WHERE file_id = ?`).get(fileId);
 }
 
 /** Rows the send pass left unsent because the API holds them (the report's `unchanged`). */
 export function recordSendPass(db: StateDb, fileId: number, unchanged: number): void {
   db.write(() => db.statement(`UPDATE delta_files SET unchanged = ?, updated_at = ? WHERE file_id = ?`).run(unchanged, db.now(), fileId));
+}
+
+/** A file held by the brakes, as `status` and `files release` show it. */
+export interface HeldFileRow {
+  file_id: number;
+  source: string;
+  entity: string;
+  name: string;
+  held_path: string;
+  held_at: string;
+  sha256: string;
+  brakes: string | null;
+}
+
+/** Files held and not released, oldest first (optionally of one source). */
+export function heldFiles(db: StateDb, source?: string): HeldFileRow[] {
+  const rows = db
+    .statement<HeldFileRow>(
+      `SELECT d.file_id, f.source, f.entity, f.original_name AS name, d.held_path, d.held_at, f.sha256, d.brakes
+       FROM delta_files d JOIN push_files f ON f.id = d.file_id
+       WHERE d.held_at IS NOT NULL AND d.released_at IS NULL ORDER BY d.file_id`,
+    )
+    .all();
+  return source === undefined ? rows : rows.filter((r) => r.source === source);
+}
+
+/** A person released the held file (`at`; null undoes it): its content's next claim is sent without the brakes. */
+export function releaseHeld(db: StateDb, fileId: number, at: string | null): void {
+  db.write(() => db.statement(`UPDATE delta_files SET released_at = ?, updated_at = ? WHERE file_id = ?`).run(at, db.now(), fileId));
+}
+
+/**
+ * Whether the file `fileId` (just claimed) is the content of a released held file of the same source; the release is
+ * used up by it (a later drop of the same content is braked again).
+ */
+export function takeRelease(db: StateDb, fileId: number, source: string, sha256: string): boolean {
+  return db.write(() => {
+    const release = db
+      .statement<{ file_id: number }>(
+        `SELECT d.file_id FROM delta_files d JOIN push_files f ON f.id = d.file_id
+         WHERE f.source = ? AND f.sha256 = ? AND d.released_at IS NOT NULL AND (d.released_for IS NULL OR d.released_for = ?)
+         ORDER BY d.file_id LIMIT 1`,
+      )
+      .get(source, sha256, fileId);
+    if (!release) return false;
+    db.statement(`UPDATE delta_files SET released_for = ? WHERE file_id = ?`).run(fileId, release.file_id);
+    return true;
+  });
 }

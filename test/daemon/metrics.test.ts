@@ -20,6 +20,7 @@ function populated(): AgentMetrics {
       ],
       overdue: [{ consumer: 'store-0417-pos', store_id: 'b3a1c2d4-0000-4000-8000-000000000001', rows: 12, oldest_recorded_at: '2026-11-22T07:00:00.000Z' }],
     }),
+    heldFiles: () => [{ source: 'erp-store-prices', count: 1 }],
   });
   m.approvalToOutbox.observe(42);
   m.feedRequests.inc({ consumer: 'store-0417-pos' });

@@ -37,8 +37,11 @@ export interface ComparisonCounts {
   /** Remembered keys with another content. */
   changed: number;
   newKeys: number;
-  /** Remembered under another fingerprint with the same content: sent once, not counted by the brakes. */
-  mappingOnly: number;
+  /**
+   * Remembered under another fingerprint (the source's mapping or the canonical form changed): sent once, whatever
+   * the content; not counted by the changed-share brake (a person changed the mapping), the price brake still looks.
+   */
+  remapped: number;
   /** Remembered as changed on the platform since the agent sent it. */
   platformChanged: number;
   superseded: number;
@@ -76,7 +79,8 @@ export interface Comparison {
 }
 
 export interface CompareInput {
-  readonly db: StateDb;
+  /** Null: nothing remembered (a dry run before the agent ever ran). */
+  readonly db: StateDb | null;
   readonly entity: Entity;
   readonly scopeId: number;
   readonly generation: number;
@@ -121,7 +125,8 @@ async function collect(input: CompareInput, rows: AsyncIterable<readonly { kind:
 }
 
 /** The remembered keys of the scope in key-hash order, a page at a time. */
-async function* remembered(db: StateDb, scopeId: number): AsyncGenerator<DeltaKeyRow> {
+async function* remembered(db: StateDb | null, scopeId: number): AsyncGenerator<DeltaKeyRow> {
+  if (db === null) return;
   let after: bigint | null = null;
   for (;;) {
     const page = keysAfter(db, scopeId, after, STATE_PAGE);
@@ -151,7 +156,7 @@ export async function compareFile(input: CompareInput, rows: AsyncIterable<reado
     unchanged: 0,
     changed: 0,
     newKeys: 0,
-    mappingOnly: 0,
+    remapped: 0,
     platformChanged: 0,
     superseded: 0,
     sentBefore: 0,
@@ -195,20 +200,16 @@ export async function compareFile(input: CompareInput, rows: AsyncIterable<reado
       verdicts.set(winner.line, VERDICT.send);
       return;
     }
-    if (row.generation !== input.generation) {
-      if (row.content === content) counts.mappingOnly += 1;
-      else counts.changed += 1;
-      verdicts.set(winner.line, VERDICT.send);
-      return;
-    }
-    if (row.content === content) {
+    const remapped = row.generation !== input.generation;
+    if (!remapped && row.content === content) {
       const sentBefore = row.file_id === fileId;
       if (sentBefore) counts.sentBefore += 1;
       else counts.unchanged += 1;
       verdicts.set(winner.line, sentBefore ? VERDICT.sentBefore : VERDICT.unchanged);
       return;
     }
-    if (row.content === 0n) counts.platformChanged += 1;
+    if (remapped) counts.remapped += 1;
+    else if (row.content === 0n) counts.platformChanged += 1;
     else counts.changed += 1;
     verdicts.set(winner.line, VERDICT.send);
     if (row.price !== null && !Number.isNaN(winner.price)) {

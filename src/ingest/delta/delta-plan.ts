@@ -20,7 +20,7 @@ import { BUSINESS_KEY_FIELDS, BUSINESS_KEYS, type Entity } from '../../api/schem
 import type { Clock } from '../../clock.ts';
 import type { DeltaSettings } from '../../config/delta-schema.ts';
 import { csvLine } from '../../csv-text.ts';
-import { deltaFile, deltaScope, rememberAccepted, saveDeltaFile, useFingerprint, type DeltaScope } from '../../store/delta-state.ts';
+import { deltaFile, deltaScope, findScope, rememberAccepted, saveDeltaFile, takeRelease, useFingerprint, type DeltaScope } from '../../store/delta-state.ts';
 import { apiRejectedLines, type PushFile } from '../../store/push-ledger.ts';
 import type { StateDb } from '../../store/state-db.ts';
 import { processingDir } from '../folders.ts';
@@ -74,13 +74,13 @@ export interface PlanOptions {
 
 const DAY_MS = 86_400_000;
 
-function fullReason(source: DeltaSource, scope: DeltaScope, file: PushFile, options: PlanOptions, now: number, known: number): string | null {
+function fullReason(source: DeltaSource, fullAt: string | null, options: PlanOptions, now: number, known: number): string | null {
   if (options.full === true) return 'push --full';
   if (known === 0) return 'first file of the source';
   const every = source.delta.fullEveryMs;
-  if (every !== null) {
-    // Counted from the last full send; a source that never had one counts from its first file.
-    const since = Date.parse(scope.full_at ?? file.claimed_at);
+  if (every !== null && fullAt !== null) {
+    // Counted from the last full send (a source's first file is one).
+    const since = Date.parse(fullAt);
     if (now - since >= every) return `delta.full_every (${Math.round(every / DAY_MS) >= 1 ? `${Math.round(every / DAY_MS)} d` : `${Math.round(every / 3_600_000)} h`}) since the last full send`;
   }
   return null;
@@ -157,11 +157,12 @@ export async function planDelta(
     await rm(scratchDir, { recursive: true, force: true });
   }
   const now = deps.clock.now();
-  const fullBecause = earlier?.mode === 'full' ? earlier.reason : fullReason(source, scope, file, options, now, comparison.counts.known);
+  const fullBecause = earlier?.mode === 'full' ? earlier.reason : fullReason(source, scope.full_at, options, now, comparison.counts.known);
   const mode = fullBecause === null ? 'delta' : 'full';
   const reason = fullBecause ?? (fingerprint.changed ? 'mapping changed: every row is sent once' : null);
-  // Judged once: a resumed file passed them before its first batch went.
-  const judge = earlier === undefined && options.released !== true;
+  // Judged once: a resumed file passed them before its first batch went. A released file is not judged.
+  const released = options.released === true || (earlier === undefined && takeRelease(db, file.id, source.name, file.sha256));
+  const judge = earlier === undefined && !released;
   const tripped = judge ? trippedBrakes(source.delta.brakes, comparison, source.delta.missing === 'delete') : [];
   const c = comparison.counts;
   saveDeltaFile(db, {
@@ -172,7 +173,7 @@ export async function planDelta(
     unchanged: mode === 'full' ? 0 : c.unchanged,
     changed: c.changed,
     new_keys: c.newKeys,
-    mapping_only: c.mappingOnly,
+    remapped: c.remapped,
     platform_changed: c.platformChanged,
     missing: c.missing,
     brakes: tripped.length > 0 ? JSON.stringify(tripped) : null,
@@ -223,4 +224,63 @@ export async function planDelta(
     missingCsv: c.missing > 0 ? missingCsv : null,
     fates,
   };
+}
+
+/** What a dry run of a delta source says (no state is written, nothing sent). */
+export interface DeltaPreview {
+  readonly mode: 'delta' | 'full';
+  readonly reason: string | null;
+  readonly comparison: Comparison;
+  readonly tripped: readonly TrippedBrake[];
+  /** Valid rows a push would send now. */
+  readonly wouldSend: number;
+}
+
+/** The state's scope of a source, or undefined (no state yet, or one from before delta push). */
+function scopeIfAny(db: StateDb | null, source: string): DeltaScope | undefined {
+  if (db === null) return undefined;
+  try {
+    return findScope(db, source);
+  } catch {
+    return undefined; // a database not yet migrated to 0008 (a dry run opens it read-only)
+  }
+}
+
+/** The comparison a push of the file would make now, read-only (`push --dry-run`). */
+export async function previewDelta(
+  db: StateDb | null,
+  source: DeltaSource,
+  reader: RowReader<Row>,
+  options: PlanOptions & { readonly scratchDir: string; readonly now: number },
+): Promise<DeltaPreview> {
+  const scope = scopeIfAny(db, source.name);
+  const fields = sortedFields(reader.header.fields);
+  const fingerprint = sourceFingerprint(source.options, fields);
+  const generation = scope === undefined ? 1 : scope.fingerprint === fingerprint ? scope.generation : scope.generation + 1;
+  await mkdir(options.scratchDir, { recursive: true, mode: 0o700 });
+  let comparison: Comparison;
+  try {
+    comparison = await compareFile(
+      {
+        db: scope === undefined ? null : db,
+        entity: source.entity,
+        scopeId: scope?.id ?? -1,
+        generation,
+        fileId: null,
+        fields,
+        scratchDir: options.scratchDir,
+        keyOf: BUSINESS_KEYS[source.entity],
+        snapshot: source.delta.snapshot,
+      },
+      reader.chunks(),
+    );
+  } finally {
+    await rm(options.scratchDir, { recursive: true, force: true });
+  }
+  const c = comparison.counts;
+  const full = fullReason(source, scope?.full_at ?? null, options, options.now, c.known);
+  const reason = full ?? (scope?.fingerprint != null && scope.fingerprint !== fingerprint ? 'mapping changed: every row is sent once' : null);
+  const tripped = options.released === true ? [] : trippedBrakes(source.delta.brakes, comparison, source.delta.missing === 'delete');
+  const compared = c.rows - c.superseded;
+  return { mode: full === null ? 'delta' : 'full', reason, comparison, tripped, wouldSend: full === null ? compared - c.unchanged : compared };
 }

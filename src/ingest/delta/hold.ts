@@ -42,7 +42,7 @@ export interface HeldPreview {
     changed: number;
     new: number;
     changed_on_platform: number;
-    mapping_only: number;
+    remapped: number;
     superseded: number;
     missing: number;
   };
@@ -114,7 +114,7 @@ export async function writeHeldPreview(
       changed: c.changed,
       new: c.newKeys,
       changed_on_platform: c.platformChanged,
-      mapping_only: c.mappingOnly,
+      remapped: c.remapped,
       superseded: c.superseded,
       missing: c.missing,
     },
