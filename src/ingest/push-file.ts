@@ -38,6 +38,7 @@ import type { DeltaSettings } from '../config/delta-schema.ts';
 import { deltaFile, recordFullSend, recordSendPass } from '../store/delta-state.ts';
 import { planDelta, type DeltaPlan } from './delta/delta-plan.ts';
 import { HELD_ERROR_CODE, recordHeld, writeHeldPreview } from './delta/hold.ts';
+import { deleteMissing } from './delta/delete-missing.ts';
 import type { RowReader } from './read/index.ts';
 
 export interface PushDeps {
@@ -124,7 +125,8 @@ export async function processClaimed(deps: PushDeps, source: PushSource, fileId:
       }
       if (plan.tripped.length > 0) return await holdOrDefer(deps, file, plan, open);
     }
-    const reader = await open();
+    // The send pass maps only rows it may send: the comparison already knows the others.
+    const reader = plan === null ? await open() : await readRows(file.processing_path, { ...source.read, entity: file.entity as Entity }, { unmapped: plan.unmapped });
     const progress = deps.onProgress ? setInterval(() => deps.onProgress?.(reader.progress()), 200) : null;
     try {
       if (file.mode === 'import') {
@@ -133,6 +135,10 @@ export async function processClaimed(deps: PushDeps, source: PushSource, fileId:
         const bulkFile = { id: file.id, entity: file.entity as Entity, batchSize: file.batch_size, fates: plan?.fates };
         const sent = await sendBulk({ ...deps, signal: deps.signal }, bulkFile, reader.chunks());
         if (plan !== null) recordSendPass(deps.db, file.id, sent.unchanged);
+        if (plan?.deletions) {
+          await deleteMissing(deps, { id: file.id, entity: file.entity as Entity, original_name: file.original_name }, plan.scope.id, plan.deletions);
+          await rm(plan.deletions, { force: true });
+        }
       }
     } finally {
       if (progress) clearInterval(progress);
@@ -169,6 +175,7 @@ async function holdOrDefer(deps: PushDeps, file: PushFile, plan: DeltaPlan, open
     const record = deltaFile(deps.db, file.id);
     if (record) recordHeld(deps.db, record, held.heldPath, now.toISOString());
     if (plan.missingCsv !== null) await rm(plan.missingCsv, { force: true });
+    if (plan.deletions !== null) await rm(plan.deletions, { force: true });
     deps.logger.warn(
       { file: file.original_name, source: file.source, entity: file.entity, held_to: held.heldPath, preview: held.previewPath, brakes: plan.tripped.map((t) => t.brake) },
       `file held: ${plan.tripped.map((t) => t.message).join('; ')}; nothing was sent. Release it with: ${held.preview.release}`,

@@ -22,15 +22,24 @@ export interface DeltaScope {
   mirror_checked_at: string | null;
 }
 
-/** One remembered key, as the comparison reads it. */
+/**
+ * One remembered key, as the comparison reads it: 64-bit hashes as their signed high and unsigned low 32-bit halves
+ * (plain numbers: no bigint per row on the hot path).
+ */
 export interface DeltaKeyRow {
-  key_hash: bigint;
-  content: bigint;
+  keyHi: number;
+  keyLo: number;
+  contentHi: number;
+  contentLo: number;
   generation: number;
   price: string | null;
-  platform_id: string | number | Uint8Array | null;
   file_id: number;
+}
+
+/** What names a missing key: its text (snapshot sources) and the id the API gave it. */
+export interface DeltaKeyDetail {
   key_text: string | null;
+  platform_id: string | number | null;
 }
 
 /** A row the API accepted: what to remember of it. */
@@ -80,20 +89,17 @@ export function knownKeys(db: StateDb, scopeId: number): number {
 
 /** Up to `limit` keys of the scope after `after` (exclusive; null: from the start), in key-hash order. */
 export function keysAfter(db: StateDb, scopeId: number, after: bigint | null, limit: number): DeltaKeyRow[] {
-  const sql = `SELECT key_hash, content, generation, price, platform_id, file_id, key_text FROM delta_keys
-    WHERE scope_id = ? ${after === null ? '' : 'AND key_hash > ?'} ORDER BY key_hash LIMIT ?`;
+  const sql = `SELECT key_hash >> 32 AS keyHi, key_hash & 4294967295 AS keyLo, content >> 32 AS contentHi,
+      content & 4294967295 AS contentLo, generation, price, file_id
+    FROM delta_keys WHERE scope_id = ? ${after === null ? '' : 'AND key_hash > ?'} ORDER BY key_hash LIMIT ?`;
   const statement = db.statement<DeltaKeyRow>(sql);
-  statement.safeIntegers(true);
-  const rows = (after === null ? statement.all(scopeId, limit) : statement.all(scopeId, after, limit)) as unknown as Record<string, unknown>[];
-  return rows.map((r) => ({
-    key_hash: r['key_hash'] as bigint,
-    content: r['content'] as bigint,
-    generation: Number(r['generation']),
-    price: (r['price'] as string | null) ?? null,
-    platform_id: platformIdOf(r['platform_id']),
-    file_id: Number(r['file_id']),
-    key_text: (r['key_text'] as string | null) ?? null,
-  }));
+  return after === null ? statement.all(scopeId, limit) : statement.all(scopeId, after, limit);
+}
+
+/** The text and id of one remembered key (a missing key being named). */
+export function keyDetail(db: StateDb, scopeId: number, keyHash: bigint): DeltaKeyDetail {
+  const row = db.statement<{ key_text: string | null; platform_id: unknown }>(`SELECT key_text, platform_id FROM delta_keys WHERE scope_id = ? AND key_hash = ?`).get(scopeId, keyHash);
+  return { key_text: row?.key_text ?? null, platform_id: platformIdOf(row?.platform_id) };
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -106,7 +112,6 @@ function storedId(id: string | number | null): string | number | Buffer | null {
 
 function platformIdOf(value: unknown): string | number | null {
   if (value === null || value === undefined) return null;
-  if (typeof value === 'bigint') return Number(value);
   if (value instanceof Uint8Array && value.length === 16) {
     const hex = Buffer.from(value).toString('hex');
     return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
@@ -257,4 +262,9 @@ export function takeRelease(db: StateDb, fileId: number, source: string, sha256:
     db.statement(`UPDATE delta_files SET released_for = ? WHERE file_id = ?`).run(fileId, release.file_id);
     return true;
   });
+}
+
+/** Missing keys the API deleted for the file (in the transaction that forgets them). */
+export function addDeleted(db: StateDb, fileId: number, count: number): void {
+  db.statement(`UPDATE delta_files SET deleted = deleted + ?, updated_at = ? WHERE file_id = ?`).run(count, db.now(), fileId);
 }

@@ -144,6 +144,24 @@ describe('delta push over a source life', () => {
     expect(rest).toEqual(['']);
   });
 
+  it('missing: delete deletes the keys a snapshot lacks through the API, with the ids from the bulk results', async () => {
+    const source = await h.source('product_store', { delta: true, snapshot: true, missing: 'delete', brakes: { max_missing_share: 0.5 } });
+    const keys = () => h.sandbox.control.state({ keys: true }).product_store.keys?.filter((k) => k.item_id.startsWith('D')) ?? [];
+    const rows: [string, number, string][] = [['D1', 0, '1.00'], ['D2', 0, '2.00'], ['D3', 1, '3.00']];
+    await reportOf(await h.push(source, 'day1.csv', csv(rows)));
+    expect(keys()).toHaveLength(3);
+    const r = await reportOf(await h.push(source, 'day2.csv', csv(rows.slice(0, 2))));
+    expect(r.delta).toMatchObject({ missing: 1, deleted: 1 });
+    expect(keys()).toEqual([{ item_id: 'D1', store_id: stores[0] }, { item_id: 'D2', store_id: stores[0] }]);
+    // Forgotten once deleted: the next snapshot misses nothing.
+    expect((await reportOf(await h.push(source, 'day3.csv', csv(rows.slice(0, 2))))).delta).toMatchObject({ missing: 0, deleted: 0 });
+    // Deleting more than max_missing_share of the known keys holds the file.
+    const held = await h.push(source, 'day4.csv', csv(rows.slice(0, 0)).concat(`D9,${stores[0]},9.00\n`));
+    expect(held.outcome).toBe('held');
+    if (held.outcome === 'held') expect(held.brakes.join()).toMatch(/2 known keys are missing and would be deleted: 100.0 %/);
+    expect(keys()).toHaveLength(2);
+  });
+
   it('sends every row once when the mapping changes, and at least every delta.full_every', async () => {
     const source = await h.source('product_store', { delta: { full_every: '7d' } });
     const first = await reportOf(await h.push(source, 'day1.csv', csv(DAY1)));

@@ -15,10 +15,10 @@
  * Nothing is written here: the state changes only when the API accepts a row (bulk-send) or deletes a key.
  */
 import { KEY_SEPARATOR, type Entity } from '../../api/schemas/index.ts';
-import { keysAfter, type DeltaKeyRow } from '../../store/delta-state.ts';
+import { keyDetail, keysAfter, type DeltaKeyRow } from '../../store/delta-state.ts';
 import type { StateDb } from '../../store/state-db.ts';
 import { contentHash, priceMovePct, priceOf } from './canonical.ts';
-import { fromSigned64, hash64, hashCheck, toSigned64 } from './hash.ts';
+import { compareHashes, fromSigned64, hash64, hashCheck, toSigned64 } from './hash.ts';
 import { SortedRuns, type RunEntry } from './sorted-runs.ts';
 import { VERDICT, Verdicts } from './verdicts.ts';
 
@@ -63,7 +63,7 @@ export interface MissingKey {
   readonly keyHash: bigint;
   /** The key's fields (snapshot sources remember them), or null. */
   readonly key: readonly string[] | null;
-  readonly platformId: string | number | Uint8Array | null;
+  readonly platformId: string | number | null;
 }
 
 export interface Comparison {
@@ -133,7 +133,7 @@ async function* remembered(db: StateDb | null, scopeId: number): AsyncGenerator<
     for (const row of page) yield row;
     const last = page.at(-1);
     if (last === undefined || page.length < STATE_PAGE) return;
-    after = last.key_hash;
+    after = toSigned64(last.keyHi, last.keyLo);
     await Promise.resolve(); // other work on the connection (a pull page) may run between pages
   }
 }
@@ -172,7 +172,9 @@ export async function compareFile(input: CompareInput, rows: AsyncIterable<reado
   const missing = async (row: DeltaKeyRow): Promise<void> => {
     if (!input.snapshot) return;
     counts.missing += 1;
-    const key: MissingKey = { keyHash: row.key_hash, key: row.key_text === null ? null : row.key_text.split(KEY_SEPARATOR), platformId: row.platform_id };
+    const keyHash = toSigned64(row.keyHi, row.keyLo);
+    const detail = input.db === null ? { key_text: null, platform_id: null } : keyDetail(input.db, input.scopeId, keyHash);
+    const key: MissingKey = { keyHash, key: detail.key_text === null ? null : detail.key_text.split(KEY_SEPARATOR), platformId: detail.platform_id };
     if (firstMissing.length < PREVIEW_MISSING_KEYS) firstMissing.push(key);
     await input.onMissing?.(key);
   };
@@ -194,14 +196,14 @@ export async function compareFile(input: CompareInput, rows: AsyncIterable<reado
       winners.set(e.line, winner.line);
       counts.superseded += 1;
     }
-    const content = toSigned64(winner.contentHi, winner.contentLo);
     if (row === undefined) {
       counts.newKeys += 1;
       verdicts.set(winner.line, VERDICT.send);
       return;
     }
     const remapped = row.generation !== input.generation;
-    if (!remapped && row.content === content) {
+    const same = row.contentHi === (winner.contentHi | 0) && row.contentLo === winner.contentLo;
+    if (!remapped && same) {
       const sentBefore = row.file_id === fileId;
       if (sentBefore) counts.sentBefore += 1;
       else counts.unchanged += 1;
@@ -209,7 +211,7 @@ export async function compareFile(input: CompareInput, rows: AsyncIterable<reado
       return;
     }
     if (remapped) counts.remapped += 1;
-    else if (row.content === 0n) counts.platformChanged += 1;
+    else if (row.contentHi === 0 && row.contentLo === 0) counts.platformChanged += 1;
     else counts.changed += 1;
     verdicts.set(winner.line, VERDICT.send);
     if (row.price !== null && !Number.isNaN(winner.price)) {
@@ -226,13 +228,12 @@ export async function compareFile(input: CompareInput, rows: AsyncIterable<reado
   const flush = async (): Promise<void> => {
     if (group.length === 0) return;
     const first = group[0] as RunEntry;
-    const key = toSigned64(first.keyHi, first.keyLo);
-    while (s !== undefined && s.key_hash < key) {
+    while (s !== undefined && compareHashes(s.keyHi, s.keyLo, first.keyHi, first.keyLo) < 0) {
       await missing(s);
       await nextState();
     }
     let row: DeltaKeyRow | undefined;
-    if (s !== undefined && s.key_hash === key) {
+    if (s !== undefined && compareHashes(s.keyHi, s.keyLo, first.keyHi, first.keyLo) === 0) {
       row = s;
       await nextState();
     }

@@ -30,6 +30,7 @@ import { compareFile, storedContent, storedKeyHash, type Comparison, type Missin
 import { trippedBrakes, type TrippedBrake } from './brakes.ts';
 import { sourceFingerprint } from './fingerprint.ts';
 import { VERDICT } from './verdicts.ts';
+import type { Deletion } from './delete-missing.ts';
 
 type Row = Readonly<Record<string, unknown>>;
 
@@ -63,6 +64,10 @@ export interface DeltaPlan {
   /** The missing keys as CSV (snapshot sources with missing keys), in processing/ until the report is written. */
   readonly missingCsv: string | null;
   readonly fates: RowFates;
+  /** Lines the send pass need not map: rows it will not send (unchanged, sent before) or only report (superseded). */
+  readonly unmapped: (line: number) => boolean;
+  /** `missing: delete`: the keys to delete once the file's rows are sent (delete-missing.ts), or null. */
+  readonly deletions: string | null;
 }
 
 export interface PlanOptions {
@@ -86,6 +91,21 @@ function fullReason(source: DeltaSource, fullAt: string | null, options: PlanOpt
   return null;
 }
 
+/** The keys to delete (missing: delete), one JSON object per line (delete-missing.ts reads them). */
+function deletionWriter(path: string): { write: (key: MissingKey) => Promise<void>; close: () => Promise<void> } {
+  const out = createWriteStream(path, { mode: 0o600 });
+  return {
+    async write(key) {
+      const line = `${JSON.stringify({ h: key.keyHash.toString(), id: key.platformId } satisfies Deletion)}\n`;
+      if (!out.write(line)) await once(out, 'drain');
+    },
+    async close() {
+      out.end();
+      await once(out, 'finish');
+    },
+  };
+}
+
 function missingWriter(path: string, entity: Entity): { write: (key: MissingKey) => Promise<void>; close: () => Promise<void> } {
   let out: WriteStream | null = null;
   const header = csvLine([...BUSINESS_KEY_FIELDS[entity], 'id']);
@@ -96,7 +116,7 @@ function missingWriter(path: string, entity: Entity): { write: (key: MissingKey)
         out.write(header);
       }
       const fields = BUSINESS_KEY_FIELDS[entity].map((_, i) => key.key?.[i] ?? '');
-      const id = key.platformId === null || key.platformId instanceof Uint8Array ? '' : String(key.platformId);
+      const id = key.platformId === null ? '' : String(key.platformId);
       if (!out.write(csvLine([...fields, id]))) await once(out, 'drain');
     },
     async close() {
@@ -135,6 +155,12 @@ export async function planDelta(
   const missingCsv = missingScratchPath(file);
   await rm(missingCsv, { force: true });
   const missing = source.delta.snapshot ? missingWriter(missingCsv, entity) : null;
+  const deletionsPath = join(processingDir(file.inbox), `.${file.id}-delete.ndjson`);
+  const deletions = source.delta.snapshot && source.delta.missing === 'delete' ? deletionWriter(deletionsPath) : null;
+  const onMissing = async (key: MissingKey): Promise<void> => {
+    await missing?.write(key);
+    await deletions?.write(key);
+  };
   let comparison: Comparison;
   try {
     comparison = await compareFile(
@@ -148,12 +174,13 @@ export async function planDelta(
         scratchDir,
         keyOf,
         snapshot: source.delta.snapshot,
-        ...(missing ? { onMissing: missing.write } : {}),
+        onMissing,
       },
       reader.chunks(),
     );
   } finally {
     await missing?.close();
+    await deletions?.close();
     await rm(scratchDir, { recursive: true, force: true });
   }
   const now = deps.clock.now();
@@ -223,6 +250,8 @@ export async function planDelta(
     tripped,
     missingCsv: c.missing > 0 ? missingCsv : null,
     fates,
+    unmapped: (line) => fates.fateOf(line) !== 'send',
+    deletions: deletions !== null && c.missing > 0 ? deletionsPath : null,
   };
 }
 

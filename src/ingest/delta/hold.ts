@@ -127,7 +127,7 @@ export async function writeHeldPreview(
     })),
     first_missing_keys: plan.comparison.firstMissing.map((k) => ({
       key: keyRecord(entity, k.key),
-      id: k.platformId === null || k.platformId instanceof Uint8Array ? null : k.platformId,
+      id: k.platformId,
     })),
     release: `pricing-agent files release ${JSON.stringify(basename(heldPath))} --source ${file.source}`,
   };

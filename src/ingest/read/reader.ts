@@ -53,7 +53,16 @@ export interface RowReader<R> extends AsyncIterable<RowOutcome<R>> {
 export interface ReadInit {
   /** Read chunk size in bytes (default 64 KiB); tests use small ones. */
   readonly highWaterMark?: number;
+  /**
+   * Lines whose rows the caller will not look at (delta push's send pass: rows it already compared and will not
+   * send): not mapped or validated, yielded as a row with an empty record (UNMAPPED) and counted as accepted. Only for
+   * lines an earlier read of the same file found valid.
+   */
+  readonly unmapped?: (line: number) => boolean;
 }
+
+/** The record of a row the caller asked not to map (ReadInit.unmapped). */
+export const UNMAPPED: Readonly<Record<string, never>> = Object.freeze({});
 
 class CsvRowReader<R> implements RowReader<R> {
   private headerInfo: HeaderInfo;
@@ -72,7 +81,10 @@ class CsvRowReader<R> implements RowReader<R> {
   private rejected = 0;
   private blankLines = 0;
 
-  constructor(file: string, source: OpenedSource, compiled: CompiledSource, delimiter: DetectedDelimiter) {
+  private readonly unmapped: ((line: number) => boolean) | undefined;
+
+  constructor(file: string, source: OpenedSource, compiled: CompiledSource, delimiter: DetectedDelimiter, unmapped?: (line: number) => boolean) {
+    this.unmapped = unmapped;
     this.file = file;
     this.source = source;
     let fed = 0;
@@ -199,6 +211,10 @@ class CsvRowReader<R> implements RowReader<R> {
       const message = `the row has ${record.length} fields, the header has ${width}`;
       const error = { field: null, code: 'field_count', message };
       return { kind: 'reject', line, rawFields: record, ...error, errors: [error] };
+    }
+    if (this.unmapped?.(line) === true) {
+      this.accepted++;
+      return { kind: 'row', line, record: UNMAPPED as R, rawFields: record };
     }
     const mapped = mapper.map(record);
     if (mapped.ok) {
@@ -366,7 +382,7 @@ export async function readRows<E extends Entity>(
     }
     delimiter = detected.delimiter;
   } else delimiter = compiled.delimiter;
-  const reader = new CsvRowReader<RecordOf[E]>(file, source, compiled, delimiter);
+  const reader = new CsvRowReader<RecordOf[E]>(file, source, compiled, delimiter, init.unmapped);
   try {
     await reader.readHeader(compiled);
   } catch (error) {
