@@ -57,8 +57,11 @@ export interface AcceptedKey {
 export function deltaScope(db: StateDb, source: string, entity: string): DeltaScope {
   const existing = findScope(db, source);
   if (existing) return existing;
+  // Mirror rows stored before the scope existed cannot show a change to a row it sent: compared from now on.
   db.write(() =>
-    db.statement(`INSERT OR IGNORE INTO delta_scopes (source, entity, updated_at) VALUES (?, ?, ?)`).run(source, entity, db.now()),
+    db
+      .statement(`INSERT OR IGNORE INTO delta_scopes (source, entity, mirror_checked_at, updated_at) VALUES (?, ?, ?, ?)`)
+      .run(source, entity, db.now(), db.now()),
   );
   return findScope(db, source) as DeltaScope;
 }

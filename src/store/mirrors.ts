@@ -200,3 +200,29 @@ function later(current: string | null, candidate: string | null): string | null 
   const b = instantOf(candidate);
   return b > a || (b === a && candidate > current) ? candidate : current;
 }
+
+/** A mirrored record and when the agent stored it. */
+export interface MirroredRecord {
+  readonly id: string;
+  readonly record: string;
+  readonly synced_at: string;
+}
+
+/** The mirror table of an entity the delta push compares with (products, product_store), or null. */
+const DELTA_MIRRORS: Readonly<Record<string, string>> = { products: 'mirror_products', product_store: 'mirror_product_store' };
+
+/**
+ * Mirrored records of `entity` stored after `since` (exclusive; null: every one), oldest first, a page at a time
+ * after (`afterSyncedAt`, `afterId`). For delta push: what the platform holds now, to compare with what was sent.
+ */
+export function mirroredSince(db: StateDb, entity: string, since: string | null, after: { syncedAt: string; id: string } | null, limit: number): MirroredRecord[] {
+  const table = DELTA_MIRRORS[entity];
+  if (table === undefined) return [];
+  const from = after ?? { syncedAt: since ?? '', id: '' };
+  return db
+    .statement<MirroredRecord>(
+      `SELECT id, record, synced_at FROM ${table} WHERE synced_at >= ? AND (synced_at > ? OR id > ?) AND synced_at > ?
+       ORDER BY synced_at, id LIMIT ?`,
+    )
+    .all(from.syncedAt, from.syncedAt, from.id, since ?? '', limit);
+}

@@ -14,6 +14,7 @@ import { processClaimed, pushFile, type FileResult, type PushSource } from '../.
 import { compileSource } from '../../src/ingest/read/index.ts';
 import { heldFileList } from '../../src/status/held-files.ts';
 import { releaseHeld } from '../../src/store/delta-state.ts';
+import { upsertMirrorPage } from '../../src/store/mirrors.ts';
 import { ManualClock } from '../support/manual-clock.ts';
 import { pushHarness, type PushHarness } from '../support/push-harness.ts';
 
@@ -160,6 +161,26 @@ describe('delta push over a source life', () => {
     expect(held.outcome).toBe('held');
     if (held.outcome === 'held') expect(held.brakes.join()).toMatch(/2 known keys are missing and would be deleted: 100.0 %/);
     expect(keys()).toHaveLength(2);
+  });
+
+  it('puts right a row changed on the platform (seen by the mirror): sent again with the next file, unchanged in it', async () => {
+    const source = await h.source('product_store', { delta: true });
+    const rows: [string, number, string][] = [['M1', 0, '1.00'], ['M2', 0, '2.00']];
+    await reportOf(await h.push(source, 'day1.csv', csv(rows)));
+    // Someone changes M1's price in the platform's UI; the mirror lists it; M2 comes back as the agent sent it.
+    const listed: { id: string; item_id: string }[] = [];
+    for await (const page of h.client.productStore.list({ store_id: stores[0] })) listed.push(...page.items);
+    const m1 = listed.find((r) => r.item_id === 'M1');
+    const m2 = listed.find((r) => r.item_id === 'M2');
+    if (!m1 || !m2) throw new Error('M1 and M2 are not on the platform');
+    const changed = await h.client.productStore.patch(m1.id, { current_price: '9.99' });
+    upsertMirrorPage(h.db, 'product_store', [changed, m2 as typeof changed], null);
+    const r = await reportOf(await h.push(source, 'day2.csv', csv(rows)));
+    expect(r.rows).toMatchObject({ read: 2, sent: 1, unchanged: 1 });
+    expect(r.delta).toMatchObject({ changed_on_platform: 1, changed: 0 });
+    expect((await h.client.productStore.get(m1.id))['current_price']).toBe('1.00');
+    // Put right: the next file leaves it alone again.
+    expect((await reportOf(await h.push(source, 'day3.csv', csv(rows)))).rows).toMatchObject({ sent: 0, unchanged: 2 });
   });
 
   it('sends every row once when the mapping changes, and at least every delta.full_every', async () => {

@@ -31,6 +31,7 @@ import { trippedBrakes, type TrippedBrake } from './brakes.ts';
 import { sourceFingerprint } from './fingerprint.ts';
 import { VERDICT } from './verdicts.ts';
 import type { Deletion } from './delete-missing.ts';
+import { markPlatformChanges } from './platform-changes.ts';
 
 type Row = Readonly<Record<string, unknown>>;
 
@@ -149,6 +150,7 @@ export async function planDelta(
   const scope = deltaScope(db, source.name, entity);
   const fields = sortedFields(reader.header.fields);
   const fingerprint = useFingerprint(db, scope, sourceFingerprint(source.options, fields));
+  markPlatformChanges(db, scope, entity, fingerprint.generation, fields);
   const earlier = deltaFile(db, file.id);
   const scratchDir = join(processingDir(file.inbox), `.${file.id}-delta`);
   await mkdir(scratchDir, { recursive: true, mode: 0o700 });
