@@ -80,7 +80,7 @@ describe('pricing-agent push', () => {
     expect(run.stderr).not.toMatch(/error/i);
     expect(run.code).toBe(3);
     expect(run.stdout).toMatch(/Preise\.csv: done, some rows rejected \(source erp, product_store, bulk\)/);
-    expect(run.stdout).toMatch(/rows: +4 read, 2 sent, 2 accepted, 2 rejected \(2 locally, 0 by the API\), 0 superseded/);
+    expect(run.stdout).toMatch(/rows: +4 read, 2 sent, 2 accepted, 0 unchanged, 2 rejected \(2 locally, 0 by the API\), 0 superseded/);
     const rejectsPath = /rejects: (.*)/.exec(run.stdout)?.[1] ?? '';
     expect(rejectsPath).toMatch(new RegExp(`^${inbox}/archive/\\d{4}-\\d{2}-\\d{2}/Preise\\.csv\\.rejects\\.csv$`));
     const rejects = (await readFile(rejectsPath, 'utf8')).split('\r\n');
@@ -129,7 +129,8 @@ describe('pricing-agent push', () => {
     expect(run.code).toBe(3);
     expect(run.stdout).toContain('nothing was sent');
     expect(run.stdout).toMatch(/rows: +4 read, 2 valid, 2 rejected, 1 superseded by a later row with the same key/);
-    expect(run.stdout).toContain('would send 1 rows');
+    // A delta source (product_store): the comparison with the (empty) state says what would be sent.
+    expect(run.stdout).toContain('would send 1 of 4 rows; a full send (first file of the source): 0 of them unchanged');
     expect(run.stdout).toContain(`rejects: ${rejectsPath}`);
     expect(await readFile(rejectsPath, 'utf8')).toBe(
       // The layout of a push's rejects file: the field beyond the header is kept, in extra_1.
