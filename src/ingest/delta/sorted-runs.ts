@@ -27,14 +27,26 @@ export interface RunEntry {
 }
 
 class Buffered {
-  readonly keyHi = new Uint32Array(RUN_ENTRIES);
-  readonly keyLo = new Uint32Array(RUN_ENTRIES);
-  readonly check = new Uint32Array(RUN_ENTRIES);
-  readonly contentHi = new Uint32Array(RUN_ENTRIES);
-  readonly contentLo = new Uint32Array(RUN_ENTRIES);
-  readonly line = new Uint32Array(RUN_ENTRIES);
-  readonly price = new Float64Array(RUN_ENTRIES);
+  readonly capacity: number;
+  readonly keyHi: Uint32Array;
+  readonly keyLo: Uint32Array;
+  readonly check: Uint32Array;
+  readonly contentHi: Uint32Array;
+  readonly contentLo: Uint32Array;
+  readonly line: Uint32Array;
+  readonly price: Float64Array;
   size = 0;
+
+  constructor(capacity: number) {
+    this.capacity = capacity;
+    this.keyHi = new Uint32Array(capacity);
+    this.keyLo = new Uint32Array(capacity);
+    this.check = new Uint32Array(capacity);
+    this.contentHi = new Uint32Array(capacity);
+    this.contentLo = new Uint32Array(capacity);
+    this.line = new Uint32Array(capacity);
+    this.price = new Float64Array(capacity);
+  }
 }
 
 /** Stable LSD radix sort of the buffer's first `size` entries by signed 64-bit key hash: the order of indices. */
@@ -67,12 +79,14 @@ function sortedOrder(b: Buffered): Uint32Array {
 /** Collects entries; `finish()` returns a reader over all of them in (key hash, line) order. */
 export class SortedRuns {
   readonly #dir: string;
-  readonly #buffer = new Buffered();
+  readonly #buffer: Buffered;
   readonly #runs: string[] = [];
   #count = 0;
 
-  constructor(dir: string) {
+  /** `runEntries`: entries per run (tests use small runs to exercise the merge). */
+  constructor(dir: string, runEntries = RUN_ENTRIES) {
     this.#dir = dir;
+    this.#buffer = new Buffered(runEntries);
   }
 
   get count(): number {
@@ -91,7 +105,7 @@ export class SortedRuns {
     b.price[i] = e.price;
     b.size += 1;
     this.#count += 1;
-    if (b.size === RUN_ENTRIES) await this.#spill();
+    if (b.size === b.capacity) await this.#spill();
   }
 
   /** Every entry in order; the run files are removed when the iteration ends (or is abandoned). */
