@@ -184,10 +184,6 @@ export async function sendBulk(ctx: BulkSendContext, file: BulkFile, rows: Async
         const fate = fates?.fateOf(outcome.line) ?? 'send';
         if (fate !== 'send') {
           if (fate === 'unchanged') unchanged += 1;
-          else if (fate !== 'sent_before') {
-            const message = supersededMessage(file.entity, fate.supersededBy);
-            batch.rejects.push({ line: outcome.line, stage: 'superseded', field: null, code: 'superseded', message, raw: outcome.rawFields });
-          }
           continue;
         }
         batch.rows.push(outcome.record);

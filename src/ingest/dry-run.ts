@@ -99,7 +99,7 @@ class SupersedeCounter {
 export async function dryRun(input: DryRunInput): Promise<DryRunResult> {
   let delta: DeltaPreview | null = null;
   if (input.delta !== undefined) {
-    const first = await readRows(input.file, { ...input.read, entity: input.entity });
+    const first = await readRows(input.file, { ...input.read, entity: input.entity }, { unvalidated: true });
     try {
       delta = await previewDelta(input.delta.db, input.delta.source, first, { full: input.delta.full, scratchDir: input.delta.scratchDir, now: input.delta.now });
     } finally {
@@ -107,8 +107,7 @@ export async function dryRun(input: DryRunInput): Promise<DryRunResult> {
     }
   }
   const reader = await readRows(input.file, { ...input.read, entity: input.entity });
-  // A delta source supersedes over the whole file (its comparison did); other sources as their push would.
-  const counter = delta === null && supersedesDuplicates(input.entity) ? new SupersedeCounter(input.mode, input.batchSize) : null;
+  const counter = supersedesDuplicates(input.entity) ? new SupersedeCounter(input.mode, input.batchSize) : null;
   const keyOf = BUSINESS_KEYS[input.entity];
   await mkdir(dirname(input.rejectsPath), { recursive: true, mode: 0o750 });
   const rejects = new RejectsSpool(input.rejectsPath);
@@ -130,8 +129,6 @@ export async function dryRun(input: DryRunInput): Promise<DryRunResult> {
   const summary = reader.summary();
   input.onProgress?.(summary);
   const rejectsPath = rejects.count === 0 ? null : input.rejectsPath;
-  if (delta !== null) {
-    return { summary, delta, superseded: delta.comparison.counts.superseded, wouldSend: delta.wouldSend, rejectsPath };
-  }
-  return { summary, delta, superseded, wouldSend: summary.accepted - superseded, rejectsPath };
+  // A delta source's unchanged rows are valid rows (each was accepted as it is): not sent.
+  return { summary, delta, superseded, wouldSend: summary.accepted - superseded - (delta?.unchanged ?? 0), rejectsPath };
 }

@@ -117,7 +117,7 @@ export async function processClaimed(deps: PushDeps, source: PushSource, fileId:
     const delta = file.mode === 'bulk' && source.delta?.enabled === true ? source.delta : null;
     if (delta !== null) {
       // The first pass: the file compared with what its source sent before, the brakes judged, nothing sent yet.
-      const first = await open();
+      const first = await readRows(file.processing_path, { ...source.read, entity: file.entity as Entity }, { unvalidated: true });
       try {
         plan = await planDelta(deps, { name: source.name, entity: file.entity as Entity, delta, options: source.options ?? {} }, file, first, options);
       } finally {

@@ -95,9 +95,9 @@ describe('verdicts', () => {
   it('keeps half a byte per line, any line, any order', () => {
     const v = new Verdicts();
     const lines = [2, 3, 100_001, 9, 4096 * 2 + 1];
-    const kinds = [VERDICT.send, VERDICT.unchanged, VERDICT.superseded, VERDICT.sentBefore] as const;
+    const kinds = [VERDICT.send, VERDICT.unchanged, VERDICT.sentBefore, VERDICT.unchanged] as const;
     lines.forEach((line, i) => v.set(line, kinds[i % 4] ?? VERDICT.none));
-    expect(lines.map((l) => v.get(l))).toEqual([VERDICT.send, VERDICT.unchanged, VERDICT.superseded, VERDICT.sentBefore, VERDICT.send]);
+    expect(lines.map((l) => v.get(l))).toEqual([VERDICT.send, VERDICT.unchanged, VERDICT.sentBefore, VERDICT.unchanged, VERDICT.send]);
     expect(v.get(4)).toBe(VERDICT.none);
     expect(v.get(10_000_000)).toBe(VERDICT.none);
   });

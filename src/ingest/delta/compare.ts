@@ -6,11 +6,13 @@
  *   merge, in key-hash order, with the source's remembered keys (delta_keys, read in pages in the same order)
  *   -> a verdict per line (verdicts.ts), counts by kind, the largest price moves, the missing keys.
  *
- * Per key of the file (its rows grouped; the last row of a key wins, earlier ones are superseded, as on the
- * platform): unchanged when the key is remembered under this fingerprint with the same content; sent again when it
- * was sent by an earlier attempt at this same file (a restart: counted as sent, not sent twice); otherwise sent (new,
- * changed, changed on the platform, or remembered under another mapping). Remembered keys the file lacks are missing
- * (snapshot sources). Two keys sharing a 64-bit hash (told apart by a 32-bit check) are both sent, never superseded.
+ * Per key of the file: unchanged when the key is remembered under this fingerprint with the same content; sent again
+ * when it was sent by an earlier attempt at this same file (a restart: counted as sent, not sent twice); otherwise
+ * sent (new, changed, changed on the platform, or remembered under another mapping). Remembered keys the file lacks
+ * are missing (snapshot sources). A key with several rows in the file is left to the send pass: every one of its
+ * rows is sent there, under the one superseded-row rule (duplicate-keys.ts), as without delta. (This pass does not
+ * validate rows, so it cannot tell which of them would be valid, and two keys sharing a 64-bit hash, told apart by
+ * a 32-bit check, land there too: never compared, never superseded.)
  *
  * Nothing is written here: the state changes only when the API accepts a row (bulk-send) or deletes a key.
  */
@@ -44,7 +46,8 @@ export interface ComparisonCounts {
   remapped: number;
   /** Remembered as changed on the platform since the agent sent it. */
   platformChanged: number;
-  superseded: number;
+  /** Rows of keys the file holds more than once: sent, the send pass supersedes as without delta. */
+  repeated: number;
   /** Sent and accepted by an earlier attempt at this file. */
   sentBefore: number;
   /** Remembered keys the file lacks. */
@@ -68,8 +71,6 @@ export interface MissingKey {
 
 export interface Comparison {
   readonly verdicts: Verdicts;
-  /** Superseded line -> the line of its key that wins. */
-  readonly winners: ReadonlyMap<number, number>;
   readonly counts: ComparisonCounts;
   /** The largest moves, largest first (at most PREVIEW_PRICE_MOVES). */
   readonly priceMoves: readonly PriceMove[];
@@ -149,7 +150,6 @@ function keepLargest(moves: PriceMove[], move: PriceMove): void {
 export async function compareFile(input: CompareInput, rows: AsyncIterable<readonly { kind: string; line: number; record?: Row }[]>): Promise<Comparison> {
   const runs = await collect(input, rows);
   const verdicts = new Verdicts();
-  const winners = new Map<number, number>();
   const counts: ComparisonCounts = {
     rows: runs.count,
     known: 0,
@@ -158,7 +158,7 @@ export async function compareFile(input: CompareInput, rows: AsyncIterable<reado
     newKeys: 0,
     remapped: 0,
     platformChanged: 0,
-    superseded: 0,
+    repeated: 0,
     sentBefore: 0,
     missing: 0,
   };
@@ -184,18 +184,12 @@ export async function compareFile(input: CompareInput, rows: AsyncIterable<reado
   };
 
   const decide = (group: RunEntry[], row: DeltaKeyRow | undefined): void => {
-    const winner = group.at(-1) as RunEntry;
-    if (group.some((e) => e.check !== winner.check)) {
-      // Distinct keys with one 64-bit hash: neither is compared or superseded; both are sent.
+    if (group.length > 1) {
       for (const e of group) verdicts.set(e.line, VERDICT.send);
-      counts.changed += group.length;
+      counts.repeated += group.length;
       return;
     }
-    for (const e of group.slice(0, -1)) {
-      verdicts.set(e.line, VERDICT.superseded);
-      winners.set(e.line, winner.line);
-      counts.superseded += 1;
-    }
+    const winner = group[0] as RunEntry;
     if (row === undefined) {
       counts.newKeys += 1;
       verdicts.set(winner.line, VERDICT.send);
@@ -255,7 +249,7 @@ export async function compareFile(input: CompareInput, rows: AsyncIterable<reado
     await state.return(undefined);
     await runs.remove();
   }
-  return { verdicts, winners, counts, priceMoves, maxPriceMovePct, firstMissing };
+  return { verdicts, counts, priceMoves, maxPriceMovePct, firstMissing };
 }
 
 /** The key hash of a key text, as stored (for rows remembered after acceptance). */

@@ -36,7 +36,7 @@ import { markPlatformChanges } from './platform-changes.ts';
 type Row = Readonly<Record<string, unknown>>;
 
 /** What the send pass does with a valid row. */
-export type RowFate = 'send' | 'unchanged' | 'sent_before' | { readonly supersededBy: number };
+export type RowFate = 'send' | 'unchanged' | 'sent_before';
 
 /** The send pass's side of delta push (bulk-send.ts). */
 export interface RowFates {
@@ -65,7 +65,7 @@ export interface DeltaPlan {
   /** The missing keys as CSV (snapshot sources with missing keys), in processing/ until the report is written. */
   readonly missingCsv: string | null;
   readonly fates: RowFates;
-  /** Lines the send pass need not map: rows it will not send (unchanged, sent before) or only report (superseded). */
+  /** Lines the send pass need not map: rows it will not send (unchanged, sent before). */
   readonly unmapped: (line: number) => boolean;
   /** `missing: delete`: the keys to delete once the file's rows are sent (delete-missing.ts), or null. */
   readonly deletions: string | null;
@@ -218,8 +218,6 @@ export async function planDelta(
           return mode === 'full' ? 'send' : 'unchanged';
         case VERDICT.sentBefore:
           return 'sent_before';
-        case VERDICT.superseded:
-          return { supersededBy: comparison.winners.get(line) ?? line };
         default:
           return 'send';
       }
@@ -263,8 +261,8 @@ export interface DeltaPreview {
   readonly reason: string | null;
   readonly comparison: Comparison;
   readonly tripped: readonly TrippedBrake[];
-  /** Valid rows a push would send now. */
-  readonly wouldSend: number;
+  /** Valid rows a push would not send now because the API holds them. */
+  readonly unchanged: number;
 }
 
 /** The state's scope of a source, or undefined (no state yet, or one from before delta push). */
@@ -312,6 +310,5 @@ export async function previewDelta(
   const full = fullReason(source, scope?.full_at ?? null, options, options.now, c.known);
   const reason = full ?? (scope?.fingerprint != null && scope.fingerprint !== fingerprint ? 'mapping changed: every row is sent once' : null);
   const tripped = options.released === true ? [] : trippedBrakes(source.delta.brakes, comparison, source.delta.missing === 'delete');
-  const compared = c.rows - c.superseded;
-  return { mode: full === null ? 'delta' : 'full', reason, comparison, tripped, wouldSend: full === null ? compared - c.unchanged : compared };
+  return { mode: full === null ? 'delta' : 'full', reason, comparison, tripped, unchanged: full === null ? c.unchanged : 0 };
 }

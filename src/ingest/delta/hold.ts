@@ -43,7 +43,8 @@ export interface HeldPreview {
     new: number;
     changed_on_platform: number;
     remapped: number;
-    superseded: number;
+    /** Rows of keys the file holds more than once (sent, the later row winning). */
+    repeated: number;
     missing: number;
   };
   largest_price_moves: { line: number; key: Record<string, string> | null; before: string; after: string; move_pct: number | null }[];
@@ -115,7 +116,7 @@ export async function writeHeldPreview(
       new: c.newKeys,
       changed_on_platform: c.platformChanged,
       remapped: c.remapped,
-      superseded: c.superseded,
+      repeated: c.repeated,
       missing: c.missing,
     },
     largest_price_moves: moves.map((m) => ({

@@ -10,10 +10,8 @@ export const VERDICT = {
   send: 1,
   /** The API already holds this row as it is: not sent. */
   unchanged: 2,
-  /** A later row of the file has the same key (the later row wins): not sent. */
-  superseded: 3,
   /** Sent and accepted by an earlier attempt at this same file (a restart): counted as sent, not sent again. */
-  sentBefore: 4,
+  sentBefore: 3,
 } as const;
 export type Verdict = (typeof VERDICT)[keyof typeof VERDICT];
 

@@ -38,9 +38,19 @@ export class RowMapper<R> {
     this.headerOf = new Map(plan.plans.flatMap((p) => (p.header === undefined ? [] : [[p.field, p.header]])));
   }
 
-  map(fields: readonly string[]): Mapped<R> {
+  /**
+   * The cells converted, without the schema's checks; null when a cell does not convert. For delta push's
+   * comparison, which only hashes rows: a row it finds unchanged was valid when the API accepted it, and every
+   * other row is read again, mapped and validated, by the send pass.
+   */
+  convert(fields: readonly string[]): Record<string, unknown> | null {
     const out: Record<string, unknown> = {};
-    let errors: RowError[] | undefined;
+    return this.#cells(fields, out, () => false) ? out : null;
+  }
+
+  /** Fills `out` from the cells; calls `failed` for a cell that does not convert (false: stop at once). */
+  #cells(fields: readonly string[], out: Record<string, unknown>, failed: (field: string, error: CellError) => boolean): boolean {
+    let ok = true;
     for (const p of this.plan.plans) {
       const cell = p.index < 0 ? '' : (fields[p.index] ?? '').trim();
       if (cell === '') {
@@ -49,11 +59,22 @@ export class RowMapper<R> {
       }
       const value = p.convert(cell);
       if (value instanceof CellError) {
-        (errors ??= []).push(this.error(p.field, value.code, value.message));
+        ok = false;
+        if (!failed(p.field, value)) return false;
         continue;
       }
       out[p.field] = value;
     }
+    return ok;
+  }
+
+  map(fields: readonly string[]): Mapped<R> {
+    const out: Record<string, unknown> = {};
+    let errors: RowError[] | undefined;
+    this.#cells(fields, out, (field, error) => {
+      (errors ??= []).push(this.error(field, error.code, error.message));
+      return true;
+    });
     const result = this.schema.safeParse(out, { reportInput: true });
     if (result.success && errors === undefined) return { ok: true, record: result.data as R };
     const failed = new Set(errors?.map((e) => e.field));

@@ -59,6 +59,11 @@ export interface ReadInit {
    * lines an earlier read of the same file found valid.
    */
   readonly unmapped?: (line: number) => boolean;
+  /**
+   * Rows converted but not validated against the entity's schema (RowMapper.convert): delta push's comparison. A
+   * row whose cells do not convert is a reject with the code `conversion` and no detail; the send pass reads it again.
+   */
+  readonly unvalidated?: boolean;
 }
 
 /** The record of a row the caller asked not to map (ReadInit.unmapped). */
@@ -82,9 +87,11 @@ class CsvRowReader<R> implements RowReader<R> {
   private blankLines = 0;
 
   private readonly unmapped: ((line: number) => boolean) | undefined;
+  private readonly unvalidated: boolean;
 
-  constructor(file: string, source: OpenedSource, compiled: CompiledSource, delimiter: DetectedDelimiter, unmapped?: (line: number) => boolean) {
-    this.unmapped = unmapped;
+  constructor(file: string, source: OpenedSource, compiled: CompiledSource, delimiter: DetectedDelimiter, init: ReadInit) {
+    this.unmapped = init.unmapped;
+    this.unvalidated = init.unvalidated === true;
     this.file = file;
     this.source = source;
     let fed = 0;
@@ -215,6 +222,16 @@ class CsvRowReader<R> implements RowReader<R> {
     if (this.unmapped?.(line) === true) {
       this.accepted++;
       return { kind: 'row', line, record: UNMAPPED as R, rawFields: record };
+    }
+    if (this.unvalidated) {
+      const converted = mapper.convert(record);
+      if (converted !== null) {
+        this.accepted++;
+        return { kind: 'row', line, record: converted as R, rawFields: record };
+      }
+      this.rejected++;
+      const error = { field: null, code: 'conversion', message: 'a cell does not convert' };
+      return { kind: 'reject', line, rawFields: record, ...error, errors: [error] };
     }
     const mapped = mapper.map(record);
     if (mapped.ok) {
@@ -382,7 +399,7 @@ export async function readRows<E extends Entity>(
     }
     delimiter = detected.delimiter;
   } else delimiter = compiled.delimiter;
-  const reader = new CsvRowReader<RecordOf[E]>(file, source, compiled, delimiter, init.unmapped);
+  const reader = new CsvRowReader<RecordOf[E]>(file, source, compiled, delimiter, init);
   try {
     await reader.readHeader(compiled);
   } catch (error) {
