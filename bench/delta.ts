@@ -16,7 +16,6 @@
  *
  *   node bench/delta.ts [--rows 1000000] [--node-flags="..."]
  */
-import { fork } from 'node:child_process';
 import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises';
@@ -25,6 +24,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import BetterSqlite3 from 'better-sqlite3';
 import { compileForBench } from './compiled.ts';
+import { CHILD_OPTIONS, forkSandbox, runChild } from './children.ts';
 
 const BATCH = 1000;
 const CONNECTIONS = 4;
@@ -129,35 +129,19 @@ async function generate(path: string, rows: number, day: 1 | 2, stores: readonly
   return total;
 }
 
-async function startSandbox(): Promise<{ target: Target; stop: () => Promise<void> }> {
-  const child = fork(new URL('./sandbox-server.ts', import.meta.url), { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  const [ready] = (await once(child, 'message')) as [Target];
-  return {
-    target: { url: ready.url, apiKey: ready.apiKey, stores: ready.stores },
-    stop: async () => {
-      child.disconnect();
-      if (child.exitCode === null) await once(child, 'exit');
-    },
-  };
-}
-
 interface RunOptions {
   readonly worker: string;
   readonly nodeFlags: string[];
 }
 
 /** One push in a child process of its own (its peak RSS is its own). `file` is copied into the inbox first. */
-async function push(options: RunOptions, target: Target, file: string, dir: string, name: string, delta: boolean): Promise<DayResult> {
+async function push(options: RunOptions, target: { url: string; apiKey: string }, file: string, dir: string, name: string, delta: boolean): Promise<DayResult> {
   const inbox = join(dir, 'inbox');
   await mkdir(inbox, { recursive: true });
   const inInbox = join(inbox, name);
   await copyFile(file, inInbox);
   const args = ['--worker', delta ? 'delta' : 'plain', '--url', target.url, '--key', target.apiKey, '--file', inInbox, '--dir', dir];
-  const child = fork(options.worker, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv: [...process.execArgv, ...options.nodeFlags] });
-  return new Promise<DayResult>((resolve, reject) => {
-    child.once('message', (m) => resolve(m as DayResult));
-    child.once('exit', (code) => reject(new Error(`push worker exited with ${String(code)}`)));
-  });
+  return runChild<DayResult>(options.worker, args, [...process.execArgv, ...options.nodeFlags], delta ? 'delta' : 'plain');
 }
 
 /** Bytes of every page of the delta state's tables and indexes (dbstat), over the keys remembered. */
@@ -180,21 +164,21 @@ function line(label: string, r: DayResult): string {
 
 /** Day 1 (the full export, by the delta agent: a source's first file is sent whole), then day 2 as asked. */
 async function scenario(options: RunOptions, root: string, rows: number, plainToo: boolean): Promise<{ delta: DayResult; plain: DayResult | null; state: { bytes: number; keys: number } }> {
-  const sandbox = await startSandbox();
+  const sandbox = await forkSandbox();
   try {
     const day1 = join(root, `day1-${rows}.csv`);
     const day2 = join(root, `day2-${rows}.csv`);
-    await generate(day1, rows, 1, sandbox.target.stores);
-    const total2 = await generate(day2, rows, 2, sandbox.target.stores);
+    await generate(day1, rows, 1, sandbox.stores);
+    const total2 = await generate(day2, rows, 2, sandbox.stores);
     const agentDir = join(root, `agent-${rows}`);
-    const first = await push(options, sandbox.target, day1, agentDir, 'day1.csv', true);
+    const first = await push(options, sandbox, day1, agentDir, 'day1.csv', true);
     console.log(line(`day 1 (${fmt(rows)})`, first));
     let plain: DayResult | null = null;
     if (plainToo) {
-      plain = await push(options, sandbox.target, day2, join(root, `plain-${rows}`), 'day2.csv', false);
+      plain = await push(options, sandbox, day2, join(root, `plain-${rows}`), 'day2.csv', false);
       console.log(line('day 2, plain push', plain));
     }
-    const delta = await push(options, sandbox.target, day2, agentDir, 'day2.csv', true);
+    const delta = await push(options, sandbox, day2, agentDir, 'day2.csv', true);
     console.log(line('day 2, delta push', delta));
     if (delta.sent + delta.unchanged !== total2) throw new Error(`day 2: ${delta.sent} sent + ${delta.unchanged} unchanged != ${total2} rows`);
     return { delta, plain, state: stateBytesPerKey(agentDir) };
@@ -231,12 +215,7 @@ async function orchestrate(rows: number, options: RunOptions): Promise<void> {
 const { values } = parseArgs({
   options: {
     rows: { type: 'string', default: '1000000' },
-    'node-flags': { type: 'string', default: '--max-semi-space-size=8 --max-old-space-size=1536' },
-    worker: { type: 'string' },
-    url: { type: 'string' },
-    key: { type: 'string' },
-    file: { type: 'string' },
-    dir: { type: 'string' },
+    ...CHILD_OPTIONS,
   },
 });
 
