@@ -5,9 +5,11 @@
 
 /** Success: everything the command was asked to do is done. */
 export const EXIT_OK = 0;
-/** Failure: the command could not do its job (or not now: a push that waits in processing/). */
+/** Failure: the command could not do its job, or not now (a push that waits in processing/ to be resumed). */
 export const EXIT_FAILURE = 1;
 /** A configuration or usage mistake, found before anything was touched. */
 export const EXIT_CONFIG = 2;
 /** A file was sent, but some of its rows were rejected (see its rejects CSV). */
 export const EXIT_ROWS_REJECTED = 3;
+/** A file failed: it is in failed/ with its report (nothing accepted, too many rows rejected, unreadable, ...). */
+export const EXIT_FILE_FAILED = 4;

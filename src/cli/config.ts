@@ -7,6 +7,7 @@ import { Command, Option } from 'commander';
 import { stringify } from 'yaml';
 import { DEFAULT_CONFIG_FILE, loadConfig, redactConfig } from '../config/index.ts';
 import type { Config } from '../config/index.ts';
+import { checkSources } from '../ingest/push-target.ts';
 import { createLogger } from '../log.ts';
 import { runCommand } from './errors.ts';
 
@@ -40,7 +41,8 @@ export function configCommand(): Command {
     .addOption(configOption())
     .action(
       runCommand(async (options: ConfigOptions) => {
-        await loadConfigForCommand(options.config);
+        const config = await loadConfigForCommand(options.config);
+        checkSources(config, resolve(options.config));
         process.stdout.write(`config OK: ${resolve(options.config)}\n`);
       }),
     );

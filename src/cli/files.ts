@@ -115,8 +115,8 @@ export function filesCommand(): Command {
         '  processing   (deferred, or left by a stopped agent) pushed now in this process, resuming at the first batch\n' +
         '               without a result; refused while a daemon answers (it retries by itself; restart it to retry now)\n' +
         '  done, duplicate  refused: use pricing-agent push FILE --source NAME --force to send the content again\n' +
-        '\nExit codes: 0 back in the inbox, or resumed and done; 3 resumed and done with rejected rows; 1 resumed and\n' +
-        'failed or deferred again; 2 refused (nothing changed) or a configuration mistake.',
+        '\nExit codes: 0 back in the inbox, or resumed and done; 3 resumed and done with rejected rows; 4 resumed and\n' +
+        'failed; 1 resumed and deferred again; 2 refused (nothing changed) or a configuration mistake.',
     )
     .action(runCommand(async (id: number, options: CommonOptions) => retryFile(await loadConfigForCommand(options.config), id, options.json === true)));
 

@@ -17,11 +17,9 @@ export interface ResultView {
   readonly result: FileResult;
   /** The ledger's counts of the file (null for results without a ledger row). */
   readonly counts: FileCounts | null;
-  /** Delta push: rows not sent because the API holds them (null: not a delta file). */
-  readonly unchanged: number | null;
 }
 
-function rowsOf(file: PushFile, counts: FileCounts | null, unchanged: number | null) {
+function rowsOf(file: PushFile, counts: FileCounts | null) {
   return {
     read: file.rows_read,
     sent: file.rows_sent ?? counts?.sent ?? null,
@@ -30,12 +28,13 @@ function rowsOf(file: PushFile, counts: FileCounts | null, unchanged: number | n
     rejected_locally: counts?.rejectedLocal ?? null,
     rejected_by_api: counts?.failed ?? null,
     superseded: file.rows_superseded ?? counts?.superseded ?? null,
-    unchanged,
+    unchanged: file.rows_unchanged ?? counts?.unchanged ?? null,
+    skipped: file.rows_skipped,
   };
 }
 
 /** The JSON form of one result (`--json`). */
-export function resultJson({ result, counts, unchanged }: ResultView): Record<string, unknown> {
+export function resultJson({ result, counts }: ResultView): Record<string, unknown> {
   const base = { outcome: result.outcome, exit_code: exitCodeOfResult(result) };
   switch (result.outcome) {
     case 'refused':
@@ -44,7 +43,7 @@ export function resultJson({ result, counts, unchanged }: ResultView): Record<st
       return { ...base, file: result.path, error: { code: 'FILE_VANISHED', message: 'the file disappeared before it was claimed' } };
     default: {
       const f = result.file;
-      const rows = result.outcome === 'duplicate' ? null : rowsOf(f, counts, unchanged);
+      const rows = result.outcome === 'duplicate' ? null : rowsOf(f, counts);
       const common = { ...base, file: f.original_name, source: f.source, entity: f.entity, mode: f.mode, job_id: f.job_id, rows };
       if (result.outcome === 'deferred') {
         return { ...common, processing_path: f.processing_path, error: result.error, retry_at: result.retryAt };
@@ -61,7 +60,7 @@ function n(value: number | null | undefined): string {
 }
 
 /** The human form of one result: a headline, then indented details. */
-export function resultText({ result, counts, unchanged }: ResultView): string {
+export function resultText({ result, counts }: ResultView): string {
   if (result.outcome === 'refused') {
     return `${result.path}: refused (${result.reason}); moved to failed/\n  report:  ${result.reportPath}\n`;
   }
@@ -78,7 +77,7 @@ export function resultText({ result, counts, unchanged }: ResultView): string {
     return `${lines.join('\n')}\n`;
   }
   if (result.outcome === 'held') return heldText(result);
-  const rows = rowsOf(f, counts, unchanged);
+  const rows = rowsOf(f, counts);
   if (result.outcome === 'duplicate') {
     lines.push(`${f.original_name}: skipped (${what}): the same content was already sent; --force sends it again`);
   } else if (result.outcome === 'failed') {
@@ -89,8 +88,9 @@ export function resultText({ result, counts, unchanged }: ResultView): string {
   }
   if (result.outcome !== 'duplicate' && rows.read !== null) {
     const detail = rows.rejected ? ` (${n(rows.rejected_locally)} locally, ${n(rows.rejected_by_api)} by the API)` : '';
-    const same = rows.unchanged === null ? '' : `, ${n(rows.unchanged)} unchanged`;
-    lines.push(`  rows:    ${n(rows.read)} read, ${n(rows.sent)} sent, ${n(rows.accepted)} accepted${same}, ${n(rows.rejected)} rejected${detail}, ${n(rows.superseded)} superseded`);
+    const skipped = (rows.skipped ?? 0) > 0 ? `, ${n(rows.skipped)} skipped` : '';
+    const unchanged = (rows.unchanged ?? 0) > 0 ? `, ${n(rows.unchanged)} unchanged` : '';
+    lines.push(`  rows:    ${n(rows.read)} read, ${n(rows.sent)} sent, ${n(rows.accepted)} accepted, ${n(rows.rejected)} rejected${detail}, ${n(rows.superseded)} superseded${unchanged}${skipped}`);
   }
   lines.push(`  file:    ${f.final_path ?? ''}`);
   lines.push(`  report:  ${result.reportPath}`);
@@ -130,7 +130,17 @@ export function dryRunJson(file: string, label: string, mode: string, result: Dr
     file,
     target: label,
     mode,
-    rows: { read: s.rows, valid: s.accepted, rejected: s.rejected, superseded: result.superseded, would_send: result.wouldSend, blank_lines: s.blankLines },
+    rows: {
+      read: s.rows,
+      valid: s.accepted,
+      rejected: result.rejected,
+      duplicates: result.duplicates,
+      superseded: result.superseded,
+      skipped: s.skipped,
+      would_send: result.wouldSend,
+      blank_lines: s.blankLines,
+    },
+    failure: result.failure,
     delimiter: s.delimiter,
     encoding: s.encoding,
     warnings: s.warnings,
@@ -141,8 +151,10 @@ export function dryRunJson(file: string, label: string, mode: string, result: Dr
 export function dryRunText(file: string, label: string, mode: string, result: DryRunResult): string {
   const s = result.summary;
   const lines = [`${file}: dry run (${label}, ${mode}): nothing was sent`];
-  const superseded = result.superseded > 0 ? `, ${n(result.superseded)} superseded by a later row with the same key` : '';
-  lines.push(`  rows:    ${n(s.rows)} read, ${n(s.accepted)} valid, ${n(s.rejected)} rejected${superseded}`);
+  const superseded = result.superseded > 0 ? `, ${n(result.superseded)} superseded by another row with the same key` : '';
+  const duplicates = result.duplicates > 0 ? ` (${n(result.duplicates)} of them duplicate keys)` : '';
+  const skipped = s.skipped > 0 ? `, ${n(s.skipped)} skipped` : '';
+  lines.push(`  rows:    ${n(s.rows)} read, ${n(s.accepted - result.duplicates)} valid, ${n(result.rejected)} rejected${duplicates}${superseded}${skipped}`);
   const d = result.delta;
   if (d === null) lines.push(`  would send ${n(result.wouldSend)} rows`);
   else {
@@ -152,6 +164,7 @@ export function dryRunText(file: string, label: string, mode: string, result: Dr
     lines.push(`  compared with ${n(c.known)} known keys: ${n(c.changed)} changed, ${n(c.newKeys)} new, ${n(c.platformChanged)} changed on the platform${c.remapped > 0 ? `, ${n(c.remapped)} under a changed mapping` : ''}${c.missing > 0 ? `, ${n(c.missing)} missing` : ''}`);
     for (const t of d.tripped) lines.push(`  WOULD BE HELD: ${t.message}`);
   }
+  if (result.failure !== null) lines.push(`  the file would fail: ${result.failure.code}: ${result.failure.message}`);
   for (const warning of s.warnings) lines.push(`  warning: ${warning}`);
   lines.push(result.rejectsPath === null ? '  rejects: none' : `  rejects: ${result.rejectsPath}`);
   return `${lines.join('\n')}\n`;

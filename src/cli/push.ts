@@ -21,7 +21,6 @@ import { oneShotLogger, openOneShot } from '../ingest/one-shot-deps.ts';
 import type { FileResult } from '../ingest/push-file.ts';
 import { resolveTarget, type PushTarget } from '../ingest/push-target.ts';
 import { fileCounts } from '../store/push-ledger.ts';
-import { deltaFile } from '../store/delta-state.ts';
 import type { StateDb } from '../store/state-db.ts';
 import { databasePath, openDatabase } from '../store/open-database.ts';
 import { configOption, loadConfigForCommand } from './config.ts';
@@ -98,8 +97,7 @@ async function runDryRun(config: Config, target: PushTarget, file: string, optio
 }
 
 function view(db: StateDb, result: FileResult): ResultView {
-  if (!('file' in result)) return { result, counts: null, unchanged: null };
-  return { result, counts: fileCounts(db, result.file.id), unchanged: deltaFile(db, result.file.id)?.unchanged ?? null };
+  return { result, counts: 'file' in result ? fileCounts(db, result.file.id) : null };
 }
 
 async function runRealPush(config: Config, target: PushTarget, file: string, options: PushOptions): Promise<number> {
@@ -152,8 +150,9 @@ export function pushCommand(): Command {
     .addOption(configOption())
     .addHelpText(
       'after',
-      '\nExit codes: 0 every row accepted, 3 some rows rejected (see the rejects CSV), 1 the file failed or could not\n' +
-        'be finished now (it stays in processing/; the same command resumes it), 2 a configuration or usage mistake.',
+      '\nExit codes: 0 every row accepted, 3 some rows rejected (see the rejects CSV), 4 the file failed (in failed/\n' +
+        'with its report: nothing accepted, too many rows rejected, or unreadable), 1 the file could not be finished\n' +
+        'now (it stays in processing/; the same command resumes it), 2 a configuration or usage mistake.',
     )
     .action(
       runCommand(async (file: string, options: PushOptions) => {

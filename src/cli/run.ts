@@ -6,11 +6,13 @@
  * - SIGHUP: reload the config; an invalid new config is refused (logged) and the running one stays.
  * Exit codes: 0 stopped cleanly, 1 failed or drain timed out, 2 config error.
  */
+import { resolve } from 'node:path';
 import { Command } from 'commander';
 import { Agent } from '../daemon/agent.ts';
 import { createLogger } from '../log.ts';
 import { configOption, loadConfigForCommand } from './config.ts';
 import { runCommand } from './errors.ts';
+import { checkSources } from '../ingest/push-target.ts';
 
 interface RunOptions {
   readonly config: string;
@@ -22,9 +24,15 @@ export function runCommandDefinition(): Command {
     .addOption(configOption())
     .action(
       runCommand(async (options: RunOptions) => {
-        const config = await loadConfigForCommand(options.config);
+        // A source that cannot work (a default its field cannot take) stops the start, as `config validate` says.
+        const load = async () => {
+          const loaded = await loadConfigForCommand(options.config);
+          checkSources(loaded, resolve(options.config));
+          return loaded;
+        };
+        const config = await load();
         const logger = createLogger({ level: config.log.level, pretty: config.log.pretty });
-        const agent = new Agent({ config, logger, reloadConfig: () => loadConfigForCommand(options.config) });
+        const agent = new Agent({ config, logger, reloadConfig: load });
         let stopping = false;
         const stopped = new Promise<number>((resolve) => {
           const onStop = (signal: NodeJS.Signals) => {

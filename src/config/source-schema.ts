@@ -4,15 +4,19 @@
  * The key names of issue 4 are fixed (name, entity, path, mode, pattern, encoding, delimiter, decimal_separator,
  * date_format, columns, defaults, batch_size, stable_ms, poll, done_marker). Added, each because a real export
  * needs it: `thousands_separator` (German ERPs write 1.234,56; without it such a value is a reject, never a
- * misread) and `poll_interval_ms` (the pace of `poll: true` on SMB/NFS shares).
- * Deliberately absent: `timezone`. The API takes every timestamp as UTC and converts nothing, so a wall-clock
- * time without an offset is sent as that time in UTC (`2026-03-01 10:00` -> `2026-03-01T10:00:00Z`); a date
- * without a time is `YYYY-MM-DD` for date fields and midnight UTC for datetime fields. Exports with an offset
- * keep it (`date_format: iso`).
+ * misread), `poll_interval_ms` (the pace of `poll: true` on SMB/NFS shares), and the mapping language of issue 12
+ * (mapping-schema.ts, docs/mapping.md): file_name, templates and fallbacks in `columns`, maps, null_values,
+ * ignore_columns, fill_down, skip_rows, timezone, duplicate_keys, reject_threshold, product_level.
+ *
+ * Time zone: the API takes every timestamp as UTC and converts nothing. Without `timezone` a wall-clock time
+ * without an offset is sent as that time in UTC (`2026-03-01 10:00` -> `2026-03-01T10:00:00Z`); with it, as the
+ * instant that wall-clock time is in that zone. A date without a time is `YYYY-MM-DD` for date fields and midnight
+ * (UTC, or in `timezone`) for datetime fields. Times with an offset keep it.
  *
  * What is checked here is what can be checked without a file: key names per entity, date-format syntax and
- * ambiguity, separators. Whether a `defaults` value is valid for its field is checked by `compileSource`
- * (src/ingest/read/compile-source.ts), which the watcher and `check` run once per source at start-up.
+ * ambiguity, separators, templates, maps, time zones. Whether a `defaults` value is valid for its field is checked
+ * by `compileSource` (src/ingest/read/compile-source.ts), which `config validate`, the watcher and `check` run once
+ * per source.
  */
 import { resolve } from 'node:path';
 import { z } from 'zod';
@@ -25,6 +29,19 @@ import {
   TRANSACTION_FIELDS,
   type Entity,
 } from '../api/schemas/index.ts';
+import {
+  DEFAULT_NULL_VALUES,
+  DUPLICATE_KEY_POLICIES,
+  columnEntry,
+  fileGroupsOf,
+  fileNameGroups,
+  fileNameSchema,
+  headerList,
+  mapEntry,
+  refsOf,
+  type ColumnEntry,
+  timeZoneSchema,
+} from './mapping-schema.ts';
 import { deltaDefault, deltaSourceFields } from './delta-schema.ts';
 import { pathSchema } from './section-context.ts';
 import type { SectionContext } from './section-context.ts';
@@ -59,8 +76,11 @@ function alias(table: Record<string, string>) {
   };
 }
 
-/** The tokens of a date format: two-digit YYYY MM DD HH mm ss, and D M H for one or two digits. */
-export type DateToken = 'YYYY' | 'MM' | 'DD' | 'HH' | 'mm' | 'ss' | 'M' | 'D' | 'H';
+/**
+ * The tokens of a date format: YYYY, two-digit YY MM DD HH mm ss, and D M H for one or two digits. A two-digit year
+ * is 2000-2068 for 00-68 and 1969-1999 for 69-99 (the POSIX rule of strptime's %y).
+ */
+export type DateToken = 'YYYY' | 'YY' | 'MM' | 'DD' | 'HH' | 'mm' | 'ss' | 'M' | 'D' | 'H';
 export type DateFormatPart = { token: DateToken } | { literal: string };
 
 /**
@@ -69,7 +89,7 @@ export type DateFormatPart = { token: DateToken } | { literal: string };
  */
 export function tokenizeDateFormat(format: string): DateFormatPart[] | string {
   const parts: DateFormatPart[] = [];
-  const tokens = /^(YYYY|MM|DD|HH|mm|ss|M|D|H)/;
+  const tokens = /^(YYYY|YY|MM|DD|HH|mm|ss|M|D|H)/;
   let rest = format;
   while (rest.length > 0) {
     const match = tokens.exec(rest);
@@ -80,7 +100,7 @@ export function tokenizeDateFormat(format: string): DateFormatPart[] | string {
     }
     const chr = rest[0] ?? '';
     if (/[A-Za-z]/.test(chr) && chr !== 'T' && chr !== 'Z') {
-      return `unknown token at "${rest}" (tokens: YYYY MM DD HH mm ss, D M H for 1-2 digits, or the word iso)`;
+      return `unknown token at "${rest}" (tokens: YYYY YY MM DD HH mm ss, D M H for 1-2 digits, or the word iso)`;
     }
     if (/\d/.test(chr)) return `digits are not allowed in a format ("${format}")`;
     parts.push({ literal: chr });
@@ -88,8 +108,8 @@ export function tokenizeDateFormat(format: string): DateFormatPart[] | string {
   }
   const has = (...names: DateToken[]) => parts.some((p) => 'token' in p && names.includes(p.token));
   const count = (names: DateToken[]) => parts.filter((p) => 'token' in p && names.includes(p.token)).length;
-  if (!has('YYYY') || !has('MM', 'M') || !has('DD', 'D')) return `"${format}" needs YYYY, MM (or M) and DD (or D)`;
-  if ([['YYYY'], ['MM', 'M'], ['DD', 'D'], ['HH', 'H'], ['mm'], ['ss']].some((g) => count(g as DateToken[]) > 1)) {
+  if (!has('YYYY', 'YY') || !has('MM', 'M') || !has('DD', 'D')) return `"${format}" needs YYYY (or YY), MM (or M) and DD (or D)`;
+  if ([['YYYY', 'YY'], ['MM', 'M'], ['DD', 'D'], ['HH', 'H'], ['mm'], ['ss']].some((g) => count(g as DateToken[]) > 1)) {
     return `"${format}" repeats a token`;
   }
   if (has('mm') !== has('HH', 'H')) return `"${format}" needs both an hour (HH) and minutes (mm), or neither`;
@@ -128,7 +148,7 @@ const ENTITY_FIELDS: Record<Exclude<Entity, 'products'>, readonly string[]> = {
   competitor_prices: COMPETITOR_PRICE_FIELDS,
 };
 
-function buildSourceSchema(path: z.ZodType<string, string>) {
+function buildSourceSchema(path: z.ZodType<string, string>, mapFile: z.ZodType<string, string>) {
   return z
     .strictObject({
       /** Unique among sources; used in logs, reports and `push --source NAME`. */
@@ -157,8 +177,34 @@ function buildSourceSchema(path: z.ZodType<string, string>) {
       thousands_separator: z.preprocess(alias({ space: ' ' }), z.enum(THOUSANDS_SEPARATORS)).optional(),
       /** One format or a list tried in order; `iso` (the default) takes ISO 8601 dates and datetimes. */
       date_format: dateFormatList,
-      /** API field -> source header. Unmapped fields are taken from a header of their own name. */
-      columns: z.record(z.string().min(1), z.string().trim().min(1)).default({}),
+      /**
+       * Named groups of this pattern, matched against the file's name, are usable in templates as {file.<group>}.
+       * A file whose name does not match fails.
+       */
+      file_name: fileNameSchema.optional(),
+      /**
+       * API field -> a column, a "{template}", or a list tried in order (the first non-empty). Fields not named are
+       * taken from a column of their own name, if the mapping does not use that column.
+       */
+      columns: z.record(z.string().min(1), columnEntry).default({}),
+      /** API field -> codes as the files write them -> values to send; or { map_file: a CSV of code,value }. */
+      maps: z.record(z.string().min(1), mapEntry(mapFile)).default({}),
+      /** Cells that mean "empty" (compared without case, after trimming). */
+      null_values: z.array(z.string()).max(100).default([...DEFAULT_NULL_VALUES]),
+      /** Columns never read: neither sent as custom columns nor reported as ignored. */
+      ignore_columns: headerList.default([]),
+      /** Columns whose empty cells take the value of the row above (continuation rows). */
+      fill_down: headerList.default([]),
+      /** Rows skipped (counted, not rejected) when every column listed is empty. */
+      skip_rows: z.strictObject({ when_empty: headerList.min(1, { error: 'list the columns that are empty on the rows to skip' }) }).optional(),
+      /** IANA time zone of wall-clock times without an offset; default UTC. */
+      timezone: timeZoneSchema.optional(),
+      /** Rows of a file with the same business key: the last wins, the first wins, or every later one is rejected. */
+      duplicate_keys: z.enum(DUPLICATE_KEY_POLICIES).default('last'),
+      /** The file fails when more rows than this share are rejected (and always when rows were rejected and none accepted). */
+      reject_threshold: z.number().min(0).max(1).default(1),
+      /** product_store only: the rows carry no store; each is the item's product-level record. */
+      product_level: z.boolean().default(false),
       /** API field -> value used when the cell is empty or the column absent; written as the API expects it. */
       defaults: z
         .record(
@@ -202,7 +248,7 @@ function buildSourceSchema(path: z.ZodType<string, string>) {
       // Products accept any key: one that is not a canonical field names a custom column, as in a CSV import.
       if (source.entity === 'products') return;
       const allowed = ENTITY_FIELDS[source.entity];
-      for (const key of ['columns', 'defaults'] as const) {
+      for (const key of ['columns', 'defaults', 'maps'] as const) {
         for (const field of Object.keys(source[key])) {
           if (allowed.includes(field)) continue;
           ctx.addIssue({
@@ -212,15 +258,84 @@ function buildSourceSchema(path: z.ZodType<string, string>) {
           });
         }
       }
-    });
+    })
+    // Run even when other keys have problems, so that config validate lists them all at once.
+    .superRefine((source, ctx) => refineMapping(source, ctx), { when: () => true });
 }
 
-/** A source with `path` kept as written; for tests and `push --entity`. */
-export const SourceSchema = buildSourceSchema(z.string().min(1));
+type MappingInput = Pick<
+  SourceConfigShape,
+  'entity' | 'file_name' | 'columns' | 'defaults' | 'maps' | 'ignore_columns' | 'fill_down' | 'skip_rows' | 'product_level'
+>;
+interface SourceConfigShape {
+  entity: Entity;
+  file_name?: string | undefined;
+  columns: Record<string, string | string[]>;
+  defaults: Record<string, string | boolean>;
+  maps: Record<string, unknown>;
+  ignore_columns: string[];
+  fill_down: string[];
+  skip_rows?: { when_empty: string[] } | undefined;
+  product_level: boolean;
+}
 
-/** A source inside the config file: `path` is resolved against the config file's directory. */
+const listOf = (value: unknown): string[] => (Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : []);
+const recordOf = (value: unknown): Record<string, unknown> => (value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {});
+
+/**
+ * Checks between the mapping options: each problem as one sentence on the key it concerns. Runs also when other keys
+ * have problems (their values may then be as written, so every shape is checked before use).
+ */
+function refineMapping(source: MappingInput, ctx: z.RefinementCtx): void {
+  const groups = typeof source.file_name === 'string' ? fileNameGroups(source.file_name) : [];
+  const ignored = new Set(listOf(source.ignore_columns));
+  for (const [field, entry] of Object.entries(recordOf(source.columns))) {
+    let refs;
+    try {
+      refs = refsOf(entry as ColumnEntry);
+    } catch {
+      continue; // reported by columnEntry
+    }
+    for (const ref of refs) {
+      for (const group of fileGroupsOf(ref)) {
+        if (typeof groups !== 'string' && groups.includes(group)) continue;
+        const why = source.file_name === undefined ? 'there is no file_name pattern' : `file_name has no group (?<${group}>...)`;
+        ctx.addIssue({ code: 'custom', path: ['columns', field], message: `{file.${group}} is not known: ${why}` });
+      }
+      const columns = ref.kind === 'column' ? [ref.header] : ref.parts.flatMap((p) => ('column' in p ? [p.column] : []));
+      for (const column of columns) {
+        if (ignored.has(column)) {
+          ctx.addIssue({ code: 'custom', path: ['columns', field], message: `uses the column ${JSON.stringify(column)}, which ignore_columns excludes` });
+        }
+      }
+    }
+  }
+  for (const key of ['fill_down', 'skip_rows'] as const) {
+    const list = key === 'skip_rows' ? listOf(recordOf(source.skip_rows)['when_empty']) : listOf(source.fill_down);
+    for (const column of list) {
+      if (!ignored.has(column)) continue;
+      const path = key === 'skip_rows' ? ['skip_rows', 'when_empty'] : [key];
+      ctx.addIssue({ code: 'custom', path, message: `names the column ${JSON.stringify(column)}, which ignore_columns excludes` });
+    }
+  }
+  if (source.product_level) {
+    if (source.entity !== 'product_store') {
+      ctx.addIssue({ code: 'custom', path: ['product_level'], message: 'is for product_store sources (a price list without stores)' });
+    }
+    for (const key of ['columns', 'defaults', 'maps'] as const) {
+      if (Object.hasOwn(recordOf(source[key]), 'store_id')) {
+        ctx.addIssue({ code: 'custom', path: [key, 'store_id'], message: 'a product_level source sends no store_id: remove it, or drop product_level' });
+      }
+    }
+  }
+}
+
+/** A source with `path` (and map files) kept as written; for tests and `push --entity`. */
+export const SourceSchema = buildSourceSchema(z.string().min(1), z.string().min(1));
+
+/** A source inside the config file: `path` and map files are resolved against the config file's directory. */
 export function sourceSchema(ctx: SectionContext) {
-  return buildSourceSchema(pathSchema(ctx));
+  return buildSourceSchema(pathSchema(ctx), pathSchema(ctx));
 }
 
 export type SourceConfig = z.output<typeof SourceSchema>;

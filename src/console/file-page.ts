@@ -4,6 +4,7 @@
  * outcome or the deferral), the first rejects as a table with the row's own fields, and the report itself.
  */
 import { basename } from 'node:path';
+import { problemColumns } from '../ingest/rejects-csv.ts';
 import type { StoredBatch } from '../store/push-ledger.ts';
 import type { ConsoleFileDetail } from './console-data.ts';
 import { downloadLinks, fileHref } from './file-table.ts';
@@ -82,10 +83,14 @@ function rejects(d: ConsoleFileDetail): Html {
     // The file's own column names (from its rejects CSV), then the fields beyond its header.
     ...Array.from({ length: width }, (_, i) => ({ label: d.columns?.[i] ?? (d.columns === null ? `Column ${i + 1}` : `extra_${i + 1 - d.columns.length}`) })),
   ];
-  const rows = d.first_rejects.map((r) => ({
-    attrs: html` data-line="${r.line}"`,
-    cells: [count(r.line), r.field ?? '–', html`<code>${r.code}</code>`, r.message, ...Array.from({ length: width }, (_, i) => r.raw[i] ?? '')],
-  }));
+  // Every problem of a row, as the rejects CSV lists them ("; " between them).
+  const rows = d.first_rejects.map((r) => {
+    const [field, code, message] = problemColumns(r.errors);
+    return {
+      attrs: html` data-line="${r.line}"`,
+      cells: [count(r.line), field === '' ? '–' : field, html`<code>${code}</code>`, message, ...Array.from({ length: width }, (_, i) => r.raw[i] ?? '')],
+    };
+  });
   const more =
     d.rejects_total > d.first_rejects.length
       ? html`<p class="muted">The first ${count(d.first_rejects.length)} of ${count(d.rejects_total)}: the rejects file has them all.</p>`

@@ -24,7 +24,6 @@ import { listStreamStates } from '../store/mirrors.ts';
 import { databasePath, openDatabase } from '../store/open-database.ts';
 import type { StateDb } from '../store/state-db.ts';
 import { WalMaintenance } from '../store/wal-maintenance.ts';
-import { deltaFile } from '../store/delta-state.ts';
 import { heldCounts } from '../status/held-files.ts';
 import { startHealthServer, type HealthServer, type Readiness } from './http-server.ts';
 import { scheduledJobs } from './jobs.ts';
@@ -155,7 +154,8 @@ export class Agent {
             metrics.rows.inc({ entity: f.entity, result: 'accepted' }, f.rows_accepted ?? 0);
             metrics.rows.inc({ entity: f.entity, result: 'rejected' }, f.rows_rejected ?? 0);
             metrics.rows.inc({ entity: f.entity, result: 'superseded' }, f.rows_superseded ?? 0);
-            metrics.rows.inc({ entity: f.entity, result: 'unchanged' }, deltaFile(db, f.id)?.unchanged ?? 0);
+            metrics.rows.inc({ entity: f.entity, result: 'unchanged' }, f.rows_unchanged ?? 0);
+            metrics.rows.inc({ entity: f.entity, result: 'skipped' }, f.rows_skipped ?? 0);
           }
         },
       });

@@ -50,6 +50,8 @@ export interface FeedContext {
   readonly limiter: RateLimiter;
   /** Per client address, for requests without a valid token. */
   readonly strangers: RateLimiter;
+  /** Client address -> when a request from it without a valid token was last logged (ms). */
+  readonly strangerWarnings: Map<string, number>;
   readonly seen: LastSeen;
   readonly databaseId: string;
   readonly events: FeedEvents;
@@ -77,12 +79,15 @@ const ROUTES: Record<string, Partial<Record<string, Handler>>> = {
 
 /** Answers one request; never throws. */
 export async function handleFeedRequest(ctx: FeedContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const started = ctx.clock.now();
   let consumer: FeedConsumer | null = null;
   let status: number;
+  let path = '';
   try {
     const url = new URL(req.url ?? '/', 'http://feed.invalid');
+    path = url.pathname.slice(0, 200);
     const route = ROUTES[url.pathname];
-    if (route === undefined) throw new FeedHttpError(404, `no such endpoint: ${url.pathname} (see docs/feed.md)`);
+    if (route === undefined) throw new FeedHttpError(404, `no such endpoint: ${path} (see docs/feed.md)`);
     const method = req.method === 'HEAD' ? 'GET' : (req.method ?? '');
     const handler = route[method];
     if (handler === undefined) {
@@ -105,6 +110,9 @@ export async function handleFeedRequest(ctx: FeedContext, req: IncomingMessage, 
     sendError(res, failure);
   }
   ctx.events.answered?.(consumer?.name ?? null, status);
+  if (ctx.logger.isLevelEnabled('debug')) {
+    ctx.logger.debug({ consumer: consumer?.name ?? null, method: req.method, path, status, duration_ms: ctx.clock.now() - started }, 'feed request');
+  }
 }
 
 function asHttpError(error: unknown): FeedHttpError {
@@ -125,9 +133,24 @@ function authenticate(ctx: FeedContext, req: IncomingMessage): FeedConsumer {
     });
   }
   const missing = req.headers.authorization === undefined;
+  warnStranger(ctx, address, missing);
   throw new FeedHttpError(401, missing ? 'send Authorization: Bearer <token>' : 'the token is not valid for this feed', {
     'www-authenticate': 'Bearer realm="pricing-agent feed"',
   });
+}
+
+/** How often a request without a valid token is logged, per client address. */
+const STRANGER_WARNING_MS = 60 * 60 * 1000; // 1 h
+
+/** Logs at warn, once an hour per address, that a client sent no valid token: usually a till set up wrong. */
+function warnStranger(ctx: FeedContext, address: string, missing: boolean): void {
+  const now = ctx.clock.now();
+  const last = ctx.strangerWarnings.get(address);
+  if (last !== undefined && now - last < STRANGER_WARNING_MS) return;
+  if (ctx.strangerWarnings.size >= 1000) ctx.strangerWarnings.clear(); // bounded: a scan of many addresses
+  ctx.strangerWarnings.set(address, now);
+  const what = missing ? 'without a token' : 'with a token that is not configured';
+  ctx.logger.warn({ address }, `a feed request came from ${address} ${what} (401); check that client's token (logged once an hour per address)`);
 }
 
 /** A non-negative integer query parameter (digits only), or `fallback` when absent. */

@@ -113,6 +113,7 @@ export class FeedServer {
       hub: this.#hub,
       limiter: this.#limiter,
       strangers: new RateLimiter(STRANGER_RATE, () => clock.now()),
+      strangerWarnings: new Map(),
       seen: this.#seen,
       databaseId,
       events: this.#events,

@@ -5,25 +5,36 @@
  *   batch k where it was and skips the committed ones (re-sending an uncommitted batch is safe: bulk is idempotent
  *   per business key).
  * - Up to `maxInFlight` batches at once (api.max_connections); rows sharing a business key keep file order.
- * - a batch never holds two rows of a key where the entity refuses that (duplicate-keys.ts: the later row wins,
- *   the earlier is recorded as superseded).
+ * - rows of the file with the same business key are never both accepted (duplicate-keys.ts): a batch never holds
+ *   two, and at the end of the file the accepted rows of a key repeated across batches are superseded by the last.
+ * - Until a row is accepted one batch at a time is in flight, and a file whose first rows are all rejected is stopped
+ *   (row-fate.ts).
  * - Per-row results come back in index order and are mapped to the rows' line numbers.
  * - On the first failure (the API still failing after the client's retries, a rejected key, a drain) no further
  *   batch is started; batches in flight finish and commit; the error is rethrown. The file stays in processing/.
  */
 import type { ApiClient } from '../api/client.ts';
 import { BUSINESS_KEYS, type BulkResponse, type Entity } from '../api/schemas/index.ts';
+import type { DuplicateKeyPolicy } from '../config/mapping-schema.ts';
 import type { StateDb } from '../store/state-db.ts';
-import { commitBatch, committedBatches, lastBatchIndex, recordRejects, type RejectRow } from '../store/push-ledger.ts';
+import { commitBatch, committedBatches, fileCounts, keyHashesOf, lastBatchIndex, recordRejects, resetUnchanged, type RejectRow } from '../store/push-ledger.ts';
 import type { RowFates } from './delta/delta-plan.ts';
 import type { RowOutcome } from './read/index.ts';
-import { supersededInBatch, supersededMessage, supersedesDuplicates } from './duplicate-keys.ts';
+import {
+  BatchKeyHashes,
+  duplicateMessage,
+  firstPassLosers,
+  linesWithRepeatedHashes,
+  losersInBatch,
+  supersededAfterSend,
+  supersededMessage,
+  type Loser,
+  type ReopenRows,
+} from './duplicate-keys.ts';
 import { KeyOrder } from './key-order.ts';
+import { Probation, localReject, stoppedEarly } from './row-fate.ts';
 
 type Row = Readonly<Record<string, unknown>>;
-
-/** Rows not written (rejects, superseded) held per batch before they are recorded on their own. */
-const REJECTS_FLUSH = 1000;
 
 export interface BulkSendContext {
   readonly db: StateDb;
@@ -40,18 +51,14 @@ export interface BulkFile {
   readonly id: number;
   readonly entity: Entity;
   readonly batchSize: number;
+  readonly duplicateKeys: DuplicateKeyPolicy;
   /**
-   * Delta push (src/ingest/delta/delta-plan.ts): the fate of each valid row, decided here with the others, and what
-   * to remember of the rows the API accepts. Batches are then numbered after the ones committed before a restart,
-   * none is skipped by its number: the comparison already knows which rows were sent.
+   * Delta push (src/ingest/delta/delta-plan.ts): the fate of each valid row (sent, or unchanged: the API holds it as
+   * it is), decided here with the others, and what to remember of the rows the API accepts. Batches are then numbered
+   * after the ones committed before a restart and none is skipped by its number (the comparison knows which rows were
+   * sent), and unchanged rows are counted afresh by every attempt (resetUnchanged).
    */
   readonly fates?: RowFates | undefined;
-}
-
-/** What the send pass counted besides the batches. */
-export interface BulkOutcome {
-  /** Valid rows not sent because the API already holds them (delta push). */
-  readonly unchanged: number;
 }
 
 interface PendingBatch {
@@ -61,6 +68,10 @@ interface PendingBatch {
   raws: (readonly string[])[];
   /** Local rejects found while this batch filled up: committed with it. */
   rejects: RejectRow[];
+  /** Rows found unchanged while this batch filled up (delta push): counted with it. */
+  unchanged: number;
+  /** The first and last line of those unchanged rows: part of the batch's span (a batch may hold nothing else). */
+  unchangedLines: number[];
 }
 
 export function bulkOf(client: ApiClient, entity: Entity): (rows: readonly Row[], signal?: AbortSignal) => Promise<BulkResponse> {
@@ -77,42 +88,122 @@ export function bulkOf(client: ApiClient, entity: Entity): (rows: readonly Row[]
   }
 }
 
-/** Drops the rows a later row of the batch supersedes (duplicate-keys.ts); returns them as superseded rows. */
-function supersede(batch: PendingBatch, entity: Entity, keyOf: (row: Row) => string): RejectRow[] {
-  if (!supersedesDuplicates(entity)) return [];
-  const losers = supersededInBatch(batch.rows.map(keyOf));
+/** Rows of the batch that another row of the file beats for their key (duplicate-keys.ts), removed from the batch. */
+function removeLosers(batch: PendingBatch, entity: Entity, policy: DuplicateKeyPolicy, keyOf: (row: Row) => string, fileLosers: ReadonlyMap<number, Loser> | null): RejectRow[] {
+  const losers = new Map<number, { winnerLine: number; rejected: boolean }>();
+  if (fileLosers !== null) {
+    batch.lines.forEach((line, i) => {
+      const loser = fileLosers.get(line);
+      if (loser !== undefined) losers.set(i, { winnerLine: loser.winner, rejected: loser.rejected });
+    });
+  } else {
+    for (const [i, loser] of losersInBatch(batch.rows.map(keyOf), policy)) {
+      losers.set(i, { winnerLine: batch.lines[loser.winner] as number, rejected: loser.rejected });
+    }
+  }
   if (losers.size === 0) return [];
-  const superseded: RejectRow[] = [];
-  for (const [i, winner] of losers) {
-    const message = supersededMessage(entity, batch.lines[winner] as number);
-    superseded.push({ line: batch.lines[i] as number, stage: 'superseded', field: null, code: 'superseded', message, raw: batch.raws[i] ?? [] });
+  const rows: RejectRow[] = [];
+  for (const [i, { winnerLine, rejected }] of losers) {
+    const line = batch.lines[i] as number;
+    const raw = batch.raws[i] ?? [];
+    if (rejected) rows.push({ line, stage: 'local', field: null, code: 'duplicate_key', message: duplicateMessage(entity, winnerLine), raw });
+    else rows.push({ line, stage: 'superseded', field: null, code: 'superseded', message: supersededMessage(entity, winnerLine), raw });
   }
   const kept = batch.rows.map((_, i) => i).filter((i) => !losers.has(i));
   batch.rows = kept.map((i) => batch.rows[i] as Row);
   batch.lines = kept.map((i) => batch.lines[i] as number);
   batch.raws = kept.map((i) => batch.raws[i] ?? []);
-  return superseded;
+  return rows;
 }
 
-/** `rows`: the reader's outcomes in chunks (RowReader.chunks), in file order. */
-export async function sendBulk(ctx: BulkSendContext, file: BulkFile, rows: AsyncIterable<readonly RowOutcome<Row>[]>): Promise<BulkOutcome> {
+/**
+ * `duplicate_keys: last`, after the last batch: accepted rows of different batches that share a key (their hashes
+ * repeat, then their exact keys on a pass over the file) are superseded by the last of them. Idempotent: found again
+ * on a resumed file, they are recorded once.
+ */
+async function settleRepeatedKeys(ctx: BulkSendContext, file: BulkFile, reopen: Reopen): Promise<void> {
+  const counts = fileCounts(ctx.db, file.id);
+  const candidates = linesWithRepeatedHashes(() => keyHashesOf(ctx.db, file.id), counts.accepted);
+  if (candidates.size === 0) return;
+  const keyOf = BUSINESS_KEYS[file.entity];
+  const keyed = new Map<number, string>();
+  const raws = new Map<number, readonly string[]>();
+  const reader = await reopen();
+  try {
+    for await (const outcome of reader) {
+      if (outcome.kind !== 'row' || !candidates.has(outcome.line)) continue;
+      keyed.set(outcome.line, keyOf(outcome.record));
+      raws.set(outcome.line, outcome.rawFields);
+      if (keyed.size === candidates.size) break;
+    }
+  } finally {
+    reader.close();
+  }
+  const superseded = [...supersededAfterSend(keyed)].map(([line, winner]): RejectRow => ({
+    line,
+    stage: 'superseded',
+    field: null,
+    code: 'superseded',
+    message: supersededMessage(file.entity, winner),
+    raw: raws.get(line) ?? [],
+    sent: true,
+  }));
+  recordRejects(ctx.db, file.id, superseded);
+}
+
+/**
+ * An unchanged row (delta push): counted with the batch that is filling up, and judged for the file's probation as
+ * neither accepted nor refused (the API accepted it as it is before, so the file is not one of rejects only).
+ */
+function countUnchanged(batch: PendingBatch, line: number, probation: Probation): void {
+  batch.unchanged += 1;
+  batch.unchangedLines[batch.unchangedLines.length === 0 ? 0 : 1] = line;
+  probation.valid(line);
+  probation.judged(line, 'other');
+}
+
+/** Opens the source file again from its first row (a pass over the whole file, constant memory). */
+export type Reopen = ReopenRows<Row>;
+
+/**
+ * `rows`: the reader's outcomes in chunks (RowReader.chunks), in file order; `reopen` reads the file again for the
+ * duplicate-key passes (duplicate-keys.ts). Throws RowsRejectedError when the file is stopped early (row-fate.ts).
+ */
+export async function sendBulk(ctx: BulkSendContext, file: BulkFile, rows: AsyncIterable<readonly RowOutcome<Row>[]>, reopen: Reopen): Promise<void> {
   const fates = file.fates;
+  // A delta file counts its unchanged rows again on every attempt: the ones an earlier attempt counted are reset.
+  if (fates) resetUnchanged(ctx.db, file.id);
   const committed = fates ? new Set<number>() : committedBatches(ctx.db, file.id);
-  let unchanged = 0;
   const send = bulkOf(ctx.client, file.entity);
   const keyOf = BUSINESS_KEYS[file.entity];
   const order = new KeyOrder();
   const inFlight = new Set<Promise<void>>();
   // Set by a batch's task: a holder object, as TypeScript does not see assignments made inside callbacks.
   const first: { failure: Error | null } = { failure: null };
-  let batch: PendingBatch = { index: fates ? lastBatchIndex(ctx.db, file.id) + 1 : 0, rows: [], lines: [], raws: [], rejects: [] };
+  let batch: PendingBatch = { index: fates ? lastBatchIndex(ctx.db, file.id) + 1 : 0, rows: [], lines: [], raws: [], rejects: [], unchanged: 0, unchangedLines: [] };
+  const fileLosers = file.duplicateKeys === 'last' ? null : await firstPassLosers(reopen, file.entity, file.duplicateKeys);
+  // A resumed file starts where its committed batches left its probation.
+  const probation = new Probation();
+  const before = fileCounts(ctx.db, file.id);
+  probation.resume(before.accepted);
 
-  const sendBatch = async (b: PendingBatch, superseded: RejectRow[]): Promise<void> => {
+  /** Every row judged so far was rejected: decided once the batches in flight are answered (one may yet get a row accepted). */
+  const stopNow = async (): Promise<boolean> => {
+    await Promise.all(inFlight);
+    return probation.failed;
+  };
+
+  const sendBatch = async (b: PendingBatch, decided: RejectRow[]): Promise<void> => {
     // Not given the drain signal: a batch in flight is finished and committed; a drain only stops new batches.
-    const response = await send(b.rows);
+    const response = b.rows.length === 0 ? { results: [] } : await send(b.rows);
     const apiRejects: RejectRow[] = [];
+    const hashes = new BatchKeyHashes();
     for (const result of response.results) {
-      if (result.ok) continue;
+      probation.judged(b.lines[result.index] as number, result.ok ? 'accepted' : 'refused');
+      if (result.ok) {
+        if (file.duplicateKeys === 'last') hashes.add(keyOf(b.rows[result.index] as Row), b.lines[result.index] as number);
+        continue;
+      }
       apiRejects.push({
         line: b.lines[result.index] as number,
         stage: 'api',
@@ -122,40 +213,49 @@ export async function sendBulk(ctx: BulkSendContext, file: BulkFile, rows: Async
         raw: b.raws[result.index] ?? [],
       });
     }
+    const lines = [...b.lines, ...b.unchangedLines, ...decided.map((r) => r.line)];
     const checkpoint = {
       index: b.index,
-      firstLine: Math.min(...b.lines, ...superseded.map((r) => r.line)),
-      lastLine: Math.max(...b.lines, ...superseded.map((r) => r.line)),
+      firstLine: Math.min(...lines),
+      lastLine: Math.max(...lines),
       sent: b.rows.length,
       accepted: b.rows.length - apiRejects.length,
       failed: apiRejects.length,
-      superseded: superseded.length,
+      superseded: decided.filter((r) => r.stage === 'superseded').length,
+      unchanged: b.unchanged,
+      keyHashes: hashes.bytes(),
     };
     const remember = fates
-      ? () => {
-          const accepted = response.results.filter((r) => r.ok).map((r) => ({ record: b.rows[r.index] as Row, id: r.id ?? null }));
-          fates.accepted(accepted);
-        }
+      ? () => fates.accepted(response.results.filter((r) => r.ok).map((r) => ({ record: b.rows[r.index] as Row, id: r.id ?? null })))
       : undefined;
-    commitBatch(ctx.db, file.id, checkpoint, [...b.rejects, ...superseded, ...apiRejects], remember);
+    commitBatch(ctx.db, file.id, checkpoint, [...b.rejects, ...decided, ...apiRejects], remember);
+    for (const r of decided) probation.judged(r.line, r.stage === 'local' ? 'refused' : 'other');
     ctx.onBatch?.({ index: b.index, sent: checkpoint.sent, accepted: checkpoint.accepted, failed: checkpoint.failed });
   };
 
   const flush = async (): Promise<void> => {
     const b = batch;
-    batch = { index: b.index + 1, rows: [], lines: [], raws: [], rejects: [] };
+    batch = { index: b.index + 1, rows: [], lines: [], raws: [], rejects: [], unchanged: 0, unchangedLines: [] };
     if (committed.has(b.index)) {
       recordRejects(ctx.db, file.id, b.rejects); // found again on this read: already there, or lost with a crash
+      // Sent before a restart: none accepted (else resume() ended the probation), so refused or superseded.
+      for (const line of b.lines) probation.judged(line, 'refused');
       return;
     }
-    const superseded = supersede(b, file.entity, keyOf);
-    while (inFlight.size >= ctx.maxInFlight) await Promise.race(inFlight);
+    const decided = removeLosers(b, file.entity, file.duplicateKeys, keyOf, fileLosers);
+    // Until a row is accepted, one batch at a time: a file whose rows are all refused stops after its first ones.
+    while (inFlight.size >= (probation.over ? ctx.maxInFlight : 1)) await Promise.race(inFlight);
     // A drain that came while this batch waited for a free connection: it is not started (its rows are read again).
     if (first.failure !== null || ctx.signal?.aborted === true) return;
+    if (probation.failed) {
+      // The rows before this batch were all rejected: nothing more is sent; its own local rejects stand.
+      recordRejects(ctx.db, file.id, b.rejects);
+      return;
+    }
     let finish!: () => void;
     const done = new Promise<void>((resolve) => (finish = resolve));
     await order.acquire(new Set(b.rows.map(keyOf)), done);
-    const task: Promise<void> = sendBatch(b, superseded)
+    const task: Promise<void> = sendBatch(b, decided)
       .catch((error: unknown) => {
         first.failure ??= error instanceof Error ? error : new Error(`batch ${b.index} failed`, { cause: error });
       })
@@ -170,30 +270,28 @@ export async function sendBulk(ctx: BulkSendContext, file: BulkFile, rows: Async
     reading: for await (const chunk of rows) {
       for (const outcome of chunk) {
         if (first.failure !== null || ctx.signal?.aborted) break reading;
-        if (batch.rejects.length >= REJECTS_FLUSH) {
-          // Recorded early, not with the batch: rows not written are keyed by line, so a re-read after a crash
-          // finds them again without counting them twice, and memory stays bounded in a file of rejects.
-          recordRejects(ctx.db, file.id, batch.rejects);
-          batch.rejects = [];
-        }
+        if (probation.failed && (await stopNow())) break reading;
         if (outcome.kind === 'reject') {
-          const { line, field, code, message, rawFields } = outcome;
-          batch.rejects.push({ line, stage: 'local', field, code, message, raw: rawFields });
+          batch.rejects.push(localReject(outcome));
+          probation.rejected(outcome.line);
           continue;
         }
-        const fate = fates?.fateOf(outcome.line) ?? 'send';
-        if (fate !== 'send') {
-          if (fate === 'unchanged') unchanged += 1;
+        if (fates !== undefined && fates.fateOf(outcome.line) !== 'send') {
+          // Unchanged (the API holds it as it is), or sent and answered by an earlier attempt at this file.
+          if (fates.fateOf(outcome.line) === 'unchanged') countUnchanged(batch, outcome.line, probation);
           continue;
         }
         batch.rows.push(outcome.record);
         batch.lines.push(outcome.line);
         batch.raws.push(outcome.rawFields);
+        probation.valid(outcome.line);
         if (batch.rows.length >= file.batchSize) await flush();
       }
     }
     if (first.failure === null && !ctx.signal?.aborted) {
-      if (batch.rows.length > 0) await flush();
+      // Stopped early, the filling batch holds no valid row (every row judged was rejected): only its rejects remain.
+      // A delta file's last unchanged rows are committed in a batch of their own (nothing is sent for it).
+      if (batch.rows.length > 0 || batch.unchanged > 0) await flush();
       else recordRejects(ctx.db, file.id, batch.rejects);
     }
   } finally {
@@ -201,5 +299,6 @@ export async function sendBulk(ctx: BulkSendContext, file: BulkFile, rows: Async
   }
   if (first.failure !== null) throw first.failure;
   if (ctx.signal?.aborted) throw ctx.signal.reason instanceof Error ? ctx.signal.reason : new Error('push stopped');
-  return { unchanged };
+  if (probation.failed) throw stoppedEarly(probation);
+  if (file.duplicateKeys === 'last') await settleRepeatedKeys(ctx, file, reopen);
 }

@@ -33,6 +33,8 @@ export interface ClaimSource {
   /** Absolute inbox folder. */
   readonly inbox: string;
   readonly batchSize: number;
+  /** The file's name is data (file_name groups): the same bytes under another name are not a duplicate. */
+  readonly nameIsData?: boolean;
   /**
    * Delta sources compare every file row by row, even one whose content was sent before (a row changed on the
    * platform since is put right by it): no file of theirs is skipped as a duplicate.
@@ -105,13 +107,14 @@ export async function claimFile(db: StateDb, source: ClaimSource, file: string, 
     dropClaim(db, fileId);
     return { kind: 'vanished' };
   }
-  return completeClaim(db, fileId, target, source.entity, options.force === true || source.comparesEveryFile === true);
+  const force = options.force === true || source.comparesEveryFile === true;
+  return completeClaim(db, fileId, target, source.entity, force, source.nameIsData === true ? name : undefined);
 }
 
-/** Hashes the claimed file and decides: claimed, or a duplicate of content already done. */
-async function completeClaim(db: StateDb, fileId: number, path: string, entity: string, force: boolean): Promise<ClaimResult> {
+/** Hashes the claimed file and decides: claimed, or a duplicate of content already done (under the same name). */
+async function completeClaim(db: StateDb, fileId: number, path: string, entity: string, force: boolean, name?: string): Promise<ClaimResult> {
   const sha256 = await sha256Of(path);
-  const earlier = force ? undefined : findDoneByContent(db, entity, sha256);
+  const earlier = force ? undefined : findDoneByContent(db, entity, sha256, name);
   setContentHash(db, fileId, sha256);
   if (earlier) return { kind: 'duplicate', fileId, duplicateOf: earlier };
   setStatus(db, fileId, 'claimed');
@@ -119,7 +122,8 @@ async function completeClaim(db: StateDb, fileId: number, path: string, entity: 
 }
 
 /** Completes a claim a crash interrupted (status 'claiming'). */
-export async function recoverClaim(db: StateDb, file: PushFile, comparesEveryFile = false): Promise<ClaimResult> {
+export async function recoverClaim(db: StateDb, file: PushFile, nameIsData = false, comparesEveryFile = false): Promise<ClaimResult> {
+  const name = nameIsData ? file.original_name : undefined;
   const force = file.forced === 1 || comparesEveryFile;
   const inboxPath = join(file.inbox, file.original_name);
   const exists = async (p: string) => stat(p).then(() => true, () => false);
@@ -132,10 +136,10 @@ export async function recoverClaim(db: StateDb, file: PushFile, comparesEveryFil
     target = processingPath(file.inbox, file.id, file.original_name);
     setProcessingPath(db, file.id, target);
   }
-  if (await exists(target)) return completeClaim(db, file.id, target, file.entity, force);
+  if (await exists(target)) return completeClaim(db, file.id, target, file.entity, force, name);
   if (await exists(inboxPath)) {
     await moveFile(inboxPath, target);
-    return completeClaim(db, file.id, target, file.entity, force);
+    return completeClaim(db, file.id, target, file.entity, force, name);
   }
   return { kind: 'vanished' };
 }

@@ -9,9 +9,10 @@
 import { mkdir } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { BUSINESS_KEYS, type Entity } from '../api/schemas/index.ts';
-import { FileKeys, supersededInBatch, supersedesDuplicates } from './duplicate-keys.ts';
+import { FileKeys, duplicateMessage, type Loser } from './duplicate-keys.ts';
 import { readRows, type CompiledSource, type ReadProgress, type ReadSummary } from './read/index.ts';
 import { RejectsSpool } from './rejects-csv.ts';
+import { rowsVerdict } from './row-fate.ts';
 import { previewDelta, type DeltaPreview, type DeltaSource } from './delta/delta-plan.ts';
 import type { StateDb } from '../store/state-db.ts';
 
@@ -48,50 +49,32 @@ export interface DryRunResult {
   readonly summary: ReadSummary;
   /** The comparison with what the source sent before (delta sources), with the brakes it would trip. */
   readonly delta: DeltaPreview | null;
-  /** Valid rows the push would not send because a later row has the same key (duplicate-keys.ts). */
+  /** Valid rows the push would not send because another row of the file has the same key (duplicate-keys.ts). */
   readonly superseded: number;
+  /** Valid rows `duplicate_keys: reject` would reject for a key seen on an earlier line. */
+  readonly duplicates: number;
+  /** Rows rejected in all: invalid ones and duplicates. */
+  readonly rejected: number;
   readonly wouldSend: number;
   readonly rejectsPath: string | null;
+  /** Why the push would fail the file for its rows (row-fate.ts), if it would, assuming the API accepts what is sent. */
+  readonly failure: { readonly code: string; readonly message: string } | null;
 }
 
-/**
- * Counts the valid rows a push in `mode` would supersede, by the push's own rule (duplicate-keys.ts): in bulk mode
- * per batch of `batchSize` valid rows, cut as the push cuts them; in import mode over the whole file.
- */
-class SupersedeCounter {
-  readonly #batchSize: number;
-  readonly #batch: string[] = [];
-  readonly #file: FileKeys | null;
-  #superseded = 0;
-
-  constructor(mode: 'bulk' | 'import', batchSize: number) {
-    this.#batchSize = batchSize;
-    this.#file = mode === 'import' ? new FileKeys() : null;
-  }
-
-  add(key: string, line: number): void {
-    if (this.#file !== null) {
-      this.#file.add(key, line);
-      return;
+/** The rows that would not count for their key: a first pass over the file, as the push makes it. */
+async function losersOf(input: DryRunInput): Promise<Map<number, Loser>> {
+  const keyOf = BUSINESS_KEYS[input.entity];
+  const keys = new FileKeys();
+  try {
+    const reader = await readRows(input.file, { ...input.read, entity: input.entity });
+    try {
+      for await (const outcome of reader) if (outcome.kind === 'row') keys.add(keyOf(outcome.record), outcome.line);
+    } finally {
+      reader.close();
     }
-    this.#batch.push(key);
-    if (this.#batch.length >= this.#batchSize) this.#endBatch();
-  }
-
-  /** Valid rows superseded in the whole file. */
-  finish(): number {
-    if (this.#file !== null) this.#superseded = this.#file.superseded().size;
-    else this.#endBatch();
-    return this.#superseded;
-  }
-
-  close(): void {
-    this.#file?.close();
-  }
-
-  #endBatch(): void {
-    this.#superseded += supersededInBatch(this.#batch).size;
-    this.#batch.length = 0;
+    return keys.losers(input.read.duplicateKeys);
+  } finally {
+    keys.close();
   }
 }
 
@@ -99,36 +82,57 @@ class SupersedeCounter {
 export async function dryRun(input: DryRunInput): Promise<DryRunResult> {
   let delta: DeltaPreview | null = null;
   if (input.delta !== undefined) {
-    const first = await readRows(input.file, { ...input.read, entity: input.entity }, { unvalidated: true });
+    const first = await readRows(input.file, { ...input.read, entity: input.entity });
     try {
       delta = await previewDelta(input.delta.db, input.delta.source, first, { full: input.delta.full, scratchDir: input.delta.scratchDir, now: input.delta.now });
     } finally {
       first.close();
     }
   }
+  const losers = await losersOf(input);
   const reader = await readRows(input.file, { ...input.read, entity: input.entity });
-  const counter = supersedesDuplicates(input.entity) ? new SupersedeCounter(input.mode, input.batchSize) : null;
-  const keyOf = BUSINESS_KEYS[input.entity];
   await mkdir(dirname(input.rejectsPath), { recursive: true, mode: 0o750 });
   const rejects = new RejectsSpool(input.rejectsPath);
   const progress = input.onProgress ? setInterval(() => input.onProgress?.(reader.progress()), 200) : null;
-  let superseded: number;
+  let superseded = 0;
+  let duplicates = 0;
   try {
     for await (const outcome of reader) {
-      if (outcome.kind === 'row') counter?.add(keyOf(outcome.record), outcome.line);
-      else await rejects.add({ line: outcome.line, raw: outcome.rawFields, field: outcome.field, code: outcome.code, message: outcome.message });
+      if (outcome.kind === 'reject') {
+        await rejects.add({ line: outcome.line, raw: outcome.rawFields, errors: outcome.errors });
+        continue;
+      }
+      const loser = losers.get(outcome.line);
+      if (loser === undefined) continue;
+      if (!loser.rejected) {
+        superseded += 1;
+        continue;
+      }
+      duplicates += 1;
+      const problem = { field: null, code: 'duplicate_key', message: duplicateMessage(input.entity, loser.winner) };
+      await rejects.add({ line: outcome.line, raw: outcome.rawFields, errors: [problem] });
     }
-    superseded = counter?.finish() ?? 0;
     await rejects.writeTo(input.rejectsPath, { headers: reader.header.headers, delimiter: reader.header.delimiter });
   } finally {
     if (progress) clearInterval(progress);
     reader.close();
-    counter?.close();
     await rejects.discard();
   }
   const summary = reader.summary();
   input.onProgress?.(summary);
-  const rejectsPath = rejects.count === 0 ? null : input.rejectsPath;
   // A delta source's unchanged rows are valid rows (each was accepted as it is): not sent.
-  return { summary, delta, superseded, wouldSend: summary.accepted - superseded - (delta?.unchanged ?? 0), rejectsPath };
+  const wouldSend = summary.accepted - superseded - duplicates - (delta?.unchanged ?? 0);
+  const rejected = summary.rejected + duplicates;
+  const counts = { batches: 0, sent: wouldSend, accepted: wouldSend, failed: 0, rejectedLocal: rejected, rejectedApi: 0, superseded, unchanged: delta?.unchanged ?? 0 };
+  const verdict = rowsVerdict(counts, summary.rows, summary.skipped, input.read.rejectThreshold);
+  return {
+    summary,
+    delta,
+    superseded,
+    duplicates,
+    rejected,
+    wouldSend,
+    rejectsPath: rejects.count === 0 ? null : input.rejectsPath,
+    failure: verdict === null ? null : { code: verdict.code, message: verdict.message },
+  };
 }

@@ -10,6 +10,8 @@
  *   (processClaimed), from the first batch without a committed result; needs the API. Refused while a daemon
  *   answers on the configured address: that daemon owns processing/ and retries the file itself (restart it to
  *   retry at once: unfinished files are resumed first).
+ * - done with no row accepted: like failed (it comes back from archive/), so a file archived as done before failures
+ *   were told apart can be sent again;
  * - done or duplicate: refused; nothing needs a retry. Sending the same content again is `push --force`.
  *
  * Refusals change nothing and throw RetryRefusedError (exit 2).
@@ -48,6 +50,9 @@ export type RetryPlan = { kind: 'requeue'; from: string; to: string } | { kind: 
 /** Decides what a retry of `file` does, or throws RetryRefusedError. Touches nothing. */
 export async function planRetry(config: Config, file: PushFile): Promise<RetryPlan> {
   const label = `file #${file.id} (${file.original_name})`;
+  // A file done without a row accepted (before issue 12 a file whose rows were all rejected was "done") is retried
+  // like a failed one: from where it was archived.
+  if (file.status === 'done' && (file.rows_accepted ?? 0) === 0) return { kind: 'requeue', ...(await requeueTarget(config, file, label)) };
   if (file.status === 'done') {
     const where = file.final_path ?? file.processing_path;
     throw new RetryRefusedError('RETRY_DONE', `${label} is done: nothing to retry. To send the same content again: ${pushAgain(file, where)}`);

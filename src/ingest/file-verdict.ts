@@ -2,16 +2,18 @@
  * What a file's outcome means for the person or script that asked for it, in one word, and the exit code each
  * command gives for it (`push`, `push --dry-run`, `files retry`):
  *
- * - accepted: every row the file holds is on the platform (or nothing to do: the same content was already sent);
- * - rows_rejected: the file was sent, but some rows were rejected (locally or by the API);
- * - not_finished: the file failed, was refused or vanished, or is deferred in processing/ (the same command resumes
- *   it).
+ * - accepted (0): every row the file holds is on the platform (or nothing to do: the same content was already sent);
+ * - rows_rejected (3): the file was sent, but some rows were rejected (locally or by the API);
+ * - failed (4): the file is in failed/ with its report: none of its rows accepted, more rejected than
+ *   reject_threshold, or the file itself broken (unreadable, unclosed quote, failed import job); or it was refused;
+ * - not_finished (1): it is deferred in processing/ (API down, key rejected, interrupted: the same command resumes
+ *   it), or it vanished.
  */
-import { EXIT_FAILURE, EXIT_OK, EXIT_ROWS_REJECTED } from '../exit-codes.ts';
+import { EXIT_FAILURE, EXIT_FILE_FAILED, EXIT_OK, EXIT_ROWS_REJECTED } from '../exit-codes.ts';
 import type { DryRunResult } from './dry-run.ts';
 import type { FileResult } from './push-file.ts';
 
-export type FileVerdict = 'accepted' | 'rows_rejected' | 'not_finished';
+export type FileVerdict = 'accepted' | 'rows_rejected' | 'failed' | 'not_finished';
 
 export function verdictOf(result: FileResult): FileVerdict {
   switch (result.outcome) {
@@ -19,6 +21,9 @@ export function verdictOf(result: FileResult): FileVerdict {
       return (result.file.rows_rejected ?? 0) > 0 ? 'rows_rejected' : 'accepted';
     case 'duplicate':
       return 'accepted';
+    case 'failed':
+    case 'refused':
+      return 'failed';
     default:
       return 'not_finished';
   }
@@ -28,12 +33,14 @@ export function verdictOf(result: FileResult): FileVerdict {
 export function dryRunVerdict(result: DryRunResult): FileVerdict {
   // A file the brakes would hold would not be sent: as a push of it would end.
   if ((result.delta?.tripped.length ?? 0) > 0) return 'not_finished';
-  return result.summary.rejected > 0 ? 'rows_rejected' : 'accepted';
+  if (result.failure !== null) return 'failed';
+  return result.rejected > 0 ? 'rows_rejected' : 'accepted';
 }
 
 const EXIT_CODES: Readonly<Record<FileVerdict, number>> = {
   accepted: EXIT_OK,
   rows_rejected: EXIT_ROWS_REJECTED,
+  failed: EXIT_FILE_FAILED,
   not_finished: EXIT_FAILURE,
 };
 

@@ -9,12 +9,14 @@
  */
 import { join } from 'node:path';
 import type { ApiClient } from '../api/client.ts';
-import { BUSINESS_KEYS, JOB_POLL_QUEUED_MS, JOB_POLL_RUNNING_MS, type Entity, type Job, type JobHandle } from '../api/schemas/index.ts';
+import { JOB_POLL_QUEUED_MS, JOB_POLL_RUNNING_MS, type Entity, type Job, type JobHandle } from '../api/schemas/index.ts';
 import type { Clock } from '../clock.ts';
 import type { StateDb } from '../store/state-db.ts';
 import { commitBatch, recordJob, recordRejects, setStatus, type PushFile, type RejectRow } from '../store/push-ledger.ts';
 import type { EntityRecord, RowOutcome } from './read/index.ts';
-import { FileKeys, supersededMessage, supersedesDuplicates } from './duplicate-keys.ts';
+import type { DuplicateKeyPolicy } from '../config/mapping-schema.ts';
+import { duplicateMessage, firstPassLosers, supersededMessage, type ReopenRows } from './duplicate-keys.ts';
+import { Probation, localReject, stoppedEarly } from './row-fate.ts';
 import { CanonicalCsvWriter } from './write/canonical-csv.ts';
 import { processingDir } from './folders.ts';
 
@@ -91,29 +93,7 @@ const UPLOAD: Record<Entity, (client: ApiClient, path: string, signal?: AbortSig
 };
 
 /** Opens the source file again from its first row (a pass over the whole file, constant memory). */
-export type Reopen = () => Promise<AsyncIterable<RowOutcome<EntityRecord>> & { close(): void }>;
-
-/**
- * The lines a later line of the same key supersedes (duplicate-keys.ts): an import file is one upload, so the later
- * row must be known before the earlier one is written. A first pass over the file records every valid row's key.
- */
-async function supersededLines(file: PushFile, reopen: Reopen): Promise<Map<number, number>> {
-  const entity = file.entity as Entity;
-  if (!supersedesDuplicates(entity)) return new Map();
-  const keyOf = BUSINESS_KEYS[entity];
-  const keys = new FileKeys();
-  try {
-    const reader = await reopen();
-    try {
-      for await (const outcome of reader) if (outcome.kind === 'row') keys.add(keyOf(outcome.record), outcome.line);
-    } finally {
-      reader.close();
-    }
-    return keys.superseded();
-  } finally {
-    keys.close();
-  }
-}
+export type Reopen = ReopenRows<EntityRecord>;
 
 /** The original fields of the given lines, from one more pass over the source (for the rejects CSV). */
 async function rawFieldsOf(reopen: Reopen, lines: ReadonlySet<number>): Promise<Map<number, readonly string[]>> {
@@ -133,17 +113,20 @@ async function rawFieldsOf(reopen: Reopen, lines: ReadonlySet<number>): Promise<
 
 /**
  * Writes the canonical CSV of `rows` (recording local rejects), uploads it unless a job was already accepted for
- * this file, polls the job to its end and records its row errors. Throws ImportJobFailedError for a failed job.
+ * this file, polls the job to its end and records its row errors. Throws ImportJobFailedError for a failed job, and
+ * RowsRejectedError when the first rows are all rejected (row-fate.ts: nothing is uploaded).
  */
 export async function sendImport(
   ctx: ImportSendContext,
   file: PushFile,
   rows: AsyncIterable<RowOutcome<EntityRecord>>,
-  header: { customColumns: readonly string[] },
+  header: { customColumns: readonly string[]; duplicateKeys: DuplicateKeyPolicy },
   reopen: Reopen,
 ): Promise<void> {
   const entity = file.entity as Entity;
-  const superseded = await supersededLines(file, reopen);
+  const losers = await firstPassLosers(reopen, entity, header.duplicateKeys);
+  const probation = new Probation();
+  let superseded = 0;
   const canonicalPath = join(processingDir(file.inbox), `.${file.id}-canonical.csv`);
   const writer = await CanonicalCsvWriter.create(canonicalPath, { entity, customColumns: header.customColumns });
   const lines = new LineMap();
@@ -158,26 +141,36 @@ export async function sendImport(
   try {
     for await (const outcome of rows) {
       if (outcome.kind === 'reject') {
-        const { line, field, code, message, rawFields } = outcome;
-        record({ line, stage: 'local', field, code, message, raw: rawFields });
+        record(localReject(outcome));
+        probation.rejected(outcome.line);
+        // Nothing valid so far and enough rejected: the file is stopped, nothing is uploaded.
+        if (probation.failed) throw stoppedEarly(probation);
         continue;
       }
-      const winner = superseded.get(outcome.line);
-      if (winner !== undefined) {
-        const message = supersededMessage(entity, winner);
-        record({ line: outcome.line, stage: 'superseded', field: null, code: 'superseded', message, raw: outcome.rawFields });
+      const loser = losers.get(outcome.line);
+      if (loser !== undefined) {
+        const { line, rawFields: raw } = outcome;
+        if (loser.rejected) {
+          record({ line, stage: 'local', field: null, code: 'duplicate_key', message: duplicateMessage(entity, loser.winner), raw });
+          probation.rejected(line);
+        } else {
+          record({ line, stage: 'superseded', field: null, code: 'superseded', message: supersededMessage(entity, loser.winner), raw });
+          superseded += 1;
+        }
         continue;
       }
+      probation.valid(outcome.line); // answered by the job, after the upload: the count stops here
       const written = await writer.write(outcome.record);
       lines.add(written.line, outcome.line);
     }
   } catch (error) {
+    recordRejects(ctx.db, file.id, rejects);
     await writer.abort();
     throw error;
   }
   recordRejects(ctx.db, file.id, rejects);
   const canonical = await writer.commit();
-  const empty = { index: 0, firstLine: 0, lastLine: 0, sent: 0, accepted: 0, failed: 0, superseded: superseded.size };
+  const empty = { index: 0, firstLine: 0, lastLine: 0, sent: 0, accepted: 0, failed: 0, superseded };
   let jobId = file.job_id;
   if (jobId === null) {
     if (lines.rows === 0) {

@@ -3,7 +3,7 @@
  *
  * - done: moved to archive/<date>/ with its report (every row accepted, or some rows rejected);
  * - failed: moved to failed/ with its report (a file-level failure: unreadable, unclosed quote, failed import job,
- *   counts that do not reconcile);
+ *   counts that do not reconcile; or its rows: none accepted, or more rejected than reject_threshold, row-fate.ts);
  * - duplicate: content already sent for this entity; archived with a report naming the earlier file;
  * - deferred: left in processing/ to be tried again (the API still failing after the client's retries, the key
  *   rejected, the state disk full, a drain). Nothing is lost: the next attempt resumes at the first batch without a
@@ -32,10 +32,11 @@ import { sendBulk } from './bulk-send.ts';
 import { writeFileAtomic } from '../atomic-file.ts';
 import { archiveDir, failedDir, freeName, moveFile, ownFolder, processingDir } from './folders.ts';
 import { ImportJobFailedError, sendImport } from './import-send.ts';
-import { FileFormatError, readRows, type CompiledSource, type ReadOptions, type ReadSummary } from './read/index.ts';
+import { FileFormatError, compileSource, readRows, type CompiledSource, type ReadOptions, type ReadSummary } from './read/index.ts';
 import { writeReport } from './report.ts';
+import { RowsRejectedError, rowsVerdict } from './row-fate.ts';
 import type { DeltaSettings } from '../config/delta-schema.ts';
-import { deltaFile, recordFullSend, recordSendPass } from '../store/delta-state.ts';
+import { deltaFile, recordFullSend } from '../store/delta-state.ts';
 import { planDelta, type DeltaPlan } from './delta/delta-plan.ts';
 import { HELD_ERROR_CODE, recordHeld, writeHeldPreview } from './delta/hold.ts';
 import { deleteMissing } from './delta/delete-missing.ts';
@@ -84,7 +85,7 @@ const FIRST_RETRY_DELAY_MS = 30_000; // 30 s
 
 /** Claims `path` from the source's inbox and pushes it. */
 export async function pushFile(deps: PushDeps, source: PushSource, path: string, options: PushOptions = {}): Promise<FileResult> {
-  const claim = await claimFile(deps.db, source, path, options);
+  const claim = await claimFile(deps.db, { ...source, nameIsData: compiledOf(source).readsFileName }, path, options);
   switch (claim.kind) {
     case 'vanished':
       return { outcome: 'vanished', path };
@@ -102,7 +103,7 @@ export async function processClaimed(deps: PushDeps, source: PushSource, fileId:
   let file = requireFile(deps.db, fileId);
   if (file.final_status !== null) return deferIfArchivingFails(deps, file, () => completeMove(deps, file));
   if (file.status === 'claiming') {
-    const recovered = await recoverClaim(deps.db, file, source.comparesEveryFile === true);
+    const recovered = await recoverClaim(deps.db, file, compiledOf(source).readsFileName, source.comparesEveryFile === true);
     if (recovered.kind === 'vanished') {
       return finishOrDefer(deps, file, 'failed', { error: { code: 'FILE_VANISHED', message: 'the file disappeared before it was claimed' }, vanished: true });
     }
@@ -111,32 +112,34 @@ export async function processClaimed(deps: PushDeps, source: PushSource, fileId:
   markStarted(deps.db, fileId);
   file = requireFile(deps.db, fileId);
   let summary: ReadSummary | null = null;
+  let compiled: CompiledSource;
   let plan: DeltaPlan | null = null;
-  const open = () => readRows(file.processing_path, { ...source.read, entity: file.entity as Entity });
   try {
+    compiled = compiledOf(source);
+    const entity = file.entity as Entity;
+    const open = () => readRows(file.processing_path, { ...compiled, entity }, { name: file.original_name });
     const delta = file.mode === 'bulk' && source.delta?.enabled === true ? source.delta : null;
     if (delta !== null) {
       // The first pass: the file compared with what its source sent before, the brakes judged, nothing sent yet.
-      const first = await readRows(file.processing_path, { ...source.read, entity: file.entity as Entity }, { unvalidated: true });
+      const first = await open();
       try {
-        plan = await planDelta(deps, { name: source.name, entity: file.entity as Entity, delta, options: source.options ?? {} }, file, first, options);
+        plan = await planDelta(deps, { name: source.name, entity, delta, options: source.options ?? {} }, file, first, options);
       } finally {
         first.close();
       }
       if (plan.tripped.length > 0) return await holdOrDefer(deps, file, plan, open);
     }
-    // The send pass maps only rows it may send: the comparison already knows the others.
-    const reader = plan === null ? await open() : await readRows(file.processing_path, { ...source.read, entity: file.entity as Entity }, { unmapped: plan.unmapped });
+    const reader = await open();
     const progress = deps.onProgress ? setInterval(() => deps.onProgress?.(reader.progress()), 200) : null;
     try {
       if (file.mode === 'import') {
-        await sendImport({ ...deps, signal: deps.signal }, file, reader, reader.header, open);
+        const header = { customColumns: reader.header.customColumns, duplicateKeys: compiled.duplicateKeys };
+        await sendImport({ ...deps, signal: deps.signal }, file, reader, header, open);
       } else {
-        const bulkFile = { id: file.id, entity: file.entity as Entity, batchSize: file.batch_size, fates: plan?.fates };
-        const sent = await sendBulk({ ...deps, signal: deps.signal }, bulkFile, reader.chunks());
-        if (plan !== null) recordSendPass(deps.db, file.id, sent.unchanged);
+        const target = { id: file.id, entity, batchSize: file.batch_size, duplicateKeys: compiled.duplicateKeys, fates: plan?.fates };
+        await sendBulk({ ...deps, signal: deps.signal }, target, reader.chunks(), open);
         if (plan?.deletions) {
-          await deleteMissing(deps, { id: file.id, entity: file.entity as Entity, original_name: file.original_name }, plan.scope.id, plan.deletions);
+          await deleteMissing(deps, { id: file.id, entity, original_name: file.original_name }, plan.scope.id, plan.deletions);
           await rm(plan.deletions, { force: true });
         }
       }
@@ -152,12 +155,14 @@ export async function processClaimed(deps: PushDeps, source: PushSource, fileId:
     return defer(deps, file, error);
   }
   const counts = fileCounts(deps.db, fileId);
-  const unchanged = plan === null ? 0 : (deltaFile(deps.db, fileId)?.unchanged ?? 0);
-  const accountedFor = counts.accepted + counts.failed + counts.rejectedLocal + counts.superseded + unchanged;
+  // Every row read has one fate (row-fate.ts); anything else is a bug, and the file fails rather than hide it.
+  const accountedFor = counts.accepted + counts.failed + counts.rejectedLocal + counts.superseded + counts.unchanged + summary.skipped;
   if (!summary.complete || summary.rows !== accountedFor) {
-    const message = `rows read (${summary.rows}) do not reconcile with accepted ${counts.accepted} + refused ${counts.failed} + rejected ${counts.rejectedLocal} + superseded ${counts.superseded} + unchanged ${unchanged}`;
+    const message = `rows read (${summary.rows}) do not reconcile with accepted ${counts.accepted} + refused ${counts.failed} + rejected ${counts.rejectedLocal} + superseded ${counts.superseded} + unchanged ${counts.unchanged} + skipped ${summary.skipped}`;
     return finishOrDefer(deps, file, 'failed', { error: { code: 'RECONCILIATION_FAILED', message }, summary, counts });
   }
+  const verdict = rowsVerdict(counts, summary.rows, summary.skipped, compiled.rejectThreshold);
+  if (verdict !== null) return finishOrDefer(deps, requireFile(deps.db, fileId), 'failed', { error: { code: verdict.code, message: verdict.message }, summary, counts });
   // A full send counts for delta.full_every once the file is through, whatever a restart made of it.
   if (plan?.mode === 'full') recordFullSend(deps.db, plan.scope.id, new Date(deps.clock.now()).toISOString());
   return finishOrDefer(deps, requireFile(deps.db, fileId), 'done', { summary, counts, missingCsv: plan?.missingCsv ?? null });
@@ -187,13 +192,17 @@ async function holdOrDefer(deps: PushDeps, file: PushFile, plan: DeltaPlan, open
   }
 }
 
+function compiledOf(source: PushSource): CompiledSource {
+  return 'compiled' in source.read ? source.read : compileSource(source.read);
+}
+
 /** The error that fails the file for good, or null for one that only defers it. */
 function fileLevelFailure(error: unknown): { code: string; message: string } | null {
   if (error instanceof FileFormatError) {
     const where = error.line !== undefined ? ` (line ${error.line}${error.byteOffset !== undefined ? `, byte ${error.byteOffset}` : ''})` : '';
     return { code: error.code, message: `${error.message}${where}` };
   }
-  if (error instanceof ImportJobFailedError) return { code: error.code, message: error.message };
+  if (error instanceof ImportJobFailedError || error instanceof RowsRejectedError) return { code: error.code, message: error.message };
   if (error instanceof ApiError) {
     // Retrying cannot fix a request the API refuses as a whole (422, 404, a body off the contract).
     const transient = error.retryable || error.code === API_ERROR_CODES.keyRejected || error.code === API_ERROR_CODES.aborted;
@@ -241,7 +250,8 @@ async function finish(deps: PushDeps, file: PushFile, status: 'done' | 'failed' 
       finalPath,
       finishedAt: now.toISOString(),
       counts,
-      rowsRead: input.summary?.rows ?? null,
+      rowsRead: input.summary?.complete === true ? input.summary.rows : null,
+      skipped: input.summary?.complete === true ? input.summary.skipped : null,
       blankLines: input.summary?.blankLines ?? null,
       headers: input.summary?.headers ?? null,
       delimiter: input.summary?.delimiter ?? null,
@@ -263,7 +273,8 @@ async function finish(deps: PushDeps, file: PushFile, status: 'done' | 'failed' 
   finishFile(deps.db, file.id, {
     status,
     finalPath,
-    rowsRead: input.summary?.rows ?? null,
+    rowsRead: input.summary?.complete === true ? input.summary.rows : null,
+    rowsSkipped: input.summary?.complete === true ? input.summary.skipped : null,
     ...(counts ? { counts } : {}),
     error: input.error ?? null,
     duplicateOf: input.duplicateOf?.id ?? null,

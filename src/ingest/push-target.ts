@@ -84,15 +84,7 @@ export function resolveTarget(config: Config, configFile: string, options: Targe
     const known = names.length === 0 ? `${configFile} has no sources:` : `sources in ${configFile}: ${names.join(', ')}`;
     throw new PushUsageError(`no source named ${JSON.stringify(options.source)} (${known})`);
   }
-  let read: CompiledSource;
-  try {
-    read = compileSource(source);
-  } catch (error) {
-    if (!(error instanceof SourceConfigError)) throw error;
-    const prefix = `${error.path}: `;
-    const message = error.message.startsWith(prefix) ? error.message.slice(prefix.length) : error.message;
-    throw new ConfigError(configFile, [{ path: `sources[${index}].${error.path}`, message }]);
-  }
+  const read = compileConfigured(config, configFile, index);
   const mode = modeOf(options.mode, source.mode);
   return {
     source: {
@@ -107,4 +99,32 @@ export function resolveTarget(config: Config, configFile: string, options: Targe
     label: `source ${source.name}`,
     ownInbox: false,
   };
+}
+
+/** `compileSource` of the config's source at `index`; a source that cannot work is a ConfigError naming its path. */
+function compileConfigured(config: Config, configFile: string, index: number): CompiledSource {
+  const problem = sourceProblem(config, index);
+  if (problem !== null) throw new ConfigError(configFile, [problem]);
+  return compileSource(config.sources[index] as Config['sources'][number]);
+}
+
+function sourceProblem(config: Config, index: number): { path: string; message: string } | null {
+  try {
+    compileSource(config.sources[index] as Config['sources'][number]);
+    return null;
+  } catch (error) {
+    if (!(error instanceof SourceConfigError)) throw error;
+    const prefix = `${error.path}: `;
+    const message = error.message.startsWith(prefix) ? error.message.slice(prefix.length) : error.message;
+    return { path: `sources[${index}].${error.path}`, message };
+  }
+}
+
+/**
+ * What the config schema cannot check about the sources (a default its field cannot take): every problem, as one
+ * ConfigError. `config validate` and the daemon run it.
+ */
+export function checkSources(config: Config, configFile: string): void {
+  const problems = config.sources.map((_, index) => sourceProblem(config, index)).filter((p) => p !== null);
+  if (problems.length > 0) throw new ConfigError(configFile, problems);
 }

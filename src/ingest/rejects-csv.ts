@@ -1,7 +1,8 @@
 /**
  * The rejects CSV, the one writer of it: `<name>.rejects.csv` next to a pushed file, and the file `push --dry-run`
- * writes. Every row that was not written: `line`, the row's fields as they were in the file, `field`, `code`,
- * `message`.
+ * writes. One line per row that was not written: `line`, the row's fields as they were in the file (a cleaned cell
+ * is shown as it was: with its apostrophe, its null marker, its spaces), then `field`, `code`, `message` listing
+ * every problem of the row, separated by "; " (the first problem first, in schema order).
  *
  * Layout: UTF-8 with a BOM and the source file's own delimiter, so that the spreadsheet the people who made the file
  * use opens it as they expect. A row with more fields than the header keeps them all: the extra ones go to columns
@@ -18,15 +19,27 @@ import { parse } from 'csv-parse/sync';
 import { temporaryPath, writeFileAtomic } from '../atomic-file.ts';
 import { csvLine } from '../csv-text.ts';
 
+/** One problem of a row. */
+export interface RejectProblem {
+  readonly field: string | null;
+  readonly code: string;
+  readonly message: string;
+}
+
 /** One row that was not written. */
 export interface RejectLine {
   /** 1-based line the row starts on in the source file. */
   readonly line: number;
   /** The row's fields as they were in the file. */
   readonly raw: readonly string[];
-  readonly field: string | null;
-  readonly code: string;
-  readonly message: string;
+  /** Every problem of the row (at least one). */
+  readonly errors: readonly RejectProblem[];
+}
+
+/** How the problems of a row read in the rejects CSV's last three columns. */
+export function problemColumns(errors: readonly RejectProblem[]): [string, string, string] {
+  const join = (values: string[]) => values.join('; ');
+  return [join(errors.map((e) => e.field ?? '')), join(errors.map((e) => e.code)), join(errors.map((e) => e.message))];
 }
 
 export interface RejectsLayout {
@@ -106,7 +119,7 @@ async function* lines(layout: RejectsLayout, rejects: Iterable<RejectLine> | Asy
   yield `\uFEFF${csvLine(rejectsHeader(headers, width - headers.length), delimiter)}`;
   for await (const r of rejects) {
     const fields = Array.from({ length: width }, (_, i) => r.raw[i] ?? '');
-    yield csvLine([String(r.line), ...fields, r.field ?? '', r.code, r.message], delimiter);
+    yield csvLine([String(r.line), ...fields, ...problemColumns(r.errors)], delimiter);
   }
 }
 

@@ -6,7 +6,7 @@
  */
 import { AGENT_VERSION } from '../version.ts';
 import type { StateDb } from '../store/state-db.ts';
-import { maxRawFields, rejectsOf, type FileCounts, type PushFile } from '../store/push-ledger.ts';
+import { maxRawFields, rejectsOf, type FileCounts, type PushFile, type RowProblem } from '../store/push-ledger.ts';
 import type { DeltaFileRecord } from '../store/delta-state.ts';
 import { redactSecrets } from '../log.ts';
 import { writeFileAtomic } from '../atomic-file.ts';
@@ -15,7 +15,10 @@ import { writeRejectsCsv } from './rejects-csv.ts';
 /** How many rejects and superseded rows the report names (the CSV has all of them). */
 export const REPORT_FIRST_ERRORS = 20;
 
-/** `rows` of `<name>.report.json`: every row read is accepted, rejected (locally or by the API) or superseded. */
+/**
+ * `rows` of `<name>.report.json` (row-fate.ts): read = sent + unchanged + rejected_locally + superseded + skipped,
+ * sent = accepted + rejected_by_api; accepted is what the platform holds from the file.
+ */
 export interface PushReportRows {
   /** Null when the file failed before it was read to the end. */
   read: number | null;
@@ -25,8 +28,10 @@ export interface PushReportRows {
   rejected_locally: number;
   rejected_by_api: number;
   superseded: number;
-  /** Delta push: valid rows not sent because the API already holds them as they are (0 without delta). */
+  /** Not sent because the platform already holds them (delta push); 0 until then. */
   unchanged: number;
+  /** Skipped by `skip_rows`; null when the file was not read to the end. */
+  skipped: number | null;
   blank_lines: number | null;
 }
 
@@ -61,7 +66,8 @@ export interface PushReport {
   job_id: string | null;
   rows: PushReportRows | null;
   timings: { claimed_at: string; started_at: string | null; finished_at: string; duration_ms: number };
-  first_errors: { line: number; stage: string; field: string | null; code: string; message: string }[];
+  /** The first rejected rows, each with its first problem and, for a local reject, all of them. */
+  first_errors: { line: number; stage: string; field: string | null; code: string; message: string; problems?: RowProblem[] }[];
   superseded: { line: number; message: string }[];
   warnings: readonly string[];
   error: { code: string; message: string } | null;
@@ -78,6 +84,7 @@ export interface ReportInput {
   finishedAt: string;
   counts: FileCounts | null;
   rowsRead: number | null;
+  skipped: number | null;
   blankLines: number | null;
   headers: readonly string[] | null;
   delimiter: string | null;
@@ -103,12 +110,13 @@ export async function writeReport(db: StateDb, input: ReportInput): Promise<Writ
     const layout = { headers: input.headers ?? [], delimiter: input.delimiter ?? ',', widest: maxRawFields(db, file.id) };
     await writeRejectsCsv(rejectsPath, layout, rejectsOf(db, file.id, ['local', 'api']));
   }
-  const firstErrors = take(rejectsOf(db, file.id, ['local', 'api']), REPORT_FIRST_ERRORS).map(({ line, stage, field, code, message }) => ({
+  const firstErrors = take(rejectsOf(db, file.id, ['local', 'api']), REPORT_FIRST_ERRORS).map(({ line, stage, field, code, message, errors }) => ({
     line,
     stage,
     field,
     code,
     message,
+    ...(errors.length > 1 ? { problems: errors } : {}),
   }));
   const superseded = take(rejectsOf(db, file.id, ['superseded']), REPORT_FIRST_ERRORS).map(({ line, message }) => ({ line, message }));
   const started = file.started_at ?? file.claimed_at;
@@ -130,7 +138,8 @@ export async function writeReport(db: StateDb, input: ReportInput): Promise<Writ
           rejected_locally: counts.rejectedLocal,
           rejected_by_api: counts.failed,
           superseded: counts.superseded,
-          unchanged: input.delta?.unchanged ?? 0,
+          unchanged: counts.unchanged,
+          skipped: input.skipped,
           blank_lines: input.blankLines,
         }
       : null,

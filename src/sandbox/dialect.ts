@@ -74,6 +74,13 @@ export interface Dialect {
    * import): stored as custom columns, silently dropped, or refused (422 / a row-level validation_error).
    */
   readonly productExtraFields: 'stored' | 'dropped' | 'rejected';
+  /**
+   * A product_store write without store_id. The document says store_id is "required on upsert", and also that "a
+   * record without store_id is product-level" and "payloads omitting store_id remain product-level": `refused`
+   * (missing store_id, a row error in bulk and imports) or `product_level` (stored as the item's product-level
+   * record, store_id null, keyed by item_id alone).
+   */
+  readonly productStoreWithoutStore: 'refused' | 'product_level';
   /** Query parameters the document does not define for an endpoint: ignored, or a 422. */
   readonly unknownQuery: 'ignored' | 'rejected';
 
@@ -108,6 +115,7 @@ const DEFAULT: Dialect = {
   gridListFields: 'grid_id',
   verifyIds: 'rfc4122',
   productExtraFields: 'stored',
+  productStoreWithoutStore: 'refused',
   unknownQuery: 'ignored',
   jobStatuses: 'documented',
   queuedProgress: 0,
@@ -159,6 +167,7 @@ export const DIALECTS: Readonly<Record<DialectName, Dialect>> = {
     jobStatuses: 'other',
     queuedProgress: null,
     jobRowErrors: 'sample',
+    productStoreWithoutStore: 'product_level',
   },
 };
 

@@ -2,10 +2,13 @@
  * Product-store records: business key (item_id, store_id); store_id must be one of the seeded stores. In a bulk
  * batch (and in one import file) an unknown store is the row error `unknown_store` and every later occurrence of a
  * key already seen is `duplicate_key` (the first occurrence is written). Single POST and PATCH answer 422 on
- * ['body', 'store_id'] for an unknown store.
+ * ['body', 'store_id'] for an unknown store. A write without store_id is refused as missing, or, in a dialect that
+ * reads the document so (`productStoreWithoutStore: 'product_level'`), stored as the item's product-level record
+ * (store_id null, keyed by item_id alone).
  */
 import type { z } from 'zod';
 import { BUSINESS_KEYS, LIST_LIMITS, ProductStorePatchInput, ProductStoreWriteInput, ProductStoreWrite as ProductStoreWriteSchema } from '../api/schemas/index.ts';
+import type { Dialect } from './dialect.ts';
 import { EntityTable, type TableRow } from './entity-table.ts';
 import { UuidCodec } from './id-codec.ts';
 import { isoTime } from './http-io.ts';
@@ -13,7 +16,9 @@ import type { Prng } from './prng.ts';
 import { StringPool, type Resource } from './resource.ts';
 import { NO_PRECHECK, compilePrecheck } from './schema-precheck.ts';
 
-type ProductStoreWrite = z.output<typeof ProductStoreWriteInput>;
+/** Writes without store_id, in a dialect that takes them as product-level records. */
+const ProductLevelInput = ProductStoreWriteInput.extend({ store_id: ProductStoreWriteInput.shape.store_id.optional() });
+type ProductStoreWrite = z.output<typeof ProductLevelInput>;
 
 export class ProductStoreRow implements TableRow {
   readonly id: string;
@@ -21,7 +26,7 @@ export class ProductStoreRow implements TableRow {
   seq = 0;
   updatedAt = 0;
   item_id = '';
-  store_id = '';
+  store_id: string | null = '';
   current_price = '';
   sku: string | null = null;
   store_name: string | null = null;
@@ -41,16 +46,18 @@ export class ProductStoreRow implements TableRow {
 
 export type ProductStoreResource = Resource<ProductStoreRow, ProductStoreWrite>;
 
+
 const keyOf = BUSINESS_KEYS.product_store;
 
-export function createProductStore(ids: Prng, stores: ReadonlySet<string>): ProductStoreResource {
+export function createProductStore(ids: Prng, stores: ReadonlySet<string>, withoutStore: Dialect['productStoreWithoutStore'] = 'refused'): ProductStoreResource {
+  const productLevel = withoutStore === 'product_level';
   const table = new EntityTable<ProductStoreRow>(new UuidCodec(ids));
   const pool = new StringPool();
 
   function assign(row: ProductStoreRow, w: ProductStoreWrite): void {
     row.key = keyOf(w);
     row.item_id = w.item_id;
-    row.store_id = pool.intern(w.store_id);
+    row.store_id = pool.intern(w.store_id ?? null);
     row.current_price = w.current_price;
     row.sku = w.sku ?? null;
     row.store_name = pool.intern(w.store_name ?? null);
@@ -68,12 +75,12 @@ export function createProductStore(ids: Prng, stores: ReadonlySet<string>): Prod
     name: 'product_store',
     table,
     precheck: compilePrecheck(ProductStoreWriteSchema) ?? NO_PRECHECK,
-    writeSchema: ProductStoreWriteInput,
+    writeSchema: productLevel ? ProductLevelInput : ProductStoreWriteInput,
     patchSchema: ProductStorePatchInput,
     idKind: 'uuid',
     keyField: 'item_id',
     rejectDuplicateKeys: true,
-    requiredColumns: ['item_id', 'store_id', 'current_price'],
+    requiredColumns: productLevel ? ['item_id', 'current_price'] : ['item_id', 'store_id', 'current_price'],
     knownColumns: Object.keys(ProductStoreWriteInput.shape),
     limits: LIST_LIMITS.product_store,
     list: {
@@ -84,7 +91,7 @@ export function createProductStore(ids: Prng, stores: ReadonlySet<string>): Prod
     },
     keyOf,
     check: (w) =>
-      stores.has(w.store_id)
+      w.store_id === undefined || stores.has(w.store_id)
         ? null
         : { code: 'unknown_store', field: 'store_id', message: `store_id: Value error, unknown store '${w.store_id}'` },
     create(id, w) {
@@ -95,7 +102,7 @@ export function createProductStore(ids: Prng, stores: ReadonlySet<string>): Prod
     assign,
     toWrite: (row) => ({
       item_id: row.item_id,
-      store_id: row.store_id,
+      ...(row.store_id === null ? {} : { store_id: row.store_id }),
       current_price: row.current_price,
       sku: row.sku,
       store_name: row.store_name,

@@ -43,7 +43,8 @@ export interface SandboxState {
   readonly api_key_id: string;
   readonly stores: readonly string[];
   readonly products: TableState<string>;
-  readonly product_store: TableState<{ item_id: string; store_id: string }>;
+  /** store_id null: a product-level record (a dialect that takes product_store writes without a store). */
+  readonly product_store: TableState<{ item_id: string; store_id: string | null }>;
   readonly transactions: TableState<string>;
   readonly competitor_prices: TableState<CompetitorKey> & { readonly single_creates: number };
   readonly jobs: Readonly<Record<string, number>>;

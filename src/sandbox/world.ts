@@ -96,7 +96,7 @@ export class World {
     const products = createProducts(ids, options.dialect.productExtraFields);
     this.products = products.json;
     this.productImports = products.csv;
-    this.productStore = createProductStore(ids, this.storeSet);
+    this.productStore = createProductStore(ids, this.storeSet, options.dialect.productStoreWithoutStore);
     this.transactions = createTransactions(ids);
     this.competitorPrices = createCompetitorPrices(() => this.clock.now());
     this.jobs = new JobBook(ids);

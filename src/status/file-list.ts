@@ -36,6 +36,10 @@ export interface FileListItem {
   rows_accepted: number | null;
   rows_rejected: number | null;
   rows_superseded: number | null;
+  /** Rows not sent because the platform already holds them (0 until delta push). */
+  rows_unchanged: number | null;
+  /** Rows `skip_rows` skipped. */
+  rows_skipped: number | null;
   claimed_at: string;
   finished_at: string | null;
   error_code: string | null;
@@ -64,7 +68,7 @@ export function listFiles(db: StateDb, filter: ListFilter = {}): FileListItem[] 
     params.push(...statuses);
   }
   const sql = `SELECT id, source, entity, original_name AS name, status, rows_read, rows_accepted, rows_rejected,
-      rows_superseded, claimed_at, finished_at, error_code, next_attempt_at, final_path FROM push_files ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
+      rows_superseded, rows_unchanged, rows_skipped, claimed_at, finished_at, error_code, next_attempt_at, final_path FROM push_files ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
     ORDER BY id DESC LIMIT ?`;
   return db.statement<FileListItem>(sql).all(...params, filter.limit ?? DEFAULT_LIST_LIMIT);
 }

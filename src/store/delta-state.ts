@@ -214,10 +214,6 @@ export function deltaFile(db: StateDb, fileId: number): DeltaFileRecord | undefi
     missing, deleted, held_at, held_path, released_at, brakes FROM delta_files WHERE file_id = ?`).get(fileId);
 }
 
-/** Rows the send pass left unsent because the API holds them (the report's `unchanged`). */
-export function recordSendPass(db: StateDb, fileId: number, unchanged: number): void {
-  db.write(() => db.statement(`UPDATE delta_files SET unchanged = ?, updated_at = ? WHERE file_id = ?`).run(unchanged, db.now(), fileId));
-}
 
 /** A file held by the brakes, as `status` and `files release` show it. */
 export interface HeldFileRow {

@@ -37,6 +37,8 @@ export interface PushFile {
   rows_accepted: number | null;
   rows_rejected: number | null;
   rows_superseded: number | null;
+  rows_unchanged: number | null;
+  rows_skipped: number | null;
   error_code: string | null;
   error_message: string | null;
   duplicate_of: number | null;
@@ -63,14 +65,26 @@ export interface NewPushFile {
   forced: boolean;
 }
 
+/** One problem of a rejected row. */
+export interface RowProblem {
+  readonly field: string | null;
+  readonly code: string;
+  readonly message: string;
+}
+
 export interface RejectRow {
   line: number;
   stage: RejectStage;
+  /** The first problem (in schema order) of a rejected row; null field for a row-level one. */
   field: string | null;
   code: string;
   message: string;
+  /** Every problem of a locally rejected row, when it has more than the first. */
+  errors?: readonly RowProblem[] | undefined;
   /** The row's original fields. */
   raw: readonly string[];
+  /** Superseded after it was sent and accepted: counted as superseded, not as sent or accepted. */
+  sent?: boolean;
 }
 
 export interface BatchCheckpoint {
@@ -81,24 +95,42 @@ export interface BatchCheckpoint {
   accepted: number;
   failed: number;
   superseded: number;
+  /** Rows not sent because the platform already holds them (delta push); 0 until then. */
+  unchanged?: number;
+  /** Key hash and line of every accepted row (duplicate-keys.ts), to find keys repeated across batches. */
+  keyHashes?: Uint8Array | undefined;
 }
 
+/**
+ * The rows of a file by fate. read = sent + unchanged + rejectedLocal + superseded + skipped, and sent = accepted +
+ * failed (skipped rows and the rows read come from the reader, not from here).
+ */
 export interface FileCounts {
   batches: number;
+  /** Rows sent and not superseded afterwards. */
   sent: number;
+  /** Rows the platform holds from this file. */
   accepted: number;
   /** Rows the API refused (from the batches' results; an import job may list only its first errors). */
   failed: number;
   rejectedLocal: number;
   rejectedApi: number;
   superseded: number;
+  unchanged: number;
 }
 
-/** The file done earlier with the same content for the same entity, if any (the duplicate check). */
-export function findDoneByContent(db: StateDb, entity: string, sha256: string): PushFile | undefined {
+/**
+ * The file done earlier with the same content for the same entity, if any (the duplicate check). A file that failed,
+ * or that was done without a row accepted, is not one: dropping its content again sends it again. `name`: for a
+ * source whose file names are data (a store code in the name), only a file of that name is the same.
+ */
+export function findDoneByContent(db: StateDb, entity: string, sha256: string, name?: string): PushFile | undefined {
+  const sameName = name === undefined ? '' : ' AND original_name = ?';
   return db
-    .statement<PushFile>(`SELECT * FROM push_files WHERE entity = ? AND sha256 = ? AND status = 'done' ORDER BY id LIMIT 1`)
-    .get(entity, sha256);
+    .statement<PushFile>(
+      `SELECT * FROM push_files WHERE entity = ? AND sha256 = ? AND status = 'done' AND coalesce(rows_accepted, 0) > 0${sameName} ORDER BY id LIMIT 1`,
+    )
+    .get(...(name === undefined ? [entity, sha256] : [entity, sha256, name]));
 }
 
 /** Records a claim before the file is moved: a crash in between leaves a 'claiming' row that start-up completes. */
@@ -147,9 +179,12 @@ export function committedBatches(db: StateDb, fileId: number): Set<number> {
 
 function insertRejects(db: StateDb, fileId: number, rejects: readonly RejectRow[]): void {
   const insert = db.statement(
-    `INSERT OR IGNORE INTO push_rejects (file_id, line, stage, field, code, message, raw) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+    `INSERT OR IGNORE INTO push_rejects (file_id, line, stage, field, code, message, raw, errors, sent) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
-  for (const r of rejects) insert.run(fileId, r.line, r.stage, r.field, r.code, r.message, JSON.stringify(r.raw));
+  for (const r of rejects) {
+    const errors = r.errors !== undefined && r.errors.length > 1 ? JSON.stringify(r.errors) : null;
+    insert.run(fileId, r.line, r.stage, r.field, r.code, r.message, JSON.stringify(r.raw), errors, r.sent === true ? 1 : 0);
+  }
 }
 
 /**
@@ -162,8 +197,9 @@ export function commitBatch(db: StateDb, fileId: number, batch: BatchCheckpoint,
   db.write(() => {
     db.statement(
       `INSERT OR IGNORE INTO push_batches (file_id, batch_index, first_line, last_line, rows_sent, rows_accepted,
-         rows_failed, rows_superseded, committed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    ).run(fileId, batch.index, batch.firstLine, batch.lastLine, batch.sent, batch.accepted, batch.failed, batch.superseded, db.now());
+         rows_failed, rows_superseded, rows_unchanged, key_hashes, committed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ).run(fileId, batch.index, batch.firstLine, batch.lastLine, batch.sent, batch.accepted, batch.failed, batch.superseded,
+      batch.unchanged ?? 0, batch.keyHashes ?? null, db.now());
     insertRejects(db, fileId, rejects);
     // What else the acceptance of these rows makes true, committed with it or not at all (delta push remembers the
     // accepted rows: src/store/delta-state.ts rememberAccepted).
@@ -175,6 +211,14 @@ export function commitBatch(db: StateDb, fileId: number, batch: BatchCheckpoint,
 export function apiRejectedLines(db: StateDb, fileId: number): Set<number> {
   const lines = db.statement<number>(`SELECT line FROM push_rejects WHERE file_id = ? AND stage = 'api'`).pluck().all(fileId);
   return new Set(lines);
+}
+
+/**
+ * Delta push: an attempt at a file counts its unchanged rows itself, in its own batches; the counts of an earlier
+ * attempt are zeroed first, so that a resumed file does not count a row twice.
+ */
+export function resetUnchanged(db: StateDb, fileId: number): void {
+  db.write(() => db.statement(`UPDATE push_batches SET rows_unchanged = 0 WHERE file_id = ? AND rows_unchanged > 0`).run(fileId));
 }
 
 /** The highest batch index committed for the file, or -1. */
@@ -189,23 +233,28 @@ export function recordRejects(db: StateDb, fileId: number, rejects: readonly Rej
 
 export function fileCounts(db: StateDb, fileId: number): FileCounts {
   const b = db
-    .statement<{ batches: number; sent: number | null; accepted: number | null; failed: number | null }>(
-      `SELECT count(*) AS batches, sum(rows_sent) AS sent, sum(rows_accepted) AS accepted, sum(rows_failed) AS failed
-       FROM push_batches WHERE file_id = ?`,
+    .statement<{ batches: number; sent: number | null; accepted: number | null; failed: number | null; unchanged: number | null }>(
+      `SELECT count(*) AS batches, sum(rows_sent) AS sent, sum(rows_accepted) AS accepted, sum(rows_failed) AS failed,
+         sum(rows_unchanged) AS unchanged FROM push_batches WHERE file_id = ?`,
     )
     .get(fileId);
   const r = db
-    .statement<{ stage: RejectStage; n: number }>(`SELECT stage, count(*) AS n FROM push_rejects WHERE file_id = ? GROUP BY stage`)
+    .statement<{ stage: RejectStage; n: number; sent: number }>(
+      `SELECT stage, count(*) AS n, sum(sent) AS sent FROM push_rejects WHERE file_id = ? GROUP BY stage`,
+    )
     .all(fileId);
   const byStage = (stage: RejectStage) => r.find((x) => x.stage === stage)?.n ?? 0;
+  // Rows superseded after they were sent and accepted: superseded, no longer sent or accepted.
+  const supersededSent = r.find((x) => x.stage === 'superseded')?.sent ?? 0;
   return {
     batches: b?.batches ?? 0,
-    sent: b?.sent ?? 0,
-    accepted: b?.accepted ?? 0,
+    sent: (b?.sent ?? 0) - supersededSent,
+    accepted: (b?.accepted ?? 0) - supersededSent,
     failed: b?.failed ?? 0,
     rejectedLocal: byStage('local'),
     rejectedApi: byStage('api'),
     superseded: byStage('superseded'),
+    unchanged: b?.unchanged ?? 0,
   };
 }
 
@@ -231,8 +280,26 @@ export function batchesOf(db: StateDb, fileId: number, limit: number): StoredBat
     .all(fileId, limit);
 }
 
-export interface StoredReject extends Omit<RejectRow, 'raw'> {
+/** The key hashes of the file's batches, in batch order (see BatchCheckpoint.keyHashes). */
+export function* keyHashesOf(db: StateDb, fileId: number): Generator<Uint8Array> {
+  const page = db.statement<{ batch_index: number; key_hashes: Uint8Array }>(
+    `SELECT batch_index, key_hashes FROM push_batches WHERE file_id = ? AND batch_index > ? AND key_hashes IS NOT NULL
+     ORDER BY batch_index LIMIT 100`,
+  );
+  let after = -1;
+  for (;;) {
+    const rows = page.all(fileId, after); // pages with all(), never iterate(): see rejectsOf
+    for (const row of rows) yield row.key_hashes;
+    const last = rows.at(-1);
+    if (last === undefined || rows.length < 100) return;
+    after = last.batch_index;
+  }
+}
+
+export interface StoredReject extends Omit<RejectRow, 'raw' | 'errors'> {
   raw: string[];
+  /** Every problem of the row, the first included. */
+  errors: RowProblem[];
 }
 
 /** The rows a file did not write, in line order (for the rejects CSV and the report). */
@@ -240,14 +307,17 @@ export function* rejectsOf(db: StateDb, fileId: number, stages: readonly RejectS
   // Read in pages with all(), never with iterate(): the rejects CSV is streamed to disk, and a statement left open
   // across those awaits makes every other statement on the connection (the pull, other sources' checkpoints) fail
   // with "This database connection is busy executing a query" (found by the chaos suite).
-  const page = db.statement<{ line: number; stage: RejectStage; field: string | null; code: string; message: string; raw: string }>(
-    `SELECT line, stage, field, code, message, raw FROM push_rejects WHERE file_id = ? AND line > ? ORDER BY line LIMIT ${REJECTS_PAGE}`,
+  const page = db.statement<{ line: number; stage: RejectStage; field: string | null; code: string; message: string; raw: string; errors: string | null; sent: number }>(
+    `SELECT line, stage, field, code, message, raw, errors, sent FROM push_rejects WHERE file_id = ? AND line > ? ORDER BY line LIMIT ${REJECTS_PAGE}`,
   );
   let after = -1;
   for (;;) {
     const rows = page.all(fileId, after);
     for (const row of rows) {
-      if (stages.includes(row.stage)) yield { ...row, raw: JSON.parse(row.raw) as string[] };
+      if (!stages.includes(row.stage)) continue;
+      const { field, code, message } = row;
+      const errors = row.errors === null ? [{ field, code, message }] : (JSON.parse(row.errors) as RowProblem[]);
+      yield { line: row.line, stage: row.stage, field, code, message, raw: JSON.parse(row.raw) as string[], errors, sent: row.sent === 1 };
     }
     const last = rows.at(-1);
     if (last === undefined || rows.length < REJECTS_PAGE) return;
@@ -261,6 +331,7 @@ export interface FileOutcome {
   status: 'done' | 'failed' | 'duplicate';
   finalPath: string;
   rowsRead?: number | null;
+  rowsSkipped?: number | null;
   counts?: FileCounts;
   error?: { code: string; message: string } | null;
   duplicateOf?: number | null;
@@ -272,11 +343,12 @@ export function finishFile(db: StateDb, id: number, outcome: FileOutcome): void 
   db.write(() =>
     db.statement(
       `UPDATE push_files SET status = ?, final_path = ?, finished_at = ?, rows_read = ?, rows_sent = ?, rows_accepted = ?,
-         rows_rejected = ?, rows_superseded = ?, error_code = ?, error_message = ?, duplicate_of = ?, next_attempt_at = NULL
+         rows_rejected = ?, rows_superseded = ?, rows_unchanged = ?, rows_skipped = ?, error_code = ?, error_message = ?,
+         duplicate_of = ?, next_attempt_at = NULL
        WHERE id = ?`,
     ).run(outcome.status, outcome.finalPath, db.now(), outcome.rowsRead ?? null, c?.sent ?? null, c?.accepted ?? null,
-      c ? c.rejectedLocal + c.failed : null, c?.superseded ?? null, outcome.error?.code ?? null,
-      outcome.error?.message ?? null, outcome.duplicateOf ?? null, id),
+      c ? c.rejectedLocal + c.failed : null, c?.superseded ?? null, c?.unchanged ?? null, outcome.rowsSkipped ?? null,
+      outcome.error?.code ?? null, outcome.error?.message ?? null, outcome.duplicateOf ?? null, id),
   );
 }
 

@@ -57,8 +57,8 @@ export function competitorKey(k: { competitor_name: string; item_id: string | nu
   return `${k.competitor_name}|${k.item_id ?? ''}|${k.competitor_sku ?? ''}|${k.observed_at}`;
 }
 
-export function productStoreKey(k: { item_id: string; store_id: string }): string {
-  return `${k.item_id}|${k.store_id}`;
+export function productStoreKey(k: { item_id: string; store_id: string | null }): string {
+  return `${k.item_id}|${k.store_id ?? ''}`;
 }
 
 interface Built {

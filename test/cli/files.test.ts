@@ -143,6 +143,15 @@ describe('pricing-agent files', () => {
     expect(run.stderr).toMatch(/is done: nothing to retry.*pricing-agent push ".*good\.csv" --source products --force/);
   });
 
+  it('moves a file done without a row accepted back into its inbox, like a failed one', async () => {
+    const empty = await push('products', 'header-only.csv', 'item_id,sku\n');
+    expect(empty.outcome).toBe('done');
+    const run = await runCli(['files', 'retry', String(idOf(empty)), '--json', '--config', configFile]);
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({ action: 'requeued', to: join(dir, 'inbox', 'products', 'header-only.csv') });
+    await rm(join(dir, 'inbox', 'products', 'header-only.csv'));
+  });
+
   it('moves a failed file back into its inbox, where it is claimed as new content (not a duplicate)', async () => {
     const failedPath = join(dir, 'inbox', 'products', 'failed', 'later.csv');
     const run = await runCli(['files', 'retry', String(ids.failed), '--json', '--config', daemonConfigFile]);

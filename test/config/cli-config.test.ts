@@ -46,6 +46,50 @@ describe('pricing-agent config validate', () => {
     );
   });
 
+  it('explains a mistake in the mapping language in one sentence each, with its line; a bad default too', async () => {
+    const sources = [
+      'sources:',
+      '  - name: prices',
+      '    entity: product_store',
+      '    path: ./inbox',
+      '    columns:',
+      '      store_id: "{file.store}"',
+      '    maps:',
+      '      store_id: { map_file: stores.csv }',
+      '    timezone: Europe/Berlinn',
+      '  - name: tx',
+      '    entity: transactions',
+      '    path: ./tx',
+      '    skip_rows: { when_empty: [] }',
+      '    duplicate_keys: latest',
+      '  - name: ok-but-bad-default',
+      '    entity: product_store',
+      '    path: ./other',
+      '    defaults: { tax_rate: "19 %" }',
+      '',
+    ].join('\n');
+    const file = writeConfig(`${API}${sources}`);
+    const run = await cli(['config', 'validate', '--config', file]);
+    expect(run.code).toBe(2);
+    const dir = file.slice(0, file.lastIndexOf('/'));
+    expect(run.stderr).toBe(
+      [
+        `Config file ${file} has 5 problems:`,
+        '  sources[0].columns.store_id: {file.store} is not known: there is no file_name pattern (line 9)',
+        `  sources[0].maps.store_id.map_file: cannot read ${dir}/stores.csv: no such file (line 11)`,
+        '  sources[0].timezone: is not a time zone: use an IANA name such as Europe/Berlin, or UTC (line 12)',
+        '  sources[1].skip_rows.when_empty: list the columns that are empty on the rows to skip (line 16)',
+        '  sources[1].duplicate_keys: expected one of last, first, reject (line 17)',
+        '',
+      ].join('\n'),
+    );
+    // The schema is right once those are fixed; the default its field cannot take is found by compiling the source.
+    writeConfig(`${API}${sources.split('\n').slice(0, 1).concat(sources.split('\n').slice(14)).join('\n')}`, 'pricing-agent.yaml', dir);
+    const second = await cli(['config', 'validate', '--config', file]);
+    expect(second.code).toBe(2);
+    expect(second.stderr).toMatch(/^Config file .* has 1 problem:\n {2}sources\[0\]\.defaults\.tax_rate: .*decimal/);
+  });
+
   it('a missing file: one sentence, exit 2', async () => {
     const dir = tempDir();
     const run = await cli(['config', 'validate'], {}, dir);

@@ -31,6 +31,11 @@ describe.each<Protocol>(['http', 'https'])('feed API over %s', (protocol) => {
     expect([method.status, method.headers['allow']]).toEqual([405, 'GET, PUT']);
     const ok = await h.call('GET', '/feed/v1/changes');
     expect(ok.status).toBe(200);
+    expect(ok.headers['feed-database-id']).toBe(h.db.statement(`SELECT value FROM agent_meta WHERE key = 'database_id'`).pluck().get());
+    const warnings = JSON.parse(h.logText()) as { level: string; msg: string }[];
+    expect(warnings.filter((l) => l.level === 'warn').map((l) => l.msg)).toEqual([
+      'a feed request came from 127.0.0.1 without a token (401); check that client\'s token (logged once an hour per address)',
+    ]);
     for (const text of [missing.text, wrong.text, ok.text, h.logText()]) {
       for (const c of consumers) expect(text).not.toContain(c.token);
       expect(text).not.toContain(wrongToken);

@@ -42,7 +42,7 @@ describe('reject kinds', () => {
       [7, 'is_promo', 'Aktion', 'bool_parsing'],
     ]);
     expect(rejects[0]?.rawFields).toEqual(['', 'A1', '01.03.2026 10:00', '1', '1,5', 'ja']);
-    expect(rejects[0]?.message).toBe('Field required');
+    expect(rejects[0]?.message).toBe('transaction_id is required: the "Beleg" cell is empty');
     expect(rows.map((r) => r.record)).toEqual([
       {
         transaction_id: 'T7',

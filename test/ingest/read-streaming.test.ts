@@ -13,7 +13,7 @@ async function bigFile(): Promise<string> {
   const out = createWriteStream(path);
   out.write('transaction_id;item_id;transaction_timestamp;quantity;price;is_promo\r\n');
   for (let i = 0; i < ROWS; i++) {
-    const price = i % 1000 === 999 ? 'n/a' : `${i % 100},${String(i % 100).padStart(2, '0')}`;
+    const price = i % 1000 === 999 ? 'abc' : `${i % 100},${String(i % 100).padStart(2, '0')}`;
     if (!out.write(`T${i};A${i % 997};01.03.2026 10:${String(i % 60).padStart(2, '0')};1;${price};nein\r\n`)) {
       await once(out, 'drain');
     }

@@ -21,7 +21,7 @@ describe('the rejects CSV layout', () => {
   ] as const)('with %j as delimiter: what is written is recognised', async (delimiter, headers, extras) => {
     const path = join(dir, `r${headers.length}${extras}.rejects.csv`);
     const raw = Array.from({ length: headers.length + extras }, (_, i) => `v${i}`);
-    await writeRejectsCsv(path, { headers, delimiter, widest: headers.length + extras }, [{ line: 7, raw, field: null, code: 'field_count', message: 'm' }]);
+    await writeRejectsCsv(path, { headers, delimiter, widest: headers.length + extras }, [{ line: 7, raw, errors: [{ field: null, code: 'field_count', message: 'm' }] }]);
     expect(await readRejectsHeader(path)).toEqual({ headers: headers.map((h) => h.trim()), extras });
   });
 

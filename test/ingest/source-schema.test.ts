@@ -1,5 +1,9 @@
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { DEFAULT_NULL_VALUES } from '../../src/config/mapping-schema.ts';
 import { SourceSchema, refineSourceList, tokenizeDateFormat } from '../../src/config/source-schema.ts';
 
 const base = { name: 'erp', entity: 'product_store', path: '/data/inbox' } as const;
@@ -20,7 +24,14 @@ describe('SourceSchema', () => {
       decimal_separator: '.',
       date_format: ['iso'],
       columns: {},
+      maps: {},
       defaults: {},
+      null_values: [...DEFAULT_NULL_VALUES],
+      ignore_columns: [],
+      fill_down: [],
+      duplicate_keys: 'last',
+      reject_threshold: 1,
+      product_level: false,
       batch_size: 1000,
       stable_ms: 5000,
       poll: false,
@@ -96,7 +107,8 @@ describe('SourceSchema', () => {
 
   it('validates date formats and refuses lists where day and month could swap', () => {
     expect(issues({ date_format: ['DD.MM.YYYY', 'YYYY-MM-DD', 'DD.MM.YYYY HH:mm', 'YYYYMMDD', 'iso'] })).toEqual([]);
-    expect(issues({ date_format: 'YY-MM-DD' })).toHaveLength(1);
+    expect(issues({ date_format: ['YY-MM-DD', 'M/D/YY H:mm'] })).toEqual([]);
+    expect(issues({ date_format: 'YYYY-MM-DD YY' })).toHaveLength(1);
     expect(issues({ date_format: ['DD/MM/YYYY', 'MM/DD/YYYY'] })).toEqual([expect.stringContaining('ambiguous')]);
     expect(issues({ date_format: ['D/M/YYYY', 'MM/DD/YYYY'] })).toEqual([expect.stringContaining('ambiguous')]);
     expect(issues({ date_format: ['DD.MM.YYYY', 'D.M.YYYY'] })).toEqual([]);
@@ -119,7 +131,7 @@ describe('tokenizeDateFormat', () => {
     ]);
   });
 
-  it.each(['YYYY-MM', 'DD.MM.YY', 'YYYY-MM-DD HH', 'YYYY-MM-DD ss', 'YYYY-MM-DD-DD', 'YYYY-MM-DDQ', '2026-MM-DD'])(
+  it.each(['YYYY-MM', 'DD.MM.Y', 'YYYY-MM-DD HH', 'YYYY-MM-DD ss', 'YYYY-MM-DD-DD', 'YYYY-MM-DDQ', '2026-MM-DD'])(
     'refuses %j',
     (format) => {
       expect(typeof tokenizeDateFormat(format)).toBe('string');
@@ -139,5 +151,42 @@ describe('refineSourceList', () => {
     ]);
     expect(result.success).toBe(false);
     expect(result.error?.issues.map((i) => i.path.join('.'))).toEqual(['1.name', '2.path']);
+  });
+});
+
+describe('the mapping language: a mistake in each option, in one sentence', () => {
+  it.each([
+    ['file_name', { file_name: '^(?<store>\\d{4}' }, 'file_name: is not a regular expression (unterminated group)'],
+    ['file_name group', { file_name: '^(?<name>.*)$' }, 'file_name: (?<name>...) is taken: {file.name} is the whole file name; pick another group name'],
+    ['template', { columns: { item_id: '{Invoice' } }, 'columns.item_id: a "{" is not closed (write "{{" for a brace)'],
+    ['template reference', { columns: { item_id: 'a{}' } }, 'columns.item_id: "{}" names no column'],
+    ['file group', { columns: { store_id: '{file.store}' } }, 'columns.store_id: {file.store} is not known: there is no file_name pattern'],
+    ['file group name', { file_name: '^(?<x>\\d+)\\.csv$', columns: { store_id: '{file.store}' } }, 'columns.store_id: {file.store} is not known: file_name has no group (?<store>...)'],
+    ['column entry', { columns: { item_id: 12 } }, 'columns.item_id: expected a column name, a "{template}" or a list of them'],
+    ['fallback list', { columns: { item_id: [] } }, 'columns.item_id: an empty list names no column'],
+    ['map value', { maps: { store_id: { '0204': 12 } } }, 'maps.store_id.0204: a map value is text: quote it (YAML reads 0204 as 204)'],
+    ['map file', { maps: { store_id: { map_file: '/nonexistent/stores.csv' } } }, 'maps.store_id.map_file: cannot read /nonexistent/stores.csv: no such file'],
+    ['empty map', { maps: { store_id: {} } }, 'maps.store_id: maps no code: list codes and their values, or give map_file'],
+    ['map field', { maps: { storeid: { a: 'b' } } }, expect.stringMatching(/^maps\.storeid: storeid is not a product_store field/)],
+    ['ignored and used', { ignore_columns: ['Preis'], columns: { current_price: 'Preis' } }, 'columns.current_price: uses the column "Preis", which ignore_columns excludes'],
+    ['fill_down', { fill_down: [''] }, 'fill_down.0: must name a column'],
+    ['skip_rows', { skip_rows: { when_empty: [] } }, 'skip_rows.when_empty: list the columns that are empty on the rows to skip'],
+    ['timezone', { timezone: 'Europe/Berlinn' }, 'timezone: is not a time zone: use an IANA name such as Europe/Berlin, or UTC'],
+    ['duplicate_keys', { duplicate_keys: 'latest' }, expect.stringMatching(/^duplicate_keys: /)],
+    ['reject_threshold', { reject_threshold: 50 }, expect.stringMatching(/^reject_threshold: /)],
+    ['product_level entity', { entity: 'transactions', product_level: true }, 'product_level: is for product_store sources (a price list without stores)'],
+    ['product_level store', { product_level: true, columns: { store_id: 'X' } }, 'columns.store_id: a product_level source sends no store_id: remove it, or drop product_level'],
+  ])('%s', (_, input, expected) => {
+    expect(issues(input)).toEqual([expected]);
+  });
+
+  it('reads a map file (UTF-8, a header, then code and value) and refuses one that maps a code twice', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'pa-map-'));
+    await writeFile(join(dir, 'ok.csv'), 'code,store\n0204,S-1\n0530,S-2\n');
+    await writeFile(join(dir, 'twice.csv'), 'code;store\n0204;S-1\n0204;S-2\n');
+    expect(SourceSchema.parse({ ...base, maps: { store_id: { map_file: join(dir, 'ok.csv') } } }).maps['store_id']?.values).toEqual({ '0204': 'S-1', '0530': 'S-2' });
+    expect(issues({ maps: { store_id: { map_file: join(dir, 'twice.csv') } } })).toEqual([
+      `maps.store_id.map_file: ${join(dir, 'twice.csv')} line 3: the code "0204" is mapped twice, to different values`,
+    ]);
   });
 });

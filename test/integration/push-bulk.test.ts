@@ -26,11 +26,11 @@ describe('push in bulk mode', () => {
     if (result.outcome !== 'done') return;
     const r = await report(result.reportPath);
     expect(r.rows).toMatchObject({ read: 4, sent: 3, accepted: 3, rejected: 1, rejected_locally: 1, superseded: 0 });
-    expect(r.first_errors).toEqual([{ line: 3, stage: 'local', field: 'sku', code: 'missing', message: 'Field required' }]);
+    expect(r.first_errors).toEqual([{ line: 3, stage: 'local', field: 'sku', code: 'missing', message: 'sku is required: the "sku" cell is empty' }]);
     expect(result.file.final_path).toMatch(/archive\/\d{4}-\d{2}-\d{2}\/products\.csv$/);
     expect(await readdir(join(source.inbox, 'processing'))).toEqual([]);
     const rejects = await readFile(result.rejectsPath ?? '', 'utf8');
-    expect(rejects).toBe('\uFEFFline,item_id,sku,product_name,Farbe,field,code,message\r\n3,P2,,Birne,gelb,sku,missing,Field required\r\n');
+    expect(rejects).toBe('\uFEFFline,item_id,sku,product_name,Farbe,field,code,message\r\n3,P2,,Birne,gelb,sku,missing,"sku is required: the ""sku"" cell is empty"\r\n');
     const state = h.sandbox.control.state({ keys: true });
     expect(state.products.keys).toEqual(expect.arrayContaining(['P1', 'P3', 'P4']));
     expect(state.products.keys).not.toContain('P2');

@@ -80,7 +80,7 @@ describe('pricing-agent push', () => {
     expect(run.stderr).not.toMatch(/error/i);
     expect(run.code).toBe(3);
     expect(run.stdout).toMatch(/Preise\.csv: done, some rows rejected \(source erp, product_store, bulk\)/);
-    expect(run.stdout).toMatch(/rows: +4 read, 2 sent, 2 accepted, 0 unchanged, 2 rejected \(2 locally, 0 by the API\), 0 superseded/);
+    expect(run.stdout).toMatch(/rows: +4 read, 2 sent, 2 accepted, 2 rejected \(2 locally, 0 by the API\), 0 superseded/);
     const rejectsPath = /rejects: (.*)/.exec(run.stdout)?.[1] ?? '';
     expect(rejectsPath).toMatch(new RegExp(`^${inbox}/archive/\\d{4}-\\d{2}-\\d{2}/Preise\\.csv\\.rejects\\.csv$`));
     const rejects = (await readFile(rejectsPath, 'utf8')).split('\r\n');
@@ -128,9 +128,8 @@ describe('pricing-agent push', () => {
     const run = await runCli(['push', file, '--source', 'erp', '--dry-run', '--rejects', rejectsPath, '--config', config], env());
     expect(run.code).toBe(3);
     expect(run.stdout).toContain('nothing was sent');
-    expect(run.stdout).toMatch(/rows: +4 read, 2 valid, 2 rejected, 1 superseded by a later row with the same key/);
-    // A delta source (product_store): the comparison with the (empty) state says what would be sent.
-    expect(run.stdout).toContain('would send 1 of 4 rows; a full send (first file of the source): 0 of them unchanged');
+    expect(run.stdout).toMatch(/rows: +4 read, 2 valid, 2 rejected, 1 superseded by another row with the same key/);
+    expect(run.stdout).toContain('would send 1 of 4 rows; a full send (first file of the source)'); // product_store: delta by default
     expect(run.stdout).toContain(`rejects: ${rejectsPath}`);
     expect(await readFile(rejectsPath, 'utf8')).toBe(
       // The layout of a push's rejects file: the field beyond the header is kept, in extra_1.
@@ -144,12 +143,12 @@ describe('pricing-agent push', () => {
     expect(existsSync(join(dir, 'inbox', 'erp', 'processing'))).toBe(false);
   });
 
-  it('exits 1 for a file that fails (unclosed quote) and says where it went', async () => {
+  it('exits 4 for a file that fails (unclosed quote) and says where it went', async () => {
     const { dir, inbox, config } = await erpSetup();
     const file = join(dir, 'kaputt.csv');
     await writeFile(file, `Artikelnummer;Filiale;Preis\nK-1;${stores[0]};1,00\n"K-2;${stores[0]};2,00\nK-3;${stores[0]};3,00\n`);
     const run = await runCli(['push', file, '--source', 'erp', '--config', config], env());
-    expect(run.code).toBe(1);
+    expect(run.code).toBe(4);
     expect(run.stdout).toMatch(/kaputt\.csv: failed \(source erp, product_store, bulk\): UNCLOSED_QUOTE: .*line 3/);
     expect(run.stdout).toContain(`file:    ${inbox}/failed/kaputt.csv`);
   });

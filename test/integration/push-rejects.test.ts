@@ -50,7 +50,7 @@ describe.each(MODES)('push in %s mode: rejects', (mode) => {
     // Row 8 has one field more than the header: it is kept, in the extra_1 column (nothing of a refused row is lost).
     expect(await rejectLines(report.rejectsPath)).toEqual([
       'line,transaction_id,item_id,transaction_timestamp,quantity,price,extra_1,field,code,message',
-      '3,,A,2026-11-20T08:00:00Z,1,1.00,,transaction_id,missing,Field required',
+      '3,,A,2026-11-20T08:00:00Z,1,1.00,,transaction_id,missing,"transaction_id is required: the ""transaction_id"" cell is empty"',
       `4,${m}-R4,A,2026-11-20T08:00:00Z,eins,1.00,,quantity,decimal_parsing,"""eins"" is not a decimal"`,
       `5,${m}-R5,A,31.12.2026,1,1.00,,transaction_timestamp,datetime_parsing,"""31.12.2026"" does not match date_format iso"`,
       `6,${m}-R6,${long},2026-11-20T08:00:00Z,1,1.00,,item_id,string_too_long,String should have at most 255 characters`,
@@ -90,10 +90,12 @@ describe.each(MODES)('push in %s mode: rejects', (mode) => {
     expect(storeRecord(`${m}-U4`, s1)).toMatchObject({ current_price: '4.00' });
   });
 
+  // Its only row refused, nothing accepted: the file fails (row-fate.ts), with its rejects next to it in failed/.
   it.runIf(mode === 'bulk')('writes the original fields of a row the API refused into the rejects CSV', async () => {
     const source = await h.source('product_store', { mode });
     const csv = `item_id,store_id,current_price\n${m}-V1,${UNKNOWN_STORE},1.00\n`;
-    const report = await reportOf(await push(source, 'refused.csv', csv));
+    const report = await reportOf(await push(source, 'refused.csv', csv), 'failed');
+    expect(report.error?.code).toBe('NOTHING_ACCEPTED');
     expect((await rejectLines(report.rejectsPath))[1]).toMatch(new RegExp(`^2,${m}-V1,${UNKNOWN_STORE},1\\.00,,unknown_store,`));
   });
 
@@ -101,7 +103,8 @@ describe.each(MODES)('push in %s mode: rejects', (mode) => {
   it.runIf(mode === 'import')('writes the original fields of a row the import job refused into the rejects CSV', async () => {
     const source = await h.source('product_store', { mode });
     const csv = `item_id,store_id,current_price\n${m}-V1,${UNKNOWN_STORE},1.00\n`;
-    const report = await reportOf(await push(source, 'refused.csv', csv));
+    const report = await reportOf(await push(source, 'refused.csv', csv), 'failed');
+    expect(report.error?.code).toBe('NOTHING_ACCEPTED');
     expect((await rejectLines(report.rejectsPath))[1]).toMatch(new RegExp(`^2,${m}-V1,${UNKNOWN_STORE},1\\.00,,unknown_store,`));
   });
 });

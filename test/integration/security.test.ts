@@ -12,7 +12,7 @@
  * not bypassed (test/cli/check.test.ts), and the key is grepped for in every file of a whole chaos run
  * (test/chaos/checks.ts).
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { lstatSync, readdirSync, readFileSync } from 'node:fs';
 import { lstat, mkdir, mkdtemp, readdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { networkInterfaces, tmpdir } from 'node:os';
@@ -145,6 +145,8 @@ describe('symlinks and paths', () => {
     expect(readFileSync('/etc/passwd').equals(passwd)).toBe(true);
     expect((await lstat('/etc/passwd')).isFile()).toBe(true);
     const refusedCopy = join(h.inbox('tx'), 'failed', 'passwd.csv');
+    // The report is written before the link is moved beside it (a crash between leaves the report, not a lost link).
+    await until(() => lstatSync(refusedCopy, { throwIfNoEntry: false }) !== undefined, 'the link moved to failed/');
     expect((await lstat(refusedCopy)).isSymbolicLink(), 'the link itself is moved to failed/, not the file').toBe(true);
     expect(await readFile(`${refusedCopy}.report.json`, 'utf8')).not.toMatch(/root:/);
     expect(h.sandbox.control.state().requests.total).toBeLessThanOrEqual(3); // the key check and the start-up pull

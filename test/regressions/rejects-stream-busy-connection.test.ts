@@ -18,7 +18,8 @@ afterAll(() => h.close());
 
 it('other statements run while a large rejects file is written', async () => {
   const source = await h.source('transactions');
-  const lines = ['transaction_id,item_id,transaction_timestamp'];
+  // One valid row first: a file whose rows are all rejected stops after its first 1,000 (row-fate.ts).
+  const lines = ['transaction_id,item_id,transaction_timestamp', 'RJ-ok,A,2026-11-20T08:00:00Z'];
   for (let i = 0; i < 20_000; i += 1) lines.push(`RJ-${i},A,not-a-date`);
   await writeFile(join(source.inbox, 'rejects.csv'), `${lines.join('\n')}\n`);
   let running = true;

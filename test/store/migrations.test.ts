@@ -94,3 +94,23 @@ describe('migration 0004_ack_state', () => {
     expect(write(`INSERT INTO approval_acks (approval_id, status) VALUES (99, 'pending')`)).toThrow(/FOREIGN KEY/);
   });
 });
+
+describe('migrations landing out of number order', () => {
+  it('a database that ran 0007_feed before 0006_row_fates existed gets 0006 on its next open', async () => {
+    const path = join(tempDir(), 'state.db');
+    const withoutRowFates = Object.fromEntries(Object.entries(MIGRATIONS).filter(([name]) => name !== '0006_row_fates'));
+    const sqlite = new BetterSqlite3(path);
+    sqlite.pragma('journal_mode = WAL');
+    await migrateToLatest(new Kysely({ dialect: new SqliteDialect({ database: sqlite }) }), withoutRowFates);
+    expect(sqlite.prepare('SELECT name FROM kysely_migration ORDER BY name').pluck().all()).toContain('0007_feed');
+    expect(columns(sqlite, 'push_files')).not.toContain('rows_skipped');
+    sqlite.close();
+
+    const db = await openDatabase(path);
+    onCleanup(() => db.close());
+    const names = db.statement<string>('SELECT name FROM kysely_migration ORDER BY name').pluck().all();
+    expect(names).toEqual(Object.keys(MIGRATIONS));
+    const fileColumns = db.statement<string>(`SELECT name FROM pragma_table_xinfo('push_files')`).pluck().all();
+    expect(fileColumns).toEqual(expect.arrayContaining(['rows_skipped', 'rows_unchanged']));
+  });
+});

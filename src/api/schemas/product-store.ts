@@ -37,6 +37,14 @@ export type ProductStoreWrite = z.infer<typeof ProductStoreWrite>;
 /** What the API accepts: decimals as strings or numbers. */
 export const ProductStoreWriteInput = z.strictObject(productStoreFields(decimalInput));
 
+/**
+ * A product-level record: a product_store record without a store ("a record without store_id is product-level";
+ * "payloads omitting store_id remain product-level"). What a `product_level` source sends; docs/mapping.md says
+ * which servers take it.
+ */
+export const ProductLevelWrite = ProductStoreWrite.omit({ store_id: true });
+export type ProductLevelWrite = z.infer<typeof ProductLevelWrite>;
+
 export const ProductStorePatch = ProductStoreWrite.partial();
 export type ProductStorePatch = z.infer<typeof ProductStorePatch>;
 export const ProductStorePatchInput = ProductStoreWriteInput.partial();

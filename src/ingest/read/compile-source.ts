@@ -6,9 +6,11 @@
  * `defaults` are written as the API expects them, not in the file's formats: decimals with a point, dates in
  * ISO 8601, booleans true/false. They are config, not data, so the file's separators do not apply to them.
  */
+import type { z } from 'zod';
 import type { DeepReadonly } from '../../config/index.ts';
-import { toValidationErrors } from '../../api/schemas/index.ts';
+import { ProductLevelWrite, toValidationErrors } from '../../api/schemas/index.ts';
 import type { Entity } from '../../api/schemas/index.ts';
+import { refsOf, type ColumnEntry, type ColumnRef, type DuplicateKeyPolicy } from '../../config/mapping-schema.ts';
 import type { Encoding, SourceConfig } from '../../config/source-schema.ts';
 import { SourceSchema } from '../../config/source-schema.ts';
 import {
@@ -19,7 +21,9 @@ import {
   stringConverter,
 } from './convert.ts';
 import type { CellValue, Converter } from './convert.ts';
+import { cellCleaner, type CellCleaner } from './clean-cell.ts';
 import { checkDateFormats, dateConverter } from './dates.ts';
+import { TimeZone } from './time-zone.ts';
 import { SourceConfigError } from './errors.ts';
 import { ENTITY_FIELDS, WRITE_SCHEMAS, acceptsCustomColumns } from './field-kinds.ts';
 import type { FieldInfo, FieldKind } from './field-kinds.ts';
@@ -33,8 +37,18 @@ export type ReadOptions = DeepReadonly<Pick<
   | 'decimal_separator'
   | 'thousands_separator'
   | 'date_format'
+  | 'file_name'
   | 'columns'
   | 'defaults'
+  | 'maps'
+  | 'null_values'
+  | 'ignore_columns'
+  | 'fill_down'
+  | 'skip_rows'
+  | 'timezone'
+  | 'duplicate_keys'
+  | 'reject_threshold'
+  | 'product_level'
 >>;
 
 /** Options for a file whose headers are the API's field names, in UTF-8 (or with a BOM), any delimiter. */
@@ -47,11 +61,31 @@ export interface CompiledSource {
   readonly entity: Entity;
   readonly encoding: Encoding;
   readonly delimiter: SourceConfig['delimiter'];
+  /** The canonical fields rows are mapped to (product_level product_store rows have no store_id). */
   readonly fields: readonly FieldInfo[];
-  /** API field -> source header, as configured. */
-  readonly columns: Readonly<Record<string, string>>;
+  /** The schema a mapped row is validated with: the entity's write schema (without store_id for product_level). */
+  readonly schema: z.ZodType<unknown>;
+  /** API field -> where its value comes from, tried in order (parsed `columns`). */
+  readonly columns: ReadonlyMap<string, readonly ColumnRef[]>;
   /** API field -> API value used when the cell is empty or the column absent. */
   readonly defaults: ReadonlyMap<string, CellValue>;
+  /** API field -> codes as the files write them -> values to send. */
+  readonly maps: ReadonlyMap<string, ReadonlyMap<string, string>>;
+  /** A cell as the mapping reads it: trimmed, Excel's apostrophe removed, null markers empty. */
+  readonly clean: CellCleaner;
+  readonly ignoreColumns: ReadonlySet<string>;
+  readonly fillDown: readonly string[];
+  readonly skipWhenEmpty: readonly string[];
+  /** `file_name` compiled; null when the source has none. */
+  readonly fileName: RegExp | null;
+  /**
+   * The file's name is data (`file_name` groups, `{file.name}` in a template): the same bytes under another name are
+   * other rows, so the duplicate check compares names too.
+   */
+  readonly readsFileName: boolean;
+  readonly duplicateKeys: DuplicateKeyPolicy;
+  readonly rejectThreshold: number;
+  readonly productLevel: boolean;
   /** The converter of a canonical field's cells; custom columns use `stringConverter`. */
   converter(field: string): Converter;
 }
@@ -60,13 +94,14 @@ const API_FORMAT = { decimalSeparator: '.', thousandsSeparator: undefined } as c
 
 function convertersFor(options: ReadOptions): Record<FieldKind, Converter> {
   const number = { decimalSeparator: options.decimal_separator, thousandsSeparator: options.thousands_separator };
+  const zone = options.timezone === undefined ? undefined : new TimeZone(options.timezone);
   return {
     string: stringConverter,
     decimal: decimalConverter(number),
     integer: integerConverter(number),
     boolean: booleanConverter,
     date: dateConverter(options.date_format, 'date'),
-    datetime: dateConverter(options.date_format, 'datetime'),
+    datetime: dateConverter(options.date_format, 'datetime', zone),
   };
 }
 
@@ -79,7 +114,7 @@ const API_CONVERTERS: Record<FieldKind, Converter> = {
   datetime: dateConverter(['iso'], 'datetime'),
 };
 
-function compileDefaults(options: ReadOptions, kinds: ReadonlyMap<string, FieldKind>): Map<string, CellValue> {
+function compileDefaults(options: ReadOptions, kinds: ReadonlyMap<string, FieldKind>, schema: WriteSchema): Map<string, CellValue> {
   const values: Record<string, CellValue> = {};
   for (const [field, raw] of Object.entries(options.defaults)) {
     const kind = kinds.get(field) ?? 'string';
@@ -92,8 +127,7 @@ function compileDefaults(options: ReadOptions, kinds: ReadonlyMap<string, FieldK
     }
     values[field] = value;
   }
-  const schema = WRITE_SCHEMAS[options.entity].partial();
-  const result = schema.safeParse(values, { reportInput: true });
+  const result = schema.partial().safeParse(values, { reportInput: true });
   if (!result.success) {
     const [first] = toValidationErrors(result.error);
     throw new SourceConfigError(`defaults.${first?.loc.join('.') ?? ''}`, first?.msg ?? 'invalid');
@@ -101,26 +135,47 @@ function compileDefaults(options: ReadOptions, kinds: ReadonlyMap<string, FieldK
   return new Map(Object.entries(values));
 }
 
+type WriteSchema = z.ZodObject;
+
+/** The write schema rows of `options` are validated with. */
+function writeSchemaOf(options: ReadOptions): WriteSchema {
+  // A product-level record is a product_store record without a store (docs/mapping.md, "product-level prices").
+  return options.product_level ? ProductLevelWrite : WRITE_SCHEMAS[options.entity];
+}
+
 /** Compiles `options`; throws SourceConfigError for defaults the entity cannot take. */
 export function compileSource(options: ReadOptions): CompiledSource {
   checkDateFormats(options.date_format);
-  const fields = ENTITY_FIELDS[options.entity];
+  const schema = writeSchemaOf(options);
+  const fields = ENTITY_FIELDS[options.entity].filter((f) => !(options.product_level && f.name === 'store_id'));
   const kinds = new Map(fields.map((f) => [f.name, f.kind] as const));
   if (!acceptsCustomColumns(options.entity)) {
-    for (const key of [...Object.keys(options.columns), ...Object.keys(options.defaults)]) {
+    for (const key of [...Object.keys(options.columns), ...Object.keys(options.defaults), ...Object.keys(options.maps)]) {
       if (!kinds.has(key)) throw new SourceConfigError(key, `not a ${options.entity} field`);
     }
   }
-  const defaults = compileDefaults(options, kinds);
+  const defaults = compileDefaults(options, kinds, schema);
   const byKind = convertersFor(options);
+  const columns = new Map(Object.entries(options.columns).map(([field, entry]) => [field, refsOf(entry as ColumnEntry)]));
   return {
     compiled: true,
     entity: options.entity,
     encoding: options.encoding,
     delimiter: options.delimiter,
     fields,
-    columns: { ...options.columns },
+    schema,
+    columns,
     defaults,
+    maps: new Map(Object.entries(options.maps).map(([field, map]) => [field, new Map(Object.entries(map.values))])),
+    clean: cellCleaner(options.null_values),
+    ignoreColumns: new Set(options.ignore_columns),
+    fillDown: [...options.fill_down],
+    skipWhenEmpty: [...(options.skip_rows?.when_empty ?? [])],
+    fileName: options.file_name === undefined ? null : new RegExp(options.file_name),
+    readsFileName: options.file_name !== undefined || [...columns.values()].some((refs) => refs.some((ref) => ref.kind === 'template' && ref.parts.some((p) => 'file' in p))),
+    duplicateKeys: options.duplicate_keys,
+    rejectThreshold: options.reject_threshold,
+    productLevel: options.product_level,
     converter: (field) => byKind[kinds.get(field) ?? 'string'],
   };
 }

@@ -77,14 +77,20 @@ export function decimalConverter(format: NumberFormat): Converter {
   };
 }
 
+/**
+ * Whole numbers (stock on hand). An integral decimal is a whole number: `0.0` and `12.000` are 0 and 12 (Odoo writes
+ * every quantity so), with the source's decimal separator; `12.5` is a reject, never rounded.
+ */
 export function integerConverter(format: NumberFormat): Converter {
-  const ungroup = groupingRemover(format.thousandsSeparator, null);
+  const ungroup = groupingRemover(format.thousandsSeparator, format.decimalSeparator);
+  const whole = new RegExp(`^([+-]?\\d+)(?:${escapeRegex(format.decimalSeparator)}0*)?$`);
   return (cell) => {
     const value = ungroup(cell);
-    if (value === null || !/^[+-]?\d+$/.test(value)) {
+    const digits = value === null ? null : whole.exec(value)?.[1];
+    if (digits === undefined || digits === null) {
       return new CellError('int_parsing', `${shown(cell)} is not a whole number`);
     }
-    const number = Number(value);
+    const number = Number(digits);
     if (!Number.isSafeInteger(number)) return new CellError('int_parsing', `${shown(cell)} is too large`);
     return number;
   };

@@ -4,8 +4,11 @@
  * that matches the whole cell decides (the config refuses lists where day and month could swap).
  *
  * Decisions, following the spec ("all timestamps are ISO 8601 in UTC; no timezone conversion is done"):
- * - a time without an offset is taken as UTC: `01.03.2026 10:00` -> `2026-03-01T10:00:00Z`;
- * - a date without a time in a datetime field is midnight UTC;
+ * - a time without an offset is taken as UTC: `01.03.2026 10:00` -> `2026-03-01T10:00:00Z`, or, when the source
+ *   sets `timezone`, as that zone's wall-clock time, converted to UTC (time-zone.ts decides the DST gap and
+ *   overlap);
+ * - a date without a time in a datetime field is midnight (UTC, or in `timezone`);
+ * - a two-digit year (`YY`) is 2000-2068 for 00-68 and 1969-1999 for 69-99, the POSIX rule of strptime's %y;
  * - a datetime in a date field is accepted only at midnight (ERPs write `01.03.2026 00:00:00` for dates);
  *   any other time of day is a reject, not silently dropped;
  * - `iso` accepts `YYYY-MM-DD`, and `YYYY-MM-DD[T ]HH:mm[:ss[.fff]][Z|±HH[:]mm]`; an explicit offset is kept
@@ -16,6 +19,7 @@ import { tokenizeDateFormat } from '../../config/source-schema.ts';
 import type { DateToken } from '../../config/source-schema.ts';
 import { CellError, shown } from './convert.ts';
 import type { Converter } from './convert.ts';
+import type { TimeZone } from './time-zone.ts';
 
 interface Parts {
   year: string;
@@ -30,8 +34,12 @@ interface Parts {
 
 type Matcher = (cell: string) => Parts | null;
 
+/** Two-digit years up to this are 20YY, above it 19YY (POSIX strptime %y: 00-68 -> 2000-2068, 69-99 -> 1969-1999). */
+export const TWO_DIGIT_PIVOT = 68;
+
 const TOKEN_PATTERN: Record<DateToken, string> = {
   YYYY: '(?<year>\\d{4})',
+  YY: '(?<yy>\\d{2})',
   MM: '(?<month>\\d{2})',
   M: '(?<month>\\d{1,2})',
   DD: '(?<day>\\d{2})',
@@ -48,8 +56,9 @@ const ISO =
 function fromGroups(groups: Record<string, string | undefined> | undefined): Parts | null {
   if (groups === undefined) return null;
   const pad = (value: string | undefined, fallback: string) => (value ?? fallback).padStart(2, '0');
+  const yy = groups['yy'];
   return {
-    year: groups['year'] ?? '',
+    year: yy === undefined ? (groups['year'] ?? '') : `${Number(yy) <= TWO_DIGIT_PIVOT ? '20' : '19'}${yy}`,
     month: pad(groups['month'], ''),
     day: pad(groups['day'], ''),
     hour: pad(groups['hour'], '00'),
@@ -122,8 +131,21 @@ function canonicalAndValid(cell: string, kind: 'date' | 'datetime'): boolean {
   return cell[end - 1] === 'Z' || (twoDigits(cell, end - 5) <= 23 && twoDigits(cell, end - 2) <= 59);
 }
 
-/** A converter for a date (`kind: 'date'`) or datetime field, trying `formats` in order. */
-export function dateConverter(formats: readonly string[], kind: 'date' | 'datetime'): Converter {
+/** `YYYY-MM-DDTHH:mm:ss.fffZ` of a wall-clock time in `zone`. */
+function inUtc(parts: Parts, zone: TimeZone): string {
+  const at = new Date(0); // setUTCFullYear, unlike Date.UTC, does not read years 0-99 as 1900-1999
+  at.setUTCFullYear(Number(parts.year), Number(parts.month) - 1, Number(parts.day));
+  at.setUTCHours(Number(parts.hour), Number(parts.minute), Number(parts.second), 0);
+  const local = at.getTime();
+  const utc = new Date(zone.toUtc(local)).toISOString(); // 2026-03-01T09:00:00.000Z; years 0000-9999 keep 4 digits
+  return `${utc.slice(0, 19)}${parts.fraction}Z`;
+}
+
+/**
+ * A converter for a date (`kind: 'date'`) or datetime field, trying `formats` in order. `zone`: the time zone of
+ * datetimes written without an offset (none: UTC).
+ */
+export function dateConverter(formats: readonly string[], kind: 'date' | 'datetime', zone?: TimeZone): Converter {
   const matchers = formats.map(compileFormat);
   const code = kind === 'date' ? 'date_parsing' : 'datetime_parsing';
   const expected = formats.join(' or ');
@@ -137,6 +159,7 @@ export function dateConverter(formats: readonly string[], kind: 'date' | 'dateti
       if (!isValid(parts)) return new CellError(code, `${shown(cell)} is not a valid ${kind}`);
       const date = `${parts.year}-${parts.month}-${parts.day}`;
       if (kind === 'datetime') {
+        if (zone !== undefined && parts.offset === '') return inUtc(parts, zone);
         return `${date}T${parts.hour}:${parts.minute}:${parts.second}${parts.fraction}${offsetOf(parts)}`;
       }
       const midnight = `${parts.hour}${parts.minute}${parts.second}` === '000000' && /^\.?0*$/.test(parts.fraction);

@@ -40,6 +40,8 @@ export const FILE_FORMAT_CODES = [
   'WORKBOOK_CORRUPT',
   /** The sheet named (or numbered) by `sheet:` is not in the workbook. */
   'SHEET_NOT_FOUND',
+  /** The file's name does not match the source's `file_name` pattern (its values cannot be known). */
+  'FILE_NAME_MISMATCH',
 ] as const;
 export type FileFormatCode = (typeof FILE_FORMAT_CODES)[number];
 

@@ -1,31 +1,46 @@
 /**
- * The header line against the source's mapping: which column feeds which API field, which columns become
- * product custom columns, which are ignored. Decided once per file, before the first row.
+ * The header line against the source's mapping (docs/mapping.md): where each API field's value comes from, which
+ * columns become product custom columns, which are ignored. Decided once per file, before the first row.
  *
  * Rules:
  * - names are trimmed and matched exactly (case-sensitive); two equal non-empty names fail the file;
- * - an API field is read from `columns[field]`, else from a header named like the field;
- * - `defaults` fill a field whose column is absent or whose cell is empty;
- * - a required field with neither column nor default fails the file (MISSING_COLUMNS): every row would be
- *   rejected for it; a header holding no field at all fails it as NO_KNOWN_COLUMNS;
- * - left-over columns: for products, named ones become custom columns (as the API's CSV import does), except
- *   names of canonical fields taken from another column; everything else (all left-overs of the other
- *   entities, unnamed columns) is ignored and reported in one warning per file.
+ * - a field named in `columns:` is read only through its mapping: a column, a template, or a list of them tried in
+ *   order; references to columns the file lacks are left out (with a warning), and a required field left with
+ *   none and no default fails the file (MISSING_COLUMNS);
+ * - a field not named in `columns:` is read from a column of its own name, unless the mapping uses that column
+ *   for something else (no second, implicit route into a field) or `ignore_columns` lists it;
+ * - `defaults` fill a field whose value is empty or whose column is absent;
+ * - a header holding no field at all fails the file (NO_KNOWN_COLUMNS); a `skip_rows` column the file lacks fails
+ *   it too (every row would look empty and be skipped);
+ * - left-over columns: for products, named ones become custom columns (as the API's CSV import does), except names
+ *   of canonical fields; everything else (left-overs of the other entities, unnamed columns) is ignored and reported
+ *   in one warning per file; `ignore_columns` are ignored silently.
  */
+import type { ColumnRef } from '../../config/mapping-schema.ts';
 import type { CellValue, Converter } from './convert.ts';
 import { stringConverter } from './convert.ts';
 import type { CompiledSource } from './compile-source.ts';
 import { FileFormatError } from './errors.ts';
 import { acceptsCustomColumns } from './field-kinds.ts';
 
+/** A piece of a template as a row evaluates it: fixed text (literals, the file's name groups), a cell, the line. */
+export type TemplatePiece = { readonly text: string } | { readonly index: number } | { readonly line: true };
+
+/** One place a field's value may come from. */
+export type CellSource =
+  | { readonly kind: 'column'; readonly index: number; readonly header: string }
+  | { readonly kind: 'template'; readonly pieces: readonly TemplatePiece[]; /** As written in the config. */ readonly text: string };
+
 /** How one API field (canonical or custom) is filled from a row. */
-export interface ColumnPlan {
+export interface FieldPlan {
   readonly field: string;
-  /** Index of the source column, or -1 when only the default applies. */
-  readonly index: number;
-  /** The source header, for reject reports. */
+  /** Tried in order, the first non-empty wins; empty when only the default applies. */
+  readonly sources: readonly CellSource[];
+  /** The source header, when the field comes from exactly one column (reject reports name it). */
   readonly header: string | undefined;
   readonly convert: Converter;
+  /** Codes -> values (`maps:`). */
+  readonly map: ReadonlyMap<string, string> | undefined;
   readonly fallback: CellValue | undefined;
 }
 
@@ -33,11 +48,15 @@ export interface HeaderPlan {
   /** The header cells, trimmed. */
   readonly headers: readonly string[];
   /** Canonical fields first (schema order), then custom columns. */
-  readonly plans: readonly ColumnPlan[];
+  readonly plans: readonly FieldPlan[];
   /** Products only: custom columns rows may carry: those named in `columns`/`defaults`, then left-over headers. */
   readonly customColumns: readonly string[];
   /** Headers whose values are not sent; unnamed columns appear as `(column N)`. */
   readonly ignoredColumns: readonly string[];
+  /** Columns a row's cells are cleaned for: every column a plan, fill_down or skip_rows reads. */
+  readonly used: readonly number[];
+  readonly fillDown: readonly number[];
+  readonly skipWhenEmpty: readonly number[];
   readonly warnings: readonly string[];
 }
 
@@ -45,7 +64,28 @@ function quoteList(names: readonly string[]): string {
   return names.map((n) => JSON.stringify(n)).join(', ');
 }
 
-export function planHeader(raw: readonly string[], source: CompiledSource, file: string): HeaderPlan {
+/** A reference as written in the config: the column's name, or the template. */
+function writtenAs(ref: ColumnRef): string {
+  if (ref.kind === 'column') return ref.header;
+  return ref.parts
+    .map((p) => ('literal' in p ? p.literal.replaceAll('{', '{{').replaceAll('}', '}}') : 'column' in p ? `{${p.column}}` : 'file' in p ? `{file.${p.file}}` : '{line}'))
+    .join('');
+}
+
+/** How a reference reads in messages: quoted. */
+function refText(ref: ColumnRef): string {
+  return JSON.stringify(writtenAs(ref));
+}
+
+function columnsOf(ref: ColumnRef): string[] {
+  return ref.kind === 'column' ? [ref.header] : ref.parts.flatMap((p) => ('column' in p ? [p.column] : []));
+}
+
+/**
+ * Plans `raw` (the header cells) for `source`. `fileGroups`: the file's name (`name`) and the named groups of
+ * `file_name` matched against it, for `{file.*}` in templates.
+ */
+export function planHeader(raw: readonly string[], source: CompiledSource, file: string, fileGroups: Readonly<Record<string, string>> = {}): HeaderPlan {
   const headers = raw.map((name) => name.trim());
   const index = new Map<string, number>();
   headers.forEach((name, i) => {
@@ -61,26 +101,66 @@ export function planHeader(raw: readonly string[], source: CompiledSource, file:
     index.set(name, i);
   });
 
+  // Every column the mapping reads, for any field: never also read implicitly, never a custom column.
+  const mapped = new Set<string>();
+  for (const refs of source.columns.values()) for (const ref of refs) for (const column of columnsOf(ref)) mapped.add(column);
+
   const consumed = new Set<number>();
-  const plans: ColumnPlan[] = [];
+  const plans: FieldPlan[] = [];
   const warnings: string[] = [];
   const missing: string[] = [];
   let found = 0;
 
+  /** The sources of `refs` the file has; references to absent columns are reported and left out. */
+  const resolve = (field: string, refs: readonly ColumnRef[]): CellSource[] => {
+    const sources: CellSource[] = [];
+    for (const ref of refs) {
+      const absent = columnsOf(ref).filter((c) => !index.has(c));
+      if (absent.length > 0) {
+        if (refs.length > 1 || source.defaults.has(field)) warnings.push(`${refText(ref)} mapped to ${field}: no column ${quoteList(absent)} in the header`);
+        continue;
+      }
+      if (ref.kind === 'column') {
+        const at = index.get(ref.header) as number;
+        sources.push({ kind: 'column', index: at, header: ref.header });
+        continue;
+      }
+      const pieces: TemplatePiece[] = ref.parts.map((p) => {
+        if ('literal' in p) return { text: p.literal };
+        if ('line' in p) return { line: true };
+        if ('file' in p) return { text: fileGroups[p.file] ?? '' };
+        return { index: index.get(p.column) as number };
+      });
+      sources.push({ kind: 'template', pieces, text: writtenAs(ref) });
+    }
+    return sources;
+  };
+
   const plan = (field: string, convert: Converter, required: boolean): boolean => {
-    const header = source.columns[field] ?? field;
-    const at = index.get(header);
+    const refs = source.columns.get(field);
     const fallback = source.defaults.get(field);
-    if (at !== undefined) consumed.add(at);
-    if (at === undefined && fallback === undefined) {
-      if (required) missing.push(source.columns[field] === undefined ? field : `${field} (header ${JSON.stringify(header)})`);
-      else if (source.columns[field] !== undefined) {
-        warnings.push(`column ${JSON.stringify(header)} mapped to ${field} is not in the header`);
+    let sources: CellSource[];
+    if (refs !== undefined) {
+      sources = resolve(field, refs);
+    } else {
+      const at = index.get(field);
+      const implicit = at !== undefined && !mapped.has(field) && !source.ignoreColumns.has(field);
+      sources = implicit ? [{ kind: 'column', index: at, header: field }] : [];
+    }
+    for (const s of sources) {
+      if (s.kind === 'column') consumed.add(s.index);
+      else for (const piece of s.pieces) if ('index' in piece) consumed.add(piece.index);
+    }
+    if (sources.length === 0 && fallback === undefined) {
+      if (required) missing.push(refs === undefined ? field : `${field} (${refs.map(refText).join(' or ')})`);
+      else if (refs !== undefined && refs.length === 1) {
+        warnings.push(`${refText(refs[0] as ColumnRef)} mapped to ${field}: no such column in the header`);
       }
       return false;
     }
-    plans.push({ field, index: at ?? -1, header: at === undefined ? undefined : header, convert, fallback });
-    return at !== undefined;
+    const only = sources.length === 1 && sources[0]?.kind === 'column' ? sources[0].header : undefined;
+    plans.push({ field, sources, header: only, convert, map: source.maps.get(field), fallback });
+    return sources.length > 0;
   };
 
   for (const info of source.fields) {
@@ -91,8 +171,8 @@ export function planHeader(raw: readonly string[], source: CompiledSource, file:
   const customColumns: string[] = [];
   const products = acceptsCustomColumns(source.entity);
   if (products) {
-    // Custom columns named in `columns` or `defaults` first, so that their source headers are consumed.
-    const named = new Set([...Object.keys(source.columns), ...source.defaults.keys()].filter((k) => !canonical.has(k)));
+    // Custom columns named in `columns`, `defaults` or `maps` first, so that their source columns are consumed.
+    const named = new Set([...source.columns.keys(), ...source.defaults.keys(), ...source.maps.keys()].filter((k) => !canonical.has(k)));
     for (const field of named) {
       if (plan(field, stringConverter, false)) customColumns.push(field);
       else if (source.defaults.has(field)) customColumns.push(field);
@@ -101,18 +181,22 @@ export function planHeader(raw: readonly string[], source: CompiledSource, file:
 
   const ignored: string[] = [];
   headers.forEach((name, i) => {
-    if (consumed.has(i)) return;
+    if (consumed.has(i) || source.ignoreColumns.has(name)) return;
     if (name === '') ignored.push(`(column ${i + 1})`);
-    else if (products && !canonical.has(name) && !customColumns.includes(name)) {
-      plans.push({ field: name, index: i, header: name, convert: stringConverter, fallback: undefined });
+    else if (products && !canonical.has(name) && !customColumns.includes(name) && !mapped.has(name)) {
+      plans.push({ field: name, sources: [{ kind: 'column', index: i, header: name }], header: name, convert: stringConverter, map: undefined, fallback: undefined });
       customColumns.push(name);
+      consumed.add(i);
     } else ignored.push(name);
   });
 
   if (found === 0) {
     const expected = source.fields
       .filter((f) => f.required)
-      .map((f) => (source.columns[f.name] === undefined ? f.name : `${f.name} <- ${JSON.stringify(source.columns[f.name])}`));
+      .map((f) => {
+        const refs = source.columns.get(f.name);
+        return refs === undefined ? f.name : `${f.name} <- ${refs.map(refText).join(' or ')}`;
+      });
     const hint = headers.length === 1 ? ' The header has a single column: is the delimiter right?' : '';
     throw new FileFormatError(
       'NO_KNOWN_COLUMNS',
@@ -129,8 +213,23 @@ export function planHeader(raw: readonly string[], source: CompiledSource, file:
       { file, line: 1 },
     );
   }
+  const lacking = source.skipWhenEmpty.filter((c) => !index.has(c));
+  if (lacking.length > 0) {
+    throw new FileFormatError(
+      'MISSING_COLUMNS',
+      `skip_rows.when_empty names ${quoteList(lacking)}, not in the header (${quoteList(headers)}): every row would be skipped`,
+      { file, line: 1 },
+    );
+  }
+  const fillDown = source.fillDown.flatMap((c) => {
+    const at = index.get(c);
+    if (at === undefined) warnings.push(`fill_down names ${JSON.stringify(c)}, not in the header`);
+    return at === undefined ? [] : [at];
+  });
+  const skipWhenEmpty = source.skipWhenEmpty.map((c) => index.get(c) as number);
   if (ignored.length > 0) {
     warnings.push(`columns not sent (not ${source.entity} fields): ${quoteList(ignored)}`);
   }
-  return { headers, plans, customColumns, ignoredColumns: ignored, warnings };
+  const used = new Set<number>([...consumed, ...fillDown, ...skipWhenEmpty]);
+  return { headers, plans, customColumns, ignoredColumns: ignored, used: [...used].sort((a, b) => a - b), fillDown, skipWhenEmpty, warnings };
 }

@@ -1,95 +1,147 @@
 /**
- * One parsed CSV record -> an API record or the reasons it is refused. Hot path: runs once per row.
+ * One parsed CSV record -> an API record, a skipped row, or every reason the row is refused. Hot path: runs once
+ * per row.
  *
- * Cells are trimmed; an empty cell takes the field's default or is left out (never sent as ""); conversion
- * errors and schema errors are collected together (a field that failed conversion is not reported twice) and
- * ordered by field, so the first error is that of the leftmost field in schema order. The record is validated
- * with the entity's agent-side write schema, the same one the API client sends with.
+ * The cells a row's plans read are cleaned once (clean-cell.ts: trimmed, Excel's apostrophe, null markers);
+ * `fill_down` columns take the last non-empty value above an empty cell; a row whose `skip_rows` columns are all
+ * empty is skipped. Then per field: the first non-empty source (a column, or a template whose columns are all
+ * non-empty), mapped through `maps` (an unmapped code is a reject), converted; an empty value takes the field's
+ * default or is left out (never sent as ""). Conversion, mapping and schema errors are collected together (a
+ * field that failed conversion is not reported twice) and ordered by field: a reject lists every problem of the
+ * row, the leftmost field in schema order first. The record is validated with the source's write schema, the same
+ * one the API client sends with.
  */
 import type { z } from 'zod';
 import { toValidationErrors } from '../../api/schemas/index.ts';
-import { CellError } from './convert.ts';
-import type { HeaderPlan } from './header.ts';
+import type { CellCleaner } from './clean-cell.ts';
+import { CellError, shown } from './convert.ts';
+import type { CellSource, HeaderPlan } from './header.ts';
 
 /** One reason a row is refused. `field` is null for a row-level problem (wrong number of fields). */
 export interface RowError {
   readonly field: string | null;
-  /** The source header the field came from, when it came from one. */
+  /** Where the field's value came from (`"Preis"`, `"Price" or "SpecialPrice"`), when it came from the file. */
   readonly column?: string;
-  /** The API's machine code: missing, decimal_parsing, string_too_long, ... or field_count. */
+  /** The API's machine code: missing, decimal_parsing, string_too_long, ... or field_count, unmapped_value. */
   readonly code: string;
   readonly message: string;
 }
 
-export type Mapped<R> = { ok: true; record: R } | { ok: false; first: RowError; errors: RowError[] };
+export type Mapped<R> =
+  | { kind: 'ok'; record: R }
+  | { kind: 'skip' }
+  | { kind: 'reject'; first: RowError; errors: RowError[] };
 
 type Schema = z.ZodType<unknown>;
 
 export class RowMapper<R> {
   private readonly plan: HeaderPlan;
   private readonly schema: Schema;
+  private readonly clean: CellCleaner;
   private readonly order: ReadonlyMap<string, number>;
-  private readonly headerOf: ReadonlyMap<string, string>;
+  /** Field -> where its value comes from: the column's name, or the sources tried (`Price or {A}-{B}`). */
+  private readonly sourceOf: ReadonlyMap<string, string>;
+  /** This row's cleaned cells, by column index (only the used ones are set). */
+  private readonly cells: string[];
+  /** fill_down: the last non-empty value of each such column. */
+  private readonly above: string[];
 
-  constructor(plan: HeaderPlan, schema: Schema) {
+  constructor(plan: HeaderPlan, schema: Schema, clean: CellCleaner) {
     this.plan = plan;
     this.schema = schema;
+    this.clean = clean;
     this.order = new Map(plan.plans.map((p, i) => [p.field, i]));
-    this.headerOf = new Map(plan.plans.flatMap((p) => (p.header === undefined ? [] : [[p.field, p.header]])));
+    this.sourceOf = new Map(
+      plan.plans.flatMap((p) => (p.sources.length === 0 ? [] : [[p.field, p.sources.map((s) => (s.kind === 'column' ? s.header : s.text)).join(' or ')]])),
+    );
+    this.cells = new Array<string>(plan.headers.length).fill('');
+    this.above = new Array<string>(plan.headers.length).fill('');
   }
 
-  /**
-   * The cells converted, without the schema's checks; null when a cell does not convert. For delta push's
-   * comparison, which only hashes rows: a row it finds unchanged was valid when the API accepted it, and every
-   * other row is read again, mapped and validated, by the send pass.
-   */
-  convert(fields: readonly string[]): Record<string, unknown> | null {
+  map(fields: readonly string[], line: number): Mapped<R> {
+    const cells = this.cells;
+    for (const i of this.plan.used) cells[i] = this.clean(fields[i]);
+    for (const i of this.plan.fillDown) {
+      if (cells[i] === '') cells[i] = this.above[i] ?? '';
+      else this.above[i] = cells[i] as string;
+    }
+    if (this.plan.skipWhenEmpty.length > 0 && this.plan.skipWhenEmpty.every((i) => cells[i] === '')) return { kind: 'skip' };
+
     const out: Record<string, unknown> = {};
-    return this.#cells(fields, out, () => false) ? out : null;
-  }
-
-  /** Fills `out` from the cells; calls `failed` for a cell that does not convert (false: stop at once). */
-  #cells(fields: readonly string[], out: Record<string, unknown>, failed: (field: string, error: CellError) => boolean): boolean {
-    let ok = true;
+    let errors: RowError[] | undefined;
     for (const p of this.plan.plans) {
-      const cell = p.index < 0 ? '' : (fields[p.index] ?? '').trim();
+      const cell = this.value(p.sources, line);
       if (cell === '') {
         if (p.fallback !== undefined) out[p.field] = p.fallback;
         continue;
       }
-      const value = p.convert(cell);
+      let text = cell;
+      if (p.map !== undefined) {
+        const mapped = p.map.get(cell);
+        if (mapped === undefined) {
+          (errors ??= []).push(this.error(p.field, 'unmapped_value', `${shown(cell)} is not in maps.${p.field}`));
+          continue;
+        }
+        text = mapped;
+      }
+      const value = p.convert(text);
       if (value instanceof CellError) {
-        ok = false;
-        if (!failed(p.field, value)) return false;
+        (errors ??= []).push(this.error(p.field, value.code, value.message));
         continue;
       }
       out[p.field] = value;
     }
-    return ok;
-  }
-
-  map(fields: readonly string[]): Mapped<R> {
-    const out: Record<string, unknown> = {};
-    let errors: RowError[] | undefined;
-    this.#cells(fields, out, (field, error) => {
-      (errors ??= []).push(this.error(field, error.code, error.message));
-      return true;
-    });
     const result = this.schema.safeParse(out, { reportInput: true });
-    if (result.success && errors === undefined) return { ok: true, record: result.data as R };
+    if (result.success && errors === undefined) return { kind: 'ok', record: result.data as R };
     const failed = new Set(errors?.map((e) => e.field));
     const all = errors ?? [];
     if (!result.success) {
       for (const issue of toValidationErrors(result.error)) {
         const field = issue.loc.length > 0 ? issue.loc.map(String).join('.') : null;
         if (field !== null && failed.has(field)) continue;
-        all.push(this.error(field, issue.type, issue.msg));
+        all.push(this.error(field, issue.type, this.explain(field, issue.type, issue.msg)));
       }
     }
     all.sort((a, b) => this.rank(a.field) - this.rank(b.field));
     // A failed parse has at least one issue; the fallback only satisfies the type.
     const first = all[0] ?? this.error(null, 'value_error', 'invalid row');
-    return { ok: false, first, errors: all };
+    return { kind: 'reject', first, errors: all };
+  }
+
+  /** The first non-empty source value; a template is empty when any column it uses is empty. */
+  private value(sources: readonly CellSource[], line: number): string {
+    for (const source of sources) {
+      if (source.kind === 'column') {
+        const cell = this.cells[source.index] ?? '';
+        if (cell !== '') return cell;
+        continue;
+      }
+      let text = '';
+      let complete = true;
+      for (const piece of source.pieces) {
+        if ('text' in piece) text += piece.text;
+        else if ('line' in piece) text += String(line);
+        else {
+          const cell = this.cells[piece.index] ?? '';
+          if (cell === '') {
+            complete = false;
+            break;
+          }
+          text += cell;
+        }
+      }
+      if (complete && text !== '') return text;
+    }
+    return '';
+  }
+
+  /** A missing field says where it was looked for. */
+  private explain(field: string | null, code: string, message: string): string {
+    if (code !== 'missing' || field === null) return message;
+    const plan = this.plan.plans[this.order.get(field) ?? -1];
+    if (plan === undefined || plan.sources.length === 0) return `${field} is required: the file has no column for it and no default is set`;
+    if (plan.header !== undefined) return `${field} is required: the ${JSON.stringify(plan.header)} cell is empty`;
+    return `${field} is required: no value in ${this.sourceOf.get(field) ?? field}`;
   }
 
   private rank(field: string | null): number {
@@ -97,7 +149,7 @@ export class RowMapper<R> {
   }
 
   private error(field: string | null, code: string, message: string): RowError {
-    const column = field === null ? undefined : this.headerOf.get(field);
+    const column = field === null ? undefined : this.sourceOf.get(field);
     return column === undefined ? { field, code, message } : { field, column, code, message };
   }
 }

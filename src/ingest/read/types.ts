@@ -59,15 +59,17 @@ export interface ReadProgress {
 }
 
 /**
- * Counts of one file. Once `complete`, `rows === accepted + rejected` always holds, and every line of the file
- * is the header, part of a row, or a blank line: `lines` is the file's line count.
+ * Counts of one file. Once `complete`, `rows === accepted + rejected + skipped` always holds, and every line of the
+ * file is the header, part of a row, or a blank line: `lines` is the file's line count.
  */
 export interface ReadSummary extends HeaderInfo, ReadProgress {
   /** True once every row was yielded and the parser's own counts were reconciled with ours. */
   readonly complete: boolean;
   readonly accepted: number;
   readonly rejected: number;
-  /** Lines with nothing but whitespace or delimiters: skipped, not rows. */
+  /** Rows `skip_rows` skipped: counted as rows, neither sent nor rejected. */
+  readonly skipped: number;
+  /** Lines with nothing but whitespace or delimiters: not rows. */
   readonly blankLines: number;
   /** Lines consumed so far (header, rows, blank lines). */
   readonly lines: number;

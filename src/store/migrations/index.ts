@@ -13,6 +13,7 @@ import { migration0001Base } from './0001-base.ts';
 import { migration0002PullOutbox } from './0002-pull-outbox.ts';
 import { migration0003Push } from './0003-push.ts';
 import { migration0004AckState } from './0004-ack-state.ts';
+import { migration0006RowFates } from './0006-row-fates.ts';
 import { migration0007Feed } from './0007-feed.ts';
 import { migration0008Delta } from './0008-delta.ts';
 
@@ -21,6 +22,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0002_pull_outbox': migration0002PullOutbox,
   '0003_push': migration0003Push,
   '0004_ack_state': migration0004AckState,
+  '0006_row_fates': migration0006RowFates,
   '0007_feed': migration0007Feed,
   '0008_delta': migration0008Delta,
 };
@@ -49,7 +51,9 @@ export async function migrateToLatest<DB>(
   kysely: Kysely<DB>,
   migrations: Readonly<Record<string, Migration>> = MIGRATIONS,
 ): Promise<string[]> {
-  const migrator = new Migrator({ db: kysely, provider: new InCodeMigrationProvider(migrations) });
+  // Numbers are reserved per branch and land in any order (0007 landed before 0006): a database that ran a later
+  // number first runs the earlier one when it arrives. Each migration adds only its own tables and columns.
+  const migrator = new Migrator({ db: kysely, provider: new InCodeMigrationProvider(migrations), allowUnorderedMigrations: true });
   const { error, results = [] } = await migrator.migrateToLatest();
   const failed = results.find((r) => r.status === 'Error');
   if (error !== undefined || failed) {

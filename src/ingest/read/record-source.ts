@@ -1,0 +1,49 @@
+/**
+ * Where the reader's records come from: the seam between a file format and the mapping. A RecordSource turns a file
+ * into records (its cells as strings, in file order) and says on which line each starts; the row reader
+ * (reader.ts) maps them to API records, whatever the format. CSV is csv-records.ts; a spreadsheet reader (.xlsx) is
+ * another implementation of this interface, opened in `readRows` (reader.ts) where `openCsvRecords` is today.
+ *
+ * Contract: every record of the file is handed out exactly once, the header first; a problem that fails the file
+ * is thrown as a FileFormatError (never a silent stop); `finish()` after the last record checks the source's own
+ * counts, so a record lost on the way fails the file instead of vanishing.
+ */
+import type { Encoding } from '../../config/source-schema.ts';
+
+export interface SourceRecord {
+  /** The record's cells as the file holds them (untrimmed). */
+  readonly fields: string[];
+  /** 1-based line the record starts on (a spreadsheet: its row number). */
+  readonly line: number;
+  /** The line it ends on: more than `line` when a cell holds line breaks. */
+  readonly endLine: number;
+}
+
+/** How the file was read, for the report (a spreadsheet has no delimiter or encoding of its own: it says so). */
+export interface SourceFormat {
+  readonly encoding: Encoding;
+  readonly bom: 'utf-8' | 'utf-16le' | 'utf-16be' | null;
+  /** The delimiter the rejects CSV is written with (the file's own, for CSV). */
+  readonly delimiter: ',' | ';' | '\t' | '|';
+  /** Format-level notes (a BOM overriding the configured encoding). */
+  readonly warnings: readonly string[];
+}
+
+export interface RecordSource {
+  readonly format: SourceFormat;
+  /** A record already read, without waiting; undefined when none is ready (then `next()` waits). */
+  take(): SourceRecord | undefined;
+  /** The next record, or undefined at the end of the file; throws a FileFormatError for a broken file. */
+  next(): Promise<SourceRecord | undefined>;
+  /**
+   * The header's width is known: a record of another width that spans several lines is a quote left open (CSV),
+   * which fails the file rather than becoming one row. Sources without that failure mode ignore it.
+   */
+  checkWidth(record: SourceRecord, width: number): void;
+  /** After the last record: the source's own record and byte counts must match what was handed out. */
+  finish(): void;
+  /** Bytes of the file read so far and its size, for a progress bar. */
+  bytes(): { readonly bytesRead: number; readonly totalBytes: number };
+  /** Stops reading and closes the file; safe more than once. */
+  close(): void;
+}

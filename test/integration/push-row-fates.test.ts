@@ -1,0 +1,158 @@
+/**
+ * Every row accounted for, and honest outcomes (src/ingest/row-fate.ts, duplicate-keys.ts), end to end against the
+ * sandbox: rows of one file with the same key are never both accepted, for every entity and policy, and the
+ * platform holds exactly what the report calls accepted; a file with nothing accepted, or too many rows rejected,
+ * fails; a file whose first rows are all rejected stops sending; a failed file is not a duplicate when dropped again.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { showText } from '../../src/cli/files-text.ts';
+import { listFiles, showFile } from '../../src/status/file-list.ts';
+import { pushHarness, type PushHarness } from '../support/push-harness.ts';
+import { ManualClock, drive } from '../support/manual-clock.ts';
+import { expectReconciled, rejectLines, reportOf } from '../fixtures/push/push-report.ts';
+
+const UNKNOWN_STORE = '00000000-0000-4000-8000-000000000000';
+
+let h: PushHarness;
+let clock: ManualClock;
+const push = (...args: Parameters<PushHarness['push']>) => drive(clock, h.push(...args));
+beforeAll(async () => {
+  clock = new ManualClock();
+  h = await pushHarness({ clock, maxInFlight: 4 });
+});
+afterAll(() => h.close());
+
+describe('rows with the same business key', () => {
+  /** 30 transaction lines over 3 invoices, as a UK retailer's export keyed by invoice number alone is. */
+  function invoiceLines(prefix: string): { csv: string; last: Map<string, string>; first: Map<string, string> } {
+    const last = new Map<string, string>();
+    const first = new Map<string, string>();
+    const rows = ['transaction_id,item_id,transaction_timestamp,quantity'];
+    for (let i = 0; i < 30; i++) {
+      const id = `${prefix}-${'ABC'[(i * 7) % 3]}`;
+      rows.push(`${id},ITEM-${i},2026-11-20T08:00:00Z,${i + 1}`);
+      last.set(id, String(i + 1));
+      if (!first.has(id)) first.set(id, String(i + 1));
+    }
+    return { csv: `${rows.join('\n')}\n`, last, first };
+  }
+  const quantityOf = (id: string) => [...h.sandbox.control.world.transactions.table.rows()].find((r) => r.transaction_id === id)?.quantity;
+
+  it('last (default): across batches too, the last line counts; the platform holds exactly the accepted rows', async () => {
+    const { csv, last } = invoiceLines('LAST');
+    const before = h.sandbox.control.state().transactions.count;
+    const source = await h.source('transactions', { batch_size: 4 });
+    const report = await reportOf(await push(source, 'lines.csv', csv));
+    expect(report.rows).toMatchObject({ read: 30, accepted: 3, superseded: 27, rejected: 0, sent: 3 });
+    expectReconciled(report.rows);
+    expect(h.sandbox.control.state().transactions.count - before).toBe(report.rows.accepted);
+    for (const [id, quantity] of last) expect(quantityOf(id), id).toBe(quantity);
+    expect(report.superseded[0]?.message).toMatch(/^superseded by line \d+ with the same transaction_id$/);
+  });
+
+  it('first: the first line of a key counts, later ones are superseded and never sent', async () => {
+    const { csv, first } = invoiceLines('FIRST');
+    const source = await h.source('transactions', { batch_size: 4, duplicate_keys: 'first' });
+    const report = await reportOf(await push(source, 'lines.csv', csv));
+    expect(report.rows).toMatchObject({ read: 30, sent: 3, accepted: 3, superseded: 27 });
+    for (const [id, quantity] of first) expect(quantityOf(id), id).toBe(quantity);
+  });
+
+  it('reject: later lines of a key are rejects naming the first line; the file is done with rejects', async () => {
+    const { csv, first } = invoiceLines('REJ');
+    const source = await h.source('transactions', { batch_size: 4, duplicate_keys: 'reject' });
+    const report = await reportOf(await push(source, 'lines.csv', csv));
+    expect(report.rows).toMatchObject({ read: 30, sent: 3, accepted: 3, rejected: 27, rejected_locally: 27, superseded: 0 });
+    const lines = await rejectLines(report.rejectsPath);
+    expect(lines[1]).toMatch(/^5,REJ-A,ITEM-3,.*,duplicate_key,the same transaction_id as line 2 \(duplicate_keys: reject\)$/);
+    for (const [id, quantity] of first) expect(quantityOf(id), id).toBe(quantity);
+  });
+
+  it('competitor prices: the same observation written with two offsets is one record', async () => {
+    const csv = [
+      'competitor_name,item_id,observed_at,regular_price,effective_price',
+      'Shop,X-1,2026-11-20T10:00:00Z,1.00,1.00',
+      'Shop,X-1,2026-11-20T11:00:00+01:00,2.00,2.00',
+    ].join('\n');
+    const source = await h.source('competitor_prices', { batch_size: 1 });
+    const report = await reportOf(await push(source, 'obs.csv', `${csv}\n`));
+    expect(report.rows).toMatchObject({ read: 2, accepted: 1, superseded: 1 });
+    const rows = [...h.sandbox.control.world.competitorPrices.table.rows()].filter((r) => r.item_id === 'X-1');
+    expect(rows.map((r) => r.regular_price)).toEqual(['2.00']);
+  });
+
+  it('skipped rows are counted, not rejected', async () => {
+    const source = await h.source('transactions', { skip_rows: { when_empty: ['transaction_id', 'item_id'] } });
+    const report = await reportOf(await push(source, 'skips.csv', 'transaction_id,item_id,transaction_timestamp\nSK-1,A,2026-11-20T08:00:00Z\n,,2026-11-20T08:00:00Z\n'));
+    expect(report.rows).toMatchObject({ read: 2, accepted: 1, skipped: 1, rejected: 0 });
+    expectReconciled(report.rows);
+    const [listed] = listFiles(h.db, { limit: 1 });
+    expect(listed).toMatchObject({ name: 'skips.csv', rows_read: 2, rows_accepted: 1, rows_skipped: 1, rows_unchanged: 0 });
+  });
+
+  it('files show lists every problem of a rejected row, as the rejects CSV does', async () => {
+    const source = await h.source('transactions');
+    await push(source, 'two-problems.csv', 'transaction_id,item_id,transaction_timestamp,quantity\nTP-1,,yesterday,1\nTP-2,B,2026-11-20T08:00:00Z,2\n');
+    const [listed] = listFiles(h.db, { limit: 1 });
+    const detail = await showFile(h.db, listed!.id);
+    expect(detail!.first_rejects[0]!.errors.map((e) => e.field)).toEqual(['item_id', 'transaction_timestamp']);
+    const text = showText(detail!, new Date());
+    expect(text).toContain('1 accepted, 1 rejected locally, 0 refused by the API, 0 superseded, 0 unchanged, 0 skipped');
+    expect(text).toMatch(/^\s*2\s+local\s+item_id; transaction_timestamp\s+\S+; \S+\s+.+; .+$/m);
+  });
+});
+
+describe('honest outcomes', () => {
+  const requests = () => h.sandbox.control.state().requests.total;
+
+  it('a file with every row rejected fails, and is not a duplicate when dropped again after the config is fixed', async () => {
+    const source = await h.source('product_store', { decimal_separator: ',' });
+    const [store = ''] = h.sandbox.control.state().stores;
+    const csv = `item_id,store_id,current_price\nD-1,${store},1.50\nD-2,${store},2.50\n`;
+    const first = await push(source, 'prices.csv', csv);
+    const report = await reportOf(first, 'failed');
+    expect(report.error).toMatchObject({ code: 'NOTHING_ACCEPTED' });
+    expect(report.rows).toMatchObject({ read: 2, accepted: 0, rejected: 2 });
+    expect(first.outcome === 'failed' && first.file.final_path).toMatch(/\/failed\/prices\.csv$/);
+    // The same bytes again, read with the right separator: sent, not skipped as "already sent".
+    const fixed = { ...source, read: { ...source.read, decimal_separator: '.' as const } };
+    const again = await reportOf(await drive(clock, h.push(fixed, 'prices.csv', csv)));
+    expect(again.duplicate_of).toBeNull();
+    expect(again.rows).toMatchObject({ read: 2, accepted: 2 });
+  });
+
+  it('stops a file whose first 1,000 rows are all rejected locally: nothing is sent, the rest is not read', async () => {
+    const source = await h.source('product_store', { decimal_separator: ',' });
+    const [store = ''] = h.sandbox.control.state().stores;
+    const rows = Array.from({ length: 5000 }, (_, i) => `E-${i},${store},${i}.50`);
+    const sent = requests();
+    const result = await push(source, 'wrong-separator.csv', `item_id,store_id,current_price\n${rows.join('\n')}\n`);
+    const report = await reportOf(result, 'failed');
+    expect(report.error?.code).toBe('NOTHING_ACCEPTED');
+    expect(report.error?.message).toMatch(/^the first 1000 rows judged were all rejected/);
+    expect(report.rows).toMatchObject({ read: null, sent: 0, accepted: 0 });
+    expect(report.rows.rejected).toBeGreaterThanOrEqual(1000);
+    expect(report.rows.rejected).toBeLessThan(5000);
+    expect(requests()).toBe(sent);
+  });
+
+  it('stops a file whose first 1,000 rows the API all refuses: one batch at a time, then nothing more', async () => {
+    const source = await h.source('product_store', { batch_size: 250 });
+    const rows = Array.from({ length: 3000 }, (_, i) => `U-${i},${UNKNOWN_STORE},1.00`);
+    const sent = requests();
+    const report = await reportOf(await push(source, 'unknown-store.csv', `item_id,store_id,current_price\n${rows.join('\n')}\n`), 'failed');
+    expect(report.error?.code).toBe('NOTHING_ACCEPTED');
+    expect(report.rows).toMatchObject({ sent: 1000, accepted: 0, rejected_by_api: 1000 });
+    expect(requests() - sent).toBe(4);
+  });
+
+  it('fails a file with more rejected rows than reject_threshold; the accepted rows are on the platform', async () => {
+    const source = await h.source('transactions', { reject_threshold: 0.5 });
+    const csv = ['transaction_id,item_id,transaction_timestamp', 'TH-1,A,2026-11-20T08:00:00Z', 'TH-2,A,bad', 'TH-3,A,bad', 'TH-4,A,bad'].join('\n');
+    const report = await reportOf(await push(source, 'mostly-bad.csv', `${csv}\n`), 'failed');
+    expect(report.error).toMatchObject({ code: 'TOO_MANY_REJECTED', message: '3 of 4 rows rejected (75 %), more than reject_threshold 50 %' });
+    expect(report.rows).toMatchObject({ read: 4, accepted: 1, rejected: 3 });
+    expectReconciled(report.rows);
+    expect(h.sandbox.control.state({ keys: true }).transactions.keys).toContain('TH-1');
+  });
+});
