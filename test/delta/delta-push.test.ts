@@ -80,4 +80,20 @@ describe('delta push', () => {
     const k = [...h.sandbox.control.world.productStore.table.rows()].find((row) => row.item_id === 'K' && row.store_id === stores[0]);
     expect(k?.current_price).toBe('4.00');
   });
+
+  it('does not remember a row the API refused: the next file sends it again', async () => {
+    // Without brakes: in a source of two keys, the refused one is half of them, new again each time.
+    const source = await h.source('product_store', { delta: true, brakes: false });
+    // A store the platform does not know: valid locally, refused by the API (unknown_store).
+    const unknownStore = '00000000-0000-4000-8000-00000000abcd';
+    const file = `item_id,store_id,current_price\nU1,${stores[0]},1.00\nU2,${unknownStore},2.00\n`;
+    const before = requests();
+    const first = await h.push(source, 'day1.csv', file);
+    expect(first.outcome).toBe('done');
+    const r1 = await reportOf(first);
+    expect(r1.rows).toMatchObject({ read: 2, sent: 2, accepted: 1, rejected_by_api: 1 });
+    const r2 = await reportOf(await h.push(source, 'day2.csv', file));
+    expect(r2.rows).toMatchObject({ read: 2, sent: 1, accepted: 0, rejected_by_api: 1, unchanged: 1 });
+    expect(requests() - before).toBe(2);
+  });
 });
