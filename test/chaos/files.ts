@@ -107,8 +107,10 @@ export function buildFile(entity: ChaosEntity, n: number, rows: number, badShare
           built.lines.push(`${marker},${UNKNOWN_STORE},1.00,1`);
           built.invalid.push({ line, marker, stage: 'api' });
         } else {
-          const item = `S${n}-${j}`;
-          built.lines.push(`${item},${store(j)},${price(j)},${j}`);
+          // A nightly export of one assortment (delta push): the same keys in every file, a tenth of the prices
+          // changed from one file to the next, the rest unchanged.
+          const item = `S-${j}`;
+          built.lines.push(`${item},${store(j)},${price(j % 10 === 0 ? j + n : j)},${j}`);
           built.validKeys.push(productStoreKey({ item_id: item, store_id: store(j) }));
         }
         break;
