@@ -75,8 +75,8 @@ async function runDryRun(config: Config, target: PushTarget, file: string, optio
   }
 }
 
-function view(db: StateDb, result: FileResult): ResultView {
-  return { result, counts: 'file' in result ? fileCounts(db, result.file.id) : null };
+async function view(db: StateDb, result: FileResult): Promise<ResultView> {
+  return { result, counts: 'file' in result ? await fileCounts(db, result.file.id) : null };
 }
 
 async function runRealPush(config: Config, target: PushTarget, file: string, options: PushOptions): Promise<number> {
@@ -99,7 +99,7 @@ async function runRealPush(config: Config, target: PushTarget, file: string, opt
   try {
     const { main, resumed } = await runPush(oneShot.deps, target, file, { force: options.force === true });
     progress.stop();
-    const views = { main: view(db, main), resumed: resumed.map((r) => view(db, r)) };
+    const views = { main: await view(db, main), resumed: await Promise.all(resumed.map((r) => view(db, r))) };
     if (options.json === true) {
       process.stdout.write(`${JSON.stringify({ ...resultJson(views.main), resumed: views.resumed.map(resultJson) })}\n`);
     } else {

@@ -12,10 +12,10 @@ export interface MetricsSources {
   /** Rows in the price feed, the lag of each POS consumer. */
   outbox(): Promise<{ feedRows: number; consumers: { name: string; lag: number }[] }>;
   /** Age of each mirror stream's watermark in seconds (null: never completed). */
-  mirrors(): { stream: string; watermarkAgeSeconds: number | null }[];
+  mirrors(): Promise<{ stream: string; watermarkAgeSeconds: number | null }[]>;
   ready(): boolean;
   /** The feed's consumers (src/feed/consumer-status.ts); absent or null when no feed consumer is configured. */
-  feed?(): FeedOverview | null;
+  feed?(): Promise<FeedOverview | null>;
 }
 
 export class AgentMetrics {
@@ -85,9 +85,9 @@ export class AgentMetrics {
         help,
         labelNames: ['consumer'],
         registers,
-        collect() {
+        async collect() {
+          const overview = (await sources.feed?.()) ?? null;
           this.reset();
-          const overview = sources.feed?.() ?? null;
           for (const c of overview?.consumers ?? []) {
             const v = value(c, overview as FeedOverview);
             if (v !== null) this.set({ consumer: c.name }, v);
@@ -122,9 +122,10 @@ export class AgentMetrics {
       help: 'Age of each mirror stream watermark (how far behind the mirror may be).',
       labelNames: ['stream'],
       registers,
-      collect() {
+      async collect() {
+        const mirrors = await sources.mirrors();
         this.reset();
-        for (const m of sources.mirrors()) if (m.watermarkAgeSeconds !== null) this.set({ stream: m.stream }, m.watermarkAgeSeconds);
+        for (const m of mirrors) if (m.watermarkAgeSeconds !== null) this.set({ stream: m.stream }, m.watermarkAgeSeconds);
       },
     });
   }

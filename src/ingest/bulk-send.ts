@@ -110,8 +110,8 @@ function removeLosers(batch: PendingBatch, entity: Entity, policy: DuplicateKeyP
  * on a resumed file, they are recorded once.
  */
 async function settleRepeatedKeys(ctx: BulkSendContext, file: BulkFile, reopen: Reopen): Promise<void> {
-  const counts = fileCounts(ctx.db, file.id);
-  const candidates = linesWithRepeatedHashes(() => keyHashesOf(ctx.db, file.id), counts.accepted);
+  const counts = await fileCounts(ctx.db, file.id);
+  const candidates = await linesWithRepeatedHashes(() => keyHashesOf(ctx.db, file.id), counts.accepted);
   if (candidates.size === 0) return;
   const keyOf = BUSINESS_KEYS[file.entity];
   const keyed = new Map<number, string>();
@@ -136,7 +136,7 @@ async function settleRepeatedKeys(ctx: BulkSendContext, file: BulkFile, reopen: 
     raw: raws.get(line) ?? [],
     sent: true,
   }));
-  recordRejects(ctx.db, file.id, superseded);
+  await recordRejects(ctx.db, file.id, superseded);
 }
 
 /** Opens the source file again from its first row (a pass over the whole file, constant memory). */
@@ -147,7 +147,7 @@ export type Reopen = ReopenRows<Row>;
  * duplicate-key passes (duplicate-keys.ts). Throws RowsRejectedError when the file is stopped early (row-fate.ts).
  */
 export async function sendBulk(ctx: BulkSendContext, file: BulkFile, rows: AsyncIterable<readonly RowOutcome<Row>[]>, reopen: Reopen): Promise<void> {
-  const committed = committedBatches(ctx.db, file.id);
+  const committed = await committedBatches(ctx.db, file.id);
   const send = bulkOf(ctx.client, file.entity);
   const keyOf = BUSINESS_KEYS[file.entity];
   const order = new KeyOrder();
@@ -158,7 +158,7 @@ export async function sendBulk(ctx: BulkSendContext, file: BulkFile, rows: Async
   const fileLosers = file.duplicateKeys === 'last' ? null : await firstPassLosers(reopen, file.entity, file.duplicateKeys);
   // A resumed file starts where its committed batches left its probation.
   const probation = new Probation();
-  const before = fileCounts(ctx.db, file.id);
+  const before = await fileCounts(ctx.db, file.id);
   probation.resume(before.accepted);
 
   /** Every row judged so far was rejected: decided once the batches in flight are answered (one may yet get a row accepted). */
@@ -198,7 +198,7 @@ export async function sendBulk(ctx: BulkSendContext, file: BulkFile, rows: Async
       superseded: decided.filter((r) => r.stage === 'superseded').length,
       keyHashes: hashes.bytes(),
     };
-    commitBatch(ctx.db, file.id, checkpoint, [...b.rejects, ...decided, ...apiRejects]);
+    await commitBatch(ctx.db, file.id, checkpoint, [...b.rejects, ...decided, ...apiRejects]);
     for (const r of decided) probation.judged(r.line, r.stage === 'local' ? 'refused' : 'other');
     ctx.onBatch?.({ index: b.index, sent: checkpoint.sent, accepted: checkpoint.accepted, failed: checkpoint.failed });
   };
@@ -207,7 +207,7 @@ export async function sendBulk(ctx: BulkSendContext, file: BulkFile, rows: Async
     const b = batch;
     batch = { index: b.index + 1, rows: [], lines: [], raws: [], rejects: [] };
     if (committed.has(b.index)) {
-      recordRejects(ctx.db, file.id, b.rejects); // found again on this read: already there, or lost with a crash
+      await recordRejects(ctx.db, file.id, b.rejects); // found again on this read: already there, or lost with a crash
       // Sent before a restart: none accepted (else resume() ended the probation), so refused or superseded.
       for (const line of b.lines) probation.judged(line, 'refused');
       return;
@@ -218,7 +218,7 @@ export async function sendBulk(ctx: BulkSendContext, file: BulkFile, rows: Async
     if (first.failure !== null) return;
     if (probation.failed) {
       // The rows before this batch were all rejected: nothing more is sent; its own local rejects stand.
-      recordRejects(ctx.db, file.id, b.rejects);
+      await recordRejects(ctx.db, file.id, b.rejects);
       return;
     }
     let finish!: () => void;
@@ -255,7 +255,7 @@ export async function sendBulk(ctx: BulkSendContext, file: BulkFile, rows: Async
     if (first.failure === null && !ctx.signal?.aborted) {
       // Stopped early, the filling batch holds no valid row (every row judged was rejected): only its rejects remain.
       if (batch.rows.length > 0) await flush();
-      else recordRejects(ctx.db, file.id, batch.rejects);
+      else await recordRejects(ctx.db, file.id, batch.rejects);
     }
   } finally {
     await Promise.all(inFlight);

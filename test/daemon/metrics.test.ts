@@ -9,9 +9,9 @@ import { AgentMetrics } from '../../src/daemon/metrics.ts';
 function populated(): AgentMetrics {
   const m = new AgentMetrics({
     outbox: () => Promise.resolve({ feedRows: 1200, consumers: [{ name: 'pos-north', lag: 3 }] }),
-    mirrors: () => [{ stream: 'products', watermarkAgeSeconds: 42 }, { stream: 'grids', watermarkAgeSeconds: null }],
+    mirrors: () => Promise.resolve([{ stream: 'products', watermarkAgeSeconds: 42 }, { stream: 'grids', watermarkAgeSeconds: null }]),
     ready: () => true,
-    feed: () => ({
+    feed: () => Promise.resolve({
       listen: 'https://0.0.0.0:9465',
       apply_deadline: '2h',
       consumers: [
