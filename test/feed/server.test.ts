@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { sqlRows, sqlValue } from '../support/state-sql.ts';
+import { databaseId } from '../../src/store/meta.ts';
 import { approval, deliver, reopenTempDb } from '../outbox/support.ts';
 import { until } from '../support/test-logger.ts';
 import { type FeedPage, feedConfig, feedHarness, type Protocol, STORE_A, STORE_B, STORE_C, testConsumer } from './support.ts';
@@ -31,7 +32,7 @@ describe.each<Protocol>(['http', 'https'])('feed API over %s', (protocol) => {
     expect([method.status, method.headers['allow']]).toEqual([405, 'GET, PUT']);
     const ok = await h.call('GET', '/feed/v1/changes');
     expect(ok.status).toBe(200);
-    expect(ok.headers['feed-database-id']).toBe(h.db.statement(`SELECT value FROM agent_meta WHERE key = 'database_id'`).pluck().get());
+    expect(ok.headers['feed-database-id']).toBe(await databaseId(h.db));
     const warnings = JSON.parse(h.logText()) as { level: string; msg: string }[];
     expect(warnings.filter((l) => l.level === 'warn').map((l) => l.msg)).toEqual([
       'a feed request came from 127.0.0.1 without a token (401); check that client\'s token (logged once an hour per address)',
