@@ -56,14 +56,14 @@ async function pushWorker(target: Target, file: string, stateDir: string, inbox:
   const { compileSource } = await import('../src/ingest/read/index.ts');
   const { sourceDelta } = await import('../src/ingest/delta/source-delta.ts');
   const { pushFile } = await import('../src/ingest/push-file.ts');
-  const { openDatabase, databasePath } = await import('../src/store/index.ts');
+  const { openSqlite, databasePath } = await import('../src/store/sqlite/open-sqlite.ts');
   const { deltaFile } = await import('../src/store/delta-state.ts');
   const { createLogger } = await import('../src/log.ts');
   const { systemClock } = await import('../src/clock.ts');
 
   const config = SourceSchema.parse({ name: 'bench', entity: 'product_store', path: inbox, batch_size: BATCH, delta, brakes: false });
   const source = { name: 'bench', entity: 'product_store', mode: 'bulk' as const, inbox, batchSize: BATCH, read: compileSource(config), ...sourceDelta(config) };
-  const db = await openDatabase(databasePath(stateDir));
+  const db = await openSqlite(databasePath(stateDir));
   let requests = 0;
   let bytes = 0;
   // Counts what goes over the wire to the bulk endpoint: the request bodies as built (no second serialisation).
@@ -94,7 +94,7 @@ async function pushWorker(target: Target, file: string, stateDir: string, inbox:
       seconds,
       peakRssMb: process.resourceUsage().maxRSS / 1024,
       sent: result.file.rows_sent ?? 0,
-      unchanged: deltaFile(db, result.file.id)?.unchanged ?? 0,
+      unchanged: (await deltaFile(db, result.file.id))?.unchanged ?? 0,
     };
   } finally {
     await dispatcher.close();

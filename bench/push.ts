@@ -59,14 +59,14 @@ async function agentWorker(target: Target, file: string, dir: string, syncNormal
   const { SourceSchema } = await import('../src/config/source-schema.ts');
   const { compileSource } = await import('../src/ingest/read/index.ts');
   const { pushFile } = await import('../src/ingest/push-file.ts');
-  const { openDatabase, databasePath } = await import('../src/store/index.ts');
+  const { openSqlite, databasePath } = await import('../src/store/sqlite/open-sqlite.ts');
   const { createLogger } = await import('../src/log.ts');
   const { systemClock } = await import('../src/clock.ts');
 
   const inbox = join(dir, 'inbox');
   const config = SourceSchema.parse({ name: 'bench', entity: 'transactions', path: inbox, batch_size: BATCH });
   const source = { name: 'bench', entity: 'transactions', mode: 'bulk' as const, inbox, batchSize: BATCH, read: compileSource(config) };
-  const db = await openDatabase(databasePath(join(dir, 'state')));
+  const db = await openSqlite(databasePath(join(dir, 'state')));
   // Diagnosis only (--sync-normal): what the per-batch fsync of synchronous=FULL costs the push.
   if (syncNormal) db.sqlite.pragma('synchronous = NORMAL');
   const dispatcher = createDispatcher({ maxConnections: CONNECTIONS });

@@ -7,8 +7,9 @@
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
 import type { Config } from '../config/index.ts';
-import { DEFAULT_LIST_LIMIT, FILE_STATUS_FILTERS, listFiles, showFile, type FileStatusFilter } from '../status/file-list.ts';
-import { databasePath, openDatabase } from '../store/open-database.ts';
+import { showFile } from '../status/file-list.ts';
+import { DEFAULT_LIST_LIMIT, FILE_STATUS_FILTERS, listFiles, type FileStatusFilter } from '../store/push-ledger-views.ts';
+import { isMissingState, openStateDb, stateLocation } from '../store/open-state-db.ts';
 import type { StateDb } from '../store/state-db.ts';
 import { configOption, loadConfigForCommand } from './config.ts';
 import { EXIT_FAILURE } from '../exit-codes.ts';
@@ -40,10 +41,10 @@ function positiveInt(max: number): (raw: string) => number {
 async function readLedger<T>(config: Config, read: (db: StateDb | null) => Promise<T> | T): Promise<T> {
   let db: StateDb | null = null;
   try {
-    db = await openDatabase(databasePath(config.state.dir), { readonly: true });
+    db = await openStateDb(config.state, { readonly: true });
   } catch (error) {
-    if ((error as { code?: unknown }).code !== 'OPEN_FAILED') throw error;
-    process.stderr.write(`no state database at ${databasePath(config.state.dir)} yet: the agent has not claimed any file\n`);
+    if (!isMissingState(error)) throw error;
+    process.stderr.write(`no state database at ${stateLocation(config.state)} yet: the agent has not claimed any file\n`);
   }
   try {
     return await read(db);
@@ -71,9 +72,9 @@ export function filesCommand(): Command {
       runCommand(async (options: ListOptions) => {
         const config = await loadConfigForCommand(options.config);
         const now = new Date();
-        await readLedger(config, (db) => {
+        await readLedger(config, async (db) => {
           const filter = { limit: options.limit, ...(options.source ? { source: options.source } : {}), ...(options.status ? { status: options.status } : {}) };
-          const items = db ? listFiles(db, filter) : [];
+          const items = db ? await listFiles(db, filter) : [];
           print(options.json, items, listText(items, now));
         });
       }),

@@ -6,22 +6,19 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import type { Config } from '../config/index.ts';
 import { type FeedConsumerStatus, feedOverview } from '../feed/consumer-status.ts';
-import { ackConsumer, countScopedFeed, exportStoreFiles, listConsumers, outboxStats, EXPORT_FORMATS } from '../outbox/index.ts';
-import type { ExportFormat } from '../outbox/store-files.ts';
-import { databasePath, openDatabase } from '../store/open-database.ts';
+import { exportStoreFiles, EXPORT_FORMATS, type ExportFormat } from '../outbox/store-files.ts';
+import { openStateDb } from '../store/open-state-db.ts';
+import { outboxStats } from '../store/outbox-stats.ts';
+import { ackConsumer, countScopedFeed, listConsumers } from '../store/price-feed.ts';
 import type { StateDb } from '../store/state-db.ts';
 import { configOption, loadConfigForCommand } from './config.ts';
 import { runCommand } from './errors.ts';
 import { duration, shortTime, table } from './status-table.ts';
 
-/** The state database of `config` (`<state.dir>/pricing-agent.db`); read-only opens never create or migrate it. */
-export function openStateDb(config: Config, readonly = false): Promise<StateDb> {
-  return openDatabase(databasePath(config.state.dir), { readonly });
-}
-
+/** The state of `file`'s config; read-only opens never create or migrate it. */
 async function withDb<T>(file: string, readonly: boolean, fn: (db: StateDb, config: Config) => Promise<T>): Promise<T> {
   const config = await loadConfigForCommand(file);
-  const db = await openStateDb(config, readonly);
+  const db = await openStateDb(config.state, { readonly });
   try {
     return await fn(db, config);
   } finally {
@@ -111,10 +108,9 @@ export function outboxCommand(): Command {
     .option('--json', 'print JSON')
     .action(
       runCommand((options: Options & { consumer: string; seq: number; force?: boolean }) =>
-        withDb(options.config, false, (db) => {
-          const offset = ackConsumer(db, options.consumer, options.seq, { force: options.force === true });
+        withDb(options.config, false, async (db) => {
+          const offset = await ackConsumer(db, options.consumer, options.seq, { force: options.force === true });
           print(options.json, offset, () => `${offset.consumer} is at seq ${offset.last_seq} (${offset.lag} rows behind)\n`);
-          return Promise.resolve();
         }),
       ),
     );
@@ -160,12 +156,15 @@ interface ConsumerRow {
 
 /** Feed consumers first (config order), then the consumers that only keep an offset, by name. */
 async function consumerRows(db: StateDb, config: Config, nowMs: number): Promise<ConsumerRow[]> {
-  const feed = feedOverview(db, config.feed, nowMs);
+  const feed = await feedOverview(db, config.feed, nowMs);
   const scopes = new Map(config.feed.consumers.map((c) => [c.name, c.stores]));
-  const rows: ConsumerRow[] = feed.consumers.map((c) => ({
-    consumer: { ...c, unread_rows: countScopedFeed(db, scopes.get(c.name) ?? '*', c.offset ?? 0) },
-    overdue: new Set(feed.overdue.filter((o) => o.consumer === c.name).map((o) => o.store_id)),
-  }));
+  const rows: ConsumerRow[] = [];
+  for (const c of feed.consumers) {
+    rows.push({
+      consumer: { ...c, unread_rows: await countScopedFeed(db, scopes.get(c.name) ?? '*', c.offset ?? 0) },
+      overdue: new Set(feed.overdue.filter((o) => o.consumer === c.name).map((o) => o.store_id)),
+    });
+  }
   const others = (await listConsumers(db)).filter((c) => !scopes.has(c.consumer)).sort((a, b) => (a.consumer < b.consumer ? -1 : 1));
   for (const c of others) {
     rows.push({ consumer: { name: c.consumer, offset: c.last_seq, last_seen: c.updated_at, stores: [], unread_rows: c.lag }, overdue: new Set() });

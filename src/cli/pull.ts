@@ -32,7 +32,7 @@ import {
 import { createLogger } from '../log.ts';
 import { configOption, loadConfigForCommand } from './config.ts';
 import { runCommand } from './errors.ts';
-import { openStateDb } from './outbox.ts';
+import { openStateDb } from '../store/open-state-db.ts';
 
 interface PullOptions {
   readonly config: string;
@@ -104,7 +104,7 @@ export function pullCommand(): Command {
         const stop = stopOnSignals();
         try {
           if (options.history === true) return await printHistory(config, api.client, options.since, stop.signal);
-          const db = await openStateDb(config);
+          const db = await openStateDb(config.state);
           try {
             const deps: PullDeps = { db, client: api.client, clock: systemClock, logger };
             return await runMode(deps, config, options, stop.signal);

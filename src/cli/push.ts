@@ -22,7 +22,7 @@ import type { FileResult } from '../ingest/push-file.ts';
 import { resolveTarget, type PushTarget } from '../ingest/push-target.ts';
 import { fileCounts } from '../store/push-ledger.ts';
 import type { StateDb } from '../store/state-db.ts';
-import { databasePath, openDatabase } from '../store/open-database.ts';
+import { openStateDb } from '../store/open-state-db.ts';
 import { configOption, loadConfigForCommand } from './config.ts';
 import { runCommand } from './errors.ts';
 import { createProgress, type Progress } from './progress.ts';
@@ -57,7 +57,7 @@ function onStopSignals(abort: AbortController, say: (text: string) => void): () 
 
 /** The state database read-only for a dry run's comparison; null when the agent has not run here yet. */
 async function readOnlyState(config: Config): Promise<StateDb | null> {
-  return openDatabase(databasePath(config.state.dir), { readonly: true }).catch(() => null);
+  return openStateDb(config.state, { readonly: true }).catch(() => null);
 }
 
 async function runDryRun(config: Config, target: PushTarget, file: string, options: PushOptions): Promise<number> {
@@ -96,8 +96,8 @@ async function runDryRun(config: Config, target: PushTarget, file: string, optio
   }
 }
 
-function view(db: StateDb, result: FileResult): ResultView {
-  return { result, counts: 'file' in result ? fileCounts(db, result.file.id) : null };
+async function view(db: StateDb, result: FileResult): Promise<ResultView> {
+  return { result, counts: 'file' in result ? await fileCounts(db, result.file.id) : null };
 }
 
 async function runRealPush(config: Config, target: PushTarget, file: string, options: PushOptions): Promise<number> {
@@ -120,7 +120,7 @@ async function runRealPush(config: Config, target: PushTarget, file: string, opt
   try {
     const { main, resumed } = await runPush(oneShot.deps, target, file, { force: options.force === true, full: options.full === true });
     progress.stop();
-    const views = { main: view(db, main), resumed: resumed.map((r) => view(db, r)) };
+    const views = { main: await view(db, main), resumed: await Promise.all(resumed.map((r) => view(db, r))) };
     if (options.json === true) {
       process.stdout.write(`${JSON.stringify({ ...resultJson(views.main), resumed: views.resumed.map(resultJson) })}\n`);
     } else {

@@ -12,12 +12,12 @@ export interface MetricsSources {
   /** Rows in the price feed, the lag of each POS consumer. */
   outbox(): Promise<{ feedRows: number; consumers: { name: string; lag: number }[] }>;
   /** Age of each mirror stream's watermark in seconds (null: never completed). */
-  mirrors(): { stream: string; watermarkAgeSeconds: number | null }[];
+  mirrors(): Promise<{ stream: string; watermarkAgeSeconds: number | null }[]>;
   ready(): boolean;
   /** The feed's consumers (src/feed/consumer-status.ts); absent or null when no feed consumer is configured. */
-  feed?(): FeedOverview | null;
+  feed?(): Promise<FeedOverview | null>;
   /** Files the brakes hold, per source (delta push). */
-  heldFiles?(): { source: string; count: number }[];
+  heldFiles?(): Promise<{ source: string; count: number }[]>;
 }
 
 export class AgentMetrics {
@@ -87,9 +87,9 @@ export class AgentMetrics {
         help,
         labelNames: ['consumer'],
         registers,
-        collect() {
+        async collect() {
+          const overview = (await sources.feed?.()) ?? null;
           this.reset();
-          const overview = sources.feed?.() ?? null;
           for (const c of overview?.consumers ?? []) {
             const v = value(c, overview as FeedOverview);
             if (v !== null) this.set({ consumer: c.name }, v);
@@ -124,9 +124,10 @@ export class AgentMetrics {
       help: 'Files the brakes hold in held/, waiting for files release, by source.',
       labelNames: ['source'],
       registers,
-      collect() {
+      async collect() {
+        const held = (await sources.heldFiles?.()) ?? [];
         this.reset();
-        for (const h of sources.heldFiles?.() ?? []) this.set({ source: h.source }, h.count);
+        for (const h of held) this.set({ source: h.source }, h.count);
       },
     });
     new Gauge({
@@ -134,9 +135,10 @@ export class AgentMetrics {
       help: 'Age of each mirror stream watermark (how far behind the mirror may be).',
       labelNames: ['stream'],
       registers,
-      collect() {
+      async collect() {
+        const mirrors = await sources.mirrors();
         this.reset();
-        for (const m of sources.mirrors()) if (m.watermarkAgeSeconds !== null) this.set({ stream: m.stream }, m.watermarkAgeSeconds);
+        for (const m of mirrors) if (m.watermarkAgeSeconds !== null) this.set({ stream: m.stream }, m.watermarkAgeSeconds);
       },
     });
   }

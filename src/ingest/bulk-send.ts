@@ -122,8 +122,8 @@ function removeLosers(batch: PendingBatch, entity: Entity, policy: DuplicateKeyP
  * on a resumed file, they are recorded once.
  */
 async function settleRepeatedKeys(ctx: BulkSendContext, file: BulkFile, reopen: Reopen): Promise<void> {
-  const counts = fileCounts(ctx.db, file.id);
-  const candidates = linesWithRepeatedHashes(() => keyHashesOf(ctx.db, file.id), counts.accepted);
+  const counts = await fileCounts(ctx.db, file.id);
+  const candidates = await linesWithRepeatedHashes(() => keyHashesOf(ctx.db, file.id), counts.accepted);
   if (candidates.size === 0) return;
   const keyOf = BUSINESS_KEYS[file.entity];
   const keyed = new Map<number, string>();
@@ -148,7 +148,7 @@ async function settleRepeatedKeys(ctx: BulkSendContext, file: BulkFile, reopen: 
     raw: raws.get(line) ?? [],
     sent: true,
   }));
-  recordRejects(ctx.db, file.id, superseded);
+  await recordRejects(ctx.db, file.id, superseded);
 }
 
 /**
@@ -172,19 +172,19 @@ export type Reopen = ReopenRows<Row>;
 export async function sendBulk(ctx: BulkSendContext, file: BulkFile, rows: AsyncIterable<readonly RowOutcome<Row>[]>, reopen: Reopen): Promise<void> {
   const fates = file.fates;
   // A delta file counts its unchanged rows again on every attempt: the ones an earlier attempt counted are reset.
-  if (fates) resetUnchanged(ctx.db, file.id);
-  const committed = fates ? new Set<number>() : committedBatches(ctx.db, file.id);
+  if (fates) await resetUnchanged(ctx.db, file.id);
+  const committed = fates ? new Set<number>() : await committedBatches(ctx.db, file.id);
   const send = bulkOf(ctx.client, file.entity);
   const keyOf = BUSINESS_KEYS[file.entity];
   const order = new KeyOrder();
   const inFlight = new Set<Promise<void>>();
   // Set by a batch's task: a holder object, as TypeScript does not see assignments made inside callbacks.
   const first: { failure: Error | null } = { failure: null };
-  let batch: PendingBatch = { index: fates ? lastBatchIndex(ctx.db, file.id) + 1 : 0, rows: [], lines: [], raws: [], rejects: [], unchanged: 0, unchangedLines: [] };
+  let batch: PendingBatch = { index: fates ? (await lastBatchIndex(ctx.db, file.id)) + 1 : 0, rows: [], lines: [], raws: [], rejects: [], unchanged: 0, unchangedLines: [] };
   const fileLosers = file.duplicateKeys === 'last' ? null : await firstPassLosers(reopen, file.entity, file.duplicateKeys);
   // A resumed file starts where its committed batches left its probation.
   const probation = new Probation();
-  const before = fileCounts(ctx.db, file.id);
+  const before = await fileCounts(ctx.db, file.id);
   probation.resume(before.accepted);
 
   /** Every row judged so far was rejected: decided once the batches in flight are answered (one may yet get a row accepted). */
@@ -226,9 +226,9 @@ export async function sendBulk(ctx: BulkSendContext, file: BulkFile, rows: Async
       keyHashes: hashes.bytes(),
     };
     const remember = fates
-      ? () => fates.accepted(response.results.filter((r) => r.ok).map((r) => ({ record: b.rows[r.index] as Row, id: r.id ?? null })))
+      ? fates.accepted(response.results.filter((r) => r.ok).map((r) => ({ record: b.rows[r.index] as Row, id: r.id ?? null })))
       : undefined;
-    commitBatch(ctx.db, file.id, checkpoint, [...b.rejects, ...decided, ...apiRejects], remember);
+    await commitBatch(ctx.db, file.id, checkpoint, [...b.rejects, ...decided, ...apiRejects], remember);
     for (const r of decided) probation.judged(r.line, r.stage === 'local' ? 'refused' : 'other');
     ctx.onBatch?.({ index: b.index, sent: checkpoint.sent, accepted: checkpoint.accepted, failed: checkpoint.failed });
   };
@@ -237,7 +237,7 @@ export async function sendBulk(ctx: BulkSendContext, file: BulkFile, rows: Async
     const b = batch;
     batch = { index: b.index + 1, rows: [], lines: [], raws: [], rejects: [], unchanged: 0, unchangedLines: [] };
     if (committed.has(b.index)) {
-      recordRejects(ctx.db, file.id, b.rejects); // found again on this read: already there, or lost with a crash
+      await recordRejects(ctx.db, file.id, b.rejects); // found again on this read: already there, or lost with a crash
       // Sent before a restart: none accepted (else resume() ended the probation), so refused or superseded.
       for (const line of b.lines) probation.judged(line, 'refused');
       return;
@@ -249,7 +249,7 @@ export async function sendBulk(ctx: BulkSendContext, file: BulkFile, rows: Async
     if (first.failure !== null || ctx.signal?.aborted === true) return;
     if (probation.failed) {
       // The rows before this batch were all rejected: nothing more is sent; its own local rejects stand.
-      recordRejects(ctx.db, file.id, b.rejects);
+      await recordRejects(ctx.db, file.id, b.rejects);
       return;
     }
     let finish!: () => void;
@@ -292,7 +292,7 @@ export async function sendBulk(ctx: BulkSendContext, file: BulkFile, rows: Async
       // Stopped early, the filling batch holds no valid row (every row judged was rejected): only its rejects remain.
       // A delta file's last unchanged rows are committed in a batch of their own (nothing is sent for it).
       if (batch.rows.length > 0 || batch.unchanged > 0) await flush();
-      else recordRejects(ctx.db, file.id, batch.rejects);
+      else await recordRejects(ctx.db, file.id, batch.rejects);
     }
   } finally {
     await Promise.all(inFlight);

@@ -87,7 +87,7 @@ export async function claimFile(db: StateDb, source: ClaimSource, file: string, 
   const size = (await stat(file)).size;
   const name = basename(file);
   // The id names the processing file, so the row comes first; its hash is filled in once the file is ours.
-  const fileId = beginClaim(db, {
+  const fileId = await beginClaim(db, {
     source: source.name,
     entity: source.entity,
     mode: source.mode,
@@ -100,11 +100,11 @@ export async function claimFile(db: StateDb, source: ClaimSource, file: string, 
     forced: options.force === true,
   });
   const target = processingPath(source.inbox, fileId, name);
-  setProcessingPath(db, fileId, target);
+  await setProcessingPath(db, fileId, target);
   try {
     await moveFile(file, target);
   } catch {
-    dropClaim(db, fileId);
+    await dropClaim(db, fileId);
     return { kind: 'vanished' };
   }
   const force = options.force === true || source.comparesEveryFile === true;
@@ -114,10 +114,10 @@ export async function claimFile(db: StateDb, source: ClaimSource, file: string, 
 /** Hashes the claimed file and decides: claimed, or a duplicate of content already done (under the same name). */
 async function completeClaim(db: StateDb, fileId: number, path: string, entity: string, force: boolean, name?: string): Promise<ClaimResult> {
   const sha256 = await sha256Of(path);
-  const earlier = force ? undefined : findDoneByContent(db, entity, sha256, name);
-  setContentHash(db, fileId, sha256);
+  const earlier = force ? undefined : await findDoneByContent(db, entity, sha256, name);
+  await setContentHash(db, fileId, sha256);
   if (earlier) return { kind: 'duplicate', fileId, duplicateOf: earlier };
-  setStatus(db, fileId, 'claimed');
+  await setStatus(db, fileId, 'claimed');
   return { kind: 'claimed', fileId };
 }
 
@@ -134,7 +134,7 @@ export async function recoverClaim(db: StateDb, file: PushFile, nameIsData = fal
     // the watcher then claimed the same file again: two reports for one drop.
     if (!(await exists(inboxPath))) return { kind: 'vanished' };
     target = processingPath(file.inbox, file.id, file.original_name);
-    setProcessingPath(db, file.id, target);
+    await setProcessingPath(db, file.id, target);
   }
   if (await exists(target)) return completeClaim(db, file.id, target, file.entity, force, name);
   if (await exists(inboxPath)) {

@@ -22,7 +22,7 @@ import { ENTITIES, type Entity } from '../api/schemas/index.ts';
 import { fsyncDirectory } from '../atomic-file.ts';
 import type { Config } from '../config/index.ts';
 import { EXIT_CONFIG } from '../exit-codes.ts';
-import { databasePath, openDatabase } from '../store/open-database.ts';
+import { openStateDb } from '../store/open-state-db.ts';
 import { getFile, UNFINISHED_STATUSES, type PushFile } from '../store/push-ledger.ts';
 import { oneShotLogger, openOneShot } from './one-shot-deps.ts';
 import { processClaimed, type FileResult, type PushSource } from './push-file.ts';
@@ -137,11 +137,11 @@ export type RetryOutcome =
   | { readonly action: 'resumed'; readonly file: PushFile; readonly result: FileResult };
 
 async function readFileRow(config: Config, id: number): Promise<PushFile> {
-  const db = await openDatabase(databasePath(config.state.dir), { readonly: true }).catch((error: unknown) => {
+  const db = await openStateDb(config.state, { readonly: true }).catch((error: unknown) => {
     throw new RetryRefusedError('RETRY_NO_DATABASE', `cannot read the state database: ${(error as Error).message}`);
   });
   try {
-    const file = getFile(db, id);
+    const file = await getFile(db, id);
     if (!file) throw new RetryRefusedError('RETRY_UNKNOWN_ID', `no file with id ${id} in the ledger (see pricing-agent files list)`);
     return file;
   } finally {

@@ -131,17 +131,17 @@ export async function sendImport(
   const writer = await CanonicalCsvWriter.create(canonicalPath, { entity, customColumns: header.customColumns });
   const lines = new LineMap();
   let rejects: RejectRow[] = [];
-  const record = (reject: RejectRow) => {
+  const record = async (reject: RejectRow): Promise<void> => {
     rejects.push(reject);
     if (rejects.length >= LOCAL_REJECT_FLUSH) {
-      recordRejects(ctx.db, file.id, rejects);
+      await recordRejects(ctx.db, file.id, rejects);
       rejects = [];
     }
   };
   try {
     for await (const outcome of rows) {
       if (outcome.kind === 'reject') {
-        record(localReject(outcome));
+        await record(localReject(outcome));
         probation.rejected(outcome.line);
         // Nothing valid so far and enough rejected: the file is stopped, nothing is uploaded.
         if (probation.failed) throw stoppedEarly(probation);
@@ -151,10 +151,10 @@ export async function sendImport(
       if (loser !== undefined) {
         const { line, rawFields: raw } = outcome;
         if (loser.rejected) {
-          record({ line, stage: 'local', field: null, code: 'duplicate_key', message: duplicateMessage(entity, loser.winner), raw });
+          await record({ line, stage: 'local', field: null, code: 'duplicate_key', message: duplicateMessage(entity, loser.winner), raw });
           probation.rejected(line);
         } else {
-          record({ line, stage: 'superseded', field: null, code: 'superseded', message: supersededMessage(entity, loser.winner), raw });
+          await record({ line, stage: 'superseded', field: null, code: 'superseded', message: supersededMessage(entity, loser.winner), raw });
           superseded += 1;
         }
         continue;
@@ -164,24 +164,24 @@ export async function sendImport(
       lines.add(written.line, outcome.line);
     }
   } catch (error) {
-    recordRejects(ctx.db, file.id, rejects);
+    await recordRejects(ctx.db, file.id, rejects);
     await writer.abort();
     throw error;
   }
-  recordRejects(ctx.db, file.id, rejects);
+  await recordRejects(ctx.db, file.id, rejects);
   const canonical = await writer.commit();
   const empty = { index: 0, firstLine: 0, lastLine: 0, sent: 0, accepted: 0, failed: 0, superseded };
   let jobId = file.job_id;
   if (jobId === null) {
     if (lines.rows === 0) {
       // Nothing valid to send: no job. The file is done with every row rejected or superseded.
-      commitBatch(ctx.db, file.id, empty, []);
+      await commitBatch(ctx.db, file.id, empty, []);
       return;
     }
-    setStatus(ctx.db, file.id, 'uploading');
+    await setStatus(ctx.db, file.id, 'uploading');
     // Not given the drain signal: an upload in flight finishes, so its job id is recorded and never uploaded twice.
     jobId = (await UPLOAD[entity](ctx.client, canonical.path)).job_id;
-    recordJob(ctx.db, file.id, jobId);
+    await recordJob(ctx.db, file.id, jobId);
   }
   const job = await pollJob(ctx, jobId);
   if (job.status === 'failed') throw new ImportJobFailedError(job);
@@ -197,7 +197,7 @@ export async function sendImport(
   }));
   const failed = job.rows_failed ?? apiRejects.length;
   const sent = lines.rows;
-  commitBatch(ctx.db, file.id, { ...empty, sent, accepted: job.rows_ok ?? sent - failed, failed }, apiRejects);
+  await commitBatch(ctx.db, file.id, { ...empty, sent, accepted: job.rows_ok ?? sent - failed, failed }, apiRejects);
 }
 
 /** Polls until the job completes or fails: every 5-10 s while running, every 30-60 s while queued. */

@@ -105,7 +105,7 @@ export async function runPush(deps: PushDeps, target: PushTarget, file: string, 
   }
   await removeStaleCopies(source.inbox);
   const exists = await isFile(file);
-  const unfinished = unfinishedFiles(deps.db, source.name);
+  const unfinished = await unfinishedFiles(deps.db, source.name);
   const match = await matchUnfinished(file, exists, unfinished);
   if (!exists && match === undefined) throw new PushFileMissingError(`${file}: no such file`);
 

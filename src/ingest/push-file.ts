@@ -92,7 +92,7 @@ export async function pushFile(deps: PushDeps, source: PushSource, path: string,
     case 'refused':
       return refuse(deps, source, path, claim.reason);
     case 'duplicate':
-      return finishOrDefer(deps, requireFile(deps.db, claim.fileId), 'duplicate', { duplicateOf: claim.duplicateOf });
+      return finishOrDefer(deps, await requireFile(deps.db, claim.fileId), 'duplicate', { duplicateOf: claim.duplicateOf });
     case 'claimed':
       return processClaimed(deps, source, claim.fileId, options);
   }
@@ -100,17 +100,20 @@ export async function pushFile(deps: PushDeps, source: PushSource, path: string,
 
 /** Pushes a claimed file: a new one, or one resumed after a restart or a deferral. */
 export async function processClaimed(deps: PushDeps, source: PushSource, fileId: number, options: PushOptions = {}): Promise<FileResult> {
-  let file = requireFile(deps.db, fileId);
-  if (file.final_status !== null) return deferIfArchivingFails(deps, file, () => completeMove(deps, file));
+  let file = await requireFile(deps.db, fileId);
+  if (file.final_status !== null) {
+    const moved = file;
+    return deferIfArchivingFails(deps, moved, () => completeMove(deps, moved));
+  }
   if (file.status === 'claiming') {
     const recovered = await recoverClaim(deps.db, file, compiledOf(source).readsFileName, source.comparesEveryFile === true);
     if (recovered.kind === 'vanished') {
       return finishOrDefer(deps, file, 'failed', { error: { code: 'FILE_VANISHED', message: 'the file disappeared before it was claimed' }, vanished: true });
     }
-    if (recovered.kind === 'duplicate') return finishOrDefer(deps, requireFile(deps.db, fileId), 'duplicate', { duplicateOf: recovered.duplicateOf });
+    if (recovered.kind === 'duplicate') return finishOrDefer(deps, await requireFile(deps.db, fileId), 'duplicate', { duplicateOf: recovered.duplicateOf });
   }
-  markStarted(deps.db, fileId);
-  file = requireFile(deps.db, fileId);
+  await markStarted(deps.db, fileId);
+  file = await requireFile(deps.db, fileId);
   let summary: ReadSummary | null = null;
   let compiled: CompiledSource;
   let plan: DeltaPlan | null = null;
@@ -154,7 +157,7 @@ export async function processClaimed(deps: PushDeps, source: PushSource, fileId:
     if (failure) return finishOrDefer(deps, file, 'failed', { error: failure, summary });
     return defer(deps, file, error);
   }
-  const counts = fileCounts(deps.db, fileId);
+  const counts = await fileCounts(deps.db, fileId);
   // Every row read has one fate (row-fate.ts); anything else is a bug, and the file fails rather than hide it.
   const accountedFor = counts.accepted + counts.failed + counts.rejectedLocal + counts.superseded + counts.unchanged + summary.skipped;
   if (!summary.complete || summary.rows !== accountedFor) {
@@ -162,10 +165,10 @@ export async function processClaimed(deps: PushDeps, source: PushSource, fileId:
     return finishOrDefer(deps, file, 'failed', { error: { code: 'RECONCILIATION_FAILED', message }, summary, counts });
   }
   const verdict = rowsVerdict(counts, summary.rows, summary.skipped, compiled.rejectThreshold);
-  if (verdict !== null) return finishOrDefer(deps, requireFile(deps.db, fileId), 'failed', { error: { code: verdict.code, message: verdict.message }, summary, counts });
+  if (verdict !== null) return finishOrDefer(deps, await requireFile(deps.db, fileId), 'failed', { error: { code: verdict.code, message: verdict.message }, summary, counts });
   // A full send counts for delta.full_every once the file is through, whatever a restart made of it.
-  if (plan?.mode === 'full') recordFullSend(deps.db, plan.scope.id, new Date(deps.clock.now()).toISOString());
-  return finishOrDefer(deps, requireFile(deps.db, fileId), 'done', { summary, counts, missingCsv: plan?.missingCsv ?? null });
+  if (plan?.mode === 'full') await recordFullSend(deps.db, plan.scope.id, new Date(deps.clock.now()).toISOString());
+  return finishOrDefer(deps, await requireFile(deps.db, fileId), 'done', { summary, counts, missingCsv: plan?.missingCsv ?? null });
 }
 
 /** Moves a file the brakes stopped to held/ with its preview (delta/hold.ts); a failure to do so defers it. */
@@ -174,21 +177,21 @@ async function holdOrDefer(deps: PushDeps, file: PushFile, plan: DeltaPlan, open
     const now = new Date(deps.clock.now());
     const held = await writeHeldPreview(deps.db, file, plan, now, open);
     const message = `held by the brakes: ${plan.tripped.map((t) => t.message).join('; ')}`;
-    prepareFinish(deps.db, file.id, held.heldPath, 'failed');
+    await prepareFinish(deps.db, file.id, held.heldPath, 'failed');
     await moveFile(file.processing_path, held.heldPath);
-    finishFile(deps.db, file.id, { status: 'failed', finalPath: held.heldPath, error: { code: HELD_ERROR_CODE, message } });
-    const record = deltaFile(deps.db, file.id);
-    if (record) recordHeld(deps.db, record, held.heldPath, now.toISOString());
+    await finishFile(deps.db, file.id, { status: 'failed', finalPath: held.heldPath, error: { code: HELD_ERROR_CODE, message } });
+    const record = await deltaFile(deps.db, file.id);
+    if (record) await recordHeld(deps.db, record, held.heldPath, now.toISOString());
     if (plan.missingCsv !== null) await rm(plan.missingCsv, { force: true });
     if (plan.deletions !== null) await rm(plan.deletions, { force: true });
     deps.logger.warn(
       { file: file.original_name, source: file.source, entity: file.entity, held_to: held.heldPath, preview: held.previewPath, brakes: plan.tripped.map((t) => t.brake) },
       `file held: ${plan.tripped.map((t) => t.message).join('; ')}; nothing was sent. Release it with: ${held.preview.release}`,
     );
-    return { outcome: 'held', file: requireFile(deps.db, file.id), heldPath: held.heldPath, previewPath: held.previewPath, brakes: plan.tripped.map((t) => t.message) };
+    return { outcome: 'held', file: await requireFile(deps.db, file.id), heldPath: held.heldPath, previewPath: held.previewPath, brakes: plan.tripped.map((t) => t.message) };
   } catch (error) {
     deps.logger.error({ file: file.original_name, source: file.source, error: String(error) }, 'the file could not be moved to held/; it stays in processing/');
-    return defer(deps, requireFile(deps.db, file.id), error);
+    return defer(deps, await requireFile(deps.db, file.id), error);
   }
 }
 
@@ -211,19 +214,19 @@ function fileLevelFailure(error: unknown): { code: string; message: string } | n
   return null; // I/O (disk full, read-only state), a drain: the file waits in processing/
 }
 
-function defer(deps: PushDeps, file: PushFile, error: unknown): FileResult {
+async function defer(deps: PushDeps, file: PushFile, error: unknown): Promise<FileResult> {
   const code = error instanceof ApiError ? error.code : ((error as { code?: unknown }).code as string | undefined) ?? 'DEFERRED';
   const message = error instanceof Error ? error.message : String(error);
   const delay = Math.min(MAX_RETRY_DELAY_MS, FIRST_RETRY_DELAY_MS * 2 ** Math.max(0, file.attempts - 1));
   const retryAt = new Date(deps.clock.now() + delay).toISOString();
   try {
-    deferFile(deps.db, file.id, retryAt, { code, message });
+    await deferFile(deps.db, file.id, retryAt, { code, message });
   } catch (stateError) {
     // The state database itself may be the problem (disk full, read-only): the file stays in processing/ anyway.
     deps.logger.error({ file: file.original_name, error: String(stateError) }, 'could not record the deferral');
   }
   deps.logger.warn({ file: file.original_name, source: file.source, error_code: code, error: message, retry_at: retryAt }, 'file deferred; it stays in processing and is tried again');
-  return { outcome: 'deferred', file: requireFile(deps.db, file.id), error: { code, message }, retryAt };
+  return { outcome: 'deferred', file: await requireFile(deps.db, file.id), error: { code, message }, retryAt };
 }
 
 interface FinishInput {
@@ -242,7 +245,8 @@ async function finish(deps: PushDeps, file: PushFile, status: 'done' | 'failed' 
   const now = new Date(deps.clock.now());
   const dir = status === 'failed' ? failedDir(file.inbox) : archiveDir(file.inbox, now);
   const finalPath = await freeName(dir, file.original_name, file.id);
-  const counts = input.counts ?? (status === 'duplicate' ? null : fileCounts(deps.db, file.id));
+  const counts = input.counts ?? (status === 'duplicate' ? null : await fileCounts(deps.db, file.id));
+  const delta = (await deltaFile(deps.db, file.id)) ?? null;
   const { reportPath, rejectsPath } = await ownFolder(file.inbox, dir).then(() =>
     writeReport(deps.db, {
       file,
@@ -258,19 +262,19 @@ async function finish(deps: PushDeps, file: PushFile, status: 'done' | 'failed' 
       warnings: input.summary?.warnings ?? [],
       error: input.error ?? null,
       duplicateOf: input.duplicateOf ?? null,
-      delta: deltaFile(deps.db, file.id) ?? null,
+      delta,
       missingPath: input.missingCsv ? `${finalPath}.missing.csv` : null,
     }),
   );
   if (input.missingCsv) await moveFile(input.missingCsv, `${finalPath}.missing.csv`);
-  prepareFinish(deps.db, file.id, finalPath, status);
+  await prepareFinish(deps.db, file.id, finalPath, status);
   if (input.vanished !== true) {
     // Renamed or deleted in processing/ by someone else while it was read (the open file was read to the end, so
     // its rows are sent and reported): nothing to move. Before, the move's ENOENT left the row open until a restart.
     if (await exists(file.processing_path)) await moveFile(file.processing_path, finalPath);
     else deps.logger.error({ file: file.original_name, source: file.source, processing_path: file.processing_path }, 'the file was removed from processing/ while it was read; every row was read and its report is written, the file itself could not be archived');
   }
-  finishFile(deps.db, file.id, {
+  await finishFile(deps.db, file.id, {
     status,
     finalPath,
     rowsRead: input.summary?.complete === true ? input.summary.rows : null,
@@ -280,7 +284,7 @@ async function finish(deps: PushDeps, file: PushFile, status: 'done' | 'failed' 
     duplicateOf: input.duplicateOf?.id ?? null,
   });
   await rm(join(processingDir(file.inbox), `.${file.id}-canonical.csv`), { force: true });
-  const done = requireFile(deps.db, file.id);
+  const done = await requireFile(deps.db, file.id);
   logOutcome(deps.logger, done, status, input.error);
   return { outcome: status, file: done, reportPath, rejectsPath };
 }
@@ -300,7 +304,7 @@ async function deferIfArchivingFails(deps: PushDeps, file: PushFile, archive: ()
     return await archive();
   } catch (error) {
     deps.logger.error({ file: file.original_name, source: file.source, error: String(error) }, 'the file could not be archived (report or move failed); it stays in processing/');
-    return defer(deps, requireFile(deps.db, file.id), error);
+    return defer(deps, await requireFile(deps.db, file.id), error);
   }
 }
 
@@ -312,8 +316,8 @@ async function completeMove(deps: PushDeps, file: PushFile): Promise<FileResult>
   const finalPath = file.final_path ?? '';
   // Neither at its final place nor in processing/: a vanished file whose report was written; nothing to move.
   if (!(await exists(finalPath)) && (await exists(file.processing_path))) await moveFile(file.processing_path, finalPath);
-  finishFile(deps.db, file.id, { status, finalPath, rowsRead: file.rows_read, counts: fileCounts(deps.db, file.id) });
-  const done = requireFile(deps.db, file.id);
+  await finishFile(deps.db, file.id, { status, finalPath, rowsRead: file.rows_read, counts: await fileCounts(deps.db, file.id) });
+  const done = await requireFile(deps.db, file.id);
   return { outcome: status, file: done, reportPath: `${finalPath}.report.json`, rejectsPath: null };
 }
 
@@ -349,8 +353,8 @@ function logOutcome(logger: Logger, file: PushFile, status: string, error: { cod
   else logger.info(fields, status === 'duplicate' ? 'file skipped: same content already sent' : 'file done');
 }
 
-function requireFile(db: StateDb, id: number): PushFile {
-  const file = getFile(db, id);
+async function requireFile(db: StateDb, id: number): Promise<PushFile> {
+  const file = await getFile(db, id);
   if (!file) throw new Error(`push ledger has no file ${id}`);
   return file;
 }

@@ -86,7 +86,7 @@ class SourceRunner {
   }
 
   async start(): Promise<void> {
-    for (const file of unfinishedFiles(this.#o.deps.db, this.#config.name)) this.#enqueue({ kind: 'file', fileId: file.id });
+    for (const file of await unfinishedFiles(this.#o.deps.db, this.#config.name)) this.#enqueue({ kind: 'file', fileId: file.id });
     this.#worker = this.#work();
     await this.watcher.start();
   }

@@ -107,10 +107,10 @@ export async function writeReport(db: StateDb, input: ReportInput): Promise<Writ
   const rejected = counts ? counts.rejectedLocal + counts.failed : 0;
   const rejectsPath = rejected > 0 ? `${input.finalPath}.rejects.csv` : null;
   if (rejectsPath !== null) {
-    const layout = { headers: input.headers ?? [], delimiter: input.delimiter ?? ',', widest: maxRawFields(db, file.id) };
+    const layout = { headers: input.headers ?? [], delimiter: input.delimiter ?? ',', widest: await maxRawFields(db, file.id) };
     await writeRejectsCsv(rejectsPath, layout, rejectsOf(db, file.id, ['local', 'api']));
   }
-  const firstErrors = take(rejectsOf(db, file.id, ['local', 'api']), REPORT_FIRST_ERRORS).map(({ line, stage, field, code, message, errors }) => ({
+  const firstErrors = (await take(rejectsOf(db, file.id, ['local', 'api']), REPORT_FIRST_ERRORS)).map(({ line, stage, field, code, message, errors }) => ({
     line,
     stage,
     field,
@@ -118,7 +118,7 @@ export async function writeReport(db: StateDb, input: ReportInput): Promise<Writ
     message,
     ...(errors.length > 1 ? { problems: errors } : {}),
   }));
-  const superseded = take(rejectsOf(db, file.id, ['superseded']), REPORT_FIRST_ERRORS).map(({ line, message }) => ({ line, message }));
+  const superseded = (await take(rejectsOf(db, file.id, ['superseded']), REPORT_FIRST_ERRORS)).map(({ line, message }) => ({ line, message }));
   const started = file.started_at ?? file.claimed_at;
   const report: PushReport = {
     file: file.original_name,
@@ -180,9 +180,9 @@ function deltaSection(d: DeltaFileRecord, missingPath: string | null): PushRepor
   };
 }
 
-function take<T>(items: Iterable<T>, n: number): T[] {
+async function take<T>(items: AsyncIterable<T>, n: number): Promise<T[]> {
   const out: T[] = [];
-  for (const item of items) {
+  for await (const item of items) {
     if (out.length >= n) break;
     out.push(item);
   }

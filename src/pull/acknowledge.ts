@@ -47,7 +47,7 @@ export function emptyAckStats(): AckStats {
 export async function acknowledgeStored(ctx: ResolveContext, signal?: AbortSignal, pages?: StoredPages): Promise<void> {
   for (;;) {
     checkAborted(signal);
-    const ids = idsToAcknowledge(ctx.deps.db, ACK_BATCH_MAX);
+    const ids = await idsToAcknowledge(ctx.deps.db, ACK_BATCH_MAX);
     if (pages && !pages.finished && ids.length < ACK_BATCH_MAX) {
       await pages.next();
       continue;
@@ -56,7 +56,7 @@ export async function acknowledgeStored(ctx: ResolveContext, signal?: AbortSigna
     await acknowledgeBatch(ctx, ids, false, signal);
     // Every id of the batch leaves 'pending' (acknowledged or conflict) unless the platform answered 200 without
     // listing some of them. Sending those again at once would loop; the next run tries them again.
-    if (countPending(ctx.deps.db, ids) === ids.length) {
+    if ((await countPending(ctx.deps.db, ids)) === ids.length) {
       ctx.deps.logger.warn({ ids: ids.length }, 'acknowledge accepted none of the batch; leaving it for the next run');
       return;
     }
@@ -80,7 +80,7 @@ async function acknowledgeBatch(
     const result = await ctx.deps.client.approvedPrices.acknowledge(ids, { signal });
     const sent = new Set(ids);
     const accepted = result.acknowledged.filter((id) => sent.has(id));
-    ctx.stats.acknowledged += markAcknowledged(ctx.deps.db, accepted);
+    ctx.stats.acknowledged += await markAcknowledged(ctx.deps.db, accepted);
     return;
   } catch (error) {
     if (!(error instanceof ApiError) || error.code !== API_ERROR_CODES.conflict) throw error;

@@ -18,8 +18,8 @@ import type { ApprovedPrice, ApprovedPriceFilters, DeliveryRequest } from '../ap
 import { storeDeliveredPage, type StoredPage } from '../store/approved-prices.ts';
 import {
   abandonDeliveryIntent,
-  DEFAULT_PULL_JOB,
   type DeliveryIntent,
+  lastDoneFilters,
   type NewDeliveryIntent,
   pendingDeliveryIntent,
   pullCursor,
@@ -67,7 +67,7 @@ export async function pullDeliveries(
   const { db } = deps;
   checkAborted(signal);
   let intent: DeliveryIntent | undefined;
-  const pending = pendingDeliveryIntent(db);
+  const pending = await pendingDeliveryIntent(db);
   if (pending) {
     const replayed = await replay(deps, pending, settings, stats, signal);
     if (replayed !== undefined) onStored();
@@ -75,17 +75,17 @@ export async function pullDeliveries(
     if (replayed?.nextCursor === null) return;
     intent = replayed?.nextIntent;
   }
-  intent ??= recordDeliveryIntent(db, {
+  intent ??= await recordDeliveryIntent(db, {
     requestId: randomUUID(),
     filters: settings.filters,
-    cursor: startCursor(deps, settings.filters),
+    cursor: await startCursor(deps, settings.filters),
     limit: settings.pageSize,
   });
   for (;;) {
     checkAborted(signal);
     const page = await fetchPage(deps, intent, signal);
     // The next page's intent is committed with this page: durable before its request, one commit per page.
-    const stored = store(deps, intent, page, stats, nextIntent(settings));
+    const stored = await store(deps, intent, page, stats, nextIntent(settings));
     onStored();
     if (page.nextCursor === null || !stored.nextIntent) return;
     intent = stored.nextIntent;
@@ -115,7 +115,7 @@ async function replay(
     // The server no longer knows the request_id and refuses it: the page it may have handed out under that id is
     // not stored. Its versions were never acknowledged, so the platform delivers them again from the cursor.
     if (!(error instanceof ApiValidationError)) throw error;
-    abandonDeliveryIntent(deps.db, intent.id);
+    await abandonDeliveryIntent(deps.db, intent.id);
     stats.abandoned += 1;
     deps.logger.warn({ request_id: intent.request_id, error: error.message }, 'delivery replay refused; abandoned');
     return undefined;
@@ -123,7 +123,7 @@ async function replay(
   stats.replayed += 1;
   // A cursor of a listing under other filters is not continued (startCursor starts over instead).
   const sameFilters = canonical(intent.filters) === canonical(settings.filters);
-  const stored = store(deps, intent, page, stats, sameFilters ? nextIntent(settings) : undefined);
+  const stored = await store(deps, intent, page, stats, sameFilters ? nextIntent(settings) : undefined);
   return { ...stored, nextCursor: page.nextCursor };
 }
 
@@ -137,14 +137,14 @@ function fetchPage(deps: PullDeps, intent: DeliveryIntent, signal: AbortSignal |
   );
 }
 
-function store(
+async function store(
   deps: PullDeps,
   intent: DeliveryIntent,
   page: Page<ApprovedPrice>,
   stats: DeliveryStats,
   next: Omit<NewDeliveryIntent, 'cursor'> | undefined,
-): StoredPage {
-  const stored = storeDeliveredPage(deps.db, intent.id, page.items, page.nextCursor, next);
+): Promise<StoredPage> {
+  const stored = await storeDeliveredPage(deps.db, intent.id, page.items, page.nextCursor, next);
   if (deps.onVersionsStored && stored.inserted > 0) {
     const fresh = new Set(stored.insertedIds);
     deps.onVersionsStored(page.items.filter((item) => fresh.has(item.id)), deps.clock.now());
@@ -166,15 +166,10 @@ function store(
  * cursor of another listing could skip rows); then the listing starts over, and versions stored already come
  * again as duplicates.
  */
-function startCursor(deps: PullDeps, filters: DeliverySettings['filters']): string | null {
-  const cursor = pullCursor(deps.db);
+async function startCursor(deps: PullDeps, filters: DeliverySettings['filters']): Promise<string | null> {
+  const cursor = await pullCursor(deps.db);
   if (cursor === null) return null;
-  const last = deps.db
-    .statement<string>(
-      `SELECT filters FROM delivery_intents WHERE job = ? AND status = 'done' ORDER BY id DESC LIMIT 1`,
-    )
-    .pluck()
-    .get(DEFAULT_PULL_JOB);
+  const last = await lastDoneFilters(deps.db);
   if (last !== undefined && canonical(JSON.parse(last) as object) !== canonical(filters)) {
     deps.logger.info('pull filters changed: the listing starts over from the beginning');
     return null;

@@ -4,6 +4,7 @@
  */
 import { basename } from 'node:path';
 import { heldFiles } from '../store/delta-state.ts';
+import { hasTable } from '../store/meta.ts';
 import type { StateDb } from '../store/state-db.ts';
 
 export interface HeldFileView {
@@ -22,14 +23,11 @@ export interface HeldFileView {
   release_command: string;
 }
 
-function hasDeltaTables(db: StateDb): boolean {
-  return db.statement<number>(`SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'delta_files'`).pluck().get() === 1;
-}
 
 /** Held files not released, oldest first; empty for a database from before delta push. */
-export function heldFileList(db: StateDb): HeldFileView[] {
-  if (!hasDeltaTables(db)) return [];
-  return heldFiles(db).map((row) => {
+export async function heldFileList(db: StateDb): Promise<HeldFileView[]> {
+  if (!(await hasTable(db, 'delta_files'))) return [];
+  return (await heldFiles(db)).map((row) => {
     const brakes = row.brakes === null ? [] : (JSON.parse(row.brakes) as { message: string }[]).map((b) => b.message);
     return {
       id: row.file_id,
@@ -46,8 +44,8 @@ export function heldFileList(db: StateDb): HeldFileView[] {
 }
 
 /** Held files per source (the pricing_agent_held_files gauge). */
-export function heldCounts(db: StateDb): { source: string; count: number }[] {
+export async function heldCounts(db: StateDb): Promise<{ source: string; count: number }[]> {
   const counts = new Map<string, number>();
-  for (const file of heldFileList(db)) counts.set(file.source, (counts.get(file.source) ?? 0) + 1);
+  for (const file of await heldFileList(db)) counts.set(file.source, (counts.get(file.source) ?? 0) + 1);
   return [...counts].map(([source, count]) => ({ source, count }));
 }

@@ -105,16 +105,16 @@ describe('delta push over a source life', () => {
       largest_price_moves: [{ line: 3, key: { item_id: 'R2', store_id: stores[0] }, before: '2', after: '200', move_pct: 9900 }],
     });
     expect(await readdir(join(source.inbox, 'held'))).toEqual(['day2.csv', 'day2.csv.preview.json']);
-    const listed = heldFileList(h.db).filter((f) => f.source === source.name);
+    const listed = (await heldFileList(h.db)).filter((f) => f.source === source.name);
     expect(listed).toEqual([expect.objectContaining({ id: held.file.id, source: source.name, name: 'day2.csv', held_path: held.heldPath })]);
     expect(listed[0]?.release_command).toBe(`pricing-agent files release "day2.csv" --source ${source.name}`);
 
     // Released (what `files release` records), back in the inbox: sent without the brakes.
-    releaseHeld(h.db, held.file.id, new Date(clock.now()).toISOString());
+    await releaseHeld(h.db, held.file.id, new Date(clock.now()).toISOString());
     await rename(held.heldPath, join(source.inbox, 'day2.csv'));
     const sent = await reportOf(await pushFile(h.deps, source, join(source.inbox, 'day2.csv')));
     expect(sent.rows).toMatchObject({ read: 6, sent: 1, unchanged: 5 });
-    expect(heldFileList(h.db).filter((f) => f.source === source.name)).toEqual([]);
+    expect((await heldFileList(h.db)).filter((f) => f.source === source.name)).toEqual([]);
     // The release is used up: the same content again is compared (all unchanged now), not braked.
     await reportOf(await h.push(source, 'day3.csv', csv(wrong)));
   });
@@ -174,7 +174,7 @@ describe('delta push over a source life', () => {
     const m2 = listed.find((r) => r.item_id === 'M2');
     if (!m1 || !m2) throw new Error('M1 and M2 are not on the platform');
     const changed = await h.client.productStore.patch(m1.id, { current_price: '9.99' });
-    upsertMirrorPage(h.db, 'product_store', [changed, m2 as typeof changed], null);
+    await upsertMirrorPage(h.db, 'product_store', [changed, m2 as typeof changed], null);
     const r = await reportOf(await h.push(source, 'day2.csv', csv(rows)));
     expect(r.rows).toMatchObject({ read: 2, sent: 1, unchanged: 1 });
     expect(r.delta).toMatchObject({ changed_on_platform: 1, changed: 0 });

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../src/config/feed-schema.ts';
 import { ConsumerDirectory } from '../../src/feed/consumers.ts';
 import { LongPollHub, type PollOutcome } from '../../src/feed/long-poll.ts';
-import { maxSeq, readScopedFeed, type StoreScope } from '../../src/outbox/price-feed.ts';
+import { maxSeq, readScopedFeed, type StoreScope } from '../../src/store/price-feed.ts';
 import { ManualClock } from '../support/manual-clock.ts';
 import { approval, deliver, openTempDb } from '../outbox/support.ts';
 
@@ -44,8 +44,8 @@ describe('LongPollHub', () => {
         const hub = new LongPollHub(db, clock, { distributeMax });
         const open: { scope: StoreScope; after: number; limit: number; outcome: PollOutcome | null }[] = [];
         const request = async (p: { scope: StoreScope; limit: number; back: number }) => {
-          const entry = { scope: p.scope, after: Math.max(0, maxSeq(db) - p.back), limit: p.limit, outcome: null as PollOutcome | null };
-          const expected = readScopedFeed(db, p.scope, entry.after, p.limit);
+          const entry = { scope: p.scope, after: Math.max(0, (await maxSeq(db)) - p.back), limit: p.limit, outcome: null as PollOutcome | null };
+          const expected = await readScopedFeed(db, p.scope, entry.after, p.limit);
           const outcome = hub.poll({ consumer: consumer(`c${open.length}`, p.scope), after: entry.after, limit: p.limit, waitMs: 60_000, signal: new AbortController().signal });
           if (expected.length > 0) {
             expect(await outcome).toEqual({ kind: 'rows', rows: expected }); // answered at once
@@ -56,15 +56,15 @@ describe('LongPollHub', () => {
         };
         for (const step of steps) {
           for (const p of step.polls) await request(p);
-          if (step.commit.length > 0) deliver(db, step.commit.map((store) => approval(++id, { store_id: store })));
+          if (step.commit.length > 0) await deliver(db, step.commit.map((store) => approval(++id, { store_id: store })));
           for (const p of step.between) await request(p);
           await settle();
           for (const entry of open.splice(0)) {
             if (entry.outcome === null) {
-              expect(readScopedFeed(db, entry.scope, entry.after, entry.limit)).toEqual([]); // nothing for it yet
+              expect(await readScopedFeed(db, entry.scope, entry.after, entry.limit)).toEqual([]); // nothing for it yet
               open.push(entry);
             } else {
-              expect(entry.outcome).toEqual({ kind: 'rows', rows: readScopedFeed(db, entry.scope, entry.after, entry.limit) });
+              expect(entry.outcome).toEqual({ kind: 'rows', rows: await readScopedFeed(db, entry.scope, entry.after, entry.limit) });
             }
           }
         }
@@ -84,6 +84,7 @@ describe('LongPollHub', () => {
     const leaving = new AbortController();
     const left = poll(60_000, leaving.signal);
     const long = poll(60_000);
+    await settle(); // each reads its first page, then waits
     expect(hub.waiting).toBe(3);
     await clock.advance(9_000);
     expect(hub.waiting).toBe(3);

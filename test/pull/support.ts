@@ -10,7 +10,7 @@ import { ApiClient } from '../../src/api/client.ts';
 import { systemClock, type Clock } from '../../src/clock.ts';
 import type { PullDeps } from '../../src/pull/pull-deps.ts';
 import { startSandbox, type SandboxHandle, type SandboxOptions } from '../../src/sandbox/index.ts';
-import { openDatabase } from '../../src/store/open-database.ts';
+import { openTestDb } from '../support/state-db.ts';
 import type { StateDb } from '../../src/store/state-db.ts';
 import { captureLogger } from '../support/test-logger.ts';
 
@@ -28,7 +28,7 @@ export async function pullHarness(options: { sandbox?: SandboxOptions; clock?: C
   const dir = await mkdtemp(join(tmpdir(), 'pa-pull-'));
   const sandbox = await startSandbox({ approvals: 0, largeGridRows: 0, ...options.sandbox });
   const clock = options.clock ?? systemClock;
-  const db = await openDatabase(join(dir, 'state.db'), { now: () => clock.now() });
+  const db = await openTestDb(dir, { now: () => clock.now() });
   const dispatcher = new Agent({ allowH2: false, connections: 4 });
   const client = new ApiClient({ baseUrl: sandbox.url, apiKey: sandbox.apiKey, dispatcher, clock });
   const { logger, lines } = captureLogger('debug');

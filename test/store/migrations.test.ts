@@ -4,8 +4,9 @@ import { Kysely, SqliteDialect } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { getAckState, idsToAcknowledge } from '../../src/store/acknowledgements.ts';
 import { getApprovedPrice } from '../../src/store/approved-prices.ts';
-import { MIGRATIONS, migrateToLatest } from '../../src/store/migrations/index.ts';
-import { openDatabase } from '../../src/store/open-database.ts';
+import { migrateToLatest } from '../../src/store/migrate.ts';
+import { SQLITE_MIGRATIONS as MIGRATIONS } from '../../src/store/sqlite/migrations/index.ts';
+import { openSqlite } from '../../src/store/sqlite/open-sqlite.ts';
 import { approval, onCleanup, tempDir } from './support.ts';
 
 /** A database file migrated up to and including `last` (the state an older agent left behind). */
@@ -57,7 +58,7 @@ describe('migration 0004_ack_state', () => {
     }
     old.close();
 
-    const db = await openDatabase(path);
+    const db = await openSqlite(path);
     onCleanup(() => db.close());
     const sqlite = db.sqlite;
     expect(sqlite.prepare('SELECT name FROM kysely_migration ORDER BY name').pluck().all()).toEqual(
@@ -69,8 +70,8 @@ describe('migration 0004_ack_state', () => {
       { approval_id: 3, status: 'conflict', conflict_reason: 'cancelled', acked_at: '2026-11-20T10:00:06Z' },
       { approval_id: 5, status: 'pending', conflict_reason: null, acked_at: null },
     ]);
-    expect(getAckState(db, 4)).toBeUndefined();
-    expect(idsToAcknowledge(db)).toEqual([1, 5]);
+    expect(await getAckState(db, 4)).toBeUndefined();
+    expect(await idsToAcknowledge(db)).toEqual([1, 5]);
 
     // The old columns and their index are gone; the versions themselves are untouched.
     const approvedColumns = columns(sqlite, 'approved_prices');
@@ -80,7 +81,7 @@ describe('migration 0004_ack_state', () => {
     ).toBeUndefined();
     expect(sqlite.prepare('SELECT count(*) FROM approved_prices').pluck().get()).toBe(5);
     for (const { id } of states) {
-      const stored = getApprovedPrice(db, id);
+      const stored = await getApprovedPrice(db, id);
       expect(JSON.parse(stored?.record ?? '')).toEqual(approval(id, id === 3 ? { cancelled_at: '2026-11-20T09:00:00Z' } : {}));
       expect(JSON.parse(stored?.trace ?? '')).toEqual(approval(id).trace); // generated columns still read the record
     }
@@ -106,11 +107,10 @@ describe('migrations landing out of number order', () => {
     expect(columns(sqlite, 'push_files')).not.toContain('rows_skipped');
     sqlite.close();
 
-    const db = await openDatabase(path);
+    const db = await openSqlite(path);
     onCleanup(() => db.close());
-    const names = db.statement<string>('SELECT name FROM kysely_migration ORDER BY name').pluck().all();
+    const names = db.sqlite.prepare('SELECT name FROM kysely_migration ORDER BY name').pluck().all();
     expect(names).toEqual(Object.keys(MIGRATIONS));
-    const fileColumns = db.statement<string>(`SELECT name FROM pragma_table_xinfo('push_files')`).pluck().all();
-    expect(fileColumns).toEqual(expect.arrayContaining(['rows_skipped', 'rows_unchanged']));
+    expect(columns(db.sqlite, 'push_files')).toEqual(expect.arrayContaining(['rows_skipped', 'rows_unchanged']));
   });
 });

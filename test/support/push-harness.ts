@@ -12,7 +12,7 @@ import { SourceSchema } from '../../src/config/source-schema.ts';
 import { pushFile, type FileResult, type PushDeps, type PushOptions, type PushSource } from '../../src/ingest/push-file.ts';
 import { sourceDelta } from '../../src/ingest/delta/source-delta.ts';
 import { startSandbox, type SandboxHandle, type SandboxOptions } from '../../src/sandbox/index.ts';
-import { openDatabase } from '../../src/store/open-database.ts';
+import { openTestDb } from './state-db.ts';
 import type { StateDb } from '../../src/store/state-db.ts';
 import { systemClock, type Clock } from '../../src/clock.ts';
 import { captureLogger } from './test-logger.ts';
@@ -33,7 +33,7 @@ export interface PushHarness {
 export async function pushHarness(options: { sandbox?: SandboxOptions; clock?: Clock; maxInFlight?: number } = {}): Promise<PushHarness> {
   const dir = await mkdtemp(join(tmpdir(), 'pa-push-'));
   const sandbox = await startSandbox({ approvals: 0, largeGridRows: 0, ...options.sandbox });
-  const db = await openDatabase(join(dir, 'state.db'));
+  const db = await openTestDb(dir);
   const dispatcher = new Agent({ allowH2: false, connections: 4 });
   const clock = options.clock ?? systemClock;
   const client = new ApiClient({ baseUrl: sandbox.url, apiKey: sandbox.apiKey, dispatcher, clock });

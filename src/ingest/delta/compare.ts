@@ -130,12 +130,11 @@ async function* remembered(db: StateDb | null, scopeId: number): AsyncGenerator<
   if (db === null) return;
   let after: bigint | null = null;
   for (;;) {
-    const page = keysAfter(db, scopeId, after, STATE_PAGE);
+    const page = await keysAfter(db, scopeId, after, STATE_PAGE);
     for (const row of page) yield row;
     const last = page.at(-1);
     if (last === undefined || page.length < STATE_PAGE) return;
     after = toSigned64(last.keyHi, last.keyLo);
-    await Promise.resolve(); // other work on the connection (a pull page) may run between pages
   }
 }
 
@@ -173,7 +172,7 @@ export async function compareFile(input: CompareInput, rows: AsyncIterable<reado
     if (!input.snapshot) return;
     counts.missing += 1;
     const keyHash = toSigned64(row.keyHi, row.keyLo);
-    const detail = input.db === null ? { key_text: null, platform_id: null } : keyDetail(input.db, input.scopeId, keyHash);
+    const detail = input.db === null ? { key_text: null, platform_id: null } : await keyDetail(input.db, input.scopeId, keyHash);
     const key: MissingKey = { keyHash, key: detail.key_text === null ? null : detail.key_text.split(KEY_SEPARATOR), platformId: detail.platform_id };
     if (firstMissing.length < PREVIEW_MISSING_KEYS) firstMissing.push(key);
     await input.onMissing?.(key);

@@ -16,7 +16,7 @@ import type { ApiClient } from '../../api/client.ts';
 import { ApiError, API_ERROR_CODES } from '../../api/errors.ts';
 import type { Entity } from '../../api/schemas/index.ts';
 import type { Logger } from '../../log.ts';
-import { addDeleted, forgetKeys } from '../../store/delta-state.ts';
+import { forgetDeleted } from '../../store/delta-state.ts';
 import type { StateDb } from '../../store/state-db.ts';
 
 const FORGET_BATCH = 100;
@@ -62,14 +62,11 @@ export async function deleteMissing(
   let pending: bigint[] = [];
   let deleted = 0;
   let withoutId = 0;
-  const commit = () => {
+  const commit = async (): Promise<void> => {
     if (pending.length === 0) return;
     const keys = pending;
     pending = [];
-    ctx.db.write(() => {
-      forgetKeys(ctx.db, scopeId, keys);
-      addDeleted(ctx.db, file.id, keys.length);
-    });
+    await forgetDeleted(ctx.db, scopeId, file.id, keys);
   };
   const lines = createInterface({ input: createReadStream(spill), crlfDelay: Infinity });
   try {
@@ -88,11 +85,11 @@ export async function deleteMissing(
       }
       pending.push(BigInt(d.h));
       deleted += 1;
-      if (pending.length >= FORGET_BATCH) commit();
+      if (pending.length >= FORGET_BATCH) await commit();
     }
   } finally {
     lines.close();
-    commit();
+    await commit();
   }
   ctx.logger.info({ file: file.original_name, entity: file.entity, deleted, without_id: withoutId }, 'missing keys of the snapshot deleted');
   return { deleted, withoutId };

@@ -20,7 +20,7 @@ import { BUSINESS_KEY_FIELDS, BUSINESS_KEYS, type Entity } from '../../api/schem
 import type { Clock } from '../../clock.ts';
 import type { DeltaSettings } from '../../config/delta-schema.ts';
 import { csvLine } from '../../csv-text.ts';
-import { deltaFile, deltaScope, findScope, rememberAccepted, saveDeltaFile, takeRelease, useFingerprint, type DeltaScope } from '../../store/delta-state.ts';
+import { deltaFile, deltaScope, findScope, rememberAccepted, saveDeltaFile, takeRelease, useFingerprint, type DeltaScope, type TxStep } from '../../store/delta-state.ts';
 import { apiRejectedLines, type PushFile } from '../../store/push-ledger.ts';
 import type { StateDb } from '../../store/state-db.ts';
 import { processingDir } from '../folders.ts';
@@ -41,8 +41,8 @@ export type RowFate = 'send' | 'unchanged' | 'sent_before';
 /** The send pass's side of delta push (bulk-send.ts). */
 export interface RowFates {
   fateOf(line: number): RowFate;
-  /** In the transaction of the batch checkpoint: the rows the API accepted, with the ids it gave them. */
-  accepted(rows: readonly { readonly record: Row; readonly id: string | number | null }[]): void;
+  /** What to run in the transaction of the batch checkpoint: remember the rows the API accepted, with their ids. */
+  accepted(rows: readonly { readonly record: Row; readonly id: string | number | null }[]): TxStep;
 }
 
 export interface DeltaSource {
@@ -145,11 +145,11 @@ export async function planDelta(
   const { db } = deps;
   const entity = source.entity;
   const keyOf = BUSINESS_KEYS[entity];
-  const scope = deltaScope(db, source.name, entity);
+  const scope = await deltaScope(db, source.name, entity);
   const fields = sortedFields(reader.header.fields);
-  const fingerprint = useFingerprint(db, scope, sourceFingerprint(source.options, fields));
-  markPlatformChanges(db, scope, entity, fingerprint.generation, fields);
-  const earlier = deltaFile(db, file.id);
+  const fingerprint = await useFingerprint(db, scope, sourceFingerprint(source.options, fields));
+  await markPlatformChanges(db, scope, entity, fingerprint.generation, fields);
+  const earlier = await deltaFile(db, file.id);
   const scratchDir = join(processingDir(file.inbox), `.${file.id}-delta`);
   await mkdir(scratchDir, { recursive: true, mode: 0o700 });
   const missingCsv = missingScratchPath(file);
@@ -188,11 +188,11 @@ export async function planDelta(
   const mode = fullBecause === null ? 'delta' : 'full';
   const reason = fullBecause ?? (fingerprint.changed ? 'mapping changed: every row is sent once' : null);
   // Judged once: a resumed file passed them before its first batch went. A released file is not judged.
-  const released = options.released === true || (earlier === undefined && takeRelease(db, file.id, source.name, file.sha256));
+  const released = options.released === true || (earlier === undefined && (await takeRelease(db, file.id, source.name, file.sha256)));
   const judge = earlier === undefined && !released;
   const tripped = judge ? trippedBrakes(source.delta.brakes, comparison, source.delta.missing === 'delete') : [];
   const c = comparison.counts;
-  saveDeltaFile(db, {
+  await saveDeltaFile(db, {
     file_id: file.id,
     mode,
     reason,
@@ -206,7 +206,7 @@ export async function planDelta(
     brakes: tripped.length > 0 ? JSON.stringify(tripped) : null,
   });
 
-  const refused = apiRejectedLines(db, file.id);
+  const refused = await apiRejectedLines(db, file.id);
   const keepKeys = source.delta.snapshot;
   const fates: RowFates = {
     fateOf(line) {
@@ -221,8 +221,7 @@ export async function planDelta(
       }
     },
     accepted(rows) {
-      rememberAccepted(
-        db,
+      return rememberAccepted(
         scope.id,
         fingerprint.generation,
         file.id,
@@ -263,10 +262,10 @@ export interface DeltaPreview {
 }
 
 /** The state's scope of a source, or undefined (no state yet, or one from before delta push). */
-function scopeIfAny(db: StateDb | null, source: string): DeltaScope | undefined {
+async function scopeIfAny(db: StateDb | null, source: string): Promise<DeltaScope | undefined> {
   if (db === null) return undefined;
   try {
-    return findScope(db, source);
+    return await findScope(db, source);
   } catch {
     return undefined; // a database not yet migrated to 0008 (a dry run opens it read-only)
   }
@@ -279,7 +278,7 @@ export async function previewDelta(
   reader: RowReader<Row>,
   options: PlanOptions & { readonly scratchDir: string; readonly now: number },
 ): Promise<DeltaPreview> {
-  const scope = scopeIfAny(db, source.name);
+  const scope = await scopeIfAny(db, source.name);
   const fields = sortedFields(reader.header.fields);
   const fingerprint = sourceFingerprint(source.options, fields);
   const generation = scope === undefined ? 1 : scope.fingerprint === fingerprint ? scope.generation : scope.generation + 1;

@@ -138,6 +138,6 @@ export async function writeHeldPreview(
 }
 
 /** Marks the file held in its delta record (after it was moved to held/). */
-export function recordHeld(db: StateDb, record: DeltaFileRecord, heldPath: string, heldAt: string): void {
-  saveDeltaFile(db, { ...record, held_at: heldAt, held_path: heldPath });
+export async function recordHeld(db: StateDb, record: DeltaFileRecord, heldPath: string, heldAt: string): Promise<void> {
+  await saveDeltaFile(db, { ...record, held_at: heldAt, held_path: heldPath });
 }

@@ -20,29 +20,29 @@ import { storedContent, storedKeyHash } from './compare.ts';
 const PAGE = 1000;
 
 /** Marks the scope's keys the platform changed since the last check; returns how many. */
-export function markPlatformChanges(db: StateDb, scope: DeltaScope, entity: Entity, generation: number, fields: readonly string[]): number {
+export async function markPlatformChanges(db: StateDb, scope: DeltaScope, entity: Entity, generation: number, fields: readonly string[]): Promise<number> {
   if (db.readonly) return 0;
   let after: { syncedAt: string; id: string } | null = null;
   let marked = 0;
   for (;;) {
-    const page = mirroredSince(db, entity, scope.mirror_checked_at, after, PAGE);
+    const page = await mirroredSince(db, entity, scope.mirror_checked_at, after, PAGE);
     const last = page.at(-1);
     // The check point moves only with the last page: a mirror page's rows share one synced_at, so a check point
     // inside it would skip the rest after a crash. Marks made before a crash are made again, to the same effect.
     if (last === undefined) {
-      if (after !== null) markPlatformChanged(db, scope.id, [], after.syncedAt);
+      if (after !== null) await markPlatformChanged(db, scope.id, [], after.syncedAt);
       return marked;
     }
     const changed: bigint[] = [];
     for (const row of page) {
       const record = JSON.parse(row.record) as Record<string, unknown>;
       const keyHash = storedKeyHash(BUSINESS_KEYS[entity](record));
-      const sent = contentOf(db, scope.id, keyHash);
+      const sent = await contentOf(db, scope.id, keyHash);
       if (sent === undefined || sent.content === 0n || sent.generation !== generation) continue;
       if (sent.content !== storedContent(entity, record, fields)) changed.push(keyHash);
     }
     const end = page.length < PAGE;
-    markPlatformChanged(db, scope.id, changed, end ? last.synced_at : null);
+    await markPlatformChanged(db, scope.id, changed, end ? last.synced_at : null);
     marked += changed.length;
     after = { syncedAt: last.synced_at, id: last.id };
     if (end) return marked;

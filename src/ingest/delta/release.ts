@@ -14,7 +14,7 @@ import { rm } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import type { Config } from '../../config/index.ts';
 import { EXIT_CONFIG } from '../../exit-codes.ts';
-import { databasePath, openDatabase } from '../../store/open-database.ts';
+import { openStateDb } from '../../store/open-state-db.ts';
 import { heldFiles, releaseHeld, type HeldFileRow } from '../../store/delta-state.ts';
 import { requeueFile, RetryRefusedError } from '../file-retry.ts';
 import { previewPathOf } from './hold.ts';
@@ -41,13 +41,13 @@ export interface Released {
 
 /** Finds the held file, moves it back into its inbox and records the release. Throws ReleaseRefusedError. */
 export async function releaseFile(config: Config, name: string, sourceName: string | undefined): Promise<Released> {
-  const db = await openDatabase(databasePath(config.state.dir)).catch((error: unknown) => {
+  const db = await openStateDb(config.state).catch((error: unknown) => {
     throw new ReleaseRefusedError('RELEASE_NO_DATABASE', `cannot open the state database: ${(error as Error).message}`);
   });
   try {
-    const held = heldFiles(db, sourceName).filter((row) => matches(row, name));
+    const held = (await heldFiles(db, sourceName)).filter((row) => matches(row, name));
     if (held.length === 0) {
-      const all = heldFiles(db, sourceName).map((r) => `${basename(r.held_path)} (${r.source})`);
+      const all = (await heldFiles(db, sourceName)).map((r) => `${basename(r.held_path)} (${r.source})`);
       const known = all.length === 0 ? 'no file is held' : `held: ${all.join(', ')}`;
       throw new ReleaseRefusedError('RELEASE_UNKNOWN', `no held file named ${JSON.stringify(name)}${sourceName ? ` in source ${sourceName}` : ''} (${known})`);
     }
@@ -62,11 +62,11 @@ export async function releaseFile(config: Config, name: string, sourceName: stri
     }
     const to = join(resolve(source.path), file.name);
     // Released before the move: a daemon claiming the file at once must find the release.
-    releaseHeld(db, file.file_id, db.now());
+    await releaseHeld(db, file.file_id, db.now());
     try {
       await requeueFile(file.held_path, to);
     } catch (error) {
-      releaseHeld(db, file.file_id, null);
+      await releaseHeld(db, file.file_id, null);
       if (error instanceof RetryRefusedError) throw new ReleaseRefusedError('RELEASE_NAME_TAKEN', error.message);
       throw error;
     }
