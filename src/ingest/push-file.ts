@@ -36,9 +36,9 @@ import { FileFormatError, compileSource, readRows, type CompiledSource, type Rea
 import { writeReport } from './report.ts';
 import { RowsRejectedError, rowsVerdict } from './row-fate.ts';
 import type { DeltaSettings } from '../config/delta-schema.ts';
-import { deltaFile, recordFullSend } from '../store/delta-state.ts';
+import { HELD_ERROR_CODE, deltaFile, recordFullSend } from '../store/delta-state.ts';
 import { planDelta, type DeltaPlan } from './delta/delta-plan.ts';
-import { HELD_ERROR_CODE, recordHeld, writeHeldPreview } from './delta/hold.ts';
+import { recordHeld, writeHeldPreview } from './delta/hold.ts';
 import { deleteMissing } from './delta/delete-missing.ts';
 import type { RowReader } from './read/index.ts';
 

@@ -14,6 +14,9 @@
 import { sqlOf, type Tx } from './sql-db.ts';
 import type { StateDb } from './state-db.ts';
 
+/** The ledger's error code of a file the brakes held (status failed, in held/): shown as held, not failed. */
+export const HELD_ERROR_CODE = 'HELD';
+
 /** Work done inside another family's transaction (a batch checkpoint): opaque above store/. */
 export type TxStep = (tx: Tx) => Promise<void>;
 

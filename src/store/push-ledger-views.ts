@@ -2,6 +2,7 @@
  * The push ledger for people (status, `files list`): counts per source, the last file of a source, the files in
  * processing/, a filtered list. Reads only; push_files belongs to push-ledger.ts.
  */
+import { HELD_ERROR_CODE } from './delta-state.ts';
 import { PUSH_STATUSES, UNFINISHED_STATUSES, type PushFile } from './push-ledger.ts';
 import { sqlOf } from './sql-db.ts';
 import type { StateDb } from './state-db.ts';
@@ -32,7 +33,7 @@ export async function ledgerCounts(db: StateDb, start: string, end: string): Pro
        count(*) FILTER (WHERE status IN (${UNFINISHED}) AND next_attempt_at IS NOT NULL) AS deferred,
        min(next_attempt_at) FILTER (WHERE status IN (${UNFINISHED})) AS next_retry_at,
        count(*) FILTER (WHERE status = 'done' AND ${today}) AS done_today,
-       count(*) FILTER (WHERE status = 'failed' AND ${today}) AS failed_today,
+       count(*) FILTER (WHERE status = 'failed' AND error_code IS DISTINCT FROM '${HELD_ERROR_CODE}' AND ${today}) AS failed_today,
        count(*) FILTER (WHERE status = 'duplicate' AND ${today}) AS duplicate_today,
        sum(rows_accepted) FILTER (WHERE ${today}) AS rows_accepted_today,
        sum(rows_rejected) FILTER (WHERE ${today}) AS rows_rejected_today
@@ -47,7 +48,8 @@ export async function lastFileOf(
   source: string,
 ): Promise<Pick<PushFile, 'id' | 'original_name' | 'status' | 'claimed_at' | 'finished_at'> | undefined> {
   return sqlOf(db).get(
-    `SELECT id, original_name, status, claimed_at, finished_at FROM push_files WHERE source = ? ORDER BY id DESC LIMIT 1`,
+    `SELECT id, original_name, CASE WHEN error_code = '${HELD_ERROR_CODE}' THEN 'held' ELSE status END AS status, claimed_at, finished_at
+     FROM push_files WHERE source = ? ORDER BY id DESC LIMIT 1`,
     [source],
   );
 }

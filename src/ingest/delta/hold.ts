@@ -17,8 +17,6 @@ import type { RowReader } from '../read/index.ts';
 import type { DeltaPlan } from './delta-plan.ts';
 import type { StateDb } from '../../store/state-db.ts';
 
-export const HELD_ERROR_CODE = 'HELD';
-
 export function heldDir(inbox: string): string {
   return join(inbox, 'held');
 }
