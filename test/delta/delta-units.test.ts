@@ -1,16 +1,18 @@
 /**
  * The pieces delta push's comparison rests on, pinned to plain definitions: the external sort against a plain sort
  * (property test, with runs small enough to spill and merge), the hashes' order against bigint order, the canonical
- * form's notion of "the same value", the price move and the verdicts' packing.
+ * form's notion of "the same value", the price move and the verdicts' packing; a source's delta options and defaults.
  */
 import { mkdtemp, readdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { SourceSchema } from '../../src/config/source-schema.ts';
 import { canonicalDecimal, canonicalText, contentHash, priceMovePct } from '../../src/ingest/delta/canonical.ts';
 import { compareHashes, fromSigned64, hash64, murmur32, toSigned64 } from '../../src/ingest/delta/hash.ts';
 import { SortedRuns, type RunEntry } from '../../src/ingest/delta/sorted-runs.ts';
+import { sourceDelta } from '../../src/ingest/delta/source-delta.ts';
 import { VERDICT, Verdicts } from '../../src/ingest/delta/verdicts.ts';
 
 describe('sorted runs', () => {
@@ -100,5 +102,38 @@ describe('verdicts', () => {
     expect(lines.map((l) => v.get(l))).toEqual([VERDICT.send, VERDICT.unchanged, VERDICT.sentBefore, VERDICT.unchanged, VERDICT.send]);
     expect(v.get(4)).toBe(VERDICT.none);
     expect(v.get(10_000_000)).toBe(VERDICT.none);
+  });
+});
+
+describe('delta options of a source', () => {
+  const settings = (input: Record<string, unknown>) => sourceDelta(SourceSchema.parse({ name: 's', path: '/in', ...input }));
+  const problems = (input: Record<string, unknown>) => {
+    const result = SourceSchema.safeParse({ name: 's', path: '/in', ...input });
+    return result.success ? [] : result.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+  };
+
+  it('is on by default for full exports (products, product_store in bulk mode), off for files of events', () => {
+    expect(settings({ entity: 'products' }).delta).toMatchObject({ enabled: true, fullEveryMs: 7 * 86_400_000, snapshot: false, missing: 'report' });
+    expect(settings({ entity: 'product_store' }).delta.enabled).toBe(true);
+    expect(settings({ entity: 'product_store', mode: 'import' }).delta.enabled).toBe(false);
+    expect(settings({ entity: 'transactions' }).delta.enabled).toBe(false);
+    expect(settings({ entity: 'competitor_prices' }).delta.enabled).toBe(false);
+    expect(settings({ entity: 'transactions', delta: true }).delta.enabled).toBe(true);
+    expect(settings({ entity: 'products', delta: { full_every: '36h' } }).delta.fullEveryMs).toBe(36 * 3_600_000);
+    expect(settings({ entity: 'products', delta: { full_every: false } }).delta.fullEveryMs).toBeNull();
+  });
+
+  it('has documented brakes, each of which can be off', () => {
+    expect(settings({ entity: 'products' }).delta.brakes).toEqual({ max_changed_share: 0.5, max_missing_share: 0.05, max_price_change_pct: 500 });
+    expect(settings({ entity: 'products', brakes: { max_price_change_pct: false } }).delta.brakes).toEqual({ max_changed_share: 0.5, max_missing_share: 0.05, max_price_change_pct: false });
+    expect(settings({ entity: 'products', brakes: false }).delta.brakes).toEqual({ max_changed_share: false, max_missing_share: false, max_price_change_pct: false });
+  });
+
+  it('refuses combinations that cannot work, with a sentence', () => {
+    expect(problems({ entity: 'product_store', mode: 'import', delta: true })).toEqual(['delta: delta needs mode: bulk (the ids and results of single rows come from bulk answers)']);
+    expect(problems({ entity: 'transactions', snapshot: true })).toEqual(['snapshot: a snapshot needs delta (the agent remembers keys only for delta sources)']);
+    expect(problems({ entity: 'products', missing: 'delete' })).toEqual(['missing: missing: delete needs snapshot: true (only a full export says which keys are gone)']);
+    expect(problems({ entity: 'products', brakes: { max_changed_share: 2 } })).toHaveLength(1);
+    expect(problems({ entity: 'products', delta: { full_every: '7 weeks' } })).toHaveLength(1);
   });
 });
