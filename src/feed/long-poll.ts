@@ -15,6 +15,15 @@
  * often as the feed moved meanwhile. So no commit can slip between a request's read and its wait, and the rows a
  * change brings to a waiter are exactly its page.
  *
+ * A page says how far it has seen (`upTo`): the seq of its last row when it is full, else the end of what was read
+ * (no later row of its scope up to there). A till asks again from there (`next_after`), and while the hub is in step
+ * with the feed (below) a request whose `after` is exactly `#processed` waits without reading anything: after each
+ * commit the woken tills come back with nothing to read, and cost no query.
+ *
+ * In step: the feed has been watched without a break since a read that saw up to `#epochFloor`, and `#processed` has
+ * reached it. Every commit up to `#processed` has been handed out, every later one is announced (it came after the
+ * watch started), so a waiter registered at `#processed` is handed its rows by #process like any other.
+ *
  * Waits end on a tick of the hub's own (every TICK_MS, while somebody waits), not on a timer per request: a wait
  * ends up to TICK_MS early, never late, and thousands of waits cost one timer.
  */
@@ -35,12 +44,12 @@ export interface PollRequest {
 }
 
 /**
- * rows: the page (empty when the wait ended without a row); beyond: `after` is past the feed's last seq (`last`);
- * revoked: the token was withdrawn while waiting (SIGHUP); closing: the listener is shutting down; gone: the client
- * went away.
+ * rows: the page (empty when the wait ended without a row) and how far it has seen: no row of the consumer's scope
+ * lies between its last row (or `after`) and `upTo`; beyond: `after` is past the feed's last seq (`last`); revoked:
+ * the token was withdrawn while waiting (SIGHUP); closing: the listener is shutting down; gone: the client went away.
  */
 export type PollOutcome =
-  | { readonly kind: 'rows'; readonly rows: FeedRow[] }
+  | { readonly kind: 'rows'; readonly rows: FeedRow[]; readonly upTo: number }
   | { readonly kind: 'beyond'; readonly last: number }
   | { readonly kind: 'revoked' }
   | { readonly kind: 'closing' }
@@ -86,6 +95,8 @@ export class LongPollHub {
   #processed = 0;
   /** Requests reading their first page: the feed is watched meanwhile. */
   #reading = 0;
+  /** The lowest end of a read since the watch started; null: none yet, or not watching (see "In step"). */
+  #epochFloor: number | null = null;
   #unwatch: (() => void) | null = null;
   #ticking = false;
   readonly #stop = new AbortController();
@@ -102,6 +113,9 @@ export class LongPollHub {
 
   /** The page after `after`, waiting for up to `waitMs` when there is none yet. */
   async poll(request: PollRequest): Promise<PollOutcome> {
+    if (request.waitMs > 0 && request.after === this.#processed && this.#inStep() && !this.#stop.signal.aborted && !request.signal.aborted) {
+      return this.#wait(request, request.after); // nothing to read: the hub hands it whatever comes next
+    }
     let page: Awaited<ReturnType<typeof readScopedPage>>;
     this.#reading += 1;
     this.#watch();
@@ -112,12 +126,23 @@ export class LongPollHub {
       this.#unwatchIfIdle();
     }
     const { rows, upTo } = page;
+    if (this.#unwatch !== null && (this.#epochFloor === null || upTo < this.#epochFloor)) this.#epochFloor = upTo;
     // Nobody waits: changes up to what was just read need not be handed out (a request registering below reads again).
     if (this.#waiters.size === 0 && upTo > this.#processed && this.#announced <= upTo) this.#processed = upTo;
     if (request.after > upTo) return { kind: 'beyond', last: upTo };
-    if (rows.length > 0 || request.waitMs <= 0) return { kind: 'rows', rows };
+    if (rows.length > 0 || request.waitMs <= 0) return { kind: 'rows', rows, upTo: seenUpTo(rows, request.limit, upTo, request.after) };
     if (this.#stop.signal.aborted) return { kind: 'closing' };
     if (request.signal.aborted) return { kind: 'gone' };
+    return this.#wait(request, upTo);
+  }
+
+  /** True when the hub is in step with the feed (see the header): a waiter at `#processed` needs no read. */
+  #inStep(): boolean {
+    return this.#unwatch !== null && this.#epochFloor !== null && this.#processed >= this.#epochFloor;
+  }
+
+  /** Registers the request as a waiter that has seen the feed up to `upTo` and found nothing for it after `after`. */
+  #wait(request: PollRequest, upTo: number): Promise<PollOutcome> {
     return new Promise((resolve) => {
       const onGone = () => waiter.settle({ kind: 'gone' });
       const waiter: Waiter = {
@@ -173,6 +198,7 @@ export class LongPollHub {
     if (this.#waiters.size > 0 || this.#reading > 0) return;
     this.#unwatch?.();
     this.#unwatch = null;
+    this.#epochFloor = null; // commits from now on are not announced to the hub
   }
 
   #add(waiter: Waiter): void {
@@ -197,7 +223,7 @@ export class LongPollHub {
       while (this.#waiters.size > 0) {
         await this.#clock.sleep(TICK_MS, this.#stop.signal);
         const soon = this.#clock.now() + TICK_MS;
-        for (const waiter of [...this.#waiters]) if (waiter.deadline <= soon) waiter.settle({ kind: 'rows', rows: [] });
+        for (const waiter of [...this.#waiters]) if (waiter.deadline <= soon) waiter.settle({ kind: 'rows', rows: [], upTo: waiter.after });
       }
     } catch {
       // closing: every waiter is answered by close()
@@ -279,7 +305,8 @@ export class LongPollHub {
       const seen = waiter.seenUpTo;
       if (rows.length > 0 && (rows[0]?.seq ?? 0) <= seen) rows = rows.filter((r) => r.seq > seen);
       waiter.seenUpTo = Math.max(seen, seq);
-      if (rows.length > 0) waiter.settle({ kind: 'rows', rows: rows.length > waiter.limit ? rows.slice(0, waiter.limit) : rows });
+      if (rows.length > waiter.limit) rows = rows.slice(0, waiter.limit);
+      if (rows.length > 0) waiter.settle({ kind: 'rows', rows, upTo: seenUpTo(rows, waiter.limit, waiter.seenUpTo, waiter.after) });
     }
   }
 
@@ -300,7 +327,7 @@ export class LongPollHub {
     try {
       while (this.#waiters.has(waiter)) {
         const { rows, upTo } = await readScopedPage(this.#db, waiter.consumer.scope, waiter.after, waiter.limit);
-        if (rows.length > 0) return waiter.settle({ kind: 'rows', rows });
+        if (rows.length > 0) return waiter.settle({ kind: 'rows', rows, upTo: seenUpTo(rows, waiter.limit, upTo, waiter.after) });
         if (upTo > waiter.seenUpTo) waiter.seenUpTo = upTo;
         if (waiter.seenUpTo >= this.#processed) return;
       }
@@ -308,6 +335,16 @@ export class LongPollHub {
       // the wait ends at its deadline
     }
   }
+}
+
+/**
+ * How far a page has seen: the seq of its last row when it is full (more rows may follow), else the end of what was
+ * read for it (`readUpTo`: no later row of its scope up to there); `after` for an empty page.
+ */
+function seenUpTo(rows: readonly FeedRow[], limit: number, readUpTo: number, after: number): number {
+  const last = rows.at(-1)?.seq;
+  if (last === undefined) return after;
+  return rows.length >= limit ? last : Math.max(last, readUpTo);
 }
 
 /** Two lists of rows in seq order, as one. */

@@ -187,7 +187,9 @@ async function changes({ ctx, req, res, url, consumer }: Call): Promise<number> 
     throw new FeedHttpError(401, 'the token is not valid for this feed', { 'www-authenticate': 'Bearer realm="pricing-agent feed"' });
   }
   const rows = outcome.kind === 'rows' ? outcome.rows : [];
-  const nextAfter = rows.at(-1)?.seq ?? after;
+  // Past the last row when the agent read further and found nothing more for this consumer: its next request then
+  // starts where the hub is, and waits without a read (long-poll.ts). An empty page answers the `after` asked for.
+  const nextAfter = outcome.kind === 'rows' && rows.length > 0 ? outcome.upTo : after;
   const headers = {
     'feed-next-after': String(nextAfter),
     'feed-database-id': ctx.databaseId,

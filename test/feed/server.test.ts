@@ -53,7 +53,9 @@ describe.each<Protocol>(['http', 'https'])('feed API over %s', (protocol) => {
       return answer.json() as FeedPage;
     };
     const seen = (p: FeedPage) => p.items.map((i) => [i.seq, i.store_id, i.kind]);
-    expect(seen(await page(north.token, ''))).toEqual([[1, STORE_A, 'price'], [3, null, 'price'], [5, STORE_A, 'price'], [7, null, 'price']]);
+    const northPage = await page(north.token, '');
+    expect(seen(northPage)).toEqual([[1, STORE_A, 'price'], [3, null, 'price'], [5, STORE_A, 'price'], [7, null, 'price']]);
+    expect(northPage.next_after).toBe(8); // the agent looked up to 8: nothing more of north's after 7
     expect(seen(await page(south.token, ''))).toEqual([
       [2, STORE_B, 'price'], [3, null, 'price'], [4, STORE_C, 'price'], [6, STORE_B, 'price'], [7, null, 'price'],
       [8, STORE_B, 'withdrawal'],
