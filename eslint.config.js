@@ -19,6 +19,31 @@ export default tseslint.config(
     },
   },
   {
+    // No room above store/ knows which backend holds the state (docs/architecture.md): database drivers and the
+    // store's SQL layer are imported in src/store/ only (tests and benches may look behind it).
+    files: ['src/**/*.ts'],
+    // duplicate-keys.ts sorts a file's keys in a private scratch SQLite database of its own, never the state.
+    ignores: ['src/store/**', 'src/ingest/duplicate-keys.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            { name: 'better-sqlite3', message: 'SQL lives in src/store/: add a function to a table family there.' },
+            { name: 'pg', message: 'SQL lives in src/store/: add a function to a table family there.' },
+            { name: 'kysely', message: 'SQL lives in src/store/: add a function to a table family there.' },
+          ],
+          patterns: [
+            {
+              group: ['**/store/sqlite/**', '**/store/postgres/**', '**/store/sql-db.ts', '**/store/dialect.ts', '**/store/migrate.ts'],
+              message: 'Only src/store/ knows the backends and their SQL: use a table family function and StateDb.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ['**/*.js'],
     ...tseslint.configs.disableTypeChecked,
   },

@@ -11,6 +11,9 @@
  * - Read throughput: then every consumer reads its whole history again from seq 0, all at once, in pages of 1000:
  *   rows received per second, the best of `--rounds` rounds (the machine is shared).
  * - Agent memory: the peak RSS of the agent's process (VmHWM) over the whole run.
+ * - The same-run baseline: then the agent stops, and the same clients run the same read rounds against a minimal
+ *   feed server on the same database (bench/feed-minimal.ts: node:http and one prepared statement); the agent's best
+ *   read round and peak RSS are printed as ratios of the minimal server's.
  * Every consumer must receive exactly the rows of its store, once: the bench fails otherwise.
  *
  *   node bench/feed.ts [--consumers 2000] [--approvals 100000] [--rounds 3] [--profile DIR]
@@ -40,6 +43,8 @@ const { values } = parseArgs({
     role: { type: 'string' },
     url: { type: 'string' },
     plan: { type: 'string' },
+    /** clients: '0' skips the live phase (the baseline's clients only read). */
+    live: { type: 'string', default: '1' },
   },
 });
 
@@ -60,27 +65,27 @@ type Report =
 const INJECT_CHUNK = 5_000;
 const INJECT_EVERY_MS = 250;
 
-if (values.role === 'clients') await clients(values.url ?? '', values.plan ?? '');
+if (values.role === 'clients') await clients(values.url ?? '', values.plan ?? '', values.live !== '0');
 else await main();
 
 // ---------------------------------------------------------------------------------------------------- the clients
 
 /** The 2,000 tills: one undici Client (one keep-alive connection) each, long-polling their store's rows. */
-async function clients(url: string, planFile: string): Promise<void> {
+async function clients(url: string, planFile: string, withLive: boolean): Promise<void> {
   const consumers = JSON.parse(readFileSync(planFile, 'utf8')) as Consumer[];
   const pool = consumers.map(() => new Client(url, { pipelining: 1, keepAliveTimeout: 10_000, headersTimeout: 120_000, bodyTimeout: 120_000 }));
   const live = new AbortController();
   setMaxListeners(0, live.signal); // one listener per till
   const latencies: number[] = [];
   const perConsumer = consumers.map(() => 0);
-  const lastSeq = consumers.map(() => 0);
   let received = 0;
+  const PAGE = 1000;
 
   const page = async (i: number, after: number, wait: number, signal?: AbortSignal) => {
     const client = pool[i] as Client;
     const consumer = consumers[i] as Consumer;
     const res = await client.request({
-      path: `/feed/v1/changes?after=${after}&limit=1000&wait=${wait}`,
+      path: `/feed/v1/changes?after=${after}&limit=${PAGE}&wait=${wait}`,
       method: 'GET',
       headers: { authorization: `Bearer ${consumer.token}` },
       signal,
@@ -108,35 +113,38 @@ async function clients(url: string, planFile: string): Promise<void> {
       perConsumer[i] = (perConsumer[i] ?? 0) + body.items.length;
       received += body.items.length;
       after = body.next_after;
-      lastSeq[i] = after;
     }
   };
 
-  const polls = consumers.map((_, i) => poll(i));
-  const progress = setInterval(() => send({ kind: 'progress', received }), 100);
-  const command = await new Promise<Command>((resolve) => process.once('message', (m) => resolve(m as Command)));
-  clearInterval(progress);
-  live.abort();
-  await Promise.allSettled(polls);
-  send({ kind: 'live', latencies, perConsumer });
-  if (command.do === 'throughput') {
-    for (;;) {
-      const next = await new Promise<Command>((resolve) => process.once('message', (m) => resolve(m as Command)));
-      if (next.do === 'stop') break;
-      const started = performance.now();
-      const counts = await Promise.all(
-        consumers.map(async (_, i) => {
-          let rows = 0;
-          for (let after = 0; after < (lastSeq[i] ?? 0); ) {
-            const body = await page(i, after, 0);
-            rows += body.items.length;
-            after = body.next_after;
-          }
-          return rows;
-        }),
-      );
-      send({ kind: 'round', rows: counts.reduce((a, b) => a + b, 0), seconds: (performance.now() - started) / 1000 });
-    }
+  const nextCommand = () => new Promise<Command>((resolve) => process.once('message', (m) => resolve(m as Command)));
+  let command: Command = { do: 'throughput' };
+  if (withLive) {
+    const polls = consumers.map((_, i) => poll(i));
+    const progress = setInterval(() => send({ kind: 'progress', received }), 100);
+    command = await nextCommand();
+    clearInterval(progress);
+    live.abort();
+    await Promise.allSettled(polls);
+    send({ kind: 'live', latencies, perConsumer });
+  }
+  // Read rounds: every consumer reads its whole history from seq 0, until a page shorter than a full one.
+  while (command.do === 'throughput') {
+    command = await nextCommand();
+    if (command.do === 'stop') break;
+    const started = performance.now();
+    const counts = await Promise.all(
+      consumers.map(async (_, i) => {
+        let rows = 0;
+        for (let after = 0, full = true; full; ) {
+          const body = await page(i, after, 0);
+          rows += body.items.length;
+          after = body.next_after;
+          full = body.items.length === PAGE;
+        }
+        return rows;
+      }),
+    );
+    send({ kind: 'round', rows: counts.reduce((a, b) => a + b, 0), seconds: (performance.now() - started) / 1000 });
   }
   await Promise.all(pool.map((c) => c.close()));
   process.disconnect();
@@ -169,25 +177,8 @@ async function main(): Promise<void> {
     children.push(agent.child);
     console.log(`agent ${agent.child.pid ?? '?'} serves the feed at ${agent.feedUrl}; ${plan.length} consumers, one store each`);
 
-    const worker = fork(compiled.path(import.meta.url), ['--role', 'clients', '--url', agent.feedUrl, '--plan', join(dir, 'plan.json')], {
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-      execArgv: ['--max-semi-space-size=8', '--max-old-space-size=1536'],
-    });
-    children.push(worker);
-    let received = 0;
-    const clientsState: { exited: Error | null } = { exited: null };
-    const pending = new Map<Report['kind'], (report: Report) => void>();
-    worker.on('message', (m) => {
-      const report = m as Report;
-      if (report.kind === 'progress') received = report.received;
-      else pending.get(report.kind)?.(report);
-    });
-    worker.once('exit', (code) => (clientsState.exited = new Error(`the clients exited with ${String(code)}`)));
-    const next = <K extends Report['kind']>(kind: K) =>
-      new Promise<Extract<Report, { kind: K }>>((resolve, reject) => {
-        pending.set(kind, (r) => resolve(r as Extract<Report, { kind: K }>));
-        worker.once('exit', () => reject(clientsState.exited ?? new Error('the clients exited')));
-      });
+    const clients = startClients(compiled.path(import.meta.url), agent.feedUrl, join(dir, 'plan.json'), true);
+    children.push(clients.worker);
 
     await untilMetric(agent.metricsUrl, /^pricing_agent_feed_waiting_requests (\d+)$/m, (n) => n >= plan.length, 'every consumer to wait');
     console.log(`${plan.length} consumers long-polling; injecting ${approvals} approvals, ${INJECT_CHUNK} every ${INJECT_EVERY_MS} ms`);
@@ -196,14 +187,15 @@ async function main(): Promise<void> {
       await inject(sandbox.url, Math.min(left, INJECT_CHUNK), plan.map((c) => c.store));
       await sleep(INJECT_EVERY_MS);
     }
-    while (received < approvals) {
-      if (clientsState.exited) throw clientsState.exited;
-      if (performance.now() - live > 600_000) throw new Error(`only ${received} of ${approvals} rows arrived in 10 minutes`);
+    while (clients.received() < approvals) {
+      const exited = clients.exited();
+      if (exited) throw exited;
+      if (performance.now() - live > 600_000) throw new Error(`only ${clients.received()} of ${approvals} rows arrived in 10 minutes`);
       await sleep(50);
     }
     const liveSeconds = (performance.now() - live) / 1000;
-    const done = next('live');
-    worker.send({ do: 'throughput' } satisfies Command);
+    const done = clients.next('live');
+    clients.worker.send({ do: 'throughput' } satisfies Command);
     const { latencies, perConsumer } = await done;
     checkEveryRowOnce(join(dir, 'state', 'pricing-agent.db'), plan, perConsumer, approvals);
     const sorted = Float64Array.from(latencies).sort();
@@ -213,19 +205,27 @@ async function main(): Promise<void> {
         `commit-to-client latency p50 ${at(0.5)} ms, p99 ${at(0.99)} ms, max ${sorted[sorted.length - 1] ?? 0} ms`,
     );
 
-    const rates: number[] = [];
-    for (let round = 0; round < rounds; round += 1) {
-      const result = next('round');
-      worker.send({ do: 'throughput' } satisfies Command);
-      const r = await result;
-      rates.push(r.rows / r.seconds);
-      console.log(`read round ${round + 1}: ${r.rows} rows by ${plan.length} consumers from seq 0 in ${r.seconds.toFixed(2)} s: ${Math.round(r.rows / r.seconds)} rows/s`);
-    }
-    worker.send({ do: 'stop' } satisfies Command);
+    const rates = await readRounds(clients, rounds, 'agent');
     const rss = peakRssMb(agent.child.pid ?? 0);
     const cpu = cpuSeconds(agent.child.pid ?? 0);
     console.log(`agent: peak RSS ${rss} MB, ${cpu.toFixed(1)} CPU-seconds over the run`);
-    console.log(`bench:feed consumers=${plan.length} p99_ms=${at(0.99)} rows_per_s=${Math.round(Math.max(...rates))} agent_rss_mb=${rss}`);
+    await stop(agent.child);
+
+    // The baseline, in the same run: the same clients read the same rows from a minimal server on the same database.
+    const minimal = await startMinimal(compiled.path(new URL('./feed-minimal.ts', import.meta.url)), join(dir, 'state', 'pricing-agent.db'), join(dir, 'plan.json'));
+    children.push(minimal.child);
+    const baselineClients = startClients(compiled.path(import.meta.url), minimal.url, join(dir, 'plan.json'), false);
+    children.push(baselineClients.worker);
+    const baseline = await readRounds(baselineClients, rounds, 'minimal');
+    const baselineRss = peakRssMb(minimal.child.pid ?? 0);
+    console.log(`minimal: peak RSS ${baselineRss} MB (node:http, one prepared statement, no long-poll: the floor, not a target)`);
+    const best = Math.max(...rates);
+    const bestBaseline = Math.max(...baseline);
+    console.log(
+      `against the minimal server: read ${Math.round(best)} vs ${Math.round(bestBaseline)} rows/s (ratio ${(best / bestBaseline).toFixed(2)}), ` +
+        `peak RSS ${rss} vs ${baselineRss} MB (ratio ${(rss / baselineRss).toFixed(2)})`,
+    );
+    console.log(`bench:feed consumers=${plan.length} p99_ms=${at(0.99)} rows_per_s=${Math.round(best)} agent_rss_mb=${rss}`);
   } finally {
     const running = children.reverse().filter((child) => child.exitCode === null && child.signalCode === null);
     const exits = running.map((child) => new Promise((resolve) => child.once('exit', resolve)));
@@ -234,6 +234,71 @@ async function main(): Promise<void> {
     await compiled.remove();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+interface ClientsProcess {
+  worker: ChildProcess;
+  received(): number;
+  exited(): Error | null;
+  next<K extends Report['kind']>(kind: K): Promise<Extract<Report, { kind: K }>>;
+}
+
+/** The clients' process (this file, role clients), reading from `url`; `live`: long-poll first, as tills do. */
+function startClients(script: string, url: string, planFile: string, live: boolean): ClientsProcess {
+  const worker = fork(script, ['--role', 'clients', '--url', url, '--plan', planFile, '--live', live ? '1' : '0'], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    execArgv: ['--max-semi-space-size=8', '--max-old-space-size=1536'],
+  });
+  let received = 0;
+  let exited: Error | null = null;
+  const pending = new Map<Report['kind'], (report: Report) => void>();
+  worker.on('message', (m) => {
+    const report = m as Report;
+    if (report.kind === 'progress') received = report.received;
+    else pending.get(report.kind)?.(report);
+  });
+  worker.once('exit', (code) => (exited = new Error(`the clients exited with ${String(code)}`)));
+  return {
+    worker,
+    received: () => received,
+    exited: () => exited,
+    next: (kind) =>
+      new Promise((resolve, reject) => {
+        pending.set(kind, (r) => resolve(r as never));
+        worker.once('exit', () => reject(exited ?? new Error('the clients exited')));
+      }),
+  };
+}
+
+/** `rounds` read rounds of every consumer from seq 0; rows per second of each. Ends the clients' process. */
+async function readRounds(clients: ClientsProcess, rounds: number, who: string): Promise<number[]> {
+  const rates: number[] = [];
+  for (let round = 0; round < rounds; round += 1) {
+    const result = clients.next('round');
+    clients.worker.send({ do: 'throughput' } satisfies Command);
+    const r = await result;
+    rates.push(r.rows / r.seconds);
+    console.log(`${who}: read round ${round + 1}: ${r.rows} rows from seq 0 in ${r.seconds.toFixed(2)} s: ${Math.round(r.rows / r.seconds)} rows/s`);
+  }
+  clients.worker.send({ do: 'stop' } satisfies Command);
+  return rates;
+}
+
+async function startMinimal(script: string, db: string, planFile: string): Promise<{ child: ChildProcess; url: string }> {
+  const child = fork(script, ['--db', db, '--plan', planFile], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv: ['--max-semi-space-size=8'] });
+  const { url } = await new Promise<{ url: string }>((resolve, reject) => {
+    child.once('message', (m) => resolve(m as { url: string }));
+    child.once('exit', (code) => reject(new Error(`the minimal server exited with ${String(code)}`)));
+  });
+  return { child, url };
+}
+
+/** SIGTERM, and wait for the exit. */
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
 }
 
 function agentConfig(url: string, plan: readonly Consumer[]): string {

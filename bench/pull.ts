@@ -28,7 +28,7 @@ import { systemClock } from '../src/clock.ts';
 import { createLogger } from '../src/log.ts';
 import { runApprovedPricesPull } from '../src/pull/approved-prices.ts';
 import type { ApprovedPrice } from '../src/api/schemas/index.ts';
-import { openDatabase } from '../src/store/open-database.ts';
+import { openSqlite } from '../src/store/sqlite/open-sqlite.ts';
 import { compileForBench } from './compiled.ts';
 
 const { values } = parseArgs({
@@ -71,7 +71,7 @@ async function report(side: (url: string, key: string, dir: string) => Promise<S
 
 /** The agent's pull, as the daemon and `pull --once` run it: the same functions, database and client set-up. */
 async function agent(url: string, key: string, dir: string): Promise<Side> {
-  const db = await openDatabase(join(dir, 'pricing-agent.db'));
+  const db = await openSqlite(join(dir, 'pricing-agent.db'));
   const dispatcher = createDispatcher({ maxConnections: 4 });
   const client = new ApiClient({ baseUrl: url, apiKey: key, dispatcher });
   const logger = createLogger({ level: 'warn', destination: 2 });
@@ -91,7 +91,7 @@ async function agent(url: string, key: string, dir: string): Promise<Side> {
  * acknowledgement state, no conflict handling. `floor` instead writes only (id, record) into a bare table.
  */
 async function minimal(url: string, key: string, dir: string, floor = false): Promise<Side> {
-  const state = await openDatabase(join(dir, floor ? 'floor.db' : 'minimal.db'));
+  const state = await openSqlite(join(dir, floor ? 'floor.db' : 'minimal.db'));
   const db = state.sqlite;
   db.exec('CREATE TABLE IF NOT EXISTS floor (id INTEGER PRIMARY KEY, record TEXT NOT NULL) STRICT');
   const insertFloor = db.prepare('INSERT OR IGNORE INTO floor (id, record) VALUES (?, ?)');

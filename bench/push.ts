@@ -19,8 +19,6 @@
  * Ends with one line: bench:push agent=<rows/s> minimal=<rows/s> ratio=<x.xx> agent_rss_mb=<peak of the agent runs>
  * Targets: ratio >= 0.9; agent peak RSS <= 250 MB and within 10 % between the two sizes.
  */
-import { fork } from 'node:child_process';
-import { once } from 'node:events';
 import { createReadStream } from 'node:fs';
 import { link, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -31,6 +29,7 @@ import { Pool } from 'undici';
 import { TransactionWrite } from '../src/api/schemas/index.ts';
 import { transactionsFile } from '../test/fixtures/push/push-fixtures.ts';
 import { compileForBench } from './compiled.ts';
+import { CHILD_OPTIONS, forkSandbox, runChild } from './children.ts';
 
 const BATCH = 1000;
 const CONNECTIONS = 4;
@@ -60,14 +59,14 @@ async function agentWorker(target: Target, file: string, dir: string, syncNormal
   const { SourceSchema } = await import('../src/config/source-schema.ts');
   const { compileSource } = await import('../src/ingest/read/index.ts');
   const { pushFile } = await import('../src/ingest/push-file.ts');
-  const { openDatabase, databasePath } = await import('../src/store/index.ts');
+  const { openSqlite, databasePath } = await import('../src/store/sqlite/open-sqlite.ts');
   const { createLogger } = await import('../src/log.ts');
   const { systemClock } = await import('../src/clock.ts');
 
   const inbox = join(dir, 'inbox');
   const config = SourceSchema.parse({ name: 'bench', entity: 'transactions', path: inbox, batch_size: BATCH });
   const source = { name: 'bench', entity: 'transactions', mode: 'bulk' as const, inbox, batchSize: BATCH, read: compileSource(config) };
-  const db = await openDatabase(databasePath(join(dir, 'state')));
+  const db = await openSqlite(databasePath(join(dir, 'state')));
   // Diagnosis only (--sync-normal): what the per-batch fsync of synchronous=FULL costs the push.
   if (syncNormal) db.sqlite.pragma('synchronous = NORMAL');
   const dispatcher = createDispatcher({ maxConnections: CONNECTIONS });
@@ -136,18 +135,6 @@ async function runWorker(kind: string, target: Target, file: string, dir: string
 
 // ---------------------------------------------------------------------------------------------- the orchestrator
 
-async function startSandbox(): Promise<{ target: Target; stop: () => Promise<void> }> {
-  const child = fork(new URL('./sandbox-server.ts', import.meta.url), { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  const [ready] = (await once(child, 'message')) as [Target];
-  return {
-    target: { url: ready.url, apiKey: ready.apiKey },
-    stop: async () => {
-      child.disconnect();
-      if (child.exitCode === null) await once(child, 'exit');
-    },
-  };
-}
-
 /** One contender against a fresh sandbox, in its own process. */
 interface RunOptions {
   /** This file, compiled (bench/compiled.ts): the contenders run as shipped JavaScript. */
@@ -157,17 +144,11 @@ interface RunOptions {
 }
 
 async function contender(kind: 'agent' | 'minimal', file: string, dir: string, options: RunOptions): Promise<WorkerResult> {
-  const sandbox = await startSandbox();
+  const sandbox = await forkSandbox();
   try {
-    const args = ['--worker', kind, '--url', sandbox.target.url, '--key', sandbox.target.apiKey, '--file', file, '--dir', dir];
+    const args = ['--worker', kind, '--url', sandbox.url, '--key', sandbox.apiKey, '--file', file, '--dir', dir];
     if (options.syncNormal) args.push('--sync-normal');
-    const execArgv = [...process.execArgv, ...options.nodeFlags];
-    const child = fork(options.worker, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv });
-    const result = new Promise<WorkerResult>((resolve, reject) => {
-      child.once('message', (m) => resolve(m as WorkerResult));
-      child.once('exit', (code) => reject(new Error(`${kind} worker exited with ${String(code)}`)));
-    });
-    return await result;
+    return await runChild<WorkerResult>(options.worker, args, [...process.execArgv, ...options.nodeFlags], kind);
   } finally {
     await sandbox.stop();
   }
@@ -240,14 +221,8 @@ const { values } = parseArgs({
     rows: { type: 'string', default: '1000000' },
     rounds: { type: 'string', default: '2' },
     quick: { type: 'boolean', default: false },
-    // The flags the agent is deployed with (src/cli/main.ts shebang, systemd unit, Dockerfile), for both contenders.
-    'node-flags': { type: 'string', default: '--max-semi-space-size=8 --max-old-space-size=1536' },
     'sync-normal': { type: 'boolean', default: false },
-    worker: { type: 'string' },
-    url: { type: 'string' },
-    key: { type: 'string' },
-    file: { type: 'string' },
-    dir: { type: 'string' },
+    ...CHILD_OPTIONS,
   },
 });
 

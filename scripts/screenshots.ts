@@ -11,8 +11,9 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { runDemo } from '../src/demo/run-demo.ts';
-import { ackConsumer, maxSeq } from '../src/outbox/price-feed.ts';
-import { databasePath, openDatabase } from '../src/store/open-database.ts';
+import { openStateDb } from '../src/store/open-state-db.ts';
+import { ackConsumer, maxSeq } from '../src/store/price-feed.ts';
+import { listFiles } from '../src/store/push-ledger-views.ts';
 import { launchChromium } from './chromium.ts';
 
 const { values } = parseArgs({ options: { out: { type: 'string', default: 'docs/screenshots' } } });
@@ -43,13 +44,14 @@ try {
     say: (text) => process.stderr.write(`screenshots: ${text}\n`),
     whileRunning: async (url, { db, layout }) => {
       // A POS that has read most of the feed (a second connection, as a POS would have; the agent keeps running).
-      const writer = await openDatabase(databasePath(layout.stateDir));
+      const writer = await openStateDb({ dir: layout.stateDir });
       try {
-        ackConsumer(writer, 'pos-store-12', Math.max(0, maxSeq(writer) - 37));
+        await ackConsumer(writer, 'pos-store-12', Math.max(0, (await maxSeq(writer)) - 37));
       } finally {
         await writer.close();
       }
-      const rejected = db.statement<number>(`SELECT id FROM push_files WHERE rows_rejected > 0 ORDER BY id LIMIT 1`).pluck().get() ?? 1;
+      const files = await listFiles(db, { limit: 100 });
+      const rejected = files.filter((f) => (f.rows_rejected ?? 0) > 0).at(-1)?.id ?? 1;
       const browser = await launchChromium();
       try {
         for (const shot of SHOTS) {

@@ -12,7 +12,7 @@ import type { Clock } from './clock.ts';
 import { caCertificates, proxyFor, type ApiConfig, type Config } from './config/index.ts';
 import type { Logger } from './log.ts';
 import { rateLimitedUntil, recordRateLimitedUntil } from './store/api-state.ts';
-import { databasePath, openDatabase } from './store/open-database.ts';
+import { openStateDb, stateLocation } from './store/open-state-db.ts';
 import type { StateDb } from './store/state-db.ts';
 
 export interface ApiConnection {
@@ -41,17 +41,17 @@ export interface ConnectOptions {
  */
 export function pacingOf(db: StateDb, logger: Logger): PacingStore {
   return {
-    rateLimitedUntil: () => {
+    rateLimitedUntil: async () => {
       try {
-        return db.closed ? 0 : rateLimitedUntil(db);
+        return db.closed ? 0 : await rateLimitedUntil(db);
       } catch (error) {
         logger.debug({ error: String(error) }, 'could not read the Retry-After window');
         return 0;
       }
     },
-    recordRateLimitedUntil: (untilMs) => {
+    recordRateLimitedUntil: async (untilMs) => {
       try {
-        if (!db.closed && !db.readonly) recordRateLimitedUntil(db, untilMs);
+        if (!db.closed && !db.readonly) await recordRateLimitedUntil(db, untilMs);
       } catch (error) {
         logger.debug({ error: String(error) }, 'could not record the Retry-After window');
       }
@@ -65,11 +65,10 @@ export function pacingOf(db: StateDb, logger: Logger): PacingStore {
  * so a 429 this command is given holds for the daemon too; read-only otherwise). No database: this process only.
  */
 export async function openPacing(config: Config, logger: Logger): Promise<{ pacing: PacingStore | undefined; close(): Promise<void> }> {
-  const path = databasePath(config.state.dir);
-  if (!existsSync(path)) return { pacing: undefined, close: () => Promise.resolve() };
+  if (!existsSync(stateLocation(config.state))) return { pacing: undefined, close: () => Promise.resolve() };
   for (const readonly of [false, true]) {
     try {
-      const db = await openDatabase(path, { readonly });
+      const db = await openStateDb(config.state, { readonly });
       return { pacing: pacingOf(db, logger), close: () => db.close() };
     } catch (error) {
       logger.debug({ error: String(error), readonly }, 'could not open the state database for the Retry-After window');

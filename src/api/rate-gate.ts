@@ -9,10 +9,10 @@ import type { Clock } from '../clock.ts';
 export class RateGate {
   #openAt = 0;
   readonly #clock: Clock;
-  readonly #shared: () => number;
+  readonly #shared: () => Promise<number>;
 
   /** `shared`: epoch ms before which nothing is sent, as recorded by any process of the agent (0: none). */
-  constructor(clock: Clock, shared: () => number = () => 0) {
+  constructor(clock: Clock, shared: () => Promise<number> = () => Promise.resolve(0)) {
     this.#clock = clock;
     this.#shared = shared;
   }
@@ -22,9 +22,9 @@ export class RateGate {
     this.#openAt = Math.max(this.#openAt, untilMs);
   }
 
-  /** Epoch ms at which the gate opens (0 or a past time when open), this process's window or a shared one. */
+  /** Epoch ms at which this process's window ends (0 or a past time when open; the shared one is read by `pass`). */
   get openAt(): number {
-    return Math.max(this.#openAt, this.#shared());
+    return this.#openAt;
   }
 
   /** Whether a request sent now would be inside a window this process knows of (no database read: hot path). */
@@ -36,7 +36,7 @@ export class RateGate {
   async pass(signal?: AbortSignal): Promise<number> {
     let waited = 0;
     for (;;) {
-      const remaining = this.openAt - this.#clock.now();
+      const remaining = Math.max(this.#openAt, await this.#shared()) - this.#clock.now();
       if (remaining <= 0) return waited;
       await this.#clock.sleep(remaining, signal);
       waited += remaining;

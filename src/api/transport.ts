@@ -61,8 +61,8 @@ export interface TransportHooks {
  * connectApi): read at every pass of the gate, written at every 429. Errors are the store's to swallow.
  */
 export interface PacingStore {
-  rateLimitedUntil(): number;
-  recordRateLimitedUntil(untilMs: number): void;
+  rateLimitedUntil(): Promise<number>;
+  recordRateLimitedUntil(untilMs: number): Promise<void>;
 }
 
 export interface TransportOptions {
@@ -235,7 +235,7 @@ export class ApiTransport {
       // Closed as soon as the status is known, before the body is read: every tick spent reading could let another
       // request through the gate.
       this.#gate.closeUntil(this.#clock.now() + parseRetryAfter(response.headers['retry-after'], this.#clock.now()));
-      this.#pacing?.recordRateLimitedUntil(this.#gate.openAt);
+      void this.#pacing?.recordRateLimitedUntil(this.#gate.openAt);
       this.#hooks.onRetryAfter?.({ operation: req.operation, untilMs: this.#gate.openAt });
     }
     const text = await response.body.text();

@@ -16,7 +16,7 @@ import { RETRY_MAX_ATTEMPTS } from '../api/schemas/index.ts';
 import type { Config } from '../config/index.ts';
 import { createLogger } from '../log.ts';
 import { recentImportJobIds } from '../store/api-state.ts';
-import { databasePath, openDatabase } from '../store/open-database.ts';
+import { openStateDb } from '../store/open-state-db.ts';
 import { configOption, loadConfigForCommand } from './config.ts';
 import { runCommand } from './errors.ts';
 import { explainApiError } from './explain-api-error.ts';
@@ -40,9 +40,9 @@ function waitNotes(maxAttempts: number): TransportHooks {
 
 async function jobIdsOf(config: Config): Promise<string[]> {
   try {
-    const db = await openDatabase(databasePath(config.state.dir), { readonly: true });
+    const db = await openStateDb(config.state, { readonly: true });
     try {
-      return recentImportJobIds(db, 3);
+      return await recentImportJobIds(db, 3);
     } finally {
       await db.close();
     }
@@ -77,7 +77,7 @@ export function checkCommand(): Command {
         const logger = createLogger({ level: 'fatal', destination: 2 });
         const maxAttempts = options.retry ? RETRY_MAX_ATTEMPTS : 1;
         const shared = await openPacing(config, logger);
-        const wait = (shared.pacing?.rateLimitedUntil() ?? 0) - Date.now();
+        const wait = ((await shared.pacing?.rateLimitedUntil()) ?? 0) - Date.now();
         if (wait > 0) process.stderr.write(`check: waiting ${Math.ceil(wait / 1000)} s: the API asked the agent to wait (Retry-After)\n`);
         const api = connectApi(config.api, logger, { maxAttempts, hooks: waitNotes(maxAttempts), ...(shared.pacing ? { pacing: shared.pacing } : {}) });
         try {

@@ -24,6 +24,7 @@ function resultJson(result: FileResult): Record<string, unknown> {
   const f = result.file;
   const base = { outcome: result.outcome, id: f.id, status: f.status, rows_read: f.rows_read, rows_accepted: f.rows_accepted, rows_rejected: f.rows_rejected };
   if (result.outcome === 'deferred') return { ...base, error: result.error, retry_at: result.retryAt };
+  if (result.outcome === 'held') return { ...base, held_path: result.heldPath, preview: result.previewPath, brakes: result.brakes };
   const error = f.error_code === null ? null : { code: f.error_code, message: f.error_message ?? '' };
   return { ...base, final_path: f.final_path, report: result.reportPath, rejects: result.rejectsPath, error };
 }

@@ -1,6 +1,7 @@
 /**
  * `files list|show|retry` for people. Same facts as `--json`, aligned and short.
  */
+import { basename } from 'node:path';
 import type { FileResult } from '../ingest/push-file.ts';
 import type { FileDetail, FileListItem } from '../status/file-list.ts';
 import { problemColumns } from '../ingest/rejects-csv.ts';
@@ -62,6 +63,16 @@ export function showText(d: FileDetail, now: Date): string {
   return `${lines.join('\n')}\n`;
 }
 
+/** A file the brakes held: why, where it and its preview are, how to send it anyway. */
+export function heldText(result: Extract<FileResult, { outcome: 'held' }>): string {
+  const f = result.file;
+  const lines = [`#${f.id} ${f.original_name}: held by the brakes; nothing was sent`];
+  for (const brake of result.brakes) lines.push(`  brake:   ${brake}`);
+  lines.push(`  file:    ${result.heldPath}`, `  preview: ${result.previewPath}`);
+  lines.push(`  release: pricing-agent files release ${JSON.stringify(basename(result.heldPath))} --source ${f.source}`);
+  return `${lines.join('\n')}\n`;
+}
+
 export function resumedText(result: FileResult): string {
   switch (result.outcome) {
     case 'deferred':
@@ -70,6 +81,8 @@ export function resumedText(result: FileResult): string {
       return `${result.path}: refused (${result.reason}); moved to failed/\n`;
     case 'vanished':
       return `${result.path}: the file disappeared\n`;
+    case 'held':
+      return heldText(result);
     default: {
       const f = result.file;
       const head = `#${f.id} ${f.original_name}: ${result.outcome}${f.error_code !== null ? ` (${f.error_code}: ${f.error_message ?? ''})` : ''}`;

@@ -7,13 +7,15 @@
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
 import type { Config } from '../config/index.ts';
-import { DEFAULT_LIST_LIMIT, FILE_STATUS_FILTERS, listFiles, showFile, type FileStatusFilter } from '../status/file-list.ts';
-import { databasePath, openDatabase } from '../store/open-database.ts';
+import { showFile } from '../status/file-list.ts';
+import { DEFAULT_LIST_LIMIT, FILE_STATUS_FILTERS, listFiles, type FileStatusFilter } from '../store/push-ledger-views.ts';
+import { isMissingState, openStateDb, stateLocation } from '../store/open-state-db.ts';
 import type { StateDb } from '../store/state-db.ts';
 import { configOption, loadConfigForCommand } from './config.ts';
 import { EXIT_FAILURE } from '../exit-codes.ts';
 import { runCommand } from './errors.ts';
 import { retryFile } from './files-retry.ts';
+import { releaseCommand } from './files-release.ts';
 import { listText, showText } from './files-text.ts';
 
 interface CommonOptions {
@@ -39,10 +41,10 @@ function positiveInt(max: number): (raw: string) => number {
 async function readLedger<T>(config: Config, read: (db: StateDb | null) => Promise<T> | T): Promise<T> {
   let db: StateDb | null = null;
   try {
-    db = await openDatabase(databasePath(config.state.dir), { readonly: true });
+    db = await openStateDb(config.state, { readonly: true });
   } catch (error) {
-    if ((error as { code?: unknown }).code !== 'OPEN_FAILED') throw error;
-    process.stderr.write(`no state database at ${databasePath(config.state.dir)} yet: the agent has not claimed any file\n`);
+    if (!isMissingState(error)) throw error;
+    process.stderr.write(`no state database at ${stateLocation(config.state)} yet: the agent has not claimed any file\n`);
   }
   try {
     return await read(db);
@@ -70,9 +72,9 @@ export function filesCommand(): Command {
       runCommand(async (options: ListOptions) => {
         const config = await loadConfigForCommand(options.config);
         const now = new Date();
-        await readLedger(config, (db) => {
+        await readLedger(config, async (db) => {
           const filter = { limit: options.limit, ...(options.source ? { source: options.source } : {}), ...(options.status ? { status: options.status } : {}) };
-          const items = db ? listFiles(db, filter) : [];
+          const items = db ? await listFiles(db, filter) : [];
           print(options.json, items, listText(items, now));
         });
       }),
@@ -118,6 +120,26 @@ export function filesCommand(): Command {
         'failed; 1 resumed and deferred again; 2 refused (nothing changed) or a configuration mistake.',
     )
     .action(runCommand(async (id: number, options: CommonOptions) => retryFile(await loadConfigForCommand(options.config), id, options.json === true)));
+
+  command
+    .command('release')
+    .description('send a file the brakes held (held/ of its inbox) after all')
+    .argument('<name>', 'the held file: its name or its id (status and files list show them)')
+    .option('--source <name>', 'the source, when two hold a file of that name')
+    .option('--json', 'print one JSON object')
+    .addOption(configOption())
+    .addHelpText(
+      'after',
+      '\nThe file goes back into its inbox and is sent without the brakes (once: the same content dropped again later\n' +
+        'is braked again). A running daemon sends it; without one it is pushed now, in this process.\n' +
+        '\nExit codes: 0 released (and, pushed now, done); 3 pushed now, done with rejected rows; 1 pushed now and\n' +
+        'failed or deferred; 2 refused (no such held file, the name is taken in the inbox) or a configuration mistake.',
+    )
+    .action(
+      runCommand(async (name: string, options: CommonOptions & { source?: string }) =>
+        releaseCommand(await loadConfigForCommand(options.config), name, options.source, options.json === true),
+      ),
+    );
 
   return command;
 }

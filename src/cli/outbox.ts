@@ -6,23 +6,20 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import type { Config } from '../config/index.ts';
 import { type FeedConsumerStatus, feedOverview } from '../feed/consumer-status.ts';
-import { ackConsumer, countScopedFeed, exportStoreFiles, listConsumers, outboxStats, EXPORT_FORMATS } from '../outbox/index.ts';
-import type { ExportFormat } from '../outbox/store-files.ts';
+import { exportStoreFiles, EXPORT_FORMATS, type ExportFormat } from '../outbox/store-files.ts';
 import { parkedReasons } from '../store/acknowledgements.ts';
-import { databasePath, openDatabase } from '../store/open-database.ts';
+import { openStateDb } from '../store/open-state-db.ts';
+import { outboxStats } from '../store/outbox-stats.ts';
+import { ackConsumer, countScopedFeed, listConsumers } from '../store/price-feed.ts';
 import type { StateDb } from '../store/state-db.ts';
 import { configOption, loadConfigForCommand } from './config.ts';
 import { runCommand } from './errors.ts';
 import { duration, shortTime, table } from './status-table.ts';
 
-/** The state database of `config` (`<state.dir>/pricing-agent.db`); read-only opens never create or migrate it. */
-export function openStateDb(config: Config, readonly = false): Promise<StateDb> {
-  return openDatabase(databasePath(config.state.dir), { readonly });
-}
-
+/** The state of `file`'s config; read-only opens never create or migrate it. */
 async function withDb<T>(file: string, readonly: boolean, fn: (db: StateDb, config: Config) => Promise<T>): Promise<T> {
   const config = await loadConfigForCommand(file);
-  const db = await openStateDb(config, readonly);
+  const db = await openStateDb(config.state, { readonly });
   try {
     return await fn(db, config);
   } finally {
@@ -31,8 +28,8 @@ async function withDb<T>(file: string, readonly: boolean, fn: (db: StateDb, conf
 }
 
 /** Why ids were parked (the platform's refusals), and what to do once the cause is fixed. */
-function parkedLines(db: StateDb): string[] {
-  const reasons = parkedReasons(db, 5);
+async function parkedLines(db: StateDb): Promise<string[]> {
+  const reasons = await parkedReasons(db, 5);
   if (reasons.length === 0) return [];
   return [
     ...reasons.map((r) => `  parked ${r.n}: ${r.reason}`),
@@ -66,13 +63,14 @@ export function outboxCommand(): Command {
       runCommand((options: Options) =>
         withDb(options.config, true, async (db) => {
           const s = await outboxStats(db);
+          const parked = await parkedLines(db);
           print(options.json, s, () =>
             [
               `feed:          ${s.feed_rows} rows (${s.withdrawals} withdrawals), last seq ${s.max_seq}`,
               `approvals:     ${s.approvals.total} stored: ${s.approvals.acknowledged} acknowledged, ` +
                 `${s.approvals.ack_pending} waiting, ${s.approvals.conflict} not acknowledged (conflict), ` +
                 `${s.approvals.parked} parked, ${s.approvals.not_delivered} from history reads`,
-              ...parkedLines(db),
+              ...parked,
               `oldest waiting: ${s.oldest_ack_pending_received_at ?? '-'}`,
               `pending page:  ${s.pending_delivery_intents === 0 ? 'none' : 'yes (replayed by the next pull)'}`,
               `consumers:     ${s.consumers}${s.max_consumer_lag === null ? '' : `, furthest behind by ${s.max_consumer_lag} rows`}`,
@@ -123,10 +121,9 @@ export function outboxCommand(): Command {
     .option('--json', 'print JSON')
     .action(
       runCommand((options: Options & { consumer: string; seq: number; force?: boolean }) =>
-        withDb(options.config, false, (db) => {
-          const offset = ackConsumer(db, options.consumer, options.seq, { force: options.force === true });
+        withDb(options.config, false, async (db) => {
+          const offset = await ackConsumer(db, options.consumer, options.seq, { force: options.force === true });
           print(options.json, offset, () => `${offset.consumer} is at seq ${offset.last_seq} (${offset.lag} rows behind)\n`);
-          return Promise.resolve();
         }),
       ),
     );
@@ -172,12 +169,15 @@ interface ConsumerRow {
 
 /** Feed consumers first (config order), then the consumers that only keep an offset, by name. */
 async function consumerRows(db: StateDb, config: Config, nowMs: number): Promise<ConsumerRow[]> {
-  const feed = feedOverview(db, config.feed, nowMs);
+  const feed = await feedOverview(db, config.feed, nowMs);
   const scopes = new Map(config.feed.consumers.map((c) => [c.name, c.stores]));
-  const rows: ConsumerRow[] = feed.consumers.map((c) => ({
-    consumer: { ...c, unread_rows: countScopedFeed(db, scopes.get(c.name) ?? '*', c.offset ?? 0) },
-    overdue: new Set(feed.overdue.filter((o) => o.consumer === c.name).map((o) => o.store_id)),
-  }));
+  const rows: ConsumerRow[] = [];
+  for (const c of feed.consumers) {
+    rows.push({
+      consumer: { ...c, unread_rows: await countScopedFeed(db, scopes.get(c.name) ?? '*', c.offset ?? 0) },
+      overdue: new Set(feed.overdue.filter((o) => o.consumer === c.name).map((o) => o.store_id)),
+    });
+  }
   const others = (await listConsumers(db)).filter((c) => !scopes.has(c.consumer)).sort((a, b) => (a.consumer < b.consumer ? -1 : 1));
   for (const c of others) {
     rows.push({ consumer: { name: c.consumer, offset: c.last_seq, last_seen: c.updated_at, stores: [], unread_rows: c.lag }, overdue: new Set() });

@@ -34,7 +34,7 @@ import { createLogger } from '../log.ts';
 import { unparkAll } from '../store/acknowledgements.ts';
 import { configOption, loadConfigForCommand } from './config.ts';
 import { runCommand } from './errors.ts';
-import { openStateDb } from './outbox.ts';
+import { openStateDb } from '../store/open-state-db.ts';
 
 interface PullOptions {
   readonly config: string;
@@ -114,7 +114,7 @@ export function pullCommand(): Command {
               await api.close();
             }
           }
-          const db = await openStateDb(config);
+          const db = await openStateDb(config.state);
           const api = connectApi(config.api, logger, { pacing: pacingOf(db, logger) });
           try {
             const deps: PullDeps = { db, client: api.client, clock: systemClock, logger };
@@ -143,7 +143,7 @@ async function runMode(deps: PullDeps, config: Config, options: PullOptions, sig
     return 0;
   }
   if (options.retryParked === true) {
-    const unparked = unparkAll(deps.db);
+    const unparked = await unparkAll(deps.db);
     deps.logger.info({ ids: unparked }, 'parked acknowledgements put back in the queue');
   }
   const summary = await runApprovedPricesPull(deps, signal, approvedPricesOptions(config));

@@ -10,6 +10,7 @@ import type { DryRunResult } from '../ingest/dry-run.ts';
 import { dryRunVerdict, exitCodeOf, exitCodeOfResult } from '../ingest/file-verdict.ts';
 import type { FileResult } from '../ingest/push-file.ts';
 import type { FileCounts, PushFile } from '../store/push-ledger.ts';
+import { heldText } from './files-text.ts';
 import { formatCount } from './progress.ts';
 
 export interface ResultView {
@@ -47,6 +48,7 @@ export function resultJson({ result, counts }: ResultView): Record<string, unkno
       if (result.outcome === 'deferred') {
         return { ...common, processing_path: f.processing_path, error: result.error, retry_at: result.retryAt };
       }
+      if (result.outcome === 'held') return { ...common, held_path: result.heldPath, preview: result.previewPath, brakes: result.brakes };
       const error = f.error_code === null ? null : { code: f.error_code, message: f.error_message ?? '' };
       return { ...common, final_path: f.final_path, report: result.reportPath, rejects: result.rejectsPath, error, duplicate_of: f.duplicate_of };
     }
@@ -74,6 +76,7 @@ export function resultText({ result, counts }: ResultView): string {
     if (counts !== null && counts.batches > 0) lines.push(`  So far: ${n(counts.sent)} rows sent, ${n(counts.accepted)} accepted.`);
     return `${lines.join('\n')}\n`;
   }
+  if (result.outcome === 'held') return heldText(result);
   const rows = rowsOf(f, counts);
   if (result.outcome === 'duplicate') {
     lines.push(`${f.original_name}: skipped (${what}): the same content was already sent; --force sends it again`);
@@ -99,9 +102,29 @@ export function dryRunExitCode(result: DryRunResult): number {
   return exitCodeOf(dryRunVerdict(result));
 }
 
+/** The delta part of a dry run, for --json. */
+function dryRunDeltaJson(result: DryRunResult): Record<string, unknown> | null {
+  const d = result.delta;
+  if (d === null) return null;
+  const c = d.comparison.counts;
+  return {
+    mode: d.mode,
+    reason: d.reason,
+    known_keys: c.known,
+    unchanged: d.mode === 'full' ? 0 : c.unchanged,
+    changed: c.changed,
+    new: c.newKeys,
+    changed_on_platform: c.platformChanged,
+    remapped: c.remapped,
+    missing: c.missing,
+    brakes: d.tripped.map((t) => ({ brake: t.brake, limit: t.limit, value: Number.isFinite(t.value) ? t.value : null, message: t.message })),
+  };
+}
+
 export function dryRunJson(file: string, label: string, mode: string, result: DryRunResult): Record<string, unknown> {
   const s = result.summary;
   return {
+    delta: dryRunDeltaJson(result),
     outcome: 'dry_run',
     exit_code: dryRunExitCode(result),
     file,
@@ -132,7 +155,15 @@ export function dryRunText(file: string, label: string, mode: string, result: Dr
   const duplicates = result.duplicates > 0 ? ` (${n(result.duplicates)} of them duplicate keys)` : '';
   const skipped = s.skipped > 0 ? `, ${n(s.skipped)} skipped` : '';
   lines.push(`  rows:    ${n(s.rows)} read, ${n(s.accepted - result.duplicates)} valid, ${n(result.rejected)} rejected${duplicates}${superseded}${skipped}`);
-  lines.push(`  would send ${n(result.wouldSend)} rows`);
+  const d = result.delta;
+  if (d === null) lines.push(`  would send ${n(result.wouldSend)} rows`);
+  else {
+    const c = d.comparison.counts;
+    const unchanged = d.mode === 'full' ? `; a full send (${d.reason ?? ''}): ${n(c.unchanged)} of them unchanged` : `; ${n(c.unchanged)} unchanged`;
+    lines.push(`  would send ${n(result.wouldSend)} of ${n(s.rows)} rows${unchanged}`);
+    lines.push(`  compared with ${n(c.known)} known keys: ${n(c.changed)} changed, ${n(c.newKeys)} new, ${n(c.platformChanged)} changed on the platform${c.remapped > 0 ? `, ${n(c.remapped)} under a changed mapping` : ''}${c.missing > 0 ? `, ${n(c.missing)} missing` : ''}`);
+    for (const t of d.tripped) lines.push(`  WOULD BE HELD: ${t.message}`);
+  }
   if (result.failure !== null) lines.push(`  the file would fail: ${result.failure.code}: ${result.failure.message}`);
   for (const warning of s.warnings) lines.push(`  warning: ${warning}`);
   lines.push(result.rejectsPath === null ? '  rejects: none' : `  rejects: ${result.rejectsPath}`);

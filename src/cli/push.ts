@@ -11,7 +11,7 @@
  * Ctrl-C (SIGINT) or SIGTERM stops after the batches in flight are answered and committed; the file stays in
  * processing/ and the same command resumes it. A second signal exits at once (the next run still resumes it).
  */
-import { basename, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { Command, Option } from 'commander';
 import type { Config } from '../config/index.ts';
 import { dryRun, dryRunRejectsPath } from '../ingest/dry-run.ts';
@@ -22,6 +22,7 @@ import type { FileResult } from '../ingest/push-file.ts';
 import { resolveTarget, type PushTarget } from '../ingest/push-target.ts';
 import { fileCounts } from '../store/push-ledger.ts';
 import type { StateDb } from '../store/state-db.ts';
+import { openStateDb } from '../store/open-state-db.ts';
 import { configOption, loadConfigForCommand } from './config.ts';
 import { runCommand } from './errors.ts';
 import { createProgress, type Progress } from './progress.ts';
@@ -35,6 +36,7 @@ interface PushOptions {
   readonly dryRun?: boolean;
   readonly rejects?: string;
   readonly force?: boolean;
+  readonly full?: boolean;
   readonly json?: boolean;
 }
 
@@ -53,11 +55,29 @@ function onStopSignals(abort: AbortController, say: (text: string) => void): () 
   };
 }
 
+/** The state database read-only for a dry run's comparison; null when the agent has not run here yet. */
+async function readOnlyState(config: Config): Promise<StateDb | null> {
+  return openStateDb(config.state, { readonly: true }).catch(() => null);
+}
+
 async function runDryRun(config: Config, target: PushTarget, file: string, options: PushOptions): Promise<number> {
   const progress = createProgress({ label: basename(file) });
   const { source } = target;
+  const delta = source.delta?.enabled === true ? source.delta : null;
+  const db = delta !== null ? await readOnlyState(config) : null;
   try {
     const result = await dryRun({
+      ...(delta !== null
+        ? {
+            delta: {
+              db,
+              source: { name: source.name, entity: source.read.entity, delta, options: source.options ?? {} },
+              full: options.full === true,
+              scratchDir: join(config.state.dir, 'push', 'dry-run', `.compare-${process.pid}`),
+              now: Date.now(),
+            },
+          }
+        : {}),
       file,
       read: source.read,
       entity: source.read.entity,
@@ -72,11 +92,12 @@ async function runDryRun(config: Config, target: PushTarget, file: string, optio
     return dryRunExitCode(result);
   } finally {
     progress.stop();
+    await db?.close();
   }
 }
 
-function view(db: StateDb, result: FileResult): ResultView {
-  return { result, counts: 'file' in result ? fileCounts(db, result.file.id) : null };
+async function view(db: StateDb, result: FileResult): Promise<ResultView> {
+  return { result, counts: 'file' in result ? await fileCounts(db, result.file.id) : null };
 }
 
 async function runRealPush(config: Config, target: PushTarget, file: string, options: PushOptions): Promise<number> {
@@ -97,9 +118,9 @@ async function runRealPush(config: Config, target: PushTarget, file: string, opt
   const removeSignals = onStopSignals(abort, (text) => process.stderr.write(`\n${text}\n`));
   const { db } = oneShot.deps;
   try {
-    const { main, resumed } = await runPush(oneShot.deps, target, file, { force: options.force === true });
+    const { main, resumed } = await runPush(oneShot.deps, target, file, { force: options.force === true, full: options.full === true });
     progress.stop();
-    const views = { main: view(db, main), resumed: resumed.map((r) => view(db, r)) };
+    const views = { main: await view(db, main), resumed: await Promise.all(resumed.map((r) => view(db, r))) };
     if (options.json === true) {
       process.stdout.write(`${JSON.stringify({ ...resultJson(views.main), resumed: views.resumed.map(resultJson) })}\n`);
     } else {
@@ -124,6 +145,7 @@ export function pushCommand(): Command {
     .option('--dry-run', 'read, map and validate only: write the rejects and count the rows that would be sent')
     .option('--rejects <file>', 'with --dry-run: where to write the rejects CSV (default <state.dir>/push/dry-run/)')
     .option('--force', 'send the file even if the same content was sent before')
+    .option('--full', 'delta sources: send every row, also those the API already holds (and count it as a full send)')
     .option('--json', 'print the result as one JSON object')
     .addOption(configOption())
     .addHelpText(

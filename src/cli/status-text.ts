@@ -133,6 +133,13 @@ export function statusText(r: StatusReport, now: Date): string {
       lines.push(`  #${f.id} ${f.source} ${f.name}: ${why}`);
     }
   }
+  if (r.held_files.length > 0) {
+    lines.push('', 'Held by the brakes (nothing of them was sent):');
+    for (const f of r.held_files) {
+      lines.push(`  #${f.id} ${f.source} ${f.name}, held ${shortTime(f.held_at, now)}: ${f.brakes.join('; ')}`);
+      lines.push(`    preview: ${f.preview_path}`, `    release: ${f.release_command}`);
+    }
+  }
   const more: [string, string][] = [];
   if (r.pull) more.push(...pullLines(r.pull, now));
   if (r.outbox) more.push(...outboxLines(r.outbox, now));

@@ -42,6 +42,7 @@ import {
   type ColumnEntry,
   timeZoneSchema,
 } from './mapping-schema.ts';
+import { deltaDefault, deltaSourceFields } from './delta-schema.ts';
 import { pathSchema } from './section-context.ts';
 import type { SectionContext } from './section-context.ts';
 
@@ -225,8 +226,18 @@ function buildSourceSchema(path: z.ZodType<string, string>, mapFile: z.ZodType<s
       done_marker: z
         .union([z.literal(false), z.string().regex(/^\.[^/\\]+$/, { error: 'a suffix such as .done, or false' })])
         .default('.done'),
+      ...deltaSourceFields,
     })
     .superRefine((source, ctx) => {
+      if (source.delta?.enabled === true && source.mode === 'import') {
+        ctx.addIssue({ code: 'custom', path: ['delta'], message: 'delta needs mode: bulk (the ids and results of single rows come from bulk answers)' });
+      }
+      if (source.snapshot && (!(source.delta?.enabled ?? deltaDefault(source.entity)) || source.mode === 'import')) {
+        ctx.addIssue({ code: 'custom', path: ['snapshot'], message: 'a snapshot needs delta (the agent remembers keys only for delta sources)' });
+      }
+      if (source.missing === 'delete' && !source.snapshot) {
+        ctx.addIssue({ code: 'custom', path: ['missing'], message: 'missing: delete needs snapshot: true (only a full export says which keys are gone)' });
+      }
       if (source.thousands_separator === source.decimal_separator) {
         ctx.addIssue({
           code: 'custom',

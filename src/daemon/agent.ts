@@ -18,11 +18,11 @@ import { PushService } from '../ingest/push-service.ts';
 import { ApplyDeadlineMonitor } from '../feed/apply-deadline.ts';
 import { FeedServer } from '../feed/server.ts';
 import type { Logger } from '../log.ts';
-import { listConsumers, maxSeq } from '../outbox/price-feed.ts';
 import { listStreamStates } from '../store/mirrors.ts';
-import { databasePath, openDatabase } from '../store/open-database.ts';
+import { openStateDb } from '../store/open-state-db.ts';
+import { listConsumers, maxSeq } from '../store/price-feed.ts';
 import type { StateDb } from '../store/state-db.ts';
-import { WalMaintenance } from '../store/wal-maintenance.ts';
+import { heldCounts } from '../status/held-files.ts';
 import { startHealthServer, type HealthServer, type Readiness } from './http-server.ts';
 import { scheduledJobs } from './jobs.ts';
 import { KEY_STATE_REASONS, KeyMonitor, keyCheckOf } from './key-monitor.ts';
@@ -53,7 +53,6 @@ export class Agent {
   #keys: KeyMonitor | null = null;
   #push: PushService | null = null;
   #scheduler: Scheduler | null = null;
-  #wal: WalMaintenance | null = null;
   #http: HealthServer | null = null;
   #metrics: AgentMetrics | null = null;
   #feed: FeedServer | null = null;
@@ -66,7 +65,7 @@ export class Agent {
     this.#logger = options.logger;
     this.#clock = options.clock ?? systemClock;
     this.#reloadConfig = options.reloadConfig;
-    this.#stateDir = new StateDirGuard({ dir: () => this.#config.state.dir, dbPath: () => this.#db?.path ?? null, clock: this.#clock, logger: this.#logger });
+    this.#stateDir = new StateDirGuard({ dir: () => this.#config.state.dir, dbPath: () => this.#db?.localFile ?? null, clock: this.#clock, logger: this.#logger });
   }
 
   get state(): AgentState {
@@ -80,19 +79,20 @@ export class Agent {
   async start(): Promise<void> {
     const config = this.#config;
     try {
-      const db = await openDatabase(databasePath(config.state.dir), { now: () => this.#clock.now() });
+      const db = await openStateDb(config.state, { now: () => this.#clock.now() });
       this.#db = db;
       const deadline = new ApplyDeadlineMonitor({ db, feed: () => this.#config.feed, clock: this.#clock, logger: this.#logger });
       this.#deadline = deadline;
       const metrics = new AgentMetrics({
-        outbox: async () => ({ feedRows: maxSeq(db), consumers: (await listConsumers(db)).map((c) => ({ name: c.consumer, lag: c.lag })) }),
-        mirrors: () =>
-          listStreamStates(db).map((s) => ({
+        outbox: async () => ({ feedRows: await maxSeq(db), consumers: (await listConsumers(db)).map((c) => ({ name: c.consumer, lag: c.lag })) }),
+        mirrors: async () =>
+          (await listStreamStates(db)).map((s) => ({
             stream: s.stream,
             watermarkAgeSeconds: s.watermark ? Math.max(0, (this.#clock.now() - Date.parse(s.watermark)) / 1000) : null,
           })),
         ready: () => this.readiness().ready,
-        feed: () => (this.#config.feed.consumers.length === 0 ? null : deadline.overview()),
+        feed: async () => (this.#config.feed.consumers.length === 0 ? null : deadline.overview()),
+        heldFiles: () => heldCounts(db),
       });
       this.#metrics = metrics;
       const api = connectApi(config.api, this.#logger, {
@@ -168,10 +168,10 @@ export class Agent {
       this.#scheduler.start();
       // Unfinished pulls and listings are resumed at once, not at the next tick.
       for (const name of this.#scheduler.names()) void this.#scheduler.runNow(name);
-      this.#wal = new WalMaintenance(db, {
+      db.startMaintenance({
         isIdle: () => this.#isIdle(),
-        onError: (error) => this.#logger.warn({ error: String(error) }, 'WAL checkpoint failed; tried again at the next tick'),
-      }).start();
+        onError: (error) => this.#logger.warn({ error: String(error) }, 'state database housekeeping failed; tried again at the next tick'),
+      });
       this.#state = 'running';
       this.#logger.info(
         { sources: config.sources.length, jobs: this.#scheduler.names(), http: this.#http?.url ?? null, feed: this.#feed?.url ?? null, api_key_state: keyState, state_dir: config.state.dir },
@@ -315,7 +315,6 @@ export class Agent {
   async #closeAll(): Promise<void> {
     this.#deadline?.stop();
     await this.#feed?.close();
-    this.#wal?.stop();
     this.#keys?.stop();
     await this.#http?.close();
     await this.#api?.close();

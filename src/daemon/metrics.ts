@@ -12,15 +12,17 @@ export interface MetricsSources {
   /** Rows in the price feed, the lag of each POS consumer. */
   outbox(): Promise<{ feedRows: number; consumers: { name: string; lag: number }[] }>;
   /** Age of each mirror stream's watermark in seconds (null: never completed). */
-  mirrors(): { stream: string; watermarkAgeSeconds: number | null }[];
+  mirrors(): Promise<{ stream: string; watermarkAgeSeconds: number | null }[]>;
   ready(): boolean;
   /** The feed's consumers (src/feed/consumer-status.ts); absent or null when no feed consumer is configured. */
-  feed?(): FeedOverview | null;
+  feed?(): Promise<FeedOverview | null>;
+  /** Files the brakes hold, per source (delta push). */
+  heldFiles?(): Promise<{ source: string; count: number }[]>;
 }
 
 export class AgentMetrics {
   readonly registry = new Registry();
-  readonly files = new Counter({ name: 'pricing_agent_files_total', help: 'Files pushed, by source and outcome (done, failed, duplicate, deferred, refused).', labelNames: ['source', 'outcome'], registers: [this.registry] });
+  readonly files = new Counter({ name: 'pricing_agent_files_total', help: 'Files pushed, by source and outcome (done, failed, duplicate, deferred, refused, held).', labelNames: ['source', 'outcome'], registers: [this.registry] });
   readonly rows = new Counter({ name: 'pricing_agent_rows_total', help: 'Rows of pushed files, by entity and result (accepted, rejected, superseded, unchanged, skipped).', labelNames: ['entity', 'result'], registers: [this.registry] });
   readonly apiRequests = new Counter({ name: 'pricing_agent_api_requests_total', help: 'API responses, by operation and HTTP status.', labelNames: ['operation', 'status'], registers: [this.registry] });
   readonly apiRetries = new Counter({ name: 'pricing_agent_api_retries_total', help: 'API requests retried after a 5xx or a transport error, by operation.', labelNames: ['operation'], registers: [this.registry] });
@@ -85,9 +87,9 @@ export class AgentMetrics {
         help,
         labelNames: ['consumer'],
         registers,
-        collect() {
+        async collect() {
+          const overview = (await sources.feed?.()) ?? null;
           this.reset();
-          const overview = sources.feed?.() ?? null;
           for (const c of overview?.consumers ?? []) {
             const v = value(c, overview as FeedOverview);
             if (v !== null) this.set({ consumer: c.name }, v);
@@ -118,13 +120,25 @@ export class AgentMetrics {
       return byConsumer.get(c.name) ?? 0;
     });
     new Gauge({
+      name: 'pricing_agent_held_files',
+      help: 'Files the brakes hold in held/, waiting for files release, by source.',
+      labelNames: ['source'],
+      registers,
+      async collect() {
+        const held = (await sources.heldFiles?.()) ?? [];
+        this.reset();
+        for (const h of held) this.set({ source: h.source }, h.count);
+      },
+    });
+    new Gauge({
       name: 'pricing_agent_mirror_watermark_age_seconds',
       help: 'Age of each mirror stream watermark (how far behind the mirror may be).',
       labelNames: ['stream'],
       registers,
-      collect() {
+      async collect() {
+        const mirrors = await sources.mirrors();
         this.reset();
-        for (const m of sources.mirrors()) if (m.watermarkAgeSeconds !== null) this.set({ stream: m.stream }, m.watermarkAgeSeconds);
+        for (const m of mirrors) if (m.watermarkAgeSeconds !== null) this.set({ stream: m.stream }, m.watermarkAgeSeconds);
       },
     });
   }

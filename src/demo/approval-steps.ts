@@ -13,6 +13,10 @@
  * database (its own read-only connection, as `status` does).
  */
 import type { SandboxControl } from '../sandbox/index.ts';
+import { countAckStatus } from '../store/acknowledgements.ts';
+import { acknowledgedStoreVersions, countWithdrawn } from '../store/approved-prices.ts';
+import { exportScanSeq } from '../store/outbox-exports.ts';
+import { maxSeq } from '../store/price-feed.ts';
 import type { StateDb } from '../store/state-db.ts';
 
 export const DEMO_AMENDMENTS = 5;
@@ -29,20 +33,17 @@ export interface PlatformChanges {
 }
 
 /** What is still missing for the outbox to agree with the platform; empty when the round is complete. */
-export function outstanding(db: StateDb, control: SandboxControl, cancelled: readonly number[]): string[] {
+export async function outstanding(db: StateDb, control: SandboxControl, cancelled: readonly number[]): Promise<string[]> {
   const missing: string[] = [];
   const current = control.world.approvals.all().filter((a) => a.cancelled_at === null && a.supersededBy === null);
   const unacked = current.filter((a) => a.ackCount !== 1).length;
   if (unacked > 0) missing.push(`${unacked} current approvals not acknowledged yet`);
-  const pending = db.statement<number>(`SELECT count(*) FROM approval_acks WHERE status = 'pending'`).pluck().get() ?? 0;
+  const pending = await countAckStatus(db, 'pending');
   if (pending > 0) missing.push(`${pending} stored versions waiting for acknowledgement`);
-  const withdrawn = db
-    .statement<number>(`SELECT count(DISTINCT approval_id) FROM price_feed WHERE kind = 'withdrawal' AND approval_id IN (SELECT value FROM json_each(?))`)
-    .pluck()
-    .get(JSON.stringify(cancelled)) ?? 0;
+  const withdrawn = await countWithdrawn(db, cancelled);
   if (withdrawn < cancelled.length) missing.push(`${cancelled.length - withdrawn} cancellations not withdrawn yet`);
-  const feed = db.statement<number>(`SELECT coalesce(max(seq), 0) FROM price_feed`).pluck().get() ?? 0;
-  const exported = db.statement<number>(`SELECT scanned_seq FROM outbox_export_scan WHERE id = 1`).pluck().get() ?? 0;
+  const feed = await maxSeq(db);
+  const exported = await exportScanSeq(db);
   if (feed === 0 || exported < feed) missing.push(`feed rows up to seq ${feed}, per-store files up to ${exported}`);
   return missing;
 }
@@ -51,7 +52,7 @@ export function outstanding(db: StateDb, control: SandboxControl, cancelled: rea
 export async function waitForRound(db: StateDb, control: SandboxControl, cancelled: readonly number[], what: string): Promise<void> {
   const deadline = Date.now() + ROUND_TIMEOUT_MS;
   for (;;) {
-    const missing = outstanding(db, control, cancelled);
+    const missing = await outstanding(db, control, cancelled);
     if (missing.length === 0) return;
     if (Date.now() > deadline) throw new Error(`${what} did not complete within ${ROUND_TIMEOUT_MS / 1000} s: ${missing.join('; ')} (see the agent log)`);
     await new Promise((r) => setTimeout(r, 50));
@@ -59,16 +60,8 @@ export async function waitForRound(db: StateDb, control: SandboxControl, cancell
 }
 
 /** Round 2's changes on the platform, to acknowledged store-level versions (oldest first). */
-export function changePlatform(db: StateDb, control: SandboxControl): PlatformChanges {
-  const ids = db
-    .statement<number>(
-      `SELECT id FROM approved_prices JOIN approval_acks ON approval_id = id
-       WHERE status = 'acknowledged' AND store_id IS NOT NULL AND item_id IS NOT NULL
-       AND cancelled_at IS NULL AND id NOT IN (SELECT predecessor_id FROM approved_prices WHERE predecessor_id IS NOT NULL)
-       ORDER BY id LIMIT ?`,
-    )
-    .pluck()
-    .all(DEMO_AMENDMENTS + DEMO_CANCELLATIONS);
+export async function changePlatform(db: StateDb, control: SandboxControl): Promise<PlatformChanges> {
+  const ids = await acknowledgedStoreVersions(db, DEMO_AMENDMENTS + DEMO_CANCELLATIONS);
   const amended = ids.slice(0, DEMO_AMENDMENTS);
   const cancelled = ids.slice(DEMO_AMENDMENTS);
   for (const id of amended) control.amend(id, { reason: 'Competitor price change' });

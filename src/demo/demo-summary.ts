@@ -6,7 +6,11 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { SandboxControl } from '../sandbox/index.ts';
-import { databasePath } from '../store/open-database.ts';
+import { getAckState } from '../store/acknowledgements.ts';
+import { countCurrentAmong, countCurrentPrices, countSuccessors, countWithdrawn } from '../store/approved-prices.ts';
+import { countStoredPages } from '../store/delivery-intents.ts';
+import { outboxStats } from '../store/outbox-stats.ts';
+import { lastFileNamed } from '../store/push-ledger-views.ts';
 import type { StateDb } from '../store/state-db.ts';
 import type { DaemonCheck } from '../status/daemon-probe.ts';
 import type { PlatformChanges } from './approval-steps.ts';
@@ -69,12 +73,7 @@ const exists = (path: string | null): Promise<string | null> => (path === null ?
 async function fileSummaries(db: StateDb, samples: readonly SampleFile[]): Promise<DemoFileSummary[]> {
   const out: DemoFileSummary[] = [];
   for (const sample of samples) {
-    const row = db
-      .statement<{ id: number; status: string; rows_read: number | null; rows_accepted: number | null; rows_rejected: number | null; final_path: string | null }>(
-        `SELECT id, status, rows_read, rows_accepted, rows_rejected, final_path FROM push_files
-         WHERE source = ? AND original_name = ? ORDER BY id DESC LIMIT 1`,
-      )
-      .get(sample.source, sample.name);
+    const row = await lastFileNamed(db, sample.source, sample.name);
     const final = row?.final_path ?? null;
     out.push({
       source: sample.source,
@@ -119,12 +118,12 @@ async function storeFiles(dir: string): Promise<StoreFilesScan> {
   return scan;
 }
 
-const count = (db: StateDb, sql: string, ...params: unknown[]): number => db.statement<number>(sql).pluck().get(...params) ?? 0;
-const inList = (ids: readonly number[]): string => (ids.length === 0 ? 'NULL' : ids.map((id) => String(Math.trunc(id))).join(', '));
 
 export interface SummaryInput {
   readonly db: StateDb;
   readonly layout: DemoLayout;
+  /** Where the state database is (for the summary's example query). */
+  readonly database: string;
   readonly samples: readonly SampleFile[];
   readonly changes: PlatformChanges;
   readonly control: SandboxControl;
@@ -137,12 +136,13 @@ export async function demoSummary(input: SummaryInput): Promise<DemoSummary> {
   const files = await fileSummaries(db, input.samples);
   const platform = input.control.world.approvals.all();
   const current = platform.filter((a) => a.cancelled_at === null && a.supersededBy === null);
-  const ackStatus = (s: string) => count(db, `SELECT count(*) FROM approval_acks WHERE status = ?`, s);
-  const acknowledgedCurrent = current.filter((a) => db.statement<string>(`SELECT status FROM approval_acks WHERE approval_id = ?`).pluck().get(a.id) === 'acknowledged').length;
-  const feedRows = count(db, `SELECT count(*) FROM price_feed`);
-  const withdrawals = count(db, `SELECT count(*) FROM price_feed WHERE kind = 'withdrawal' AND approval_id IN (${inList(changes.cancelled)})`);
-  const successors = count(db, `SELECT count(*) FROM approved_prices WHERE predecessor_id IN (${inList(changes.amended)})`);
-  const stale = count(db, `SELECT count(*) FROM current_prices WHERE approval_id IN (${inList([...changes.amended, ...changes.cancelled])})`);
+  let acknowledgedCurrent = 0;
+  for (const a of current) if ((await getAckState(db, a.id))?.status === 'acknowledged') acknowledgedCurrent += 1;
+  const stats = await outboxStats(db);
+  const feedRows = stats.feed_rows;
+  const withdrawals = await countWithdrawn(db, changes.cancelled);
+  const successors = await countSuccessors(db, changes.amended);
+  const stale = await countCurrentAmong(db, [...changes.amended, ...changes.cancelled]);
 
   const store = await storeFiles(input.layout.outboxDir);
   const checks: DemoCheck[] = files.map((f) => ({
@@ -153,14 +153,14 @@ export async function demoSummary(input: SummaryInput): Promise<DemoSummary> {
   const overAcked = platform.filter((a) => a.ackCount > 1).length;
   const check = (name: string, ok: boolean, detail: string) => checks.push({ name, ok, detail });
   check('every current price on the platform is in the outbox, acknowledged', acknowledgedCurrent === current.length, `${acknowledgedCurrent} of ${current.length}`);
-  check('no id acknowledged twice, none left waiting', overAcked === 0 && ackStatus('pending') === 0 && ackStatus('conflict') === 0, `${overAcked} acknowledged twice, ${ackStatus('pending')} waiting, ${ackStatus('conflict')} conflicts`);
+  check('no id acknowledged twice, none left waiting', overAcked === 0 && stats.approvals.ack_pending === 0 && stats.approvals.conflict === 0, `${overAcked} acknowledged twice, ${stats.approvals.ack_pending} waiting, ${stats.approvals.conflict} conflicts`);
   check('amendments supersede their predecessors', successors === changes.amended.length && stale === 0, `${successors} of ${changes.amended.length} successors stored; ${stale} changed versions still in current_prices`);
   check('cancellations are withdrawn in the feed', withdrawals === changes.cancelled.length, `${withdrawals} of ${changes.cancelled.length}`);
   const fileCount = store.stores.reduce((n, f) => n + f.files, 0);
   check('every feed row is in exactly one per-store file', store.rows === feedRows && store.seqs === feedRows, `${store.rows} rows (${store.seqs} distinct seqs) in ${fileCount} files for ${feedRows} feed rows`);
   check('the daemon was ready', input.daemon.state === 'ready', `${input.daemon.state}${input.daemon.reasons.length > 0 ? `: ${input.daemon.reasons.join('; ')}` : ''}`);
 
-  const database = databasePath(input.layout.stateDir);
+  const database = input.database;
   return {
     ok: checks.every((c) => c.ok),
     dir: input.layout.dir,
@@ -169,16 +169,16 @@ export async function demoSummary(input: SummaryInput): Promise<DemoSummary> {
     approvals: {
       on_platform: platform.length,
       current_on_platform: current.length,
-      stored: count(db, `SELECT count(*) FROM approved_prices`),
-      acknowledged: ackStatus('acknowledged'),
-      ack_pending: ackStatus('pending'),
-      conflicts: ackStatus('conflict'),
+      stored: stats.approvals.total,
+      acknowledged: stats.approvals.acknowledged,
+      ack_pending: stats.approvals.ack_pending,
+      conflicts: stats.approvals.conflict,
       amended: changes.amended.length,
       cancelled: changes.cancelled.length,
       new_after_first_pull: changes.injected,
-      pull_pages: count(db, `SELECT count(*) FROM delivery_intents WHERE status = 'done'`),
+      pull_pages: await countStoredPages(db),
     },
-    outbox: { database, feed_rows: feedRows, withdrawals: count(db, `SELECT count(*) FROM price_feed WHERE kind = 'withdrawal'`), current_prices: count(db, `SELECT count(*) FROM current_prices`) },
+    outbox: { database, feed_rows: feedRows, withdrawals: stats.withdrawals, current_prices: await countCurrentPrices(db) },
     store_files: store.stores,
     daemon: input.daemon,
     checks,

@@ -21,7 +21,8 @@ import { Agent } from '../daemon/agent.ts';
 import { createLogger, type Logger } from '../log.ts';
 import { startSandbox } from '../sandbox/index.ts';
 import { checkDaemon } from '../status/daemon-probe.ts';
-import { databasePath, openDatabase } from '../store/open-database.ts';
+import { openStateDb, stateLocation } from '../store/open-state-db.ts';
+import { countFinishedFiles } from '../store/push-ledger-views.ts';
 import type { StateDb } from '../store/state-db.ts';
 import { changePlatform, waitForRound } from './approval-steps.ts';
 import { demoLayout, writeDemoConfig, type DemoLayout } from './demo-config.ts';
@@ -72,8 +73,7 @@ async function dropFiles(layout: DemoLayout, samples: readonly SampleFile[]): Pr
 /** Waits until every sample has left processing/ (the daemon works meanwhile; this only reads the ledger). */
 async function waitForFiles(db: StateDb, count: number): Promise<void> {
   const deadline = Date.now() + FILES_TIMEOUT_MS;
-  const done = db.statement<number>(`SELECT count(*) FROM push_files WHERE status IN ('done', 'failed', 'duplicate')`).pluck();
-  while ((done.get() ?? 0) < count) {
+  while ((await countFinishedFiles(db)) < count) {
     if (Date.now() > deadline) throw new Error(`the sample files were not processed within ${FILES_TIMEOUT_MS / 1000} s: see the agent log`);
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -98,20 +98,21 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoSummary> {
     say(`dropped ${samples.length} files into the inboxes; starting the agent (log: ${layout.logFile})`);
     agent = new Agent({ config, logger });
     await agent.start();
-    db = await openDatabase(databasePath(config.state.dir), { readonly: true });
-    await waitForFiles(db, samples.length);
+    const state = await openStateDb(config.state, { readonly: true });
+    db = state;
+    await waitForFiles(state, samples.length);
     say('files processed; waiting for the approved prices in the outbox');
-    await waitForRound(db, sandbox.control, [], 'the first pull');
-    const changes = changePlatform(db, sandbox.control);
+    await waitForRound(state, sandbox.control, [], 'the first pull');
+    const changes = await changePlatform(state, sandbox.control);
     say(`the platform amended ${changes.amended.length}, cancelled ${changes.cancelled.length} and approved ${changes.injected} more; waiting for the agent to catch up`);
-    await waitForRound(db, sandbox.control, changes.cancelled, 'the pull of the changes');
+    await waitForRound(state, sandbox.control, changes.cancelled, 'the pull of the changes');
     const url = agent.httpUrl;
     const daemon = await checkDaemon(config, url === null ? undefined : `${url}/readyz`);
     if (options.whileRunning && url !== null) await options.whileRunning(`${url}/`, { db, layout });
     say('stopping the agent');
     await agent.stop();
     agent = null;
-    return await demoSummary({ db, layout, samples, changes, control: sandbox.control, daemon, durationMs: Date.now() - started });
+    return await demoSummary({ db: state, layout, database: stateLocation(config.state), samples, changes, control: sandbox.control, daemon, durationMs: Date.now() - started });
   } finally {
     await agent?.stop();
     await db?.close();

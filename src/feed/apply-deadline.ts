@@ -27,7 +27,7 @@ export class ApplyDeadlineMonitor {
   readonly #o: ApplyDeadlineOptions;
   /** `consumer \0 store` of the stores warned about and not caught up since. */
   readonly #flagged = new Set<string>();
-  #latest: { at: number; overview: FeedOverview } | null = null;
+  #latest: { at: number; overview: Promise<FeedOverview> } | null = null;
   #timer: NodeJS.Timeout | null = null;
 
   constructor(options: ApplyDeadlineOptions) {
@@ -35,7 +35,7 @@ export class ApplyDeadlineMonitor {
   }
 
   start(): this {
-    this.#timer = setInterval(() => this.#safeCheck(), this.#o.intervalMs ?? DEFAULT_INTERVAL_MS);
+    this.#timer = setInterval(() => void this.#safeCheck(), this.#o.intervalMs ?? DEFAULT_INTERVAL_MS);
     this.#timer.unref();
     return this;
   }
@@ -45,23 +45,26 @@ export class ApplyDeadlineMonitor {
     this.#timer = null;
   }
 
-  /** The overview, computed again when the last one is older than `maxAgeMs`. */
-  overview(maxAgeMs = 1_000): FeedOverview {
+  /** The overview, computed again when the last one is older than `maxAgeMs` (readers at once share one read). */
+  overview(maxAgeMs = 1_000): Promise<FeedOverview> {
     const latest = this.#latest;
     if (latest && this.#o.clock.now() - latest.at <= maxAgeMs) return latest.overview;
     return this.#compute();
   }
 
-  #compute(): FeedOverview {
+  #compute(): Promise<FeedOverview> {
     const now = this.#o.clock.now();
     const overview = feedOverview(this.#o.db, this.#o.feed(), now);
     this.#latest = { at: now, overview };
+    overview.catch(() => {
+      if (this.#latest?.overview === overview) this.#latest = null; // a failed read is not served again
+    });
     return overview;
   }
 
   /** Checks the deadline now and logs what changed since the last check. */
-  check(): FeedOverview {
-    const overview = this.#compute();
+  async check(): Promise<FeedOverview> {
+    const overview = await this.#compute();
     const current = new Set<string>();
     for (const store of overview.overdue) {
       const key = `${store.consumer}\u0000${store.store_id}`;
@@ -82,9 +85,9 @@ export class ApplyDeadlineMonitor {
     return overview;
   }
 
-  #safeCheck(): void {
+  async #safeCheck(): Promise<void> {
     try {
-      this.check();
+      await this.check();
     } catch (error) {
       if (!this.#o.db.closed) this.#o.logger.warn({ error: (error as Error).message }, 'could not check the feed apply deadline; tried again at the next check');
     }

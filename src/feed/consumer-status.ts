@@ -14,7 +14,7 @@
  */
 import { localDate } from '../clock.ts';
 import { type FeedConfig, parseDuration } from '../config/feed-schema.ts';
-import { consumerOffset } from '../outbox/price-feed.ts';
+import { consumerOffset } from '../store/price-feed.ts';
 import { feedStoreIds, hasFeedTables, lastSeenByConsumer, listApplied, type RowSpan, rowsAfter } from '../store/feed-consumers.ts';
 import type { StateDb } from '../store/state-db.ts';
 
@@ -53,65 +53,64 @@ export interface FeedOverview {
 /** Cache of product-level spans per applied seq: most stores share a few values (0, or the end of the feed). */
 type SpanMemo = Map<string, RowSpan>;
 
-export function feedOverview(db: StateDb, feed: Pick<FeedConfig, 'listen' | 'tls' | 'apply_deadline' | 'consumers'>, nowMs: number): FeedOverview {
+export async function feedOverview(db: StateDb, feed: Pick<FeedConfig, 'listen' | 'tls' | 'apply_deadline' | 'consumers'>, nowMs: number): Promise<FeedOverview> {
   const listen = feed.listen === null ? null : `${feed.tls === null ? 'http' : 'https'}://${feed.listen}`;
   const overview: FeedOverview = { listen, apply_deadline: feed.apply_deadline, consumers: [], overdue: [] };
   if (feed.consumers.length === 0) return overview;
-  const tables = hasFeedTables(db);
+  const tables = await hasFeedTables(db);
   const applied = new Map<string, Map<string, number>>();
-  for (const row of tables ? listApplied(db) : []) {
+  for (const row of tables ? await listApplied(db) : []) {
     let stores = applied.get(row.consumer);
     if (!stores) applied.set(row.consumer, (stores = new Map<string, number>()));
     stores.set(row.store_id, row.applied_seq);
   }
-  const seen = tables ? lastSeenByConsumer(db) : new Map<string, string>();
+  const seen = tables ? await lastSeenByConsumer(db) : new Map<string, string>();
   const deadlineMs = parseDuration(feed.apply_deadline) ?? 0;
   const due = { recordedBy: new Date(nowMs - deadlineMs).toISOString(), effectiveBy: localDate(nowMs) };
   const memo: { lag: SpanMemo; due: SpanMemo } = { lag: new Map(), due: new Map() };
   let everyStore: string[] | null = null;
 
-  db.read(() => {
-    for (const consumer of feed.consumers) {
-      const confirmed = applied.get(consumer.name) ?? new Map<string, number>();
-      let stores: string[];
-      if (consumer.stores === '*') {
-        everyStore ??= feedStoreIds(db);
-        stores = [...new Set([...everyStore, ...confirmed.keys()])].sort();
-      } else {
-        stores = [...consumer.stores];
-      }
-      const status: FeedConsumerStatus = {
-        name: consumer.name,
-        offset: consumerOffset(db, consumer.name) ?? null,
-        last_seen: seen.get(consumer.name) ?? null,
-        stores: [],
-      };
-      for (const storeId of stores) {
-        const appliedSeq = confirmed.get(storeId) ?? null;
-        const after = appliedSeq ?? 0;
-        const lag = combine(rowsAfter(db, storeId, after), productLevel(db, memo.lag, after));
-        status.stores.push({
-          store_id: storeId,
-          applied_seq: appliedSeq,
-          lag_rows: lag.rows,
-          lag_seconds: lag.oldest_recorded_at === null ? 0 : Math.max(0, Math.floor((nowMs - Date.parse(lag.oldest_recorded_at)) / 1000)),
-        });
-        if (lag.rows === 0 || lag.oldest_recorded_at === null || lag.oldest_recorded_at > due.recordedBy) continue;
-        const late = combine(rowsAfter(db, storeId, after, due), productLevel(db, memo.due, after, due));
-        if (late.rows > 0 && late.oldest_recorded_at !== null) {
-          overview.overdue.push({ consumer: consumer.name, store_id: storeId, rows: late.rows, oldest_recorded_at: late.oldest_recorded_at });
-        }
-      }
-      overview.consumers.push(status);
+  // Statement by statement, not in one snapshot: a row committed meanwhile shows as one more row of lag at most.
+  for (const consumer of feed.consumers) {
+    const confirmed = applied.get(consumer.name) ?? new Map<string, number>();
+    let stores: string[];
+    if (consumer.stores === '*') {
+      everyStore ??= await feedStoreIds(db);
+      stores = [...new Set([...everyStore, ...confirmed.keys()])].sort();
+    } else {
+      stores = [...consumer.stores];
     }
-  });
+    const status: FeedConsumerStatus = {
+      name: consumer.name,
+      offset: (await consumerOffset(db, consumer.name)) ?? null,
+      last_seen: seen.get(consumer.name) ?? null,
+      stores: [],
+    };
+    for (const storeId of stores) {
+      const appliedSeq = confirmed.get(storeId) ?? null;
+      const after = appliedSeq ?? 0;
+      const lag = combine(await rowsAfter(db, storeId, after), await productLevel(db, memo.lag, after));
+      status.stores.push({
+        store_id: storeId,
+        applied_seq: appliedSeq,
+        lag_rows: lag.rows,
+        lag_seconds: lag.oldest_recorded_at === null ? 0 : Math.max(0, Math.floor((nowMs - Date.parse(lag.oldest_recorded_at)) / 1000)),
+      });
+      if (lag.rows === 0 || lag.oldest_recorded_at === null || lag.oldest_recorded_at > due.recordedBy) continue;
+      const late = combine(await rowsAfter(db, storeId, after, due), await productLevel(db, memo.due, after, due));
+      if (late.rows > 0 && late.oldest_recorded_at !== null) {
+        overview.overdue.push({ consumer: consumer.name, store_id: storeId, rows: late.rows, oldest_recorded_at: late.oldest_recorded_at });
+      }
+    }
+    overview.consumers.push(status);
+  }
   return overview;
 }
 
-function productLevel(db: StateDb, memo: SpanMemo, after: number, due?: { recordedBy: string; effectiveBy: string }): RowSpan {
+async function productLevel(db: StateDb, memo: SpanMemo, after: number, due?: { recordedBy: string; effectiveBy: string }): Promise<RowSpan> {
   const key = String(after);
   let span = memo.get(key);
-  if (!span) memo.set(key, (span = rowsAfter(db, null, after, due)));
+  if (!span) memo.set(key, (span = await rowsAfter(db, null, after, due)));
   return span;
 }
 

@@ -9,7 +9,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FeedConsumerConfig } from '../config/feed-schema.ts';
-import type { StoreScope } from '../outbox/price-feed.ts';
+import type { StoreScope } from '../store/price-feed.ts';
 
 export interface FeedConsumer {
   readonly name: string;

@@ -23,7 +23,7 @@ export class LastSeen {
     this.#db = db;
     this.#clock = clock;
     this.#logger = logger;
-    this.#timer = setInterval(() => this.flush(), flushMs);
+    this.#timer = setInterval(() => void this.flush(), flushMs);
     this.#timer.unref();
   }
 
@@ -32,12 +32,12 @@ export class LastSeen {
   }
 
   /** Writes what was seen since the last flush. A failure is logged and retried with the next flush. */
-  flush(): void {
+  async flush(): Promise<void> {
     if (this.#pending.size === 0 || this.#db.closed) return;
     const pending = this.#pending;
     this.#pending = new Map();
     try {
-      recordLastSeen(this.#db, new Map([...pending].map(([name, ms]) => [name, new Date(ms).toISOString()])));
+      await recordLastSeen(this.#db, new Map([...pending].map(([name, ms]) => [name, new Date(ms).toISOString()])));
     } catch (error) {
       for (const [name, ms] of pending) if (!this.#pending.has(name)) this.#pending.set(name, ms);
       this.#logger.warn({ error: (error as Error).message }, 'could not record when feed consumers were last seen; retried in a few seconds');
@@ -45,9 +45,9 @@ export class LastSeen {
   }
 
   /** Writes what is pending and stops the timer. */
-  close(): void {
+  async close(): Promise<void> {
     if (this.#timer !== null) clearInterval(this.#timer);
     this.#timer = null;
-    this.flush();
+    await this.flush();
   }
 }

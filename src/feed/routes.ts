@@ -17,7 +17,7 @@ import { isoDateTime } from '../api/schemas/index.ts';
 import { type Clock, localDate } from '../clock.ts';
 import type { Logger } from '../log.ts';
 import { feedHeader, feedRecord, formatFeedRows } from '../outbox/feed-format.ts';
-import { advanceConsumer, consumerOffset, FEED_PAGE_DEFAULT, FEED_PAGE_MAX, type FeedRow } from '../outbox/price-feed.ts';
+import { advanceConsumer, consumerOffset, FEED_PAGE_DEFAULT, FEED_PAGE_MAX, type FeedRow } from '../store/price-feed.ts';
 import { storeSnapshot } from '../store/approved-prices.ts';
 import { StoreError } from '../store/errors.ts';
 import { recordApplied } from '../store/feed-consumers.ts';
@@ -166,7 +166,8 @@ function integerParam(url: URL, name: string, fallback: () => number, max: numbe
 async function changes({ ctx, req, res, url, consumer }: Call): Promise<number> {
   const format = negotiate(req.headers.accept);
   if (format === null) throw new FeedHttpError(406, 'Accept one of application/json, application/x-ndjson, text/csv');
-  const after = integerParam(url, 'after', () => consumerOffset(ctx.db, consumer.name) ?? 0, Number.MAX_SAFE_INTEGER);
+  const stored = url.searchParams.has('after') ? undefined : await consumerOffset(ctx.db, consumer.name);
+  const after = integerParam(url, 'after', () => stored ?? 0, Number.MAX_SAFE_INTEGER);
   const limit = integerParam(url, 'limit', () => FEED_PAGE_DEFAULT, FEED_PAGE_MAX);
   if (limit < 1) throw new FeedHttpError(422, `limit must be an integer from 1 to ${FEED_PAGE_MAX}, got 0`);
   const waitMs = waitParam(url);
@@ -186,7 +187,9 @@ async function changes({ ctx, req, res, url, consumer }: Call): Promise<number> 
     throw new FeedHttpError(401, 'the token is not valid for this feed', { 'www-authenticate': 'Bearer realm="pricing-agent feed"' });
   }
   const rows = outcome.kind === 'rows' ? outcome.rows : [];
-  const nextAfter = rows.at(-1)?.seq ?? after;
+  // Past the last row when the agent read further and found nothing more for this consumer: its next request then
+  // starts where the hub is, and waits without a read (long-poll.ts). An empty page answers the `after` asked for.
+  const nextAfter = outcome.kind === 'rows' && rows.length > 0 ? outcome.upTo : after;
   const headers = {
     'feed-next-after': String(nextAfter),
     'feed-database-id': ctx.databaseId,
@@ -212,19 +215,19 @@ function waitParam(url: URL): number {
   return Math.round(Number(raw) * 1000);
 }
 
-function current({ ctx, url, consumer, res }: Call): number {
+async function current({ ctx, url, consumer, res }: Call): Promise<number> {
   const store = url.searchParams.get('store');
   if (store === null || store === '') throw new FeedHttpError(422, 'store is required: GET /feed/v1/current?store=<store_id>');
   if (!inScope(consumer, store)) throw new FeedHttpError(403, `store ${store.slice(0, 128)} is not one of ${consumer.name}'s stores`);
   const date = localDate(ctx.clock.now());
-  const snapshot = storeSnapshot(ctx.db, store, date);
+  const snapshot = await storeSnapshot(ctx.db, store, date);
   const body = { store_id: store, seq: snapshot.seq, date, items: snapshot.current, upcoming: snapshot.upcoming };
   sendJson(res, 200, body, { 'feed-database-id': ctx.databaseId });
   return 200;
 }
 
-function getOffset({ ctx, consumer, res }: Call): number {
-  sendJson(res, 200, { offset: consumerOffset(ctx.db, consumer.name) ?? null });
+async function getOffset({ ctx, consumer, res }: Call): Promise<number> {
+  sendJson(res, 200, { offset: (await consumerOffset(ctx.db, consumer.name)) ?? null });
   return 200;
 }
 
@@ -232,8 +235,8 @@ const OffsetBody = z.object({ seq: z.int().min(0).max(Number.MAX_SAFE_INTEGER) }
 
 async function putOffset({ ctx, req, consumer, res }: Call): Promise<number> {
   const body = parseBody(OffsetBody, await readJsonBody(req, MAX_BODY_BYTES));
-  const stored = advanceConsumer(ctx.db, consumer.name, body.seq);
-  ctx.seen.flush(); // the database is written now anyway
+  const stored = await advanceConsumer(ctx.db, consumer.name, body.seq);
+  void ctx.seen.flush(); // the database is written now anyway
   sendJson(res, 200, { offset: stored.last_seq });
   return 200;
 }
@@ -247,8 +250,8 @@ const AppliedBody = z.object({
 async function applied({ ctx, req, consumer, res }: Call): Promise<number> {
   const body = parseBody(AppliedBody, await readJsonBody(req, MAX_BODY_BYTES));
   if (!inScope(consumer, body.store_id)) throw new FeedHttpError(403, `store ${body.store_id} is not one of ${consumer.name}'s stores`);
-  recordApplied(ctx.db, consumer.name, body.store_id, body.seq, body.applied_at ?? null);
-  ctx.seen.flush();
+  await recordApplied(ctx.db, consumer.name, body.store_id, body.seq, body.applied_at ?? null);
+  void ctx.seen.flush();
   sendEmpty(res, 204);
   return 204;
 }

@@ -23,6 +23,7 @@ import type { Clock } from '../clock.ts';
 import { isLoopbackHost } from '../config/base-url.ts';
 import { type FeedConfig, loadTlsFiles, parseListen } from '../config/feed-schema.ts';
 import type { Logger } from '../log.ts';
+import { databaseId as readDatabaseId } from '../store/meta.ts';
 import type { StateDb } from '../store/state-db.ts';
 import { ConsumerDirectory } from './consumers.ts';
 import { FeedHttpError, sendError } from './http.ts';
@@ -92,7 +93,7 @@ export class FeedServer {
   #closing = false;
   #lastDropWarning = 0;
 
-  private constructor(options: FeedServerOptions, server: Server | HttpsServer, tls: boolean) {
+  private constructor(options: FeedServerOptions, server: Server | HttpsServer, tls: boolean, databaseId: string) {
     const { db, clock, logger, config } = options;
     this.#server = server;
     this.#tls = tls;
@@ -104,7 +105,6 @@ export class FeedServer {
     this.#hub = new LongPollHub(db, clock, { crossProcessPollMs: options.crossProcessPollMs, onWaiting: (count) => this.#events.waiting?.(count) });
     this.#limiter = new RateLimiter(rateSettings(config), () => clock.now());
     this.#seen = new LastSeen(db, clock, logger);
-    const databaseId = db.statement<string>(`SELECT value FROM agent_meta WHERE key = 'database_id'`).pluck().get() ?? '';
     this.#ctx = {
       db,
       clock,
@@ -140,7 +140,7 @@ export class FeedServer {
     const server = config.tls
       ? createHttpsServer({ ...serverOptions, ...(await loadTlsFiles(config.tls.cert_file, config.tls.key_file)), handshakeTimeout: limits.tlsHandshakeTimeoutMs })
       : createHttpServer(serverOptions);
-    const feed = new FeedServer(options, server, config.tls !== null);
+    const feed = new FeedServer(options, server, config.tls !== null, (await readDatabaseId(options.db)) ?? '');
     await feed.#listen(address.host, address.port);
     return feed;
   }
@@ -155,8 +155,8 @@ export class FeedServer {
   }
 
   /** Writes pending "last seen" times now (tests; the listener does it every few seconds). */
-  flushLastSeen(): void {
-    this.#seen.flush();
+  async flushLastSeen(): Promise<void> {
+    await this.#seen.flush();
   }
 
   async #listen(host: string, port: number): Promise<void> {
@@ -241,7 +241,7 @@ export class FeedServer {
     const grace = setTimeout(() => this.#server.closeAllConnections(), this.#limits.closeGraceMs);
     await closed;
     clearTimeout(grace);
-    this.#seen.close();
+    await this.#seen.close();
   }
 }
 

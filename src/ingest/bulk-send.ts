@@ -17,7 +17,8 @@ import type { ApiClient } from '../api/client.ts';
 import { BUSINESS_KEYS, type BulkResponse, type Entity } from '../api/schemas/index.ts';
 import type { DuplicateKeyPolicy } from '../config/mapping-schema.ts';
 import type { StateDb } from '../store/state-db.ts';
-import { commitBatch, committedBatches, fileCounts, keyHashesOf, recordRejects, type RejectRow } from '../store/push-ledger.ts';
+import { commitBatch, committedBatches, fileCounts, keyHashesOf, lastBatchIndex, recordRejects, resetUnchanged, type RejectRow } from '../store/push-ledger.ts';
+import type { RowFates } from './delta/delta-plan.ts';
 import type { RowOutcome } from './read/index.ts';
 import {
   BatchKeyHashes,
@@ -51,6 +52,13 @@ export interface BulkFile {
   readonly entity: Entity;
   readonly batchSize: number;
   readonly duplicateKeys: DuplicateKeyPolicy;
+  /**
+   * Delta push (src/ingest/delta/delta-plan.ts): the fate of each valid row (sent, or unchanged: the API holds it as
+   * it is), decided here with the others, and what to remember of the rows the API accepts. Batches are then numbered
+   * after the ones committed before a restart and none is skipped by its number (the comparison knows which rows were
+   * sent), and unchanged rows are counted afresh by every attempt (resetUnchanged).
+   */
+  readonly fates?: RowFates | undefined;
 }
 
 interface PendingBatch {
@@ -60,6 +68,10 @@ interface PendingBatch {
   raws: (readonly string[])[];
   /** Local rejects found while this batch filled up: committed with it. */
   rejects: RejectRow[];
+  /** Rows found unchanged while this batch filled up (delta push): counted with it. */
+  unchanged: number;
+  /** The first and last line of those unchanged rows: part of the batch's span (a batch may hold nothing else). */
+  unchangedLines: number[];
 }
 
 export function bulkOf(client: ApiClient, entity: Entity): (rows: readonly Row[], signal?: AbortSignal) => Promise<BulkResponse> {
@@ -110,8 +122,8 @@ function removeLosers(batch: PendingBatch, entity: Entity, policy: DuplicateKeyP
  * on a resumed file, they are recorded once.
  */
 async function settleRepeatedKeys(ctx: BulkSendContext, file: BulkFile, reopen: Reopen): Promise<void> {
-  const counts = fileCounts(ctx.db, file.id);
-  const candidates = linesWithRepeatedHashes(() => keyHashesOf(ctx.db, file.id), counts.accepted);
+  const counts = await fileCounts(ctx.db, file.id);
+  const candidates = await linesWithRepeatedHashes(() => keyHashesOf(ctx.db, file.id), counts.accepted);
   if (candidates.size === 0) return;
   const keyOf = BUSINESS_KEYS[file.entity];
   const keyed = new Map<number, string>();
@@ -136,7 +148,18 @@ async function settleRepeatedKeys(ctx: BulkSendContext, file: BulkFile, reopen: 
     raw: raws.get(line) ?? [],
     sent: true,
   }));
-  recordRejects(ctx.db, file.id, superseded);
+  await recordRejects(ctx.db, file.id, superseded);
+}
+
+/**
+ * An unchanged row (delta push): counted with the batch that is filling up, and judged for the file's probation as
+ * neither accepted nor refused (the API accepted it as it is before, so the file is not one of rejects only).
+ */
+function countUnchanged(batch: PendingBatch, line: number, probation: Probation): void {
+  batch.unchanged += 1;
+  batch.unchangedLines[batch.unchangedLines.length === 0 ? 0 : 1] = line;
+  probation.valid(line);
+  probation.judged(line, 'other');
 }
 
 /** Opens the source file again from its first row (a pass over the whole file, constant memory). */
@@ -147,18 +170,21 @@ export type Reopen = ReopenRows<Row>;
  * duplicate-key passes (duplicate-keys.ts). Throws RowsRejectedError when the file is stopped early (row-fate.ts).
  */
 export async function sendBulk(ctx: BulkSendContext, file: BulkFile, rows: AsyncIterable<readonly RowOutcome<Row>[]>, reopen: Reopen): Promise<void> {
-  const committed = committedBatches(ctx.db, file.id);
+  const fates = file.fates;
+  // A delta file counts its unchanged rows again on every attempt: the ones an earlier attempt counted are reset.
+  if (fates) await resetUnchanged(ctx.db, file.id);
+  const committed = fates ? new Set<number>() : await committedBatches(ctx.db, file.id);
   const send = bulkOf(ctx.client, file.entity);
   const keyOf = BUSINESS_KEYS[file.entity];
   const order = new KeyOrder();
   const inFlight = new Set<Promise<void>>();
   // Set by a batch's task: a holder object, as TypeScript does not see assignments made inside callbacks.
   const first: { failure: Error | null } = { failure: null };
-  let batch: PendingBatch = { index: 0, rows: [], lines: [], raws: [], rejects: [] };
+  let batch: PendingBatch = { index: fates ? (await lastBatchIndex(ctx.db, file.id)) + 1 : 0, rows: [], lines: [], raws: [], rejects: [], unchanged: 0, unchangedLines: [] };
   const fileLosers = file.duplicateKeys === 'last' ? null : await firstPassLosers(reopen, file.entity, file.duplicateKeys);
   // A resumed file starts where its committed batches left its probation.
   const probation = new Probation();
-  const before = fileCounts(ctx.db, file.id);
+  const before = await fileCounts(ctx.db, file.id);
   probation.resume(before.accepted);
 
   /** Every row judged so far was rejected: decided once the batches in flight are answered (one may yet get a row accepted). */
@@ -187,7 +213,7 @@ export async function sendBulk(ctx: BulkSendContext, file: BulkFile, rows: Async
         raw: b.raws[result.index] ?? [],
       });
     }
-    const lines = [...b.lines, ...decided.map((r) => r.line)];
+    const lines = [...b.lines, ...b.unchangedLines, ...decided.map((r) => r.line)];
     const checkpoint = {
       index: b.index,
       firstLine: Math.min(...lines),
@@ -196,18 +222,22 @@ export async function sendBulk(ctx: BulkSendContext, file: BulkFile, rows: Async
       accepted: b.rows.length - apiRejects.length,
       failed: apiRejects.length,
       superseded: decided.filter((r) => r.stage === 'superseded').length,
+      unchanged: b.unchanged,
       keyHashes: hashes.bytes(),
     };
-    commitBatch(ctx.db, file.id, checkpoint, [...b.rejects, ...decided, ...apiRejects]);
+    const remember = fates
+      ? fates.accepted(response.results.filter((r) => r.ok).map((r) => ({ record: b.rows[r.index] as Row, id: r.id ?? null })))
+      : undefined;
+    await commitBatch(ctx.db, file.id, checkpoint, [...b.rejects, ...decided, ...apiRejects], remember);
     for (const r of decided) probation.judged(r.line, r.stage === 'local' ? 'refused' : 'other');
     ctx.onBatch?.({ index: b.index, sent: checkpoint.sent, accepted: checkpoint.accepted, failed: checkpoint.failed });
   };
 
   const flush = async (): Promise<void> => {
     const b = batch;
-    batch = { index: b.index + 1, rows: [], lines: [], raws: [], rejects: [] };
+    batch = { index: b.index + 1, rows: [], lines: [], raws: [], rejects: [], unchanged: 0, unchangedLines: [] };
     if (committed.has(b.index)) {
-      recordRejects(ctx.db, file.id, b.rejects); // found again on this read: already there, or lost with a crash
+      await recordRejects(ctx.db, file.id, b.rejects); // found again on this read: already there, or lost with a crash
       // Sent before a restart: none accepted (else resume() ended the probation), so refused or superseded.
       for (const line of b.lines) probation.judged(line, 'refused');
       return;
@@ -215,10 +245,11 @@ export async function sendBulk(ctx: BulkSendContext, file: BulkFile, rows: Async
     const decided = removeLosers(b, file.entity, file.duplicateKeys, keyOf, fileLosers);
     // Until a row is accepted, one batch at a time: a file whose rows are all refused stops after its first ones.
     while (inFlight.size >= (probation.over ? ctx.maxInFlight : 1)) await Promise.race(inFlight);
-    if (first.failure !== null) return;
+    // A drain that came while this batch waited for a free connection: it is not started (its rows are read again).
+    if (first.failure !== null || ctx.signal?.aborted === true) return;
     if (probation.failed) {
       // The rows before this batch were all rejected: nothing more is sent; its own local rejects stand.
-      recordRejects(ctx.db, file.id, b.rejects);
+      await recordRejects(ctx.db, file.id, b.rejects);
       return;
     }
     let finish!: () => void;
@@ -245,6 +276,11 @@ export async function sendBulk(ctx: BulkSendContext, file: BulkFile, rows: Async
           probation.rejected(outcome.line);
           continue;
         }
+        if (fates !== undefined && fates.fateOf(outcome.line) !== 'send') {
+          // Unchanged (the API holds it as it is), or sent and answered by an earlier attempt at this file.
+          if (fates.fateOf(outcome.line) === 'unchanged') countUnchanged(batch, outcome.line, probation);
+          continue;
+        }
         batch.rows.push(outcome.record);
         batch.lines.push(outcome.line);
         batch.raws.push(outcome.rawFields);
@@ -254,8 +290,9 @@ export async function sendBulk(ctx: BulkSendContext, file: BulkFile, rows: Async
     }
     if (first.failure === null && !ctx.signal?.aborted) {
       // Stopped early, the filling batch holds no valid row (every row judged was rejected): only its rejects remain.
-      if (batch.rows.length > 0) await flush();
-      else recordRejects(ctx.db, file.id, batch.rejects);
+      // A delta file's last unchanged rows are committed in a batch of their own (nothing is sent for it).
+      if (batch.rows.length > 0 || batch.unchanged > 0) await flush();
+      else await recordRejects(ctx.db, file.id, batch.rejects);
     }
   } finally {
     await Promise.all(inFlight);

@@ -35,6 +35,11 @@ export interface ClaimSource {
   readonly batchSize: number;
   /** The file's name is data (file_name groups): the same bytes under another name are not a duplicate. */
   readonly nameIsData?: boolean;
+  /**
+   * Delta sources compare every file row by row, even one whose content was sent before (a row changed on the
+   * platform since is put right by it): no file of theirs is skipped as a duplicate.
+   */
+  readonly comparesEveryFile?: boolean;
 }
 
 export type ClaimResult =
@@ -82,7 +87,7 @@ export async function claimFile(db: StateDb, source: ClaimSource, file: string, 
   const size = (await stat(file)).size;
   const name = basename(file);
   // The id names the processing file, so the row comes first; its hash is filled in once the file is ours.
-  const fileId = beginClaim(db, {
+  const fileId = await beginClaim(db, {
     source: source.name,
     entity: source.entity,
     mode: source.mode,
@@ -95,29 +100,31 @@ export async function claimFile(db: StateDb, source: ClaimSource, file: string, 
     forced: options.force === true,
   });
   const target = processingPath(source.inbox, fileId, name);
-  setProcessingPath(db, fileId, target);
+  await setProcessingPath(db, fileId, target);
   try {
     await moveFile(file, target);
   } catch {
-    dropClaim(db, fileId);
+    await dropClaim(db, fileId);
     return { kind: 'vanished' };
   }
-  return completeClaim(db, fileId, target, source.entity, options.force === true, source.nameIsData === true ? name : undefined);
+  const force = options.force === true || source.comparesEveryFile === true;
+  return completeClaim(db, fileId, target, source.entity, force, source.nameIsData === true ? name : undefined);
 }
 
 /** Hashes the claimed file and decides: claimed, or a duplicate of content already done (under the same name). */
 async function completeClaim(db: StateDb, fileId: number, path: string, entity: string, force: boolean, name?: string): Promise<ClaimResult> {
   const sha256 = await sha256Of(path);
-  const earlier = force ? undefined : findDoneByContent(db, entity, sha256, name);
-  setContentHash(db, fileId, sha256);
+  const earlier = force ? undefined : await findDoneByContent(db, entity, sha256, name);
+  await setContentHash(db, fileId, sha256);
   if (earlier) return { kind: 'duplicate', fileId, duplicateOf: earlier };
-  setStatus(db, fileId, 'claimed');
+  await setStatus(db, fileId, 'claimed');
   return { kind: 'claimed', fileId };
 }
 
 /** Completes a claim a crash interrupted (status 'claiming'). */
-export async function recoverClaim(db: StateDb, file: PushFile, nameIsData = false): Promise<ClaimResult> {
+export async function recoverClaim(db: StateDb, file: PushFile, nameIsData = false, comparesEveryFile = false): Promise<ClaimResult> {
   const name = nameIsData ? file.original_name : undefined;
+  const force = file.forced === 1 || comparesEveryFile;
   const inboxPath = join(file.inbox, file.original_name);
   const exists = async (p: string) => stat(p).then(() => true, () => false);
   let target = file.processing_path;
@@ -127,12 +134,12 @@ export async function recoverClaim(db: StateDb, file: PushFile, nameIsData = fal
     // the watcher then claimed the same file again: two reports for one drop.
     if (!(await exists(inboxPath))) return { kind: 'vanished' };
     target = processingPath(file.inbox, file.id, file.original_name);
-    setProcessingPath(db, file.id, target);
+    await setProcessingPath(db, file.id, target);
   }
-  if (await exists(target)) return completeClaim(db, file.id, target, file.entity, file.forced === 1, name);
+  if (await exists(target)) return completeClaim(db, file.id, target, file.entity, force, name);
   if (await exists(inboxPath)) {
     await moveFile(inboxPath, target);
-    return completeClaim(db, file.id, target, file.entity, file.forced === 1, name);
+    return completeClaim(db, file.id, target, file.entity, force, name);
   }
   return { kind: 'vanished' };
 }

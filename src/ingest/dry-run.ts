@@ -13,6 +13,8 @@ import { FileKeys, duplicateMessage, type Loser } from './duplicate-keys.ts';
 import { readRows, type CompiledSource, type ReadProgress, type ReadSummary } from './read/index.ts';
 import { RejectsSpool } from './rejects-csv.ts';
 import { rowsVerdict } from './row-fate.ts';
+import { previewDelta, type DeltaPreview, type DeltaSource } from './delta/delta-plan.ts';
+import type { StateDb } from '../store/state-db.ts';
 
 /** Where a dry run writes its rejects unless told: the state directory, never an inbox (a watcher would take a .csv). */
 export function dryRunRejectsPath(stateDir: string, file: string): string {
@@ -28,10 +30,25 @@ export interface DryRunInput {
   /** Where the rejects CSV goes (only written when a row is rejected). */
   readonly rejectsPath: string;
   readonly onProgress?: (sample: ReadProgress) => void;
+  /** A delta source: the file is compared with the state (read-only) as a push would compare it now. */
+  readonly delta?: DryRunDelta | undefined;
+}
+
+export interface DryRunDelta {
+  /** The state database opened read-only, or null when there is none yet. */
+  readonly db: StateDb | null;
+  readonly source: DeltaSource;
+  /** `push --dry-run --full`. */
+  readonly full: boolean;
+  /** Where the comparison's sorted runs go (removed afterwards). */
+  readonly scratchDir: string;
+  readonly now: number;
 }
 
 export interface DryRunResult {
   readonly summary: ReadSummary;
+  /** The comparison with what the source sent before (delta sources), with the brakes it would trip. */
+  readonly delta: DeltaPreview | null;
   /** Valid rows the push would not send because another row of the file has the same key (duplicate-keys.ts). */
   readonly superseded: number;
   /** Valid rows `duplicate_keys: reject` would reject for a key seen on an earlier line. */
@@ -63,6 +80,15 @@ async function losersOf(input: DryRunInput): Promise<Map<number, Loser>> {
 
 /** Throws the reader's FileFormatError for a file a push would fail as a whole. */
 export async function dryRun(input: DryRunInput): Promise<DryRunResult> {
+  let delta: DeltaPreview | null = null;
+  if (input.delta !== undefined) {
+    const first = await readRows(input.file, { ...input.read, entity: input.entity });
+    try {
+      delta = await previewDelta(input.delta.db, input.delta.source, first, { full: input.delta.full, scratchDir: input.delta.scratchDir, now: input.delta.now });
+    } finally {
+      first.close();
+    }
+  }
   const losers = await losersOf(input);
   const reader = await readRows(input.file, { ...input.read, entity: input.entity });
   await mkdir(dirname(input.rejectsPath), { recursive: true, mode: 0o750 });
@@ -94,12 +120,14 @@ export async function dryRun(input: DryRunInput): Promise<DryRunResult> {
   }
   const summary = reader.summary();
   input.onProgress?.(summary);
-  const wouldSend = summary.accepted - superseded - duplicates;
+  // A delta source's unchanged rows are valid rows (each was accepted as it is): not sent.
+  const wouldSend = summary.accepted - superseded - duplicates - (delta?.unchanged ?? 0);
   const rejected = summary.rejected + duplicates;
-  const counts = { batches: 0, sent: wouldSend, accepted: wouldSend, failed: 0, rejectedLocal: rejected, rejectedApi: 0, superseded, unchanged: 0 };
+  const counts = { batches: 0, sent: wouldSend, accepted: wouldSend, failed: 0, rejectedLocal: rejected, rejectedApi: 0, superseded, unchanged: delta?.unchanged ?? 0 };
   const verdict = rowsVerdict(counts, summary.rows, summary.skipped, input.read.rejectThreshold);
   return {
     summary,
+    delta,
     superseded,
     duplicates,
     rejected,

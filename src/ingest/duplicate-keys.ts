@@ -188,11 +188,15 @@ const HASHES_PER_PASS = 1_000_000;
  * `batches` yields the stored key hashes; it is read once per pass. With more than HASHES_PER_PASS rows the hashes
  * are split by their high bits into passes, so memory stays bounded.
  */
-export function linesWithRepeatedHashes(batches: () => Iterable<Uint8Array>, accepted: number, perPass = HASHES_PER_PASS): Set<number> {
+export async function linesWithRepeatedHashes(
+  batches: () => AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
+  accepted: number,
+  perPass = HASHES_PER_PASS,
+): Promise<Set<number>> {
   const passes = Math.max(1, Math.ceil(accepted / perPass));
   const lines = new Set<number>();
-  const entries = function* (): Generator<[number, number, number]> {
-    for (const blob of batches()) {
+  const entries = async function* (): AsyncGenerator<[number, number, number]> {
+    for await (const blob of batches()) {
       const view = new DataView(blob.buffer, blob.byteOffset, blob.byteLength);
       for (let at = 0; at + ENTRY_BYTES <= blob.byteLength; at += ENTRY_BYTES) {
         yield [view.getUint32(at, true), view.getUint32(at + 4, true), view.getUint32(at + 8, true)];
@@ -201,12 +205,12 @@ export function linesWithRepeatedHashes(batches: () => Iterable<Uint8Array>, acc
   };
   for (let pass = 0; pass < passes; pass++) {
     const hashes: bigint[] = [];
-    for (const [hi, lo] of entries()) if (hi % passes === pass) hashes.push((BigInt(hi) << 32n) | BigInt(lo));
+    for await (const [hi, lo] of entries()) if (hi % passes === pass) hashes.push((BigInt(hi) << 32n) | BigInt(lo));
     const sorted = BigUint64Array.from(hashes).sort();
     const repeated = new Set<bigint>();
     for (let i = 1; i < sorted.length; i++) if (sorted[i] === sorted[i - 1]) repeated.add(sorted[i] as bigint);
     if (repeated.size === 0) continue;
-    for (const [hi, lo, line] of entries()) {
+    for await (const [hi, lo, line] of entries()) {
       if (hi % passes === pass && repeated.has((BigInt(hi) << 32n) | BigInt(lo))) lines.add(line);
     }
   }

@@ -22,11 +22,12 @@ import { ENTITIES, type Entity } from '../api/schemas/index.ts';
 import { fsyncDirectory } from '../atomic-file.ts';
 import type { Config } from '../config/index.ts';
 import { EXIT_CONFIG } from '../exit-codes.ts';
-import { databasePath, openDatabase } from '../store/open-database.ts';
+import { openStateDb } from '../store/open-state-db.ts';
 import { getFile, UNFINISHED_STATUSES, type PushFile } from '../store/push-ledger.ts';
 import { oneShotLogger, openOneShot } from './one-shot-deps.ts';
 import { processClaimed, type FileResult, type PushSource } from './push-file.ts';
 import { compileSource, entityReadOptions } from './read/index.ts';
+import { entityDelta, sourceDelta } from './delta/source-delta.ts';
 
 export class RetryRefusedError extends Error {
   readonly exitCode = EXIT_CONFIG;
@@ -91,13 +92,13 @@ function resumeSource(config: Config, file: PushFile, label: string): PushSource
   if (file.source.startsWith('cli:')) {
     const entity: Entity | undefined = ENTITIES.find((e) => e === file.entity);
     if (!entity) throw new RetryRefusedError('RETRY_SOURCE_GONE', `${label}: unknown entity ${file.entity}`);
-    return { ...base, read: compileSource(entityReadOptions(entity)) };
+    return { ...base, read: compileSource(entityReadOptions(entity)), ...entityDelta(entity, file.mode) };
   }
   const source = config.sources.find((s) => s.name === file.source);
   if (!source) {
     throw new RetryRefusedError('RETRY_SOURCE_GONE', `${label} belongs to source ${file.source}, which is not in the config any more: put it back to read the file as before`);
   }
-  return { ...base, read: compileSource(source) };
+  return { ...base, read: compileSource(source), ...sourceDelta(source, file.mode) };
 }
 
 /**
@@ -136,11 +137,11 @@ export type RetryOutcome =
   | { readonly action: 'resumed'; readonly file: PushFile; readonly result: FileResult };
 
 async function readFileRow(config: Config, id: number): Promise<PushFile> {
-  const db = await openDatabase(databasePath(config.state.dir), { readonly: true }).catch((error: unknown) => {
+  const db = await openStateDb(config.state, { readonly: true }).catch((error: unknown) => {
     throw new RetryRefusedError('RETRY_NO_DATABASE', `cannot read the state database: ${(error as Error).message}`);
   });
   try {
-    const file = getFile(db, id);
+    const file = await getFile(db, id);
     if (!file) throw new RetryRefusedError('RETRY_UNKNOWN_ID', `no file with id ${id} in the ledger (see pricing-agent files list)`);
     return file;
   } finally {

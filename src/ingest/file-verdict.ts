@@ -31,6 +31,8 @@ export function verdictOf(result: FileResult): FileVerdict {
 
 /** What a push of the file would be (a file that would fail as a whole throws before there is a result). */
 export function dryRunVerdict(result: DryRunResult): FileVerdict {
+  // A file the brakes would hold would not be sent: as a push of it would end.
+  if ((result.delta?.tripped.length ?? 0) > 0) return 'not_finished';
   if (result.failure !== null) return 'failed';
   return result.rejected > 0 ? 'rows_rejected' : 'accepted';
 }

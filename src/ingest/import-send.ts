@@ -168,17 +168,17 @@ export async function sendImport(
   const writer = await CanonicalCsvWriter.create(canonicalPath, { entity, customColumns: header.customColumns });
   const lines = new LineMap();
   let rejects: RejectRow[] = [];
-  const record = (reject: RejectRow) => {
+  const record = async (reject: RejectRow): Promise<void> => {
     rejects.push(reject);
     if (rejects.length >= LOCAL_REJECT_FLUSH) {
-      recordRejects(ctx.db, file.id, rejects);
+      await recordRejects(ctx.db, file.id, rejects);
       rejects = [];
     }
   };
   try {
     for await (const outcome of rows) {
       if (outcome.kind === 'reject') {
-        record(localReject(outcome));
+        await record(localReject(outcome));
         probation.rejected(outcome.line);
         // Nothing valid so far and enough rejected: the file is stopped, nothing is uploaded.
         if (probation.failed) throw stoppedEarly(probation);
@@ -188,10 +188,10 @@ export async function sendImport(
       if (loser !== undefined) {
         const { line, rawFields: raw } = outcome;
         if (loser.rejected) {
-          record({ line, stage: 'local', field: null, code: 'duplicate_key', message: duplicateMessage(entity, loser.winner), raw });
+          await record({ line, stage: 'local', field: null, code: 'duplicate_key', message: duplicateMessage(entity, loser.winner), raw });
           probation.rejected(line);
         } else {
-          record({ line, stage: 'superseded', field: null, code: 'superseded', message: supersededMessage(entity, loser.winner), raw });
+          await record({ line, stage: 'superseded', field: null, code: 'superseded', message: supersededMessage(entity, loser.winner), raw });
           superseded += 1;
         }
         continue;
@@ -201,24 +201,24 @@ export async function sendImport(
       lines.add(written.line, outcome.line);
     }
   } catch (error) {
-    recordRejects(ctx.db, file.id, rejects);
+    await recordRejects(ctx.db, file.id, rejects);
     await writer.abort();
     throw error;
   }
-  recordRejects(ctx.db, file.id, rejects);
+  await recordRejects(ctx.db, file.id, rejects);
   const canonical = await writer.commit();
   const empty = { index: 0, firstLine: 0, lastLine: 0, sent: 0, accepted: 0, failed: 0, superseded };
   let jobId = file.job_id;
   if (jobId === null) {
     if (lines.rows === 0) {
       // Nothing valid to send: no job. The file is done with every row rejected or superseded.
-      commitBatch(ctx.db, file.id, empty, []);
+      await commitBatch(ctx.db, file.id, empty, []);
       return;
     }
-    setStatus(ctx.db, file.id, 'uploading');
+    await setStatus(ctx.db, file.id, 'uploading');
     // Not given the drain signal: an upload in flight finishes, so its job id is recorded and never uploaded twice.
     jobId = (await UPLOAD[entity](ctx.client, canonical.path)).job_id;
-    recordJob(ctx.db, file.id, jobId);
+    await recordJob(ctx.db, file.id, jobId);
   }
   const job = await pollJob(ctx, jobId);
   const sent = lines.rows;
@@ -228,11 +228,11 @@ export async function sendImport(
     // sent is in the rejects, those the job named with its reason, the others as not written.
     const error = new ImportJobFailedError(job, named.map((r) => r.line), sent);
     const rest = await rejectEverySentRow(ctx.db, file.id, lines, named, reopen, `not written: ${error.message}`);
-    commitBatch(ctx.db, file.id, { ...empty, sent, accepted: 0, failed: sent }, rest);
+    await commitBatch(ctx.db, file.id, { ...empty, sent, accepted: 0, failed: sent }, rest);
     throw error;
   }
   const failed = job.rows_failed ?? named.length;
-  commitBatch(ctx.db, file.id, { ...empty, sent, accepted: job.rows_ok ?? sent - failed, failed }, named);
+  await commitBatch(ctx.db, file.id, { ...empty, sent, accepted: job.rows_ok ?? sent - failed, failed }, named);
 }
 
 /**
@@ -255,7 +255,7 @@ async function rejectEverySentRow(
       if (!lines.hasSource(outcome.line)) continue;
       group.push(byLine.get(outcome.line) ?? { line: outcome.line, stage: 'api', field: null, code: 'not_written', message, raw: outcome.rawFields });
       if (group.length >= LOCAL_REJECT_FLUSH) {
-        recordRejects(db, fileId, group);
+        await recordRejects(db, fileId, group);
         group = [];
       }
     }
@@ -295,18 +295,18 @@ async function rejectsNamedBy(job: Job, lines: LineMap, reopen: Reopen): Promise
  */
 export async function pollJob(ctx: ImportSendContext, jobId: string): Promise<Job> {
   const random = ctx.random ?? Math.random;
-  const due = jobPollOf(ctx.db, jobId);
+  const due = await jobPollOf(ctx.db, jobId);
   if (due !== undefined && due.untilMs > ctx.clock.now()) await ctx.clock.sleep(due.untilMs - ctx.clock.now(), ctx.signal);
   for (;;) {
     const job = await ctx.client.jobs.get(jobId, { signal: ctx.signal });
     ctx.onPoll?.(job);
     if (job.phase === 'completed' || job.phase === 'failed') {
-      forgetJobPoll(ctx.db, jobId);
+      await forgetJobPoll(ctx.db, jobId);
       return job;
     }
     const pace = job.phase === 'running' ? JOB_POLL_RUNNING_MS : JOB_POLL_QUEUED_MS;
     const wait = pace.min + Math.floor(random() * (pace.max - pace.min));
-    recordJobPoll(ctx.db, jobId, job.status, ctx.clock.now() + wait);
+    await recordJobPoll(ctx.db, jobId, job.status, ctx.clock.now() + wait);
     await ctx.clock.sleep(wait, ctx.signal);
   }
 }

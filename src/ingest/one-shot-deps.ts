@@ -8,7 +8,7 @@ import type { TransportHooks } from '../api/transport.ts';
 import { systemClock } from '../clock.ts';
 import type { Config } from '../config/index.ts';
 import { createLogger, type Logger } from '../log.ts';
-import { databasePath, openDatabase } from '../store/open-database.ts';
+import { openStateDb } from '../store/open-state-db.ts';
 import type { ImportSendContext } from './import-send.ts';
 import type { PushDeps } from './push-file.ts';
 
@@ -35,7 +35,7 @@ export interface OneShot {
 }
 
 export async function openOneShot(config: Config, options: OneShotOptions): Promise<OneShot> {
-  const db = await openDatabase(databasePath(config.state.dir));
+  const db = await openStateDb(config.state);
   // The Retry-After window is shared with the daemon and every other command through the state database.
   const api = connectApi(config.api, options.logger, { pacing: pacingOf(db, options.logger), ...(options.hooks ? { hooks: options.hooks } : {}) });
   return {

@@ -24,7 +24,7 @@ import { basename, dirname, join } from 'node:path';
 import { unfinishedFiles, type PushFile } from '../store/push-ledger.ts';
 import { sha256Of } from './claim.ts';
 import { ownFolder, processingDir } from './folders.ts';
-import { processClaimed, pushFile, type FileResult, type PushDeps } from './push-file.ts';
+import { processClaimed, pushFile, type FileResult, type PushDeps, type PushOptions } from './push-file.ts';
 import type { PushTarget } from './push-target.ts';
 
 export interface PushRunResult {
@@ -83,21 +83,21 @@ async function inInbox(file: string, inbox: string): Promise<boolean> {
 }
 
 /** Claims and pushes FILE: in place if it is in the inbox, else through a private copy. */
-async function claimAndPush(deps: PushDeps, target: PushTarget, file: string, force: boolean): Promise<FileResult> {
+async function claimAndPush(deps: PushDeps, target: PushTarget, file: string, options: PushOptions): Promise<FileResult> {
   const { source } = target;
-  if (await inInbox(file, source.inbox)) return pushFile(deps, source, file, { force });
+  if (await inInbox(file, source.inbox)) return pushFile(deps, source, file, options);
   const dir = join(processingDir(source.inbox), `${COPY_PREFIX}${process.pid}-${randomBytes(4).toString('hex')}`);
   await ownFolder(source.inbox, dir); // processing/ must be the agent's own folder, not a planted symlink
   try {
     const copy = join(dir, basename(file));
     await copyFile(file, copy);
-    return await pushFile(deps, source, copy, { force });
+    return await pushFile(deps, source, copy, options);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
 }
 
-export async function runPush(deps: PushDeps, target: PushTarget, file: string, options: { force: boolean }): Promise<PushRunResult> {
+export async function runPush(deps: PushDeps, target: PushTarget, file: string, options: PushOptions): Promise<PushRunResult> {
   const { source } = target;
   if (target.ownInbox) await mkdir(source.inbox, { recursive: true, mode: 0o750 });
   else if (!(await stat(source.inbox).then((s) => s.isDirectory(), () => false))) {
@@ -105,7 +105,7 @@ export async function runPush(deps: PushDeps, target: PushTarget, file: string, 
   }
   await removeStaleCopies(source.inbox);
   const exists = await isFile(file);
-  const unfinished = unfinishedFiles(deps.db, source.name);
+  const unfinished = await unfinishedFiles(deps.db, source.name);
   const match = await matchUnfinished(file, exists, unfinished);
   if (!exists && match === undefined) throw new PushFileMissingError(`${file}: no such file`);
 
@@ -113,7 +113,8 @@ export async function runPush(deps: PushDeps, target: PushTarget, file: string, 
   let main: FileResult | null = null;
   for (const waiting of unfinished) {
     if (deps.signal?.aborted) break;
-    const result = await processClaimed(deps, source, waiting.id);
+    // FILE resumed: as asked now (`--full`); the others as they were started.
+    const result = await processClaimed(deps, source, waiting.id, waiting.id === match?.id ? options : {});
     if (waiting.id === match?.id) main = result;
     else resumed.push(result);
   }
@@ -121,6 +122,6 @@ export async function runPush(deps: PushDeps, target: PushTarget, file: string, 
     const where = match === undefined ? 'it was not claimed and nothing of it was sent' : 'it waits in processing/ and is resumed by the next push';
     throw new Error(`interrupted before ${basename(file)} was pushed: ${where}`);
   }
-  main ??= await claimAndPush(deps, target, file, options.force);
+  main ??= await claimAndPush(deps, target, file, options);
   return { main, resumed };
 }

@@ -36,6 +36,12 @@ import { ImportJobFailedError, sendImport } from './import-send.ts';
 import { FileFormatError, compileSource, readRows, type CompiledSource, type ReadOptions, type ReadSummary } from './read/index.ts';
 import { writeReport } from './report.ts';
 import { RowsRejectedError, rowsVerdict } from './row-fate.ts';
+import type { DeltaSettings } from '../config/delta-schema.ts';
+import { HELD_ERROR_CODE, deltaFile, recordFullSend } from '../store/delta-state.ts';
+import { planDelta, type DeltaPlan } from './delta/delta-plan.ts';
+import { recordHeld, writeHeldPreview } from './delta/hold.ts';
+import { deleteMissing } from './delta/delete-missing.ts';
+import type { RowReader } from './read/index.ts';
 
 export interface PushDeps {
   readonly db: StateDb;
@@ -52,10 +58,24 @@ export interface PushDeps {
 
 export interface PushSource extends ClaimSource {
   readonly read: CompiledSource | ReadOptions;
+  /** Delta push (bulk sources): absent or disabled, every valid row is sent. */
+  readonly delta?: DeltaSettings | undefined;
+  /** The source's options as configured: delta fingerprints their mapping part (delta/fingerprint.ts). */
+  readonly options?: Readonly<Record<string, unknown>> | undefined;
+}
+
+export interface PushOptions {
+  /** Send the file even if the same content was done before (not a delta source: those compare every file). */
+  readonly force?: boolean;
+  /** Delta sources: send every row, as if nothing had been sent before (`push --full`). */
+  readonly full?: boolean;
+  /** Delta sources: a person released the file (`files release`): the brakes are not judged. */
+  readonly released?: boolean;
 }
 
 export type FileResult =
   | { outcome: 'done' | 'failed' | 'duplicate'; file: PushFile; reportPath: string; rejectsPath: string | null }
+  | { outcome: 'held'; file: PushFile; heldPath: string; previewPath: string; brakes: readonly string[] }
   | { outcome: 'deferred'; file: PushFile; error: { code: string; message: string }; retryAt: string }
   | { outcome: 'refused'; path: string; reason: string; reportPath: string }
   | { outcome: 'vanished'; path: string };
@@ -65,7 +85,7 @@ const MAX_RETRY_DELAY_MS = 15 * 60_000; // 15 min
 const FIRST_RETRY_DELAY_MS = 30_000; // 30 s
 
 /** Claims `path` from the source's inbox and pushes it. */
-export async function pushFile(deps: PushDeps, source: PushSource, path: string, options: { force?: boolean } = {}): Promise<FileResult> {
+export async function pushFile(deps: PushDeps, source: PushSource, path: string, options: PushOptions = {}): Promise<FileResult> {
   const claim = await claimFile(deps.db, { ...source, nameIsData: compiledOf(source).readsFileName }, path, options);
   switch (claim.kind) {
     case 'vanished':
@@ -73,46 +93,69 @@ export async function pushFile(deps: PushDeps, source: PushSource, path: string,
     case 'refused':
       return refuse(deps, source, path, claim.reason);
     case 'duplicate':
-      return finishOrDefer(deps, requireFile(deps.db, claim.fileId), 'duplicate', { duplicateOf: claim.duplicateOf });
+      return finishOrDefer(deps, await requireFile(deps.db, claim.fileId), 'duplicate', { duplicateOf: claim.duplicateOf });
     case 'claimed':
-      return processClaimed(deps, source, claim.fileId);
+      return processClaimed(deps, source, claim.fileId, options);
   }
 }
 
 /** Pushes a claimed file: a new one, or one resumed after a restart or a deferral. */
-export async function processClaimed(deps: PushDeps, source: PushSource, fileId: number): Promise<FileResult> {
-  let file = requireFile(deps.db, fileId);
-  if (file.final_status !== null) return deferIfArchivingFails(deps, file, () => completeMove(deps, file));
+export async function processClaimed(deps: PushDeps, source: PushSource, fileId: number, options: PushOptions = {}): Promise<FileResult> {
+  let file = await requireFile(deps.db, fileId);
+  if (file.final_status !== null) {
+    const moved = file;
+    return deferIfArchivingFails(deps, moved, () => completeMove(deps, moved));
+  }
   if (file.status === 'claiming') {
-    const recovered = await recoverClaim(deps.db, file, compiledOf(source).readsFileName);
+    const recovered = await recoverClaim(deps.db, file, compiledOf(source).readsFileName, source.comparesEveryFile === true);
     if (recovered.kind === 'vanished') {
       return finishOrDefer(deps, file, 'failed', { error: { code: 'FILE_VANISHED', message: 'the file disappeared before it was claimed' }, vanished: true });
     }
-    if (recovered.kind === 'duplicate') return finishOrDefer(deps, requireFile(deps.db, fileId), 'duplicate', { duplicateOf: recovered.duplicateOf });
+    if (recovered.kind === 'duplicate') return finishOrDefer(deps, await requireFile(deps.db, fileId), 'duplicate', { duplicateOf: recovered.duplicateOf });
   }
-  markStarted(deps.db, fileId);
-  file = requireFile(deps.db, fileId);
+  await markStarted(deps.db, fileId);
+  file = await requireFile(deps.db, fileId);
   let summary: ReadSummary | null = null;
   let notes: string[] = [];
   let compiled: CompiledSource;
+  let plan: DeltaPlan | null = null;
   try {
     compiled = compiledOf(source);
     const entity = file.entity as Entity;
     const open = () => readRows(file.processing_path, { ...compiled, entity }, { name: file.original_name });
-    const reader = await open();
-    notes = customColumnsNote(source.mode, reader.header.customColumns);
-    if (notes.length > 0 && file.mode === 'bulk') {
-      setMode(deps.db, fileId, 'import');
-      file = requireFile(deps.db, fileId);
+    if (file.mode === 'bulk' && entity === 'products') {
+      const header = await open();
+      header.close();
+      notes = customColumnsNote(header.header.customColumns);
+      if (notes.length > 0) {
+        await setMode(deps.db, fileId, 'import');
+        file = await requireFile(deps.db, fileId);
+      }
     }
+    const delta = file.mode === 'bulk' && source.delta?.enabled === true ? source.delta : null;
+    if (delta !== null) {
+      // The first pass: the file compared with what its source sent before, the brakes judged, nothing sent yet.
+      const first = await open();
+      try {
+        plan = await planDelta(deps, { name: source.name, entity, delta, options: source.options ?? {} }, file, first, options);
+      } finally {
+        first.close();
+      }
+      if (plan.tripped.length > 0) return await holdOrDefer(deps, file, plan, open);
+    }
+    const reader = await open();
     const progress = deps.onProgress ? setInterval(() => deps.onProgress?.(reader.progress()), 200) : null;
     try {
       if (file.mode === 'import') {
         const header = { customColumns: reader.header.customColumns, duplicateKeys: compiled.duplicateKeys };
         await sendImport({ ...deps, signal: deps.signal }, file, reader, header, open);
       } else {
-        const target = { id: file.id, entity, batchSize: file.batch_size, duplicateKeys: compiled.duplicateKeys };
+        const target = { id: file.id, entity, batchSize: file.batch_size, duplicateKeys: compiled.duplicateKeys, fates: plan?.fates };
         await sendBulk({ ...deps, signal: deps.signal }, target, reader.chunks(), open);
+        if (plan?.deletions) {
+          await deleteMissing(deps, { id: file.id, entity, original_name: file.original_name }, plan.scope.id, plan.deletions);
+          await rm(plan.deletions, { force: true });
+        }
       }
     } finally {
       if (progress) clearInterval(progress);
@@ -124,29 +167,56 @@ export async function processClaimed(deps: PushDeps, source: PushSource, fileId:
   } catch (error) {
     const failure = fileLevelFailure(error);
     // The ledger row as it is now (the job id recorded while the file was sent), not as it was claimed.
-    if (failure) return finishOrDefer(deps, requireFile(deps.db, fileId), 'failed', { error: failure, summary, notes });
+    if (failure) return finishOrDefer(deps, await requireFile(deps.db, fileId), 'failed', { error: failure, summary, notes });
     return defer(deps, file, error);
   }
-  const counts = fileCounts(deps.db, fileId);
+  const counts = await fileCounts(deps.db, fileId);
   // Every row read has one fate (row-fate.ts); anything else is a bug, and the file fails rather than hide it.
   const accountedFor = counts.accepted + counts.failed + counts.rejectedLocal + counts.superseded + counts.unchanged + summary.skipped;
   if (!summary.complete || summary.rows !== accountedFor) {
     const message = `rows read (${summary.rows}) do not reconcile with accepted ${counts.accepted} + refused ${counts.failed} + rejected ${counts.rejectedLocal} + superseded ${counts.superseded} + unchanged ${counts.unchanged} + skipped ${summary.skipped}`;
-    return finishOrDefer(deps, requireFile(deps.db, fileId), 'failed', { error: { code: 'RECONCILIATION_FAILED', message }, summary, counts, notes });
+    return finishOrDefer(deps, await requireFile(deps.db, fileId), 'failed', { error: { code: 'RECONCILIATION_FAILED', message }, summary, counts, notes });
   }
   const verdict = rowsVerdict(counts, summary.rows, summary.skipped, compiled.rejectThreshold);
-  if (verdict !== null) return finishOrDefer(deps, requireFile(deps.db, fileId), 'failed', { error: { code: verdict.code, message: verdict.message }, summary, counts, notes });
-  return finishOrDefer(deps, requireFile(deps.db, fileId), 'done', { summary, counts, notes });
+  if (verdict !== null) return finishOrDefer(deps, await requireFile(deps.db, fileId), 'failed', { error: { code: verdict.code, message: verdict.message }, summary, counts, notes });
+  // A full send counts for delta.full_every once the file is through, whatever a restart made of it.
+  if (plan?.mode === 'full') await recordFullSend(deps.db, plan.scope.id, new Date(deps.clock.now()).toISOString());
+  return finishOrDefer(deps, await requireFile(deps.db, fileId), 'done', { summary, counts, missingCsv: plan?.missingCsv ?? null, notes });
 }
 
 /**
  * Custom product columns go through a CSV import whatever the source's mode: the API document promises them only
- * there, and a server may drop them from a JSON write or refuse it (docs/api-assumptions.md). The report says so.
+ * there, and a server may drop them from a JSON write or refuse it (docs/api-assumptions.md). Such a file is not
+ * compared by delta push (a bulk feature): it is sent whole. The report says so.
  */
-function customColumnsNote(mode: 'bulk' | 'import', customColumns: readonly string[]): string[] {
-  if (mode !== 'bulk' || customColumns.length === 0) return [];
+function customColumnsNote(customColumns: readonly string[]): string[] {
+  if (customColumns.length === 0) return [];
   const names = customColumns.map((c) => `"${c}"`).join(', ');
   return [`custom column${customColumns.length === 1 ? '' : 's'} ${names} and the rest of the file went as a CSV import job, not as JSON bulk: the API document promises custom columns only through imports`];
+}
+
+/** Moves a file the brakes stopped to held/ with its preview (delta/hold.ts); a failure to do so defers it. */
+async function holdOrDefer(deps: PushDeps, file: PushFile, plan: DeltaPlan, open: () => Promise<RowReader<Readonly<Record<string, unknown>>>>): Promise<FileResult> {
+  try {
+    const now = new Date(deps.clock.now());
+    const held = await writeHeldPreview(deps.db, file, plan, now, open);
+    const message = `held by the brakes: ${plan.tripped.map((t) => t.message).join('; ')}`;
+    await prepareFinish(deps.db, file.id, held.heldPath, 'failed');
+    await moveFile(file.processing_path, held.heldPath);
+    await finishFile(deps.db, file.id, { status: 'failed', finalPath: held.heldPath, error: { code: HELD_ERROR_CODE, message } });
+    const record = await deltaFile(deps.db, file.id);
+    if (record) await recordHeld(deps.db, record, held.heldPath, now.toISOString());
+    if (plan.missingCsv !== null) await rm(plan.missingCsv, { force: true });
+    if (plan.deletions !== null) await rm(plan.deletions, { force: true });
+    deps.logger.warn(
+      { file: file.original_name, source: file.source, entity: file.entity, held_to: held.heldPath, preview: held.previewPath, brakes: plan.tripped.map((t) => t.brake) },
+      `file held: ${plan.tripped.map((t) => t.message).join('; ')}; nothing was sent. Release it with: ${held.preview.release}`,
+    );
+    return { outcome: 'held', file: await requireFile(deps.db, file.id), heldPath: held.heldPath, previewPath: held.previewPath, brakes: plan.tripped.map((t) => t.message) };
+  } catch (error) {
+    deps.logger.error({ file: file.original_name, source: file.source, error: String(error) }, 'the file could not be moved to held/; it stays in processing/');
+    return defer(deps, await requireFile(deps.db, file.id), error);
+  }
 }
 
 function compiledOf(source: PushSource): CompiledSource {
@@ -168,22 +238,24 @@ function fileLevelFailure(error: unknown): { code: string; message: string } | n
   return null; // I/O (disk full, read-only state), a drain: the file waits in processing/
 }
 
-function defer(deps: PushDeps, file: PushFile, error: unknown): FileResult {
+async function defer(deps: PushDeps, file: PushFile, error: unknown): Promise<FileResult> {
   const code = error instanceof ApiError ? error.code : ((error as { code?: unknown }).code as string | undefined) ?? 'DEFERRED';
   const message = error instanceof Error ? error.message : String(error);
   const delay = Math.min(MAX_RETRY_DELAY_MS, FIRST_RETRY_DELAY_MS * 2 ** Math.max(0, file.attempts - 1));
   const retryAt = new Date(deps.clock.now() + delay).toISOString();
   try {
-    deferFile(deps.db, file.id, retryAt, { code, message });
+    await deferFile(deps.db, file.id, retryAt, { code, message });
   } catch (stateError) {
     // The state database itself may be the problem (disk full, read-only): the file stays in processing/ anyway.
     deps.logger.error({ file: file.original_name, error: String(stateError) }, 'could not record the deferral');
   }
   deps.logger.warn({ file: file.original_name, source: file.source, error_code: code, error: message, retry_at: retryAt }, 'file deferred; it stays in processing and is tried again');
-  return { outcome: 'deferred', file: requireFile(deps.db, file.id), error: { code, message }, retryAt };
+  return { outcome: 'deferred', file: await requireFile(deps.db, file.id), error: { code, message }, retryAt };
 }
 
 interface FinishInput {
+  /** Delta push: the missing keys of a snapshot (a CSV in processing/), moved next to the report. */
+  missingCsv?: string | null;
   error?: { code: string; message: string };
   summary?: ReadSummary | null;
   counts?: FileCounts;
@@ -199,7 +271,8 @@ async function finish(deps: PushDeps, file: PushFile, status: 'done' | 'failed' 
   const now = new Date(deps.clock.now());
   const dir = status === 'failed' ? failedDir(file.inbox) : archiveDir(file.inbox, now);
   const finalPath = await freeName(dir, file.original_name, file.id);
-  const counts = input.counts ?? (status === 'duplicate' ? null : fileCounts(deps.db, file.id));
+  const counts = input.counts ?? (status === 'duplicate' ? null : await fileCounts(deps.db, file.id));
+  const delta = (await deltaFile(deps.db, file.id)) ?? null;
   const { reportPath, rejectsPath } = await ownFolder(file.inbox, dir).then(() =>
     writeReport(deps.db, {
       file,
@@ -215,16 +288,19 @@ async function finish(deps: PushDeps, file: PushFile, status: 'done' | 'failed' 
       warnings: [...(input.summary?.warnings ?? []), ...(input.notes ?? [])],
       error: input.error ?? null,
       duplicateOf: input.duplicateOf ?? null,
+      delta,
+      missingPath: input.missingCsv ? `${finalPath}.missing.csv` : null,
     }),
   );
-  prepareFinish(deps.db, file.id, finalPath, status);
+  if (input.missingCsv) await moveFile(input.missingCsv, `${finalPath}.missing.csv`);
+  await prepareFinish(deps.db, file.id, finalPath, status);
   if (input.vanished !== true) {
     // Renamed or deleted in processing/ by someone else while it was read (the open file was read to the end, so
     // its rows are sent and reported): nothing to move. Before, the move's ENOENT left the row open until a restart.
     if (await exists(file.processing_path)) await moveFile(file.processing_path, finalPath);
     else deps.logger.error({ file: file.original_name, source: file.source, processing_path: file.processing_path }, 'the file was removed from processing/ while it was read; every row was read and its report is written, the file itself could not be archived');
   }
-  finishFile(deps.db, file.id, {
+  await finishFile(deps.db, file.id, {
     status,
     finalPath,
     rowsRead: input.summary?.complete === true ? input.summary.rows : null,
@@ -234,7 +310,7 @@ async function finish(deps: PushDeps, file: PushFile, status: 'done' | 'failed' 
     duplicateOf: input.duplicateOf?.id ?? null,
   });
   await rm(join(processingDir(file.inbox), `.${file.id}-canonical.csv`), { force: true });
-  const done = requireFile(deps.db, file.id);
+  const done = await requireFile(deps.db, file.id);
   logOutcome(deps.logger, done, status, input.error);
   return { outcome: status, file: done, reportPath, rejectsPath };
 }
@@ -254,7 +330,7 @@ async function deferIfArchivingFails(deps: PushDeps, file: PushFile, archive: ()
     return await archive();
   } catch (error) {
     deps.logger.error({ file: file.original_name, source: file.source, error: String(error) }, 'the file could not be archived (report or move failed); it stays in processing/');
-    return defer(deps, requireFile(deps.db, file.id), error);
+    return defer(deps, await requireFile(deps.db, file.id), error);
   }
 }
 
@@ -266,8 +342,8 @@ async function completeMove(deps: PushDeps, file: PushFile): Promise<FileResult>
   const finalPath = file.final_path ?? '';
   // Neither at its final place nor in processing/: a vanished file whose report was written; nothing to move.
   if (!(await exists(finalPath)) && (await exists(file.processing_path))) await moveFile(file.processing_path, finalPath);
-  finishFile(deps.db, file.id, { status, finalPath, rowsRead: file.rows_read, counts: fileCounts(deps.db, file.id) });
-  const done = requireFile(deps.db, file.id);
+  await finishFile(deps.db, file.id, { status, finalPath, rowsRead: file.rows_read, counts: await fileCounts(deps.db, file.id) });
+  const done = await requireFile(deps.db, file.id);
   return { outcome: status, file: done, reportPath: `${finalPath}.report.json`, rejectsPath: null };
 }
 
@@ -303,8 +379,8 @@ function logOutcome(logger: Logger, file: PushFile, status: string, error: { cod
   else logger.info(fields, status === 'duplicate' ? 'file skipped: same content already sent' : 'file done');
 }
 
-function requireFile(db: StateDb, id: number): PushFile {
-  const file = getFile(db, id);
+async function requireFile(db: StateDb, id: number): Promise<PushFile> {
+  const file = await getFile(db, id);
   if (!file) throw new Error(`push ledger has no file ${id}`);
   return file;
 }

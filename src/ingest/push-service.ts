@@ -20,6 +20,7 @@ type SourceConfig = DeepReadonly<MutableSourceConfig>;
 import type { Logger } from '../log.ts';
 import { unfinishedFiles } from '../store/push-ledger.ts';
 import { compileSource } from './read/index.ts';
+import { sourceDelta } from './delta/source-delta.ts';
 import { processClaimed, pushFile, type FileResult, type PushDeps, type PushSource } from './push-file.ts';
 import { InboxWatcher } from './watch/inbox-watcher.ts';
 import { nameRules } from './watch/file-name-rules.ts';
@@ -70,6 +71,7 @@ class SourceRunner {
       inbox: config.path,
       batchSize: config.batch_size,
       read: compileSource(config),
+      ...sourceDelta(config),
     };
     this.watcher = new InboxWatcher({
       dir: config.path,
@@ -84,7 +86,7 @@ class SourceRunner {
   }
 
   async start(): Promise<void> {
-    for (const file of unfinishedFiles(this.#o.deps.db, this.#config.name)) this.#enqueue({ kind: 'file', fileId: file.id });
+    for (const file of await unfinishedFiles(this.#o.deps.db, this.#config.name)) this.#enqueue({ kind: 'file', fileId: file.id });
     this.#worker = this.#work();
     await this.watcher.start();
   }

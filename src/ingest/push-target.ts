@@ -15,6 +15,7 @@ import { ConfigError, type Config } from '../config/index.ts';
 import { EXIT_CONFIG } from '../exit-codes.ts';
 import { compileSource, entityReadOptions, SourceConfigError, type CompiledSource } from './read/index.ts';
 import type { PushSource } from './push-file.ts';
+import { entityDelta, sourceDelta } from './delta/source-delta.ts';
 
 export type PushMode = 'bulk' | 'import';
 
@@ -61,14 +62,16 @@ export function resolveTarget(config: Config, configFile: string, options: Targe
     if (entity === undefined) {
       throw new PushUsageError(`--entity must be one of ${ENTITIES.join(', ')} (got ${JSON.stringify(options.entity)})`);
     }
+    const mode = modeOf(options.mode, 'bulk');
     return {
       source: {
         name: `cli:${entity}`,
         entity,
-        mode: modeOf(options.mode, 'bulk'),
+        mode,
         inbox: entityInbox(config.state.dir, entity),
         batchSize: BULK_BATCH_DEFAULT,
         read: compileSource(entityReadOptions(entity)),
+        ...entityDelta(entity, mode),
       },
       label: `entity ${entity}`,
       ownInbox: true,
@@ -82,14 +85,16 @@ export function resolveTarget(config: Config, configFile: string, options: Targe
     throw new PushUsageError(`no source named ${JSON.stringify(options.source)} (${known})`);
   }
   const read = compileConfigured(config, configFile, index);
+  const mode = modeOf(options.mode, source.mode);
   return {
     source: {
       name: source.name,
       entity: source.entity,
-      mode: modeOf(options.mode, source.mode),
+      mode,
       inbox: source.path,
       batchSize: source.batch_size,
       read,
+      ...sourceDelta(source, mode),
     },
     label: `source ${source.name}`,
     ownInbox: false,

@@ -7,6 +7,7 @@
 import { AGENT_VERSION } from '../version.ts';
 import type { StateDb } from '../store/state-db.ts';
 import { maxRawFields, rejectsOf, type FileCounts, type PushFile, type RowProblem } from '../store/push-ledger.ts';
+import type { DeltaFileRecord } from '../store/delta-state.ts';
 import { redactSecrets } from '../log.ts';
 import { writeFileAtomic } from '../atomic-file.ts';
 import { writeRejectsCsv } from './rejects-csv.ts';
@@ -34,6 +35,25 @@ export interface PushReportRows {
   blank_lines: number | null;
 }
 
+/** Delta push's account of a file (absent for sources without delta). */
+export interface PushReportDelta {
+  /** `full`: every row was sent (push --full, delta.full_every, the source's first file). */
+  mode: 'delta' | 'full';
+  reason: string | null;
+  /** Keys the agent remembered for the source before this file. */
+  known_keys: number;
+  /** Rows sent because: their content changed, their key is new, the platform changed them, the mapping changed. */
+  changed: number;
+  new: number;
+  changed_on_platform: number;
+  remapped: number;
+  /** Remembered keys this snapshot lacks (listed in missing_file). */
+  missing: number;
+  missing_file: string | null;
+  /** Missing keys deleted through the API (missing: delete). */
+  deleted: number;
+}
+
 /** `<name>.report.json`, as the README describes it. */
 export interface PushReport {
   file: string;
@@ -53,6 +73,7 @@ export interface PushReport {
   error: { code: string; message: string } | null;
   duplicate_of: { file: string; sha256: string; finished_at: string | null; archived_at: string | null } | null;
   rejects_file: string | null;
+  delta: PushReportDelta | null;
   agent_version: string;
 }
 
@@ -70,6 +91,10 @@ export interface ReportInput {
   warnings: readonly string[];
   error: { code: string; message: string } | null;
   duplicateOf: PushFile | null;
+  /** What delta push decided for the file (null without delta). */
+  delta: DeltaFileRecord | null;
+  /** Where the missing keys of a snapshot are written (null: none). */
+  missingPath: string | null;
 }
 
 export interface WrittenReport {
@@ -82,10 +107,10 @@ export async function writeReport(db: StateDb, input: ReportInput): Promise<Writ
   const rejected = counts ? counts.rejectedLocal + counts.failed : 0;
   const rejectsPath = rejected > 0 ? `${input.finalPath}.rejects.csv` : null;
   if (rejectsPath !== null) {
-    const layout = { headers: input.headers ?? [], delimiter: input.delimiter ?? ',', widest: maxRawFields(db, file.id) };
+    const layout = { headers: input.headers ?? [], delimiter: input.delimiter ?? ',', widest: await maxRawFields(db, file.id) };
     await writeRejectsCsv(rejectsPath, layout, rejectsOf(db, file.id, ['local', 'api']));
   }
-  const firstErrors = take(rejectsOf(db, file.id, ['local', 'api']), REPORT_FIRST_ERRORS).map(({ line, stage, field, code, message, errors }) => ({
+  const firstErrors = (await take(rejectsOf(db, file.id, ['local', 'api']), REPORT_FIRST_ERRORS)).map(({ line, stage, field, code, message, errors }) => ({
     line,
     stage,
     field,
@@ -93,7 +118,7 @@ export async function writeReport(db: StateDb, input: ReportInput): Promise<Writ
     message,
     ...(errors.length > 1 ? { problems: errors } : {}),
   }));
-  const superseded = take(rejectsOf(db, file.id, ['superseded']), REPORT_FIRST_ERRORS).map(({ line, message }) => ({ line, message }));
+  const superseded = (await take(rejectsOf(db, file.id, ['superseded']), REPORT_FIRST_ERRORS)).map(({ line, message }) => ({ line, message }));
   const started = file.started_at ?? file.claimed_at;
   const report: PushReport = {
     file: file.original_name,
@@ -132,6 +157,7 @@ export async function writeReport(db: StateDb, input: ReportInput): Promise<Writ
       ? { file: input.duplicateOf.original_name, sha256: input.duplicateOf.sha256, finished_at: input.duplicateOf.finished_at, archived_at: input.duplicateOf.final_path }
       : null,
     rejects_file: rejectsPath,
+    delta: input.delta ? deltaSection(input.delta, input.missingPath) : null,
     agent_version: AGENT_VERSION,
   };
   const reportPath = `${input.finalPath}.report.json`;
@@ -139,9 +165,24 @@ export async function writeReport(db: StateDb, input: ReportInput): Promise<Writ
   return { reportPath, rejectsPath };
 }
 
-function take<T>(items: Iterable<T>, n: number): T[] {
+function deltaSection(d: DeltaFileRecord, missingPath: string | null): PushReportDelta {
+  return {
+    mode: d.mode,
+    reason: d.reason,
+    known_keys: d.known,
+    changed: d.changed,
+    new: d.new_keys,
+    changed_on_platform: d.platform_changed,
+    remapped: d.remapped,
+    missing: d.missing,
+    missing_file: missingPath,
+    deleted: d.deleted,
+  };
+}
+
+async function take<T>(items: AsyncIterable<T>, n: number): Promise<T[]> {
   const out: T[] = [];
-  for (const item of items) {
+  for await (const item of items) {
     if (out.length >= n) break;
     out.push(item);
   }

@@ -11,7 +11,7 @@
  * So read = sent + unchanged + rejected + superseded + skipped, and sent = accepted + rejected_by_api.
  *
  * And the file's fate (besides a file-level failure such as an unreadable file):
- * - failed when rows were rejected and none was accepted, or when more rows than `reject_threshold` were rejected;
+ * - failed when rows were rejected and none was accepted (nor unchanged), or when more rows than `reject_threshold` were rejected;
  *   detected early: when the first PROBATION_ROWS rows judged are all rejected, nothing more is sent;
  * - done otherwise (some rows rejected: exit 3; none: exit 0).
  */
@@ -132,7 +132,8 @@ export function stoppedEarly(probation: Probation): RowsRejectedError {
 export function rowsVerdict(counts: FileCounts, rows: number, skipped: number, threshold: number): RowsRejectedError | null {
   const rejected = counts.rejectedLocal + counts.failed;
   if (rejected === 0) return null;
-  if (counts.accepted === 0) {
+  // An unchanged row (delta push) is one the API accepted as it is before: the file is not one of rejects only.
+  if (counts.accepted + counts.unchanged === 0) {
     return new RowsRejectedError('NOTHING_ACCEPTED', `all ${rejected} rows that could be sent were rejected (${counts.rejectedLocal} locally, ${counts.failed} by the API) and none accepted`);
   }
   const share = rejected / Math.max(1, rows - skipped);

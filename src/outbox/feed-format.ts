@@ -7,7 +7,7 @@
  * sent.
  */
 import { csvLine } from '../csv-text.ts';
-import type { FeedRow } from './price-feed.ts';
+import type { FeedRow } from '../store/price-feed.ts';
 
 export const FEED_COLUMNS = [
   'seq',

@@ -12,12 +12,22 @@
  */
 import { join } from 'node:path';
 import { StoreError } from '../store/errors.ts';
-import { PRODUCT_LEVEL_STORE_KEY } from '../store/migrations/0002-pull-outbox.ts';
-import type { OutboxExportsTable } from '../store/schema.ts';
+import {
+  beginExportRange,
+  completeExportRange,
+  exportChunkEnd,
+  exportScanSeq,
+  exportState,
+  recordExportScan,
+  storeFeedRange,
+  storeFeedRows,
+  storesToExport,
+} from '../store/outbox-exports.ts';
+import { PRODUCT_LEVEL_STORE_KEY } from '../store/schema.ts';
+import { maxSeq } from '../store/price-feed.ts';
 import type { StateDb } from '../store/state-db.ts';
 import { ensureDirectory, writeFileAtomic } from '../atomic-file.ts';
 import { feedHeader, type FeedRowFormat, formatFeedRows } from './feed-format.ts';
-import { type FeedRow, maxSeq } from './price-feed.ts';
 
 /** The two formats (columns and quoting: feed-format.ts). */
 export const EXPORT_FORMATS = ['csv', 'jsonl'] as const satisfies readonly FeedRowFormat[];
@@ -80,14 +90,8 @@ export async function exportStoreFiles(db: StateDb, dir: string, options: Export
 }
 
 async function exportAll(db: StateDb, dir: string, options: Required<ExportOptions>): Promise<ExportedFile[]> {
-  const upTo = maxSeq(db);
-  const scanned = db.statement<number>('SELECT scanned_seq FROM outbox_export_scan WHERE id = 1').pluck().get() ?? 0;
-  const keys = new Set<string>(
-    db.statement<string>('SELECT store_key FROM outbox_exports WHERE pending_to_seq IS NOT NULL').pluck().all(),
-  );
-  const fresh = db.statement<string | null>('SELECT DISTINCT store_id FROM price_feed WHERE seq > ? AND seq <= ?');
-  for (const storeId of fresh.pluck().all(scanned, upTo)) keys.add(storeId ?? PRODUCT_LEVEL_STORE_KEY);
-
+  const upTo = await maxSeq(db);
+  const keys = await storesToExport(db, await exportScanSeq(db), upTo);
   const files: ExportedFile[] = [];
   for (const key of [...keys].sort()) {
     for (;;) {
@@ -97,15 +101,7 @@ async function exportAll(db: StateDb, dir: string, options: Required<ExportOptio
     }
   }
   // Every store's rows up to `upTo` are now in files: the next run need not look below it.
-  db.write(() =>
-    db
-      .statement(
-        `INSERT INTO outbox_export_scan (id, scanned_seq, updated_at) VALUES (1, ?, ?)
-         ON CONFLICT (id) DO UPDATE SET scanned_seq = max(scanned_seq, excluded.scanned_seq),
-           updated_at = excluded.updated_at`,
-      )
-      .run(upTo, db.now()),
-  );
+  await recordExportScan(db, upTo);
   return files;
 }
 
@@ -117,74 +113,32 @@ async function exportNextFile(
   upTo: number,
   options: Required<ExportOptions>,
 ): Promise<ExportedFile | undefined> {
-  const storeId = key === PRODUCT_LEVEL_STORE_KEY ? null : key;
   for (;;) {
-    const state = db.statement<OutboxExportsTable>('SELECT * FROM outbox_exports WHERE store_key = ?').get(key);
+    const state = await exportState(db, key);
     const after = state?.last_seq ?? 0;
-    const to = state?.pending_to_seq ?? chunkEnd(db, storeId, after, upTo, options.maxRowsPerFile);
+    const to = state?.pending_to_seq ?? (await exportChunkEnd(db, key, after, upTo, options.maxRowsPerFile));
     if (to === null) return undefined;
-    if (state?.pending_to_seq == null) {
-      db.write(() =>
-        db
-          .statement(
-            `INSERT INTO outbox_exports (store_key, last_seq, pending_to_seq, updated_at) VALUES (?, ?, ?, ?)
-             ON CONFLICT (store_key) DO UPDATE SET pending_to_seq = excluded.pending_to_seq,
-               updated_at = excluded.updated_at`,
-          )
-          .run(key, after, to, db.now()),
-      );
-    }
-    const range = db
-      .statement<{ from_seq: number | null; rows: number }>(
-        'SELECT min(seq) AS from_seq, count(*) AS rows FROM price_feed WHERE store_id IS ? AND seq > ? AND seq <= ?',
-      )
-      .get(storeId, after, to);
+    if (state?.pending_to_seq == null) await beginExportRange(db, key, after, to);
+    const range = await storeFeedRange(db, key, after, to);
     let file: ExportedFile | undefined;
-    if (range?.from_seq != null) {
+    if (range.fromSeq !== null) {
       const folder = join(dir, storeFolderName(key));
-      const path = join(folder, exportFileName(range.from_seq, to, options.format));
+      const path = join(folder, exportFileName(range.fromSeq, to, options.format));
       await ensureDirectory(folder);
       // Written even if a file of that name exists: after a crash its content is the same; anything else is stale.
-      await writeFileAtomic(path, fileChunks(db, storeId, after, to, options.format), options.fileMode);
-      file = { store_key: key, path, from_seq: range.from_seq, to_seq: to, rows: range.rows };
+      await writeFileAtomic(path, fileChunks(db, key, after, to, options.format), options.fileMode);
+      file = { store_key: key, path, from_seq: range.fromSeq, to_seq: to, rows: range.rows };
     }
-    db.write(() =>
-      db
-        .statement(
-          `UPDATE outbox_exports SET last_seq = ?, pending_to_seq = NULL, last_file = coalesce(?, last_file),
-             updated_at = ? WHERE store_key = ?`,
-        )
-        .run(to, file?.path ?? null, db.now(), key),
-    );
+    await completeExportRange(db, key, to, file?.path ?? null);
     if (file) return file;
   }
 }
 
-/** The seq of the `maxRows`-th row of the store after `after` (or its last row up to `upTo`); null when none. */
-function chunkEnd(db: StateDb, storeId: string | null, after: number, upTo: number, maxRows: number): number | null {
-  const nth = db
-    .statement<number>(
-      'SELECT seq FROM price_feed WHERE store_id IS ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT 1 OFFSET ?',
-    )
-    .pluck();
-  return (
-    nth.get(storeId, after, upTo, maxRows - 1) ??
-    db
-      .statement<number | null>('SELECT max(seq) FROM price_feed WHERE store_id IS ? AND seq > ? AND seq <= ?')
-      .pluck()
-      .get(storeId, after, upTo) ??
-    null
-  );
-}
-
-/** The file's text in batches; each batch is read completely before the next await, so no statement stays open. */
-function* fileChunks(db: StateDb, storeId: string | null, after: number, to: number, format: ExportFormat) {
+/** The file's text in batches; each batch is read completely before it is written, so no statement stays open. */
+async function* fileChunks(db: StateDb, key: string, after: number, to: number, format: ExportFormat): AsyncGenerator<string> {
   yield feedHeader(format);
-  const page = db.statement<FeedRow>(
-    'SELECT * FROM price_feed WHERE store_id IS ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?',
-  );
   for (let last = after; ; ) {
-    const rows = page.all(storeId, last, to, READ_BATCH);
+    const rows = await storeFeedRows(db, key, last, to, READ_BATCH);
     if (rows.length === 0) return;
     yield formatFeedRows(format, rows);
     last = rows[rows.length - 1]?.seq ?? to;

@@ -15,36 +15,36 @@ import { ACK_BODY_SHAPES, type AckBodyShape } from '../api/schemas/index.ts';
 import { API_FACTS, apiFact, forgetApiFact, recordApiFact } from '../store/api-state.ts';
 import type { PullDeps } from './pull-deps.ts';
 
-export function rememberedShape(deps: PullDeps): AckBodyShape | null {
-  const value = apiFact(deps.db, API_FACTS.ackBodyShape);
+export async function rememberedShape(deps: PullDeps): Promise<AckBodyShape | null> {
+  const value = await apiFact(deps.db, API_FACTS.ackBodyShape);
   return ACK_BODY_SHAPES.find((shape) => shape === value) ?? null;
 }
 
 /** Sends one acknowledge with the body shape the server takes, finding it out first when it is not known yet. */
 export async function sendAcknowledge(deps: PullDeps, ids: readonly number[], signal: AbortSignal | undefined): Promise<AckResponse> {
-  const remembered = rememberedShape(deps);
+  const remembered = await rememberedShape(deps);
   const candidates = remembered === null ? ACK_BODY_SHAPES : [remembered, ...ACK_BODY_SHAPES.filter((s) => s !== remembered)];
   let firstRefusal: unknown = null;
-  const understood = (shape: AckBodyShape) => {
+  const understood = async (shape: AckBodyShape) => {
     if (shape === remembered) return;
-    recordApiFact(deps.db, API_FACTS.ackBodyShape, shape);
+    await recordApiFact(deps.db, API_FACTS.ackBodyShape, shape);
     deps.logger.info({ shape }, 'acknowledge: the server takes this body shape; remembered');
   };
   for (const shape of candidates) {
     try {
       const response = await deps.client.approvedPrices.acknowledge(ids, { shape, signal });
-      understood(shape);
+      await understood(shape);
       return response;
     } catch (error) {
       const refusal = ackRefusalOf(error);
       if (refusal.kind !== 'shape') {
         // A 409, or a 422 about particular ids: the server read the ids, so it takes this shape.
-        if (refusal.kind === 'ids' || (error instanceof ApiError && error.code === API_ERROR_CODES.conflict)) understood(shape);
+        if (refusal.kind === 'ids' || (error instanceof ApiError && error.code === API_ERROR_CODES.conflict)) await understood(shape);
         throw error;
       }
       firstRefusal ??= error;
       if (shape === remembered) {
-        forgetApiFact(deps.db, API_FACTS.ackBodyShape);
+        await forgetApiFact(deps.db, API_FACTS.ackBodyShape);
         deps.logger.warn({ shape }, 'acknowledge: the server no longer takes the remembered body shape; trying the others');
       }
     }

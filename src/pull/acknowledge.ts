@@ -57,7 +57,7 @@ export function emptyAckStats(): AckStats {
 export async function acknowledgeStored(ctx: ResolveContext, signal?: AbortSignal, pages?: StoredPages): Promise<void> {
   for (;;) {
     checkAborted(signal);
-    const ids = idsToAcknowledge(ctx.deps.db, ACK_BATCH_MAX);
+    const ids = await idsToAcknowledge(ctx.deps.db, ACK_BATCH_MAX);
     if (pages && !pages.finished && ids.length < ACK_BATCH_MAX) {
       await pages.next();
       continue;
@@ -65,7 +65,7 @@ export async function acknowledgeStored(ctx: ResolveContext, signal?: AbortSigna
     if (ids.length === 0) return;
     await acknowledgeBatch(ctx, ids, false, signal);
     // Every id of the batch leaves 'pending' (acknowledged, conflict or parked). Guard against a loop should one not.
-    if (countPending(ctx.deps.db, ids) === ids.length) {
+    if ((await countPending(ctx.deps.db, ids)) === ids.length) {
       ctx.deps.logger.warn({ ids: ids.length }, 'acknowledge settled none of the batch; leaving it for the next run');
       return;
     }
@@ -86,7 +86,7 @@ async function acknowledgeBatch(
   let refusal: ApiError;
   try {
     ctx.stats.requests += 1;
-    accepted(ctx, ids, await sendAcknowledge(ctx.deps, ids, signal));
+    await accepted(ctx, ids, await sendAcknowledge(ctx.deps, ids, signal));
     return;
   } catch (error) {
     // A body no reading of which the server takes (ack-body.ts) refuses every id alike: not parked.
@@ -98,8 +98,8 @@ async function acknowledgeBatch(
 }
 
 /** A 2xx: every id sent is acknowledged; the body's per-id detail only splits the count. */
-function accepted(ctx: ResolveContext, ids: readonly number[], response: AckResponse): void {
-  const marked = markAcknowledged(ctx.deps.db, ids);
+async function accepted(ctx: ResolveContext, ids: readonly number[], response: AckResponse): Promise<void> {
+  const marked = await markAcknowledged(ctx.deps.db, ids);
   const detail = ackDetailOf(response.body, ids);
   const repeated = detail.changed !== null ? ids.length - detail.changed.length : (detail.repeatedCount ?? 0);
   const already = Math.min(repeated, marked);
@@ -154,7 +154,7 @@ async function refused(ctx: ResolveContext, ids: readonly number[], error: ApiEr
   const named = namedIds(error, ids);
   if (named.length > 0 || ids.length === 1) {
     const parked = named.length > 0 ? named : ids;
-    park(ctx, parked, reason);
+    await park(ctx, parked, reason);
     const set = new Set(parked);
     const rest = ids.filter((id) => !set.has(id));
     if (rest.length > 0) await acknowledgeBatch(ctx, rest, false, signal);
@@ -170,8 +170,8 @@ function namedIds(error: ApiError, ids: readonly number[]): number[] {
   return refusal.positions.flatMap((p) => (ids[p] === undefined ? [] : [ids[p]]));
 }
 
-function park(ctx: ResolveContext, ids: readonly number[], reason: string): void {
-  const parked = markParked(ctx.deps.db, ids, reason);
+async function park(ctx: ResolveContext, ids: readonly number[], reason: string): Promise<void> {
+  const parked = await markParked(ctx.deps.db, ids, reason);
   ctx.stats.parked += parked;
   ctx.deps.logger.warn({ ids: ids.length, reason }, 'acknowledge refused for these ids: parked (pricing-agent pull --retry-parked sends them again)');
 }

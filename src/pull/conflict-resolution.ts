@@ -14,7 +14,7 @@
  */
 import type { ApprovedPrice } from '../api/schemas/index.ts';
 import { markAcknowledged, markConflicts } from '../store/acknowledgements.ts';
-import { recordWithdrawal } from '../store/approved-prices.ts';
+import { hasStoredSuccessor, recordWithdrawal } from '../store/approved-prices.ts';
 import type { AckStats } from './acknowledge.ts';
 import { findSuccessor, readVersions, type HistoryFilters } from './history-read.ts';
 import type { PullDeps } from './pull-deps.ts';
@@ -66,9 +66,9 @@ export async function classifyFromHistory(
   const decided = new Set<number>();
   for (const id of ids) {
     const version = versions.get(id);
-    if (version?.cancelled_at) withdraw(ctx, version);
-    else if (version && isAcknowledgedStatus(version.export_status)) alreadyAcknowledged(ctx, id);
-    else if (hasStoredSuccessor(ctx, id)) conflict(ctx, id, 'superseded');
+    if (version?.cancelled_at) await withdraw(ctx, version);
+    else if (version && isAcknowledgedStatus(version.export_status)) await alreadyAcknowledged(ctx, id);
+    else if (await hasStoredSuccessor(ctx.deps.db, id)) await conflict(ctx, id, 'superseded');
     else continue;
     decided.add(id);
   }
@@ -82,17 +82,17 @@ async function resolveOne(
   signal: AbortSignal | undefined,
 ): Promise<void> {
   if (version?.cancelled_at) {
-    withdraw(ctx, version);
+    await withdraw(ctx, version);
     return;
   }
   if (refused.reason === 'already_acknowledged' || (version && isAcknowledgedStatus(version.export_status))) {
-    alreadyAcknowledged(ctx, refused.id);
+    await alreadyAcknowledged(ctx, refused.id);
     return;
   }
   let reason = refused.reason;
   if (reason === null) {
     const superseded =
-      hasStoredSuccessor(ctx, refused.id) ||
+      (await hasStoredSuccessor(ctx.deps.db, refused.id)) ||
       (version !== undefined && (await findSuccessor(ctx.deps, version, ctx.stats, signal)) !== undefined);
     reason = superseded ? 'superseded' : 'unknown';
   }
@@ -100,26 +100,21 @@ async function resolveOne(
     // The history shows no cancelled_at yet: the withdrawal follows from the reconciliation once it does.
     ctx.deps.logger.warn({ approval_id: refused.id }, 'refused as cancelled, but the history shows no cancellation');
   }
-  conflict(ctx, refused.id, reason);
+  await conflict(ctx, refused.id, reason);
 }
 
-/** An amendment naming `id` as its predecessor is stored (approved_prices_predecessor index). */
-function hasStoredSuccessor(ctx: ResolveContext, id: number): boolean {
-  return ctx.deps.db.statement('SELECT 1 FROM approved_prices WHERE predecessor_id = ?').pluck().get(id) !== undefined;
-}
-
-function withdraw(ctx: ResolveContext, version: ApprovedPrice): void {
-  const seq = recordWithdrawal(ctx.deps.db, version);
+async function withdraw(ctx: ResolveContext, version: ApprovedPrice): Promise<void> {
+  const seq = await recordWithdrawal(ctx.deps.db, version);
   if (seq !== null) ctx.stats.withdrawals += 1;
-  conflict(ctx, version.id, 'cancelled');
+  await conflict(ctx, version.id, 'cancelled');
 }
 
-function alreadyAcknowledged(ctx: ResolveContext, id: number): void {
-  ctx.stats.alreadyAcknowledged += markAcknowledged(ctx.deps.db, [id]);
+async function alreadyAcknowledged(ctx: ResolveContext, id: number): Promise<void> {
+  ctx.stats.alreadyAcknowledged += await markAcknowledged(ctx.deps.db, [id]);
 }
 
-function conflict(ctx: ResolveContext, id: number, reason: string): void {
-  const changed = markConflicts(ctx.deps.db, [{ id, reason }]);
+async function conflict(ctx: ResolveContext, id: number, reason: string): Promise<void> {
+  const changed = await markConflicts(ctx.deps.db, [{ id, reason }]);
   if (changed > 0) ctx.stats.conflicts[reason] = (ctx.stats.conflicts[reason] ?? 0) + changed;
   ctx.deps.logger.debug({ approval_id: id, reason }, 'approval not acknowledged');
 }

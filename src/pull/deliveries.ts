@@ -24,8 +24,8 @@ import { instantOf, type ApprovedPrice, type ApprovedPriceFilters, type Delivery
 import { getApprovedPrice, storeDeliveredPage, type StoredPage } from '../store/approved-prices.ts';
 import {
   abandonDeliveryIntent,
-  DEFAULT_PULL_JOB,
   type DeliveryIntent,
+  lastDoneFilters,
   type NewDeliveryIntent,
   pendingDeliveryIntent,
   pullCursor,
@@ -84,7 +84,7 @@ export async function pullDeliveries(
   const { db } = deps;
   checkAborted(signal);
   let intent: DeliveryIntent | undefined;
-  const pending = pendingDeliveryIntent(db);
+  const pending = await pendingDeliveryIntent(db);
   if (pending) {
     const replayed = await replay(deps, pending, settings, stats, signal);
     onStored();
@@ -92,10 +92,10 @@ export async function pullDeliveries(
     // approvals since then are not in it: a fresh listing (below) asks for them now, not at the next run.
     if (!replayed.complete) intent = replayed.nextIntent;
   }
-  intent ??= recordDeliveryIntent(db, {
+  intent ??= await recordDeliveryIntent(db, {
     requestId: randomUUID(),
     filters: settings.filters,
-    cursor: startCursor(deps, settings.filters),
+    cursor: await startCursor(deps, settings.filters),
     limit: settings.pageSize,
   });
   let restarted = false;
@@ -108,14 +108,14 @@ export async function pullDeliveries(
       // The server no longer accepts the stored cursor: start the listing over, once per run.
       if (restarted || intent.cursor === null || !isRefusedCursor(error)) throw error;
       deps.logger.warn({ error: (error as Error).message }, 'the server refused the stored delivery cursor: the listing starts over');
-      abandonDeliveryIntent(db, intent.id);
+      await abandonDeliveryIntent(db, intent.id);
       stats.restarted += 1;
       restarted = true;
-      intent = recordDeliveryIntent(db, { ...nextIntent(settings), cursor: null });
+      intent = await recordDeliveryIntent(db, { ...nextIntent(settings), cursor: null });
       continue;
     }
     // The next page's intent is committed with this page: durable before its request, one commit per page.
-    const stored = store(deps, intent, page, stats, nextIntent(settings));
+    const stored = await store(deps, intent, page, stats, nextIntent(settings));
     onStored();
     if (page.nextCursor === null || !stored.nextIntent) return;
     intent = stored.nextIntent;
@@ -152,11 +152,11 @@ async function replay(
     const recovered = await recoverFromHistory(deps, intent, settings, signal);
     stats.abandoned += 1;
     stats.recovered += recovered.length;
-    const stored = store(deps, intent, { items: recovered, nextCursor: intent.cursor, serverDate: null }, stats, next);
+    const stored = await store(deps, intent, { items: recovered, nextCursor: intent.cursor, serverDate: null }, stats, next);
     return { complete: false, nextIntent: stored.nextIntent };
   }
   stats.replayed += 1;
-  const stored = store(deps, intent, page, stats, next);
+  const stored = await store(deps, intent, page, stats, next);
   return { complete: page.nextCursor === null, nextIntent: stored.nextIntent };
 }
 
@@ -189,7 +189,7 @@ async function recoverFromHistory(
     for (const version of page.items) {
       if (version.cancelled_at != null || version.export_status === 'pending' || isAcknowledgedStatus(version.export_status)) continue;
       if (version.exported_at != null && instantOf(version.exported_at) < at - RECOVERY_MARGIN_MS) continue;
-      if (getApprovedPrice(deps.db, version.id) === undefined) found.push(version);
+      if ((await getApprovedPrice(deps.db, version.id)) === undefined) found.push(version);
     }
     checkAborted(signal);
   }
@@ -227,14 +227,14 @@ function reportUnreadable(deps: PullDeps, intent: DeliveryIntent, rows: readonly
   );
 }
 
-function store(
+async function store(
   deps: PullDeps,
   intent: DeliveryIntent,
   page: Page<ApprovedPrice>,
   stats: DeliveryStats,
   next: Omit<NewDeliveryIntent, 'cursor'> | undefined,
-): StoredPage {
-  const stored = storeDeliveredPage(deps.db, intent.id, page.items, page.nextCursor, next);
+): Promise<StoredPage> {
+  const stored = await storeDeliveredPage(deps.db, intent.id, page.items, page.nextCursor, next);
   if (deps.onVersionsStored && stored.inserted > 0) {
     const fresh = new Set(stored.insertedIds);
     deps.onVersionsStored(page.items.filter((item) => fresh.has(item.id)), deps.clock.now());
@@ -256,15 +256,10 @@ function store(
  * cursor of another listing could skip rows); then the listing starts over, and versions stored already come
  * again as duplicates.
  */
-function startCursor(deps: PullDeps, filters: DeliverySettings['filters']): string | null {
-  const cursor = pullCursor(deps.db);
+async function startCursor(deps: PullDeps, filters: DeliverySettings['filters']): Promise<string | null> {
+  const cursor = await pullCursor(deps.db);
   if (cursor === null) return null;
-  const last = deps.db
-    .statement<string>(
-      `SELECT filters FROM delivery_intents WHERE job = ? AND status = 'done' ORDER BY id DESC LIMIT 1`,
-    )
-    .pluck()
-    .get(DEFAULT_PULL_JOB);
+  const last = await lastDoneFilters(deps.db);
   if (last !== undefined && canonical(JSON.parse(last) as object) !== canonical(filters)) {
     deps.logger.info('pull filters changed: the listing starts over from the beginning');
     return null;

@@ -11,6 +11,7 @@
 import type { ApiClient } from '../api/client.ts';
 import type { ApprovedPriceListQuery } from '../api/resources/approved-prices.ts';
 import { ACK_BATCH_MAX, instantOf, type ApprovedPrice, type ApprovedPriceFilters } from '../api/schemas/index.ts';
+import { countStoredBetween, storedApprovedAt } from '../store/approved-prices.ts';
 import { checkAborted, type PullDeps } from './pull-deps.ts';
 
 /** Widening of a history window on each side (servers that show times without fractions). */
@@ -52,9 +53,9 @@ export async function readVersions(
   signal?: AbortSignal,
 ): Promise<Map<number, ApprovedPrice>> {
   const found = new Map<number, ApprovedPrice>();
-  const located = locate(deps, ids);
+  const located = await storedApprovedAt(deps.db, ids);
   const narrow = { grid_id: filters.grid_id, store_id: filters.store_id, item_id: filters.item_id, sku: filters.sku };
-  for (const cluster of clusters(deps, located)) {
+  for (const cluster of await clusters(deps, located)) {
     await readWindow(deps, cluster, narrow, found, stats, signal);
   }
   for (const one of located) {
@@ -84,25 +85,13 @@ export async function findSuccessor(
   return undefined;
 }
 
-/** approved_at of each stored id, ordered by id; ids the agent never stored cannot be located and are left out. */
-function locate(deps: PullDeps, ids: readonly number[]): Located[] {
-  return deps.db
-    .statement<Located>(
-      'SELECT id, approved_at FROM approved_prices WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id',
-    )
-    .all(JSON.stringify(ids));
-}
-
 /** Splits id-ordered versions where more than CLUSTER_GAP stored versions lie between two neighbours. */
-function clusters(deps: PullDeps, located: readonly Located[]): Located[][] {
-  const between = deps.db
-    .statement<number>('SELECT count(*) FROM approved_prices WHERE id > ? AND id < ?')
-    .pluck();
+async function clusters(deps: PullDeps, located: readonly Located[]): Promise<Located[][]> {
   const out: Located[][] = [];
   let current: Located[] = [];
   for (const one of located) {
     const previous = current[current.length - 1];
-    if (previous && (between.get(previous.id, one.id) ?? 0) > CLUSTER_GAP) {
+    if (previous && (await countStoredBetween(deps.db, previous.id, one.id)) > CLUSTER_GAP) {
       out.push(current);
       current = [];
     }

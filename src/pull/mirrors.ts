@@ -70,7 +70,7 @@ export async function runMirror(
     } catch (error) {
       if (signal?.aborted) throw error;
       const message = (error as Error).message;
-      recordStreamError(deps.db, source.stream, message);
+      await recordStreamError(deps.db, source.stream, message);
       deps.logger.warn({ stream: source.stream, error: message }, 'mirror listing failed; it resumes next run');
       summaries.push({ ...emptySummary(source.stream), error: message });
       failure ??= error instanceof Error ? error : new Error(message);
@@ -89,8 +89,8 @@ async function runListing(
 ): Promise<StreamRunSummary> {
   const { db } = deps;
   const { stream } = source;
-  if (full) resetStream(db, stream);
-  let state = streamState(db, stream);
+  if (full) await resetStream(db, stream);
+  let state = await streamState(db, stream);
   const started = deps.clock.now();
   let updatedAfter = source.incremental ? (state?.watermark ?? undefined) : undefined;
   const summary: StreamRunSummary = {
@@ -113,7 +113,7 @@ async function runListing(
         const listingStartedAt = (page.serverDate ?? new Date(deps.clock.now())).toISOString();
         if (exportDir !== null && exporter === null) exporter = new MirrorExport(exportDir, stream, listingStartedAt);
         await exporter?.append(page.items);
-        upsertMirrorPage(db, stream, page.items, page.nextCursor, { listingStartedAt, rowNumbers });
+        await upsertMirrorPage(db, stream, page.items, page.nextCursor, { listingStartedAt, rowNumbers });
         summary.pages += 1;
         summary.rows += page.items.length;
         checkAborted(signal);
@@ -124,7 +124,7 @@ async function runListing(
       if (!firstPage) throw error;
       if (state?.cursor != null && isRefusedCursor(error)) {
         deps.logger.warn({ stream, error: (error as Error).message }, 'the server no longer accepts the stored cursor: the listing starts again');
-        state = restartListing(db, stream);
+        state = await restartListing(db, stream);
         summary.resumed = false;
         continue;
       }
@@ -138,7 +138,7 @@ async function runListing(
     }
   }
   summary.exportFile = (await exporter?.finish()) ?? null;
-  summary.watermark = completeListing(db, stream, { keys: source.keys }).watermark;
+  summary.watermark = (await completeListing(db, stream, { keys: source.keys })).watermark;
   deps.logger.info(
     {
       stream,

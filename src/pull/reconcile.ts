@@ -52,7 +52,7 @@ export async function runApprovedPricesReconciliation(
     for (const version of page.items) {
       if (version.cancelled_at) {
         stats.cancelledSeen += 1;
-        if (withdrawIfStored(deps, version)) stats.withdrawals += 1;
+        if (await withdrawIfStored(deps, version)) stats.withdrawals += 1;
       }
     }
     checkAborted(signal);
@@ -82,8 +82,8 @@ function windowStart(deps: PullDeps, options: ReconcileOptions): string | null {
   return Date.parse(configured) >= Date.parse(lookback) ? configured : lookback;
 }
 
-function withdrawIfStored(deps: PullDeps, version: ApprovedPrice): boolean {
-  const stored = getApprovedPrice(deps.db, version.id);
+async function withdrawIfStored(deps: PullDeps, version: ApprovedPrice): Promise<boolean> {
+  const stored = await getApprovedPrice(deps.db, version.id);
   if (!stored || stored.cancelled_at !== null) return false;
-  return recordWithdrawal(deps.db, version) !== null;
+  return (await recordWithdrawal(deps.db, version)) !== null;
 }

@@ -9,8 +9,10 @@
 import { readdir } from 'node:fs/promises';
 import type { Config } from '../config/index.ts';
 import { isDataFile, nameRules } from '../ingest/watch/file-name-rules.ts';
-import { UNFINISHED_STATUSES, type PushFile } from '../store/push-ledger.ts';
+import { lastFileOf, ledgerCounts, type LedgerCounts } from '../store/push-ledger-views.ts';
 import type { StateDb } from '../store/state-db.ts';
+
+export type { ProcessingFile } from '../store/push-ledger-views.ts';
 
 export interface LastFile {
   id: number;
@@ -39,18 +41,6 @@ export interface SourceOverview {
   last_file: LastFile | null;
 }
 
-/** A file in processing/ with its last error (deferred), for the list under the table. */
-export interface ProcessingFile {
-  id: number;
-  source: string;
-  name: string;
-  status: string;
-  attempts: number;
-  error_code: string | null;
-  error_message: string | null;
-  next_attempt_at: string | null;
-}
-
 /** Start and end (exclusive) of the local day of `now`, as ISO UTC instants: comparable with the ledger's text. */
 export function localDayBounds(now: Date): { start: string; end: string } {
   const start = new Date(now.getFullYear(), now.getMonth(), now.getDate());
@@ -69,59 +59,20 @@ export async function countWaiting(dir: string, pattern: string, doneMarker: str
   }
 }
 
-interface LedgerCounts {
-  source: string;
-  entity: string;
-  inbox: string;
-  processing: number;
-  deferred: number;
-  next_retry_at: string | null;
-  done_today: number;
-  failed_today: number;
-  duplicate_today: number;
-  rows_accepted_today: number | null;
-  rows_rejected_today: number | null;
-}
-
-const UNFINISHED = UNFINISHED_STATUSES.map((s) => `'${s}'`).join(', ');
-
-function ledgerCounts(db: StateDb, now: Date): LedgerCounts[] {
-  const { start, end } = localDayBounds(now);
-  const today = `finished_at >= @start AND finished_at < @end`;
-  return db
-    .statement<LedgerCounts>(
-      `SELECT source, max(entity) AS entity, max(inbox) AS inbox,
-         count(*) FILTER (WHERE status IN (${UNFINISHED})) AS processing,
-         count(*) FILTER (WHERE status IN (${UNFINISHED}) AND next_attempt_at IS NOT NULL) AS deferred,
-         min(next_attempt_at) FILTER (WHERE status IN (${UNFINISHED})) AS next_retry_at,
-         count(*) FILTER (WHERE status = 'done' AND ${today}) AS done_today,
-         count(*) FILTER (WHERE status = 'failed' AND ${today}) AS failed_today,
-         count(*) FILTER (WHERE status = 'duplicate' AND ${today}) AS duplicate_today,
-         sum(rows_accepted) FILTER (WHERE ${today}) AS rows_accepted_today,
-         sum(rows_rejected) FILTER (WHERE ${today}) AS rows_rejected_today
-       FROM push_files GROUP BY source`,
-    )
-    .all({ start, end });
-}
-
-function lastFile(db: StateDb, source: string): LastFile | null {
-  const row = db
-    .statement<Pick<PushFile, 'id' | 'original_name' | 'status' | 'claimed_at' | 'finished_at'>>(
-      `SELECT id, original_name, status, claimed_at, finished_at FROM push_files WHERE source = ? ORDER BY id DESC LIMIT 1`,
-    )
-    .get(source);
-  return row ? { id: row.id, name: row.original_name, status: row.status, at: row.finished_at ?? row.claimed_at } : null;
-}
-
 /**
  * Every configured source (in config order), then ledger sources that are not configured but have files in
  * processing/ or finished today. `db` null: no state database yet (only the inbox folders are read).
  */
 export async function inboxOverview(config: Config, db: StateDb | null, now: Date): Promise<SourceOverview[]> {
-  const counts = db ? ledgerCounts(db, now) : [];
+  const { start, end } = localDayBounds(now);
+  const counts: LedgerCounts[] = db ? await ledgerCounts(db, start, end) : [];
+  const last = async (name: string): Promise<LastFile | null> => {
+    const row = db ? await lastFileOf(db, name) : undefined;
+    return row ? { id: row.id, name: row.original_name, status: row.status, at: row.finished_at ?? row.claimed_at } : null;
+  };
   const bySource = new Map(counts.map((c) => [c.source, c]));
   const out: SourceOverview[] = [];
-  const row = (name: string, entity: string, inbox: string, configured: boolean, waiting: number | null): SourceOverview => {
+  const row = async (name: string, entity: string, inbox: string, configured: boolean, waiting: number | null): Promise<SourceOverview> => {
     const c = bySource.get(name);
     return {
       name,
@@ -137,28 +88,18 @@ export async function inboxOverview(config: Config, db: StateDb | null, now: Dat
       duplicate_today: c?.duplicate_today ?? 0,
       rows_accepted_today: c?.rows_accepted_today ?? 0,
       rows_rejected_today: c?.rows_rejected_today ?? 0,
-      last_file: db && c ? lastFile(db, name) : null,
+      last_file: c ? await last(name) : null,
     };
   };
   for (const source of config.sources) {
     const waiting = await countWaiting(source.path, source.pattern, source.done_marker);
-    out.push(row(source.name, source.entity, source.path, true, waiting));
+    out.push(await row(source.name, source.entity, source.path, true, waiting));
   }
   const configured = new Set(config.sources.map((s) => s.name));
   for (const c of counts) {
     if (configured.has(c.source)) continue;
     if (c.processing + c.done_today + c.failed_today + c.duplicate_today === 0) continue;
-    out.push(row(c.source, c.entity, c.inbox, false, null));
+    out.push(await row(c.source, c.entity, c.inbox, false, null));
   }
   return out;
-}
-
-/** Files still in processing/, oldest first. */
-export function processingFiles(db: StateDb): ProcessingFile[] {
-  return db
-    .statement<ProcessingFile>(
-      `SELECT id, source, original_name AS name, status, attempts, error_code, error_message, next_attempt_at
-       FROM push_files WHERE status IN (${UNFINISHED}) ORDER BY id`,
-    )
-    .all();
 }

@@ -7,10 +7,10 @@
  * the last run ended: done (its page stored), pending (a page handed out but not stored yet: the next run replays it
  * first; normal while a pull runs) or abandoned (the server refused the replay).
  */
-import { outboxStats, type OutboxStats } from '../outbox/outbox-stats.ts';
-import { lastWithdrawals, listConsumers, type ConsumerOffset, type FeedRow } from '../outbox/price-feed.ts';
-import { DEFAULT_PULL_JOB } from '../store/delivery-intents.ts';
+import { DEFAULT_PULL_JOB, lastDeliveryIntent, storedPagesSummary } from '../store/delivery-intents.ts';
 import { listStreamStates } from '../store/mirrors.ts';
+import { outboxStats, type OutboxStats } from '../store/outbox-stats.ts';
+import { lastWithdrawals, listConsumers, type ConsumerOffset, type FeedRow } from '../store/price-feed.ts';
 import type { StateDb } from '../store/state-db.ts';
 import { localDayBounds } from './inbox-overview.ts';
 
@@ -57,33 +57,13 @@ export interface MirrorOverview {
   last_error_at: string | null;
 }
 
-interface IntentRow {
-  request_id: string;
-  status: 'pending' | 'done' | 'abandoned';
-  created_at: string;
-  done_at: string | null;
-  row_count: number | null;
-}
-
 /** How many of the newest withdrawals the overview lists. */
 export const LAST_WITHDRAWALS = 10;
 
 export async function pullOverview(db: StateDb, now: Date, job: string = DEFAULT_PULL_JOB): Promise<{ pull: PullOverview; outbox: OutboxOverview }> {
-  const last = db
-    .statement<IntentRow>(
-      `SELECT request_id, status, created_at, done_at, row_count FROM delivery_intents WHERE job = ? ORDER BY id DESC LIMIT 1`,
-    )
-    .get(job);
+  const last = await lastDeliveryIntent(db, job);
   const { start, end } = localDayBounds(now);
-  const today = db
-    .statement<{ pages: number; rows: number | null; last_stored_at: string | null }>(
-      `SELECT count(*) FILTER (WHERE done_at >= @start AND done_at < @end) AS pages,
-         sum(row_count) FILTER (WHERE done_at >= @start AND done_at < @end) AS rows,
-         max(done_at) FILTER (WHERE status = 'done') AS last_stored_at
-       FROM delivery_intents WHERE job = @job AND status = 'done'`,
-    )
-    .get({ start, end, job });
-  const cursor = db.statement<{ updated_at: string }>('SELECT updated_at FROM pull_state WHERE job = ?').get(job);
+  const today = await storedPagesSummary(db, start, end, job);
   const stats = await outboxStats(db);
   const pull: PullOverview = {
     job,
@@ -91,10 +71,10 @@ export async function pullOverview(db: StateDb, now: Date, job: string = DEFAULT
     last_page: last
       ? { request_id: last.request_id, status: last.status, requested_at: last.created_at, stored_at: last.done_at, rows: last.row_count }
       : null,
-    last_stored_at: today?.last_stored_at ?? null,
-    pages_today: today?.pages ?? 0,
-    rows_today: today?.rows ?? 0,
-    cursor_updated_at: cursor?.updated_at ?? null,
+    last_stored_at: today.lastStoredAt,
+    pages_today: today.pages,
+    rows_today: today.rows,
+    cursor_updated_at: today.cursorUpdatedAt,
     approvals: stats.approvals,
     oldest_ack_pending_received_at: stats.oldest_ack_pending_received_at,
   };
@@ -103,7 +83,7 @@ export async function pullOverview(db: StateDb, now: Date, job: string = DEFAULT
     max_seq: stats.max_seq,
     feed_rows: stats.feed_rows,
     withdrawals: stats.withdrawals,
-    last_withdrawals: lastWithdrawals(db, LAST_WITHDRAWALS),
+    last_withdrawals: await lastWithdrawals(db, LAST_WITHDRAWALS),
     consumers: await listConsumers(db),
     export_stores: stats.export_stores,
     exported_up_to_seq: stats.exported_up_to_seq,
@@ -111,8 +91,8 @@ export async function pullOverview(db: StateDb, now: Date, job: string = DEFAULT
   return { pull, outbox };
 }
 
-export function mirrorOverview(db: StateDb): MirrorOverview[] {
-  return listStreamStates(db).map((s) => ({
+export async function mirrorOverview(db: StateDb): Promise<MirrorOverview[]> {
+  return (await listStreamStates(db)).map((s) => ({
     stream: s.stream,
     watermark: s.watermark,
     last_success_at: s.last_success_at,

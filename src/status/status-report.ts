@@ -7,14 +7,15 @@
  * Everything else is shown but does not fail the command: an unreachable API or a stopped daemon may be expected
  * on this host, and a health check should rather pass wrongly than fail wrongly.
  */
-import { stat } from 'node:fs/promises';
 import type { Config } from '../config/index.ts';
 import { type FeedOverview, feedOverview } from '../feed/consumer-status.ts';
-import { StoreError } from '../store/errors.ts';
-import { databasePath, openDatabase } from '../store/open-database.ts';
+import { isMissingState, openStateDb, stateLocation } from '../store/open-state-db.ts';
+import { hasTable } from '../store/meta.ts';
+import { processingFiles, type ProcessingFile } from '../store/push-ledger-views.ts';
 import type { StateDb } from '../store/state-db.ts';
 import type { DaemonCheck } from './daemon-probe.ts';
-import { inboxOverview, processingFiles, type ProcessingFile, type SourceOverview } from './inbox-overview.ts';
+import { inboxOverview, type SourceOverview } from './inbox-overview.ts';
+import { heldFileList, type HeldFileView } from './held-files.ts';
 import { mirrorOverview, pullOverview, type MirrorOverview, type OutboxOverview, type PullOverview } from './pull-overview.ts';
 
 export const KEY_STATES = ['ok', 'rejected', 'unreachable', 'error', 'skipped'] as const;
@@ -42,6 +43,8 @@ export interface StatusReport {
   database: DatabaseInfo;
   sources: SourceOverview[];
   processing_files: ProcessingFile[];
+  /** Files the brakes held, waiting for `files release` (delta push). */
+  held_files: HeldFileView[];
   pull: PullOverview | null;
   outbox: OutboxOverview | null;
   mirrors: MirrorOverview[];
@@ -54,26 +57,22 @@ export interface StatusReport {
   problems: string[];
 }
 
-export type DatabaseParts = Pick<StatusReport, 'database' | 'sources' | 'processing_files' | 'pull' | 'outbox' | 'mirrors' | 'feed'>;
+export type DatabaseParts = Pick<StatusReport, 'database' | 'sources' | 'processing_files' | 'held_files' | 'pull' | 'outbox' | 'mirrors' | 'feed'>;
 
-async function openReadOnly(path: string): Promise<{ db: StateDb | null; info: DatabaseInfo }> {
-  const exists = await stat(path).then(() => true, () => false);
-  if (!exists) return { db: null, info: { path, state: 'missing', message: 'no state database yet: the agent has not run with this state.dir' } };
+async function openReadOnly(config: Config): Promise<{ db: StateDb | null; info: DatabaseInfo }> {
+  const path = stateLocation(config.state);
   try {
-    return { db: await openDatabase(path, { readonly: true }), info: { path, state: 'ok' } };
+    return { db: await openStateDb(config.state, { readonly: true }), info: { path, state: 'ok' } };
   } catch (error) {
-    const message = error instanceof StoreError || error instanceof Error ? error.message : String(error);
+    const message = error instanceof Error ? error.message : String(error);
+    if (isMissingState(error)) return { db: null, info: { path, state: 'missing', message } };
     return { db: null, info: { path, state: 'unreadable', message } };
   }
 }
 
-function hasTable(db: StateDb, name: string): boolean {
-  return db.statement<number>(`SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = ?`).pluck().get(name) === 1;
-}
-
 /** Runs `read` on the state database opened read-only; null when there is none yet or it cannot be read. */
 export async function withStateDatabase<T>(config: Config, read: (db: StateDb | null) => Promise<T> | T): Promise<T> {
-  const { db } = await openReadOnly(databasePath(config.state.dir));
+  const { db } = await openReadOnly(config);
   try {
     return await read(db);
   } finally {
@@ -83,18 +82,19 @@ export async function withStateDatabase<T>(config: Config, read: (db: StateDb | 
 
 /** Reads the database (if there is one) and the inbox folders. */
 export async function gatherDatabaseParts(config: Config, now: Date): Promise<DatabaseParts> {
-  const { db, info } = await openReadOnly(databasePath(config.state.dir));
+  const { db, info } = await openReadOnly(config);
   try {
-    const ledger = db && hasTable(db, 'push_files') ? db : null;
+    const ledger = db && (await hasTable(db, 'push_files')) ? db : null;
     const pulled = db ? await pullOverview(db, now) : null;
     return {
       database: info,
       sources: await inboxOverview(config, ledger, now),
-      processing_files: ledger ? processingFiles(ledger) : [],
+      processing_files: ledger ? await processingFiles(ledger) : [],
+      held_files: ledger ? await heldFileList(ledger) : [],
       pull: pulled?.pull ?? null,
       outbox: pulled?.outbox ?? null,
-      mirrors: db ? mirrorOverview(db) : [],
-      feed: db ? feedOverview(db, config.feed, now.getTime()) : null,
+      mirrors: db ? await mirrorOverview(db) : [],
+      feed: db ? await feedOverview(db, config.feed, now.getTime()) : null,
     };
   } finally {
     await db?.close();

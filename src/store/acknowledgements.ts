@@ -14,6 +14,7 @@
 import { ACK_BATCH_MAX } from '../api/schemas/index.ts';
 import { StoreError } from './errors.ts';
 import type { AckStatus } from './schema.ts';
+import { sqlOf, type Queryable } from './sql-db.ts';
 import type { StateDb } from './state-db.ts';
 
 export interface AckConflict {
@@ -34,63 +35,54 @@ export interface AckState {
  * write transaction, the one that stores the versions: the 'pending' rows commit with them or not at all. An id
  * that already has a row keeps it (its state never goes back to 'pending'). One statement for the page.
  */
-export function recordPending(db: StateDb, ids: readonly number[]): void {
+export async function recordPending(tx: Queryable, ids: readonly number[]): Promise<void> {
   if (ids.length === 0) return;
-  if (!db.sqlite.inTransaction) {
-    throw new StoreError('INVALID_ARGUMENT', 'recordPending runs inside the transaction that stores the versions');
-  }
-  db.statement(
-    `INSERT OR IGNORE INTO approval_acks (approval_id, status) SELECT value, 'pending' FROM json_each(?)`,
-  ).run(JSON.stringify(ids));
-}
-
-export function getAckState(db: StateDb, id: number): AckState | undefined {
-  return db
-    .statement<AckState>('SELECT status, conflict_reason, acked_at FROM approval_acks WHERE approval_id = ?')
-    .get(id);
-}
-
-/** How many of `ids` are still 'pending'. */
-export function countPending(db: StateDb, ids: readonly number[]): number {
-  return (
-    db
-      .statement<number>(
-        `SELECT count(*) FROM approval_acks WHERE approval_id IN (SELECT value FROM json_each(?)) AND status = 'pending'`,
-      )
-      .pluck()
-      .get(JSON.stringify(ids)) ?? 0
+  await tx.insert(
+    { table: 'approval_acks', columns: ['approval_id', 'status'], onConflict: { target: ['approval_id'] } },
+    ids.map((id) => [id, 'pending']),
   );
 }
 
+export async function getAckState(db: StateDb, id: number): Promise<AckState | undefined> {
+  return sqlOf(db).get<AckState>('SELECT status, conflict_reason, acked_at FROM approval_acks WHERE approval_id = ?', [id]);
+}
+
+/** How many of `ids` are still 'pending'. */
+export async function countPending(db: StateDb, ids: readonly number[]): Promise<number> {
+  const sql = sqlOf(db);
+  const among = sql.dialect.inList('approval_id', ids);
+  return (await sql.value<number>(`SELECT count(*) FROM approval_acks WHERE ${among.sql} AND status = 'pending'`, [among.param])) ?? 0;
+}
+
 /** Up to `limit` (1..500) ids that were delivered and not yet acknowledged, oldest id first. */
-export function idsToAcknowledge(db: StateDb, limit: number = ACK_BATCH_MAX): number[] {
+export async function idsToAcknowledge(db: StateDb, limit: number = ACK_BATCH_MAX): Promise<number[]> {
   if (!Number.isInteger(limit) || limit < 1 || limit > ACK_BATCH_MAX) {
     throw new StoreError('INVALID_ARGUMENT', `limit must be 1..${ACK_BATCH_MAX}, got ${limit}`);
   }
-  return db
-    .statement<number>(
-      `SELECT approval_id FROM approval_acks WHERE status = 'pending' ORDER BY approval_id LIMIT ?`,
-    )
-    .pluck()
-    .all(limit);
+  const rows = await sqlOf(db).all<{ approval_id: number }>(
+    `SELECT approval_id FROM approval_acks WHERE status = 'pending' ORDER BY approval_id LIMIT ?`,
+    [limit],
+  );
+  return rows.map((r) => r.approval_id);
 }
 
 /**
  * Records ids the platform accepted (or reported as already acknowledged). Ids not in 'pending' are left alone.
  *
- * Committed with relaxed durability (synchronous=NORMAL): a process crash loses nothing (WAL), and a power cut can
- * only lose the last marks, whose ids are then sent again and reported as already acknowledged, so the loss costs a
- * request, never a price or a second acknowledgement. One statement for the batch: this runs once per batch of 500
- * on the pull's hot path.
+ * Committed with relaxed durability (SQLite synchronous=NORMAL, PostgreSQL synchronous_commit off): a process crash
+ * loses nothing, and a power cut can only lose the last marks, whose ids are then sent again and reported as already
+ * acknowledged, so the loss costs a request, never a price or a second acknowledgement. One statement for the batch:
+ * this runs once per batch of 500 on the pull's hot path.
  * @returns how many ids changed from 'pending' to 'acknowledged'.
  */
-export function markAcknowledged(db: StateDb, ids: readonly number[]): number {
+export async function markAcknowledged(db: StateDb, ids: readonly number[]): Promise<number> {
   if (ids.length === 0) return 0;
-  const update = db.statement(
-    `UPDATE approval_acks SET status = 'acknowledged', acked_at = ?
-     WHERE approval_id IN (SELECT value FROM json_each(?)) AND status = 'pending'`,
+  const sql = sqlOf(db);
+  const among = sql.dialect.inList('approval_id', ids);
+  return sql.write(
+    (tx) => tx.run(`UPDATE approval_acks SET status = 'acknowledged', acked_at = ? WHERE ${among.sql} AND status = 'pending'`, [tx.now, among.param]),
+    { durability: 'relaxed' },
   );
-  return db.write(() => update.run(db.now(), JSON.stringify(ids)).changes, { durability: 'relaxed' });
 }
 
 /**
@@ -99,36 +91,33 @@ export function markAcknowledged(db: StateDb, ids: readonly number[]): number {
  * (`outbox stats`, `status`) until `unparkAll` gives them another try.
  * @returns how many ids changed from 'pending' to 'parked'.
  */
-export function markParked(db: StateDb, ids: readonly number[], reason: string): number {
+export async function markParked(db: StateDb, ids: readonly number[], reason: string): Promise<number> {
   if (ids.length === 0) return 0;
   if (reason.length === 0) throw new StoreError('INVALID_ARGUMENT', 'a parked id needs a reason');
-  return db.write(
-    () =>
-      db
-        .statement(
-          `UPDATE approval_acks SET status = 'parked', conflict_reason = ?, acked_at = ?
-           WHERE approval_id IN (SELECT value FROM json_each(?)) AND status = 'pending'`,
-        )
-        .run(reason.slice(0, 500), db.now(), JSON.stringify(ids)).changes,
+  const sql = sqlOf(db);
+  const among = sql.dialect.inList('approval_id', ids);
+  return sql.write((tx) =>
+    tx.run(`UPDATE approval_acks SET status = 'parked', conflict_reason = ?, acked_at = ? WHERE ${among.sql} AND status = 'pending'`, [
+      reason.slice(0, 500),
+      tx.now,
+      among.param,
+    ]),
   );
 }
 
 /** Why ids are parked, the most frequent reasons first. */
-export function parkedReasons(db: StateDb, limit: number): { reason: string; n: number }[] {
-  return db
-    .statement<{ reason: string; n: number }>(
-      `SELECT conflict_reason AS reason, count(*) AS n FROM approval_acks WHERE status = 'parked'
-       GROUP BY conflict_reason ORDER BY n DESC, reason LIMIT ?`,
-    )
-    .all(limit);
+export async function parkedReasons(db: StateDb, limit: number): Promise<{ reason: string; n: number }[]> {
+  return sqlOf(db).all<{ reason: string; n: number }>(
+    `SELECT conflict_reason AS reason, count(*) AS n FROM approval_acks WHERE status = 'parked'
+     GROUP BY conflict_reason ORDER BY n DESC, reason LIMIT ?`,
+    [limit],
+  );
 }
 
 /** Puts every parked id back to 'pending' (`pull --retry-parked`). @returns how many. */
-export function unparkAll(db: StateDb): number {
-  return db.write(
-    () =>
-      db.statement(`UPDATE approval_acks SET status = 'pending', conflict_reason = NULL, acked_at = NULL WHERE status = 'parked'`).run()
-        .changes,
+export async function unparkAll(db: StateDb): Promise<number> {
+  return sqlOf(db).write((tx) =>
+    tx.run(`UPDATE approval_acks SET status = 'pending', conflict_reason = NULL, acked_at = NULL WHERE status = 'parked'`),
   );
 }
 
@@ -138,18 +127,23 @@ export function unparkAll(db: StateDb): number {
  * history read returned (`recordWithdrawal`, the next deliveries page).
  * @returns how many ids changed from 'pending' to 'conflict'.
  */
-export function markConflicts(db: StateDb, conflicts: readonly AckConflict[]): number {
-  const update = db.statement(
-    `UPDATE approval_acks SET status = 'conflict', conflict_reason = ?, acked_at = ?
-     WHERE approval_id = ? AND status = 'pending'`,
-  );
-  return db.write(() => {
-    const now = db.now();
+export async function markConflicts(db: StateDb, conflicts: readonly AckConflict[]): Promise<number> {
+  for (const { id, reason } of conflicts) {
+    if (reason.length === 0) throw new StoreError('INVALID_ARGUMENT', `conflict of ${id} needs a reason`);
+  }
+  return sqlOf(db).write(async (tx) => {
     let changed = 0;
     for (const { id, reason } of conflicts) {
-      if (reason.length === 0) throw new StoreError('INVALID_ARGUMENT', `conflict of ${id} needs a reason`);
-      changed += update.run(reason, now, id).changes;
+      changed += await tx.run(
+        `UPDATE approval_acks SET status = 'conflict', conflict_reason = ?, acked_at = ? WHERE approval_id = ? AND status = 'pending'`,
+        [reason, tx.now, id],
+      );
     }
     return changed;
   });
+}
+
+/** How many delivered versions have `status`. */
+export async function countAckStatus(db: StateDb, status: AckStatus): Promise<number> {
+  return (await sqlOf(db).value<number>(`SELECT count(*) FROM approval_acks WHERE status = ?`, [status])) ?? 0;
 }

@@ -12,25 +12,25 @@
  *
  * A lost write (a crash before the commit) costs at most one early request or one question asked again, never data.
  */
+import { sqlOf } from './sql-db.ts';
 import type { StateDb } from './state-db.ts';
 
 const RETRY_AFTER = 'retry_after';
 const jobKey = (jobId: string) => `job:${jobId}`;
 
 /** Epoch ms before which no request is sent (0: no window recorded). */
-export function rateLimitedUntil(db: StateDb): number {
-  return db.statement<number>('SELECT until_ms FROM api_pacing WHERE key = ?').pluck().get(RETRY_AFTER) ?? 0;
+export async function rateLimitedUntil(db: StateDb): Promise<number> {
+  return (await sqlOf(db).value<number>('SELECT until_ms FROM api_pacing WHERE key = ?', [RETRY_AFTER])) ?? 0;
 }
 
 /** Records a Retry-After window ending at `untilMs`, unless a longer one is recorded already. */
-export function recordRateLimitedUntil(db: StateDb, untilMs: number): void {
-  db.write(() =>
-    db
-      .statement(
-        `INSERT INTO api_pacing (key, until_ms, updated_at) VALUES (?, ?, ?)
-         ON CONFLICT (key) DO UPDATE SET until_ms = max(until_ms, excluded.until_ms), updated_at = excluded.updated_at`,
-      )
-      .run(RETRY_AFTER, Math.ceil(untilMs), db.now()),
+export async function recordRateLimitedUntil(db: StateDb, untilMs: number): Promise<void> {
+  await sqlOf(db).write((tx) =>
+    tx.run(
+      `INSERT INTO api_pacing (key, until_ms, updated_at) VALUES (?, ?, ?)
+       ON CONFLICT (key) DO UPDATE SET until_ms = ${tx.dialect.greatest('api_pacing.until_ms', 'excluded.until_ms')}, updated_at = excluded.updated_at`,
+      [RETRY_AFTER, Math.ceil(untilMs), tx.now],
+    ),
   );
 }
 
@@ -42,28 +42,27 @@ export interface JobPoll {
 }
 
 /** When job `jobId` may be polled next, or undefined when it was never polled by this agent. */
-export function jobPollOf(db: StateDb, jobId: string): JobPoll | undefined {
-  const row = db.statement<{ until_ms: number; detail: string | null }>('SELECT until_ms, detail FROM api_pacing WHERE key = ?').get(jobKey(jobId));
+export async function jobPollOf(db: StateDb, jobId: string): Promise<JobPoll | undefined> {
+  const row = await sqlOf(db).get<{ until_ms: number; detail: string | null }>('SELECT until_ms, detail FROM api_pacing WHERE key = ?', [jobKey(jobId)]);
   return row && { untilMs: row.until_ms, status: row.detail };
 }
 
 /** Records the next poll of job `jobId` after a poll that found it in `status`. */
-export function recordJobPoll(db: StateDb, jobId: string, status: string, nextPollMs: number): void {
-  db.write(
-    () =>
-      db
-        .statement(
-          `INSERT INTO api_pacing (key, until_ms, detail, updated_at) VALUES (?, ?, ?, ?)
-           ON CONFLICT (key) DO UPDATE SET until_ms = excluded.until_ms, detail = excluded.detail, updated_at = excluded.updated_at`,
-        )
-        .run(jobKey(jobId), Math.ceil(nextPollMs), status, db.now()),
+export async function recordJobPoll(db: StateDb, jobId: string, status: string, nextPollMs: number): Promise<void> {
+  await sqlOf(db).write(
+    (tx) =>
+      tx.run(
+        `INSERT INTO api_pacing (key, until_ms, detail, updated_at) VALUES (?, ?, ?, ?)
+         ON CONFLICT (key) DO UPDATE SET until_ms = excluded.until_ms, detail = excluded.detail, updated_at = excluded.updated_at`,
+        [jobKey(jobId), Math.ceil(nextPollMs), status, tx.now],
+      ),
     { durability: 'relaxed' },
   );
 }
 
 /** Forgets the poll time of a job that ended (completed or failed). */
-export function forgetJobPoll(db: StateDb, jobId: string): void {
-  db.write(() => db.statement('DELETE FROM api_pacing WHERE key = ?').run(jobKey(jobId)), { durability: 'relaxed' });
+export async function forgetJobPoll(db: StateDb, jobId: string): Promise<void> {
+  await sqlOf(db).write((tx) => tx.run('DELETE FROM api_pacing WHERE key = ?', [jobKey(jobId)]), { durability: 'relaxed' });
 }
 
 export const API_FACTS = {
@@ -72,29 +71,26 @@ export const API_FACTS = {
 } as const;
 export type ApiFact = (typeof API_FACTS)[keyof typeof API_FACTS];
 
-export function apiFact(db: StateDb, key: ApiFact): string | undefined {
-  return db.statement<string>('SELECT value FROM api_facts WHERE key = ?').pluck().get(key);
+export async function apiFact(db: StateDb, key: ApiFact): Promise<string | undefined> {
+  return sqlOf(db).value<string>('SELECT value FROM api_facts WHERE key = ?', [key]);
 }
 
-export function recordApiFact(db: StateDb, key: ApiFact, value: string): void {
-  db.write(() =>
-    db
-      .statement(
-        `INSERT INTO api_facts (key, value, learned_at) VALUES (?, ?, ?)
-         ON CONFLICT (key) DO UPDATE SET value = excluded.value, learned_at = excluded.learned_at`,
-      )
-      .run(key, value, db.now()),
+export async function recordApiFact(db: StateDb, key: ApiFact, value: string): Promise<void> {
+  await sqlOf(db).write((tx) =>
+    tx.run(
+      `INSERT INTO api_facts (key, value, learned_at) VALUES (?, ?, ?)
+       ON CONFLICT (key) DO UPDATE SET value = excluded.value, learned_at = excluded.learned_at`,
+      [key, value, tx.now],
+    ),
   );
 }
 
-export function forgetApiFact(db: StateDb, key: ApiFact): void {
-  db.write(() => db.statement('DELETE FROM api_facts WHERE key = ?').run(key));
+export async function forgetApiFact(db: StateDb, key: ApiFact): Promise<void> {
+  await sqlOf(db).write((tx) => tx.run('DELETE FROM api_facts WHERE key = ?', [key]));
 }
 
 /** The job ids of the latest import uploads, newest first (read-only over push_files, owned by push-ledger.ts). */
-export function recentImportJobIds(db: StateDb, limit: number): string[] {
-  return db
-    .statement<string>('SELECT job_id FROM push_files WHERE job_id IS NOT NULL ORDER BY id DESC LIMIT ?')
-    .pluck()
-    .all(limit);
+export async function recentImportJobIds(db: StateDb, limit: number): Promise<string[]> {
+  const rows = await sqlOf(db).all<{ job_id: string }>('SELECT job_id FROM push_files WHERE job_id IS NOT NULL ORDER BY id DESC LIMIT ?', [limit]);
+  return rows.map((r) => r.job_id);
 }

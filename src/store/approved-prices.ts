@@ -22,8 +22,8 @@ import {
 } from './delivery-intents.ts';
 import { StoreError } from './errors.ts';
 import { announceFeed } from './feed-changes.ts';
-import { currentPricesSelect, PRODUCT_LEVEL_STORE_KEY } from './migrations/0002-pull-outbox.ts';
-import type { ApprovedPricesTable, CurrentPricesView, FeedKind } from './schema.ts';
+import { PRODUCT_LEVEL_STORE_KEY, type ApprovedPricesTable, type CurrentPricesView, type FeedKind } from './schema.ts';
+import { sqlOf, type Queryable, type SqlParams, type Tx } from './sql-db.ts';
 import type { StateDb } from './state-db.ts';
 
 export type StoredApprovedPrice = Selectable<ApprovedPricesTable>;
@@ -60,38 +60,47 @@ export interface StoredPage {
  * With `next` (and a non-null `nextCursor`), the intent of the following page, at `nextCursor`, is recorded in the
  * same transaction: it is durable before its request is sent, at the cost of one commit instead of two.
  *
+ * The page is written with a handful of statements whatever its size (versions, feed rows, acknowledgement rows
+ * each in one `insert`); only cancelled versions take a statement each.
+ *
  * @throws StoreError INTENT_NOT_PENDING when the intent is unknown or already done (nothing is written).
  */
-export function storeDeliveredPage(
+export async function storeDeliveredPage(
   db: StateDb,
   intentId: number,
   items: readonly ApprovedPrice[],
   nextCursor: string | null,
   next?: Omit<NewDeliveryIntent, 'cursor'>,
-): StoredPage {
-  const stored = db.write(() => {
-    const intent = requirePendingIntent(db, intentId);
-    const receivedAt = db.now();
+): Promise<StoredPage> {
+  const stored = await sqlOf(db).write(async (tx) => {
+    const intent = await requirePendingIntent(tx, intentId);
     const page: StoredPage = { inserted: 0, insertedIds: [], duplicates: 0, feedRows: 0, lastSeq: null };
+    const fresh = await insertVersions(tx, items, intent.id);
+    const cancelled = items.filter((item) => item.cancelled_at);
+    const withdrawn = await withdrawnIds(tx, cancelled.map((item) => item.id));
     const newIds = page.insertedIds;
+    const feed: FeedEntry[] = [];
     for (const item of items) {
-      const inserted = insertVersion(db, item, intent.id, receivedAt);
+      const inserted = fresh.delete(item.id); // true once per new id, however often the page repeats it
       if (inserted) {
         page.inserted += 1;
         newIds.push(item.id);
       } else page.duplicates += 1;
-      let seq: number | null = null;
-      if (item.cancelled_at) seq = withdraw(db, item, item.cancelled_at, receivedAt);
-      else if (inserted) seq = appendFeedRow(db, 'price', item, receivedAt); // a new id has no feed row yet
-      if (seq !== null) {
-        page.feedRows += 1;
-        page.lastSeq = seq;
-      }
+      if (item.cancelled_at) {
+        await markCancelled(tx, item.id, item.cancelled_at);
+        if (!withdrawn.has(item.id)) {
+          withdrawn.add(item.id);
+          feed.push({ kind: 'withdrawal', source: item });
+        }
+      } else if (inserted) feed.push({ kind: 'price', source: item }); // a new id has no feed row yet
     }
-    recordPending(db, newIds); // only versions this page stored: a version stored before keeps its state
-    completeDeliveryIntent(db, intent, nextCursor, items.length);
+    const seqs = await appendFeedRows(tx, feed);
+    page.feedRows = seqs.length;
+    page.lastSeq = seqs.at(-1) ?? null;
+    await recordPending(tx, newIds); // only versions this page stored: a version stored before keeps its state
+    await completeDeliveryIntent(tx, intent, nextCursor, items.length);
     if (next && nextCursor !== null) {
-      page.nextIntent = insertDeliveryIntent(db, { ...next, job: intent.job, cursor: nextCursor });
+      page.nextIntent = await insertDeliveryIntent(tx, { ...next, job: intent.job, cursor: nextCursor });
     }
     return page;
   });
@@ -107,34 +116,53 @@ export function storeDeliveredPage(
  * @returns the seq appended, or null when the withdrawal was already in the feed.
  * @throws StoreError NOT_CANCELLED when `approval.cancelled_at` is not set.
  */
-export function recordWithdrawal(db: StateDb, approval: ApprovedPrice): number | null {
+export async function recordWithdrawal(db: StateDb, approval: ApprovedPrice): Promise<number | null> {
   const cancelledAt = approval.cancelled_at;
   if (!cancelledAt) throw new StoreError('NOT_CANCELLED', `approval ${approval.id} has no cancelled_at`);
-  const seq = db.write(() => {
-    const now = db.now();
-    insertVersion(db, approval, null, now);
-    return withdraw(db, approval, cancelledAt, now);
+  const seq = await sqlOf(db).write(async (tx) => {
+    await insertVersions(tx, [approval], null);
+    await markCancelled(tx, approval.id, cancelledAt);
+    if ((await withdrawnIds(tx, [approval.id])).size > 0) return null;
+    const [appended] = await appendFeedRows(tx, [{ kind: 'withdrawal', source: approval }]);
+    return appended ?? null;
   });
   if (seq !== null) announceFeed(db, seq);
   return seq;
 }
 
 /** One stored version, or undefined. */
-export function getApprovedPrice(db: StateDb, id: number): StoredApprovedPrice | undefined {
-  return db.statement<StoredApprovedPrice>('SELECT * FROM approved_prices WHERE id = ?').get(id);
+export async function getApprovedPrice(db: StateDb, id: number): Promise<StoredApprovedPrice | undefined> {
+  return sqlOf(db).get<StoredApprovedPrice>('SELECT * FROM approved_prices WHERE id = ?', [id]);
+}
+
+/** An amendment naming `id` as its predecessor is stored (approved_prices_predecessor index). */
+export async function hasStoredSuccessor(db: StateDb, id: number): Promise<boolean> {
+  return (await sqlOf(db).value<number>('SELECT 1 FROM approved_prices WHERE predecessor_id = ? LIMIT 1', [id])) !== undefined;
+}
+
+/** approved_at of each stored id among `ids`, ordered by id; ids never stored are left out. */
+export async function storedApprovedAt(db: StateDb, ids: readonly number[]): Promise<{ id: number; approved_at: string }[]> {
+  const sql = sqlOf(db);
+  const among = sql.dialect.inList('id', ids);
+  return sql.all(`SELECT id, approved_at FROM approved_prices WHERE ${among.sql} ORDER BY id`, [among.param]);
+}
+
+/** How many versions are stored with an id strictly between `low` and `high`. */
+export async function countStoredBetween(db: StateDb, low: number, high: number): Promise<number> {
+  return (await sqlOf(db).value<number>('SELECT count(*) FROM approved_prices WHERE id > ? AND id < ?', [low, high])) ?? 0;
 }
 
 /**
  * The prices in force on `date` (YYYY-MM-DD): one row per (item_id, store_id), ordered by item and store key.
- * The `current_prices` view uses the reading process's local date (`date('now', 'localtime')`), which tests cannot
- * move; this runs the very same SQL text (currentPricesSelect) with the date bound: for tests, the CLI, and POS
- * integrations that need another day (e.g. tomorrow's shelf labels).
+ * The `current_prices` view uses the reading process's local date, which tests cannot move; this runs the very
+ * same SQL text (Dialect.currentPricesSelect) with the date bound: for tests, the CLI, and POS integrations that need
+ * another day (e.g. tomorrow's shelf labels).
  */
-export function currentPricesAt(db: StateDb, date: string): CurrentPrice[] {
+export async function currentPricesAt(db: StateDb, date: string): Promise<CurrentPrice[]> {
   if (!ISO_DATE.test(date)) throw new StoreError('INVALID_ARGUMENT', `date must be YYYY-MM-DD, got ${date}`);
-  return db
-    .statement<CurrentPrice>(`SELECT * FROM (${currentPricesSelect('?')}) ORDER BY item_id, store_key`)
-    .all(date);
+  const sql = sqlOf(db);
+  const select = sql.dialect.currentPricesSelect('?');
+  return sql.all<CurrentPrice>(`SELECT * FROM (${select}) AS current_prices ORDER BY item_id, store_key`, [date]);
 }
 
 export interface StoreSnapshot {
@@ -156,119 +184,170 @@ export interface StoreSnapshot {
  * as predecessor by another version; its date is effective_date (a version without one is in force from its
  * approval, so never upcoming).
  */
-export function storeSnapshot(db: StateDb, storeId: string, date: string): StoreSnapshot {
+export async function storeSnapshot(db: StateDb, storeId: string, date: string): Promise<StoreSnapshot> {
   if (!ISO_DATE.test(date)) throw new StoreError('INVALID_ARGUMENT', `date must be YYYY-MM-DD, got ${date}`);
-  return db.read(() => ({
-    seq: db.statement<number>('SELECT coalesce(max(seq), 0) FROM price_feed').pluck().get() ?? 0,
-    current: db
-      .statement<CurrentPrice>(
-        `SELECT * FROM (${currentPricesSelect('?')}) WHERE store_id = ? OR store_id IS NULL ORDER BY item_id, store_key`,
-      )
-      .all(date, storeId),
-    upcoming: db
-      .statement<CurrentPrice>(
-        `SELECT item_id, store_id, coalesce(store_id, '${PRODUCT_LEVEL_STORE_KEY}') AS store_key, sku, approved_price,
-           currency_code, effective_date, id AS approval_id, predecessor_id, approved_at
-         FROM approved_prices a
-         WHERE (a.store_id = ? OR a.store_id IS NULL) AND a.item_id IS NOT NULL AND a.cancelled_at IS NULL
-           AND NOT EXISTS (SELECT 1 FROM approved_prices s WHERE s.predecessor_id = a.id)
-           AND a.effective_date > ?
-         ORDER BY item_id, store_key, effective_date, approved_at, id`,
-      )
-      .all(storeId, date),
+  const sql = sqlOf(db);
+  const select = sql.dialect.currentPricesSelect('?');
+  return sql.read(async (q) => ({
+    seq: (await q.value<number>('SELECT coalesce(max(seq), 0) FROM price_feed')) ?? 0,
+    current: await q.all<CurrentPrice>(
+      `SELECT * FROM (${select}) AS current_prices WHERE store_id = ? OR store_id IS NULL ORDER BY item_id, store_key`,
+      [date, storeId],
+    ),
+    upcoming: await q.all<CurrentPrice>(
+      `SELECT item_id, store_id, coalesce(store_id, '${PRODUCT_LEVEL_STORE_KEY}') AS store_key, sku, approved_price,
+         currency_code, effective_date, id AS approval_id, predecessor_id, approved_at
+       FROM approved_prices a
+       WHERE (a.store_id = ? OR a.store_id IS NULL) AND a.item_id IS NOT NULL AND a.cancelled_at IS NULL
+         AND NOT EXISTS (SELECT 1 FROM approved_prices s WHERE s.predecessor_id = a.id)
+         AND a.effective_date > ?
+       ORDER BY item_id, store_key, effective_date, approved_at, id`,
+      [storeId, date],
+    ),
   }));
 }
 
-/** Marks the version cancelled and appends its withdrawal once. Returns the new seq, or null if already fed. */
-function withdraw(db: StateDb, version: ApprovedPrice, cancelledAt: string, now: string): number | null {
-  db.statement('UPDATE approved_prices SET cancelled_at = ? WHERE id = ? AND cancelled_at IS NULL').run(
-    cancelledAt,
-    version.id,
-  );
-  if (hasFeedRow(db, version.id, 'withdrawal')) return null;
-  return appendFeedRow(db, 'withdrawal', version, now);
+/** Sets cancelled_at on a stored version that does not have it yet. */
+async function markCancelled(tx: Queryable, id: number, cancelledAt: string): Promise<void> {
+  await tx.run('UPDATE approved_prices SET cancelled_at = ? WHERE id = ? AND cancelled_at IS NULL', [cancelledAt, id]);
 }
 
-/** INSERT OR IGNORE by id; true when the version is new. */
-function insertVersion(
-  db: StateDb,
-  item: ApprovedPrice,
-  intentId: number | null,
-  receivedAt: string,
-): boolean {
-  const result = db
-    .statement(
-      `INSERT OR IGNORE INTO approved_prices (id, grid_id, grid_item_id, item_id, sku, store_id, current_price,
-         proposed_price, approved_price, effective_date, currency_code, proposal_source, source, approved_at,
-         approved_by_user_id, export_status, exported_at, cancelled_at, predecessor_id, amendment_reason,
-         delivery_channel, record, intent_id, received_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    )
-    .run(
-      item.id,
-      // Columns the outbox does not use and the document marks as always present: kept empty when a server leaves
-      // them out (the record column holds what it sent).
-      item.grid_id ?? '',
-      item.grid_item_id ?? 0,
-      item.item_id ?? null,
-      item.sku ?? null,
-      item.store_id ?? null,
-      item.current_price ?? null,
-      item.proposed_price ?? '',
-      item.approved_price,
-      item.effective_date ?? null,
-      item.currency_code,
-      item.proposal_source ?? '',
-      item.source ?? '',
-      item.approved_at,
-      item.approved_by_user_id ?? '',
-      item.export_status ?? '',
-      item.exported_at ?? null,
-      item.cancelled_at ?? null,
-      item.predecessor_id ?? null,
-      item.amendment_reason ?? null,
-      item.delivery_channel ?? null,
-      JSON.stringify(item),
-      intentId,
-      receivedAt,
-    );
-  return result.changes === 1;
+/** Which of `ids` already have their withdrawal in the feed. */
+async function withdrawnIds(tx: Queryable, ids: readonly number[]): Promise<Set<number>> {
+  if (ids.length === 0) return new Set();
+  const among = tx.dialect.inList('approval_id', ids);
+  const rows = await tx.all<{ approval_id: number }>(`SELECT approval_id FROM price_feed WHERE kind = 'withdrawal' AND ${among.sql}`, [among.param]);
+  return new Set(rows.map((r) => r.approval_id));
+}
+
+const VERSION_COLUMNS = [
+  'id', 'grid_id', 'grid_item_id', 'item_id', 'sku', 'store_id', 'current_price', 'proposed_price', 'approved_price',
+  'effective_date', 'currency_code', 'proposal_source', 'source', 'approved_at', 'approved_by_user_id',
+  'export_status', 'exported_at', 'cancelled_at', 'predecessor_id', 'amendment_reason', 'delivery_channel', 'record',
+  'intent_id', 'received_at',
+] as const;
+
+const VERSIONS_INSERT = {
+  table: 'approved_prices',
+  columns: VERSION_COLUMNS,
+  onConflict: { target: ['id'] },
+  returning: ['id'],
+} as const;
+
+/** Inserts the versions not stored yet (by id); returns the ids inserted now. */
+async function insertVersions(tx: Tx, items: readonly ApprovedPrice[], intentId: number | null): Promise<Set<number>> {
+  if (items.length === 0) return new Set();
+  const rows: SqlParams[] = items.map((item) => [
+    item.id,
+    // Columns the outbox does not use and the document marks as always present: kept empty when a server leaves
+    // them out (the record column holds what it sent).
+    item.grid_id ?? '',
+    item.grid_item_id ?? 0,
+    item.item_id ?? null,
+    item.sku ?? null,
+    item.store_id ?? null,
+    item.current_price ?? null,
+    item.proposed_price ?? '',
+    item.approved_price,
+    item.effective_date ?? null,
+    item.currency_code,
+    item.proposal_source ?? '',
+    item.source ?? '',
+    item.approved_at,
+    item.approved_by_user_id ?? '',
+    item.export_status ?? '',
+    item.exported_at ?? null,
+    item.cancelled_at ?? null,
+    item.predecessor_id ?? null,
+    item.amendment_reason ?? null,
+    item.delivery_channel ?? null,
+    JSON.stringify(item),
+    intentId,
+    tx.now,
+  ]);
+  const inserted = await tx.insert<{ id: number }>(VERSIONS_INSERT, rows);
+  return new Set(inserted.map((r) => r.id));
+}
+
+interface FeedEntry {
+  kind: FeedKind;
+  source: ApprovedPrice;
+}
+
+const FEED_INSERT = {
+  table: 'price_feed',
+  columns: ['kind', 'approval_id', 'predecessor_id', 'item_id', 'sku', 'store_id', 'approved_price', 'currency_code',
+    'effective_date', 'recorded_at'],
+  returning: ['seq'],
+} as const;
+
+/**
+ * Appends to price_feed, the change feed POS systems read, inside the page or withdrawal transaction: a feed row
+ * is committed together with the approved_prices row it describes. Returns the seqs, in the order of `entries`.
+ *
+ * Seq order is commit order, so that a reader that has seen seq N never later finds a committed row below N: the
+ * backend serialises feed writers up to their commit (SQLite has one writer at a time; PostgreSQL takes a
+ * transaction-level advisory lock first, see Dialect.serializeFeedWriters), and seqs are given in `entries` order.
+ * At most one row per (approval_id, kind): the UNIQUE constraint refuses a second one; callers check first, because
+ * a refused insert would still consume a seq and leave a gap.
+ */
+async function appendFeedRows(tx: Tx, entries: readonly FeedEntry[]): Promise<number[]> {
+  if (entries.length === 0) return [];
+  const lock = tx.dialect.serializeFeedWriters;
+  if (lock !== null) await tx.run(lock);
+  const rows: SqlParams[] = entries.map(({ kind, source }) => [
+    kind,
+    source.id,
+    source.predecessor_id ?? null,
+    source.item_id ?? null,
+    source.sku ?? null,
+    source.store_id ?? null,
+    source.approved_price,
+    source.currency_code,
+    source.effective_date ?? null,
+    tx.now,
+  ]);
+  const seqs = await tx.insert<{ seq: number }>(FEED_INSERT, rows);
+  return seqs.map((r) => r.seq);
+}
+
+/** How many of `ids` have their withdrawal in the feed. */
+export async function countWithdrawn(db: StateDb, ids: readonly number[]): Promise<number> {
+  return (await withdrawnIds(sqlOf(db), ids)).size;
+}
+
+/** How many stored versions name one of `ids` as their predecessor (amendments of them). */
+export async function countSuccessors(db: StateDb, ids: readonly number[]): Promise<number> {
+  if (ids.length === 0) return 0;
+  const sql = sqlOf(db);
+  const among = sql.dialect.inList('predecessor_id', ids);
+  return (await sql.value<number>(`SELECT count(*) FROM approved_prices WHERE ${among.sql}`, [among.param])) ?? 0;
+}
+
+/** How many of `ids` are in force today (in the current_prices view, with the reader's local date). */
+export async function countCurrentAmong(db: StateDb, ids: readonly number[]): Promise<number> {
+  if (ids.length === 0) return 0;
+  const sql = sqlOf(db);
+  const among = sql.dialect.inList('approval_id', ids);
+  return (await sql.value<number>(`SELECT count(*) FROM current_prices WHERE ${among.sql}`, [among.param])) ?? 0;
 }
 
 /**
- * Appending to price_feed, the change feed POS systems read, inside the page or withdrawal transaction: a feed row
- * is committed together with the approved_prices row it describes.
- *
- * `seq` is allocated inside the write transaction and SQLite has one writer at a time, so seq order is commit
- * order: a reader that has seen seq N will never later find a committed row below N. At most one row per
- * (approval_id, kind): the UNIQUE constraint refuses a second one; callers check first, because an ignored insert
- * would still consume a seq and leave a gap.
+ * Up to `limit` acknowledged store-level versions that are still current candidates (not cancelled, not amended),
+ * oldest id first: what the demo changes on the platform to show amendments and cancellations arriving.
  */
-function appendFeedRow(db: StateDb, kind: FeedKind, source: ApprovedPrice, recordedAt: string): number {
-  const result = db
-    .statement(
-      `INSERT INTO price_feed (kind, approval_id, predecessor_id, item_id, sku, store_id, approved_price,
-         currency_code, effective_date, recorded_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    )
-    .run(
-      kind,
-      source.id,
-      source.predecessor_id ?? null,
-      source.item_id ?? null,
-      source.sku ?? null,
-      source.store_id ?? null,
-      source.approved_price,
-      source.currency_code,
-      source.effective_date ?? null,
-      recordedAt,
-    );
-  return Number(result.lastInsertRowid);
+export async function acknowledgedStoreVersions(db: StateDb, limit: number): Promise<number[]> {
+  const rows = await sqlOf(db).all<{ id: number }>(
+    `SELECT id FROM approved_prices JOIN approval_acks ON approval_id = id
+     WHERE status = 'acknowledged' AND store_id IS NOT NULL AND item_id IS NOT NULL AND cancelled_at IS NULL
+       AND id NOT IN (SELECT predecessor_id FROM approved_prices WHERE predecessor_id IS NOT NULL)
+     ORDER BY id LIMIT ?`,
+    [limit],
+  );
+  return rows.map((r) => r.id);
 }
 
-function hasFeedRow(db: StateDb, approvalId: number, kind: FeedKind): boolean {
-  return (
-    db.statement('SELECT 1 FROM price_feed WHERE approval_id = ? AND kind = ?').pluck().get(approvalId, kind) !==
-    undefined
-  );
+/** Rows of the current_prices view (prices in force today, by the reader's local date). */
+export async function countCurrentPrices(db: StateDb): Promise<number> {
+  return (await sqlOf(db).value<number>('SELECT count(*) FROM current_prices')) ?? 0;
 }

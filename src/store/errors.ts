@@ -9,6 +9,8 @@ export const STORE_ERROR_CODES = [
   'PRAGMA_NOT_EFFECTIVE',
   /** A migration failed; the database is left at the last migration that committed. */
   'MIGRATION_FAILED',
+  /** A read-only open found no state at all: the agent has not run with this configuration yet. */
+  'MISSING',
   /** A read-only open found a database that was never migrated by the agent. */
   'NOT_INITIALIZED',
   /** A write was started while another transaction is open on the same connection. */

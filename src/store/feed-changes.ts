@@ -7,14 +7,17 @@
  *   (setImmediate), once for any number of commits announced before it, so the pull goes on to its next request
  *   while the long-polls are answered, and a burst of pages wakes the readers once.
  * - Commits of other processes (a one-shot `pricing-agent pull`, `outbox ack` writes no feed row but would be seen
- *   too). SQLite's `PRAGMA data_version` changes when another connection has committed to the file since the last
- *   time this connection asked. It reads the shared WAL index, not a table: it is checked every `pollMs` (500 ms)
- *   while at least one listener is watching, and only when it changed is max(seq) read. So a row committed by
- *   another process reaches a waiting long-poll within about half a second; with nobody waiting nothing runs.
+ *   too; with PostgreSQL, the active node of an HA pair seen from a standby). The backend's change marker
+ *   (Dialect.changeMarker: SQLite's `PRAGMA data_version`, which reads the shared WAL index, not a table, and
+ *   changes when another connection has committed; PostgreSQL's max(seq) from the primary key) is checked every
+ *   `pollMs` (500 ms) while at least one listener is watching, and only when it changed is max(seq) read. So a row
+ *   committed by another process reaches a waiting long-poll within about half a second; with nobody waiting
+ *   nothing runs.
  *
  * Listeners receive the largest seq known to be committed; they read what is new themselves (a listener may be told
  * about a seq it has already seen, and must not assume every announcement carries new rows for it).
  */
+import { sqlOf } from './sql-db.ts';
 import type { StateDb } from './state-db.ts';
 
 export type FeedListener = (maxSeq: number) => void;
@@ -32,7 +35,8 @@ class FeedWatch {
   #announced = 0;
   #scheduled: NodeJS.Immediate | null = null;
   #timer: NodeJS.Timeout | null = null;
-  #dataVersion = 0;
+  #marker: unknown = undefined;
+  #polling = false;
 
   constructor(db: StateDb) {
     this.#db = db;
@@ -42,8 +46,9 @@ class FeedWatch {
   add(listener: FeedListener, pollMs: number): () => void {
     this.#listeners.add(listener);
     if (this.#timer === null && !this.#db.closed) {
-      this.#dataVersion = this.#readDataVersion();
-      this.#timer = setInterval(() => this.#poll(), pollMs);
+      this.#marker = undefined; // the first poll takes the marker as it is, and announces nothing
+      void this.#poll();
+      this.#timer = setInterval(() => void this.#poll(), pollMs);
       this.#timer.unref();
     }
     return () => {
@@ -62,17 +67,25 @@ class FeedWatch {
     });
   }
 
-  #poll(): void {
+  /** One look for commits of other processes; a failed look (the database away for a moment) is tried next tick. */
+  async #poll(): Promise<void> {
     if (this.#db.closed) return this.#stopPolling();
-    const version = this.#readDataVersion();
-    if (version === this.#dataVersion) return;
-    this.#dataVersion = version;
-    const max = this.#db.statement<number>('SELECT coalesce(max(seq), 0) FROM price_feed').pluck().get() ?? 0;
-    this.announce(max);
-  }
-
-  #readDataVersion(): number {
-    return this.#db.statement<number>('PRAGMA data_version').pluck().get() ?? 0;
+    if (this.#polling) return;
+    this.#polling = true;
+    try {
+      const sql = sqlOf(this.#db);
+      const first = this.#marker === undefined;
+      const marker = await sql.value(sql.dialect.changeMarker);
+      if (marker === this.#marker) return;
+      this.#marker = marker;
+      if (first) return;
+      const max = (await sql.value<number>('SELECT coalesce(max(seq), 0) FROM price_feed')) ?? 0;
+      this.announce(max);
+    } catch {
+      // Nothing to do: the next tick looks again, and a closed database stops the polling.
+    } finally {
+      this.#polling = false;
+    }
   }
 
   #stopPolling(): void {

@@ -1,12 +1,9 @@
-/** The state database: open it, then pass the handle to the functions of each table family. */
+/** The state: open it (openStateDb), then pass the handle to the functions of each table family. */
 export { StoreError, STORE_ERROR_CODES, type StoreErrorCode } from './errors.ts';
-export { DATABASE_FILE, databasePath, openDatabase, type OpenOptions } from './open-database.ts';
-export { StateDb, type Statement } from './state-db.ts';
-export { MIGRATIONS, migrateToLatest } from './migrations/index.ts';
-export { PRODUCT_LEVEL_STORE_KEY } from './migrations/0002-pull-outbox.ts';
-export * from './wal-maintenance.ts';
+export { isMissingState, openStateDb, stateLocation, type OpenStateOptions } from './open-state-db.ts';
+export type { MaintenanceOptions, StateDb } from './state-db.ts';
 export type * from './schema.ts';
-export { ACK_STATUSES, FEED_KINDS, INTENT_STATUSES } from './schema.ts';
+export { ACK_STATUSES, FEED_KINDS, INTENT_STATUSES, PRODUCT_LEVEL_STORE_KEY } from './schema.ts';
 export {
   DEFAULT_PULL_JOB,
   type DeliveryIntent,
@@ -20,3 +17,5 @@ export * from './approved-prices.ts';
 export * from './acknowledgements.ts';
 export * from './mirror-tables.ts';
 export * from './mirrors.ts';
+export * from './price-feed.ts';
+export * from './outbox-stats.ts';

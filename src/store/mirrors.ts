@@ -12,6 +12,7 @@ import { instantOf } from '../api/schemas/index.ts';
 import { StoreError } from './errors.ts';
 import { type MirrorRow, type MirrorStream, mirrorTableOf } from './mirror-tables.ts';
 import type { StreamStateTable } from './schema.ts';
+import { sqlOf, type Queryable, type SqlParams } from './sql-db.ts';
 import type { StateDb } from './state-db.ts';
 
 export type StreamState = Selectable<StreamStateTable>;
@@ -48,44 +49,42 @@ export interface CompleteOptions {
  * listing resumes at the last committed cursor; a page that was fetched but not committed is fetched again.
  * A page is the server's state at fetch time, so a row always overwrites the stored one.
  */
-export function upsertMirrorPage<S extends MirrorStream>(
+export async function upsertMirrorPage<S extends MirrorStream>(
   db: StateDb,
   stream: S,
   rows: readonly MirrorRow<S>[],
   nextCursor: string | null,
   options: PageOptions = {},
-): StreamState {
+): Promise<StreamState> {
   const { table, gridId } = mirrorTableOf(stream);
   const columns = [...table.columns, 'updated_at', 'record', 'synced_at'];
-  const updates = columns.filter((c) => !table.keys.includes(c)).map((c) => `${c} = excluded.${c}`);
-  const upsert = db.statement(
-    `INSERT INTO ${table.table} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})
-     ON CONFLICT (${table.keys.join(', ')}) DO UPDATE SET ${updates.join(', ')}`,
-  );
-  return db.write(() => {
-    const now = db.now();
-    const before = streamState(db, stream);
+  const upsert = {
+    table: table.table,
+    columns,
+    onConflict: { target: table.keys, update: columns.filter((c) => !table.keys.includes(c)) },
+  };
+  return sqlOf(db).write(async (tx) => {
+    const now = tx.now;
+    const before = await stateOf(tx, stream);
     let maxUpdatedAt = before?.listing_max_updated_at ?? null;
     const firstNumber = options.rowNumbers === true ? (before?.listing_started_at == null ? 0 : before.listing_rows) + 1 : null;
-    rows.forEach((row, i) => {
+    const values: SqlParams[] = rows.map((row, i) => {
       const updatedAt = table.updatedAt(row);
-      upsert.run(...table.values(row, gridId, firstNumber === null ? null : firstNumber + i), updatedAt, JSON.stringify(row), now);
       maxUpdatedAt = later(maxUpdatedAt, updatedAt);
+      return [...table.values(row, gridId, firstNumber === null ? null : firstNumber + i), updatedAt, JSON.stringify(row), now];
     });
+    await tx.insert(upsert, values);
+    const started = options.listingStartedAt ?? now;
     return saveState(
-      db,
+      tx,
+      stream,
       `INSERT INTO stream_state (stream, cursor, listing_started_at, listing_max_updated_at, listing_rows, updated_at)
-       VALUES (@stream, @cursor, @started, @max, @rows, @now)
-       ON CONFLICT (stream) DO UPDATE SET cursor = @cursor, listing_started_at = coalesce(listing_started_at, @started),
-         listing_max_updated_at = @max, listing_rows = listing_rows + @rows, updated_at = @now`,
-      {
-        stream,
-        cursor: nextCursor,
-        started: options.listingStartedAt ?? now,
-        max: maxUpdatedAt,
-        rows: rows.length,
-        now,
-      },
+       VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT (stream) DO UPDATE SET cursor = excluded.cursor,
+         listing_started_at = coalesce(stream_state.listing_started_at, excluded.listing_started_at),
+         listing_max_updated_at = excluded.listing_max_updated_at,
+         listing_rows = stream_state.listing_rows + excluded.listing_rows, updated_at = excluded.updated_at`,
+      [stream, nextCursor, started, maxUpdatedAt, rows.length, now],
     );
   });
 }
@@ -96,96 +95,100 @@ export function upsertMirrorPage<S extends MirrorStream>(
  * Clears the cursor and the error, sets last_success_at. For grid streams, `keys` says how the listing keyed its
  * rows, and the rows that do not belong to the grid as now listed go (CompleteOptions).
  */
-export function completeListing(db: StateDb, stream: MirrorStream, options: CompleteOptions = {}): StreamState {
+export async function completeListing(db: StateDb, stream: MirrorStream, options: CompleteOptions = {}): Promise<StreamState> {
   const { table, gridId } = mirrorTableOf(stream);
   const { watermark } = options;
-  return db.write(() => {
-    const state = streamState(db, stream);
+  return sqlOf(db).write(async (tx) => {
+    const state = await stateOf(tx, stream);
     if (table.table === 'mirror_grid_rows' && options.keys === 'row_number') {
-      db.statement('DELETE FROM mirror_grid_rows WHERE grid_id = ? AND grid_item_id > ?').run(gridId, state?.listing_rows ?? 0);
+      await tx.run('DELETE FROM mirror_grid_rows WHERE grid_id = ? AND grid_item_id > ?', [gridId, state?.listing_rows ?? 0]);
     } else if (table.table === 'mirror_grid_rows' && options.keys === 'own') {
-      db.statement(`DELETE FROM mirror_grid_rows WHERE grid_id = ? AND json_extract(record, '$.grid_item_id') IS NULL`).run(gridId);
+      const key = tx.dialect.jsonText('record', 'grid_item_id');
+      await tx.run(`DELETE FROM mirror_grid_rows WHERE grid_id = ? AND ${key} IS NULL`, [gridId]);
     }
     const computed = !state
       ? null
       : (state.listing_max_updated_at ?? (state.listing_rows > 0 ? state.listing_started_at : state.watermark));
-    const now = db.now();
     return saveState(
-      db,
+      tx,
+      stream,
       `INSERT INTO stream_state (stream, watermark, listing_rows, last_success_at, updated_at)
-       VALUES (@stream, @watermark, 0, @now, @now)
-       ON CONFLICT (stream) DO UPDATE SET watermark = @watermark, cursor = NULL, listing_started_at = NULL,
-         listing_max_updated_at = NULL, listing_rows = 0, last_success_at = @now, last_error = NULL,
-         last_error_at = NULL, updated_at = @now`,
-      { stream, watermark: watermark ?? computed, now },
+       VALUES (?, ?, 0, ?, ?)
+       ON CONFLICT (stream) DO UPDATE SET watermark = excluded.watermark, cursor = NULL, listing_started_at = NULL,
+         listing_max_updated_at = NULL, listing_rows = 0, last_success_at = excluded.last_success_at, last_error = NULL,
+         last_error_at = NULL, updated_at = excluded.updated_at`,
+      [stream, watermark ?? computed, tx.now, tx.now],
     );
   });
 }
 
 /** Records why a run failed; the cursor stays, so the next run resumes the listing. */
-export function recordStreamError(db: StateDb, stream: MirrorStream, message: string): StreamState {
+export async function recordStreamError(db: StateDb, stream: MirrorStream, message: string): Promise<StreamState> {
   mirrorTableOf(stream);
-  return db.write(() => {
-    const now = db.now();
-    return saveState(
-      db,
-      `INSERT INTO stream_state (stream, last_error, last_error_at, updated_at) VALUES (@stream, @message, @now, @now)
-       ON CONFLICT (stream) DO UPDATE SET last_error = @message, last_error_at = @now, updated_at = @now`,
-      { stream, message, now },
-    );
-  });
+  return sqlOf(db).write((tx) =>
+    saveState(
+      tx,
+      stream,
+      `INSERT INTO stream_state (stream, last_error, last_error_at, updated_at) VALUES (?, ?, ?, ?)
+       ON CONFLICT (stream) DO UPDATE SET last_error = excluded.last_error, last_error_at = excluded.last_error_at,
+         updated_at = excluded.updated_at`,
+      [stream, message, tx.now, tx.now],
+    ),
+  );
 }
 
 /**
  * Forgets the listing in progress (its cursor) but keeps the watermark: the next listing starts again from the
  * first page with the same updated_after. For a stored cursor the server no longer accepts; rows stay.
  */
-export function restartListing(db: StateDb, stream: MirrorStream): StreamState {
+export async function restartListing(db: StateDb, stream: MirrorStream): Promise<StreamState> {
   mirrorTableOf(stream);
-  return db.write(() =>
+  return sqlOf(db).write((tx) =>
     saveState(
-      db,
-      `INSERT INTO stream_state (stream, updated_at) VALUES (@stream, @now)
+      tx,
+      stream,
+      `INSERT INTO stream_state (stream, updated_at) VALUES (?, ?)
        ON CONFLICT (stream) DO UPDATE SET cursor = NULL, listing_started_at = NULL, listing_max_updated_at = NULL,
-         listing_rows = 0, updated_at = @now`,
-      { stream, now: db.now() },
+         listing_rows = 0, updated_at = excluded.updated_at`,
+      [stream, tx.now],
     ),
   );
 }
 
 /** Forgets watermark and cursor (`pull --stream NAME --full`); the next listing reads everything. Rows stay. */
-export function resetStream(db: StateDb, stream: MirrorStream): StreamState {
+export async function resetStream(db: StateDb, stream: MirrorStream): Promise<StreamState> {
   mirrorTableOf(stream);
-  return db.write(() =>
+  return sqlOf(db).write((tx) =>
     saveState(
-      db,
-      `INSERT INTO stream_state (stream, updated_at) VALUES (@stream, @now)
+      tx,
+      stream,
+      `INSERT INTO stream_state (stream, updated_at) VALUES (?, ?)
        ON CONFLICT (stream) DO UPDATE SET watermark = NULL, cursor = NULL, listing_started_at = NULL,
-         listing_max_updated_at = NULL, listing_rows = 0, updated_at = @now`,
-      { stream, now: db.now() },
+         listing_max_updated_at = NULL, listing_rows = 0, updated_at = excluded.updated_at`,
+      [stream, tx.now],
     ),
   );
 }
 
 /** The stream's state, or undefined before its first page. */
-export function streamState(db: StateDb, stream: MirrorStream): StreamState | undefined {
-  return db.statement<StreamState>('SELECT * FROM stream_state WHERE stream = ?').get(stream);
+export async function streamState(db: StateDb, stream: MirrorStream): Promise<StreamState | undefined> {
+  return stateOf(sqlOf(db), stream);
 }
 
 /** Every stream's state, by name. */
-export function listStreamStates(db: StateDb): StreamState[] {
-  return db.statement<StreamState>('SELECT * FROM stream_state ORDER BY stream').all();
+export async function listStreamStates(db: StateDb): Promise<StreamState[]> {
+  return sqlOf(db).all<StreamState>('SELECT * FROM stream_state ORDER BY stream');
 }
 
-/** Runs an upsert of stream_state with named parameters (`@stream` among them) and returns the row. */
-function saveState(
-  db: StateDb,
-  upsertSql: string,
-  params: { stream: MirrorStream } & Record<string, unknown>,
-): StreamState {
-  db.statement(upsertSql).run(params);
-  const state = streamState(db, params.stream);
-  if (!state) throw new StoreError('UNKNOWN_STREAM', `stream_state row of ${params.stream} vanished`);
+async function stateOf(q: Queryable, stream: MirrorStream): Promise<StreamState | undefined> {
+  return q.get<StreamState>('SELECT * FROM stream_state WHERE stream = ?', [stream]);
+}
+
+/** Runs an upsert of stream_state and returns the row. */
+async function saveState(tx: Queryable, stream: MirrorStream, upsertSql: string, params: SqlParams): Promise<StreamState> {
+  await tx.run(upsertSql, params);
+  const state = await stateOf(tx, stream);
+  if (!state) throw new StoreError('UNKNOWN_STREAM', `stream_state row of ${stream} vanished`);
   return state;
 }
 
@@ -199,4 +202,35 @@ function later(current: string | null, candidate: string | null): string | null 
   const a = instantOf(current);
   const b = instantOf(candidate);
   return b > a || (b === a && candidate > current) ? candidate : current;
+}
+
+/** A mirrored record and when the agent stored it. */
+export interface MirroredRecord {
+  readonly id: string;
+  readonly record: string;
+  readonly synced_at: string;
+}
+
+/** The mirror table of an entity the delta push compares with (products, product_store), or null. */
+const DELTA_MIRRORS: Readonly<Record<string, string>> = { products: 'mirror_products', product_store: 'mirror_product_store' };
+
+/**
+ * Mirrored records of `entity` stored after `since` (exclusive; null: every one), oldest first, a page at a time
+ * after (`afterSyncedAt`, `afterId`). For delta push: what the platform holds now, to compare with what was sent.
+ */
+export async function mirroredSince(
+  db: StateDb,
+  entity: string,
+  since: string | null,
+  after: { syncedAt: string; id: string } | null,
+  limit: number,
+): Promise<MirroredRecord[]> {
+  const table = DELTA_MIRRORS[entity];
+  if (table === undefined) return [];
+  const from = after ?? { syncedAt: since ?? '', id: '' };
+  return sqlOf(db).all<MirroredRecord>(
+    `SELECT id, record, synced_at FROM ${table} WHERE synced_at >= ? AND (synced_at > ? OR id > ?) AND synced_at > ?
+     ORDER BY synced_at, id LIMIT ?`,
+    [from.syncedAt, from.syncedAt, from.id, since ?? '', limit],
+  );
 }

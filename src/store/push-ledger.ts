@@ -9,6 +9,7 @@
  *
  * Owner of push_files, push_batches and push_rejects: nothing else writes them.
  */
+import { sqlOf, type Queryable, type SqlValue, type Tx } from './sql-db.ts';
 import type { StateDb } from './state-db.ts';
 
 export const PUSH_STATUSES = ['claiming', 'claimed', 'uploading', 'waiting_job', 'done', 'failed', 'duplicate'] as const;
@@ -124,72 +125,83 @@ export interface FileCounts {
  * or that was done without a row accepted, is not one: dropping its content again sends it again. `name`: for a
  * source whose file names are data (a store code in the name), only a file of that name is the same.
  */
-export function findDoneByContent(db: StateDb, entity: string, sha256: string, name?: string): PushFile | undefined {
+export async function findDoneByContent(db: StateDb, entity: string, sha256: string, name?: string): Promise<PushFile | undefined> {
   const sameName = name === undefined ? '' : ' AND original_name = ?';
-  return db
-    .statement<PushFile>(
-      `SELECT * FROM push_files WHERE entity = ? AND sha256 = ? AND status = 'done' AND coalesce(rows_accepted, 0) > 0${sameName} ORDER BY id LIMIT 1`,
-    )
-    .get(...(name === undefined ? [entity, sha256] : [entity, sha256, name]));
+  return sqlOf(db).get<PushFile>(
+    `SELECT * FROM push_files WHERE entity = ? AND sha256 = ? AND status = 'done' AND coalesce(rows_accepted, 0) > 0${sameName} ORDER BY id LIMIT 1`,
+    name === undefined ? [entity, sha256] : [entity, sha256, name],
+  );
 }
 
 /** Records a claim before the file is moved: a crash in between leaves a 'claiming' row that start-up completes. */
-export function beginClaim(db: StateDb, file: NewPushFile): number {
-  return db.write(() => {
-    const result = db
-      .statement(
-        `INSERT INTO push_files (source, entity, mode, original_name, inbox, processing_path, sha256, size, batch_size,
-           forced, status, claimed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'claiming', ?)`,
-      )
-      .run(file.source, file.entity, file.mode, file.originalName, file.inbox, file.processingPath, file.sha256, file.size,
-        file.batchSize, file.forced ? 1 : 0, db.now());
-    return Number(result.lastInsertRowid);
+export async function beginClaim(db: StateDb, file: NewPushFile): Promise<number> {
+  return sqlOf(db).write(async (tx) => {
+    const id = await tx.value<number>(
+      `INSERT INTO push_files (source, entity, mode, original_name, inbox, processing_path, sha256, size, batch_size,
+         forced, status, claimed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'claiming', ?) RETURNING id`,
+      [file.source, file.entity, file.mode, file.originalName, file.inbox, file.processingPath, file.sha256, file.size,
+        file.batchSize, file.forced ? 1 : 0, tx.now],
+    );
+    if (id === undefined) throw new Error('INSERT ... RETURNING returned no row');
+    return id;
   });
 }
 
-export function setStatus(db: StateDb, id: number, status: PushStatus): void {
-  db.write(() => db.statement(`UPDATE push_files SET status = ? WHERE id = ?`).run(status, id));
+/** One UPDATE of the file's row, committed on its own. */
+async function updateFile(db: StateDb, set: string, params: readonly SqlValue[], id: number): Promise<void> {
+  await sqlOf(db).write((tx) => tx.run(`UPDATE push_files SET ${set} WHERE id = ?`, [...params, id]));
+}
+
+export async function setStatus(db: StateDb, id: number, status: PushStatus): Promise<void> {
+  await updateFile(db, 'status = ?', [status], id);
 }
 
 /** How the file is sent, when it differs from its source's mode (custom product columns go as an import: push-file.ts). */
-export function setMode(db: StateDb, id: number, mode: 'bulk' | 'import'): void {
-  db.write(() => db.statement(`UPDATE push_files SET mode = ? WHERE id = ?`).run(mode, id));
+export async function setMode(db: StateDb, id: number, mode: 'bulk' | 'import'): Promise<void> {
+  await sqlOf(db).write((tx) => tx.run(`UPDATE push_files SET mode = ? WHERE id = ?`, [mode, id]));
 }
 
 /** The file is claimed (in processing/); reading and sending start now. */
-export function markStarted(db: StateDb, id: number): void {
-  db.write(() =>
-    db.statement(`UPDATE push_files SET status = CASE WHEN status = 'claiming' THEN 'claimed' ELSE status END,
-      started_at = coalesce(started_at, ?), attempts = attempts + 1, next_attempt_at = NULL WHERE id = ?`).run(db.now(), id),
+export async function markStarted(db: StateDb, id: number): Promise<void> {
+  await updateFile(
+    db,
+    `status = CASE WHEN status = 'claiming' THEN 'claimed' ELSE status END, started_at = coalesce(started_at, ?),
+      attempts = attempts + 1, next_attempt_at = NULL`,
+    [db.now()],
+    id,
   );
 }
 
 /** An import job was accepted: from now on the file is resumed by polling this job, never by uploading again. */
-export function recordJob(db: StateDb, id: number, jobId: string): void {
-  db.write(() => db.statement(`UPDATE push_files SET status = 'waiting_job', job_id = ? WHERE id = ?`).run(jobId, id));
+export async function recordJob(db: StateDb, id: number, jobId: string): Promise<void> {
+  await updateFile(db, `status = 'waiting_job', job_id = ?`, [jobId], id);
 }
 
 /** The file stays in processing/ and is tried again at `nextAttemptAt` (API down, rate limited, key rejected). */
-export function deferFile(db: StateDb, id: number, nextAttemptAt: string, error: { code: string; message: string }): void {
-  db.write(() =>
-    db.statement(`UPDATE push_files SET next_attempt_at = ?, error_code = ?, error_message = ? WHERE id = ?`)
-      .run(nextAttemptAt, error.code, error.message, id),
-  );
+export async function deferFile(db: StateDb, id: number, nextAttemptAt: string, error: { code: string; message: string }): Promise<void> {
+  await updateFile(db, 'next_attempt_at = ?, error_code = ?, error_message = ?', [nextAttemptAt, error.code, error.message], id);
 }
 
-export function committedBatches(db: StateDb, fileId: number): Set<number> {
-  const rows = db.statement<{ batch_index: number }>(`SELECT batch_index FROM push_batches WHERE file_id = ?`).all(fileId);
+export async function committedBatches(db: StateDb, fileId: number): Promise<Set<number>> {
+  const rows = await sqlOf(db).all<{ batch_index: number }>(`SELECT batch_index FROM push_batches WHERE file_id = ?`, [fileId]);
   return new Set(rows.map((r) => r.batch_index));
 }
 
-function insertRejects(db: StateDb, fileId: number, rejects: readonly RejectRow[]): void {
-  const insert = db.statement(
-    `INSERT OR IGNORE INTO push_rejects (file_id, line, stage, field, code, message, raw, errors, sent) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+const REJECTS_INSERT = {
+  table: 'push_rejects',
+  columns: ['file_id', 'line', 'stage', 'field', 'code', 'message', 'raw', 'errors', 'sent'],
+  onConflict: { target: ['file_id', 'line'] },
+} as const;
+
+async function insertRejects(tx: Queryable, fileId: number, rejects: readonly RejectRow[]): Promise<void> {
+  if (rejects.length === 0) return;
+  await tx.insert(
+    REJECTS_INSERT,
+    rejects.map((r) => {
+      const errors = r.errors !== undefined && r.errors.length > 1 ? JSON.stringify(r.errors) : null;
+      return [fileId, r.line, r.stage, r.field, r.code, r.message, JSON.stringify(r.raw), errors, r.sent === true ? 1 : 0];
+    }),
   );
-  for (const r of rejects) {
-    const errors = r.errors !== undefined && r.errors.length > 1 ? JSON.stringify(r.errors) : null;
-    insert.run(fileId, r.line, r.stage, r.field, r.code, r.message, JSON.stringify(r.raw), errors, r.sent === true ? 1 : 0);
-  }
 }
 
 /**
@@ -198,34 +210,63 @@ function insertRejects(db: StateDb, fileId: number, rejects: readonly RejectRow[
  * (bulk is idempotent per business key); a process crash loses nothing. An fsync per batch blocked the event loop
  * for a quarter of the push time. The file's finish (finishFile) is a full commit.
  */
-export function commitBatch(db: StateDb, fileId: number, batch: BatchCheckpoint, rejects: readonly RejectRow[]): void {
-  db.write(() => {
-    db.statement(
-      `INSERT OR IGNORE INTO push_batches (file_id, batch_index, first_line, last_line, rows_sent, rows_accepted,
-         rows_failed, rows_superseded, rows_unchanged, key_hashes, committed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    ).run(fileId, batch.index, batch.firstLine, batch.lastLine, batch.sent, batch.accepted, batch.failed, batch.superseded,
-      batch.unchanged ?? 0, batch.keyHashes ?? null, db.now());
-    insertRejects(db, fileId, rejects);
+export async function commitBatch(
+  db: StateDb,
+  fileId: number,
+  batch: BatchCheckpoint,
+  rejects: readonly RejectRow[],
+  also?: (tx: Tx) => Promise<void>,
+): Promise<void> {
+  await sqlOf(db).write(async (tx) => {
+    await tx.run(
+      `INSERT INTO push_batches (file_id, batch_index, first_line, last_line, rows_sent, rows_accepted,
+         rows_failed, rows_superseded, rows_unchanged, key_hashes, committed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (file_id, batch_index) DO NOTHING`,
+      [fileId, batch.index, batch.firstLine, batch.lastLine, batch.sent, batch.accepted, batch.failed, batch.superseded,
+        batch.unchanged ?? 0, batch.keyHashes ?? null, tx.now],
+    );
+    await insertRejects(tx, fileId, rejects);
+    // What else the acceptance of these rows makes true, committed with it or not at all (delta push remembers the
+    // accepted rows: src/store/delta-state.ts rememberAccepted).
+    await also?.(tx);
   }, { durability: 'relaxed' });
 }
 
-/** Rejects that belong to no batch (after the last batch, or in import mode). */
-export function recordRejects(db: StateDb, fileId: number, rejects: readonly RejectRow[]): void {
-  if (rejects.length > 0) db.write(() => insertRejects(db, fileId, rejects));
+/** The lines of the file whose rows the API refused in a committed batch (a resumed delta push does not resend them). */
+export async function apiRejectedLines(db: StateDb, fileId: number): Promise<Set<number>> {
+  const rows = await sqlOf(db).all<{ line: number }>(`SELECT line FROM push_rejects WHERE file_id = ? AND stage = 'api'`, [fileId]);
+  return new Set(rows.map((r) => r.line));
 }
 
-export function fileCounts(db: StateDb, fileId: number): FileCounts {
-  const b = db
-    .statement<{ batches: number; sent: number | null; accepted: number | null; failed: number | null; unchanged: number | null }>(
-      `SELECT count(*) AS batches, sum(rows_sent) AS sent, sum(rows_accepted) AS accepted, sum(rows_failed) AS failed,
-         sum(rows_unchanged) AS unchanged FROM push_batches WHERE file_id = ?`,
-    )
-    .get(fileId);
-  const r = db
-    .statement<{ stage: RejectStage; n: number; sent: number }>(
-      `SELECT stage, count(*) AS n, sum(sent) AS sent FROM push_rejects WHERE file_id = ? GROUP BY stage`,
-    )
-    .all(fileId);
+/**
+ * Delta push: an attempt at a file counts its unchanged rows itself, in its own batches; the counts of an earlier
+ * attempt are zeroed first, so that a resumed file does not count a row twice.
+ */
+export async function resetUnchanged(db: StateDb, fileId: number): Promise<void> {
+  await sqlOf(db).write((tx) => tx.run(`UPDATE push_batches SET rows_unchanged = 0 WHERE file_id = ? AND rows_unchanged > 0`, [fileId]));
+}
+
+/** The highest batch index committed for the file, or -1. */
+export async function lastBatchIndex(db: StateDb, fileId: number): Promise<number> {
+  return (await sqlOf(db).value<number | null>(`SELECT max(batch_index) FROM push_batches WHERE file_id = ?`, [fileId])) ?? -1;
+}
+
+/** Rejects that belong to no batch (after the last batch, or in import mode). */
+export async function recordRejects(db: StateDb, fileId: number, rejects: readonly RejectRow[]): Promise<void> {
+  if (rejects.length > 0) await sqlOf(db).write((tx) => insertRejects(tx, fileId, rejects));
+}
+
+export async function fileCounts(db: StateDb, fileId: number): Promise<FileCounts> {
+  const sql = sqlOf(db);
+  const b = await sql.get<{ batches: number; sent: number | null; accepted: number | null; failed: number | null; unchanged: number | null }>(
+    `SELECT count(*) AS batches, sum(rows_sent) AS sent, sum(rows_accepted) AS accepted, sum(rows_failed) AS failed,
+       sum(rows_unchanged) AS unchanged FROM push_batches WHERE file_id = ?`,
+    [fileId],
+  );
+  const r = await sql.all<{ stage: RejectStage; n: number; sent: number }>(
+    `SELECT stage, count(*) AS n, sum(sent) AS sent FROM push_rejects WHERE file_id = ? GROUP BY stage`,
+    [fileId],
+  );
   const byStage = (stage: RejectStage) => r.find((x) => x.stage === stage)?.n ?? 0;
   // Rows superseded after they were sent and accepted: superseded, no longer sent or accepted.
   const supersededSent = r.find((x) => x.stage === 'superseded')?.sent ?? 0;
@@ -254,24 +295,23 @@ export interface StoredBatch {
 }
 
 /** The first `limit` committed batches of a file, in batch order. */
-export function batchesOf(db: StateDb, fileId: number, limit: number): StoredBatch[] {
-  return db
-    .statement<StoredBatch>(
-      `SELECT batch_index, first_line, last_line, rows_sent, rows_accepted, rows_failed, rows_superseded, committed_at
-       FROM push_batches WHERE file_id = ? ORDER BY batch_index LIMIT ?`,
-    )
-    .all(fileId, limit);
+export async function batchesOf(db: StateDb, fileId: number, limit: number): Promise<StoredBatch[]> {
+  return sqlOf(db).all<StoredBatch>(
+    `SELECT batch_index, first_line, last_line, rows_sent, rows_accepted, rows_failed, rows_superseded, committed_at
+     FROM push_batches WHERE file_id = ? ORDER BY batch_index LIMIT ?`,
+    [fileId, limit],
+  );
 }
 
 /** The key hashes of the file's batches, in batch order (see BatchCheckpoint.keyHashes). */
-export function* keyHashesOf(db: StateDb, fileId: number): Generator<Uint8Array> {
-  const page = db.statement<{ batch_index: number; key_hashes: Uint8Array }>(
-    `SELECT batch_index, key_hashes FROM push_batches WHERE file_id = ? AND batch_index > ? AND key_hashes IS NOT NULL
-     ORDER BY batch_index LIMIT 100`,
-  );
+export async function* keyHashesOf(db: StateDb, fileId: number): AsyncGenerator<Uint8Array> {
   let after = -1;
   for (;;) {
-    const rows = page.all(fileId, after); // pages with all(), never iterate(): see rejectsOf
+    const rows = await sqlOf(db).all<{ batch_index: number; key_hashes: Uint8Array }>(
+      `SELECT batch_index, key_hashes FROM push_batches WHERE file_id = ? AND batch_index > ? AND key_hashes IS NOT NULL
+       ORDER BY batch_index LIMIT 100`,
+      [fileId, after],
+    ); // in pages, nothing left open across the caller's awaits: see rejectsOf
     for (const row of rows) yield row.key_hashes;
     const last = rows.at(-1);
     if (last === undefined || rows.length < 100) return;
@@ -286,16 +326,16 @@ export interface StoredReject extends Omit<RejectRow, 'raw' | 'errors'> {
 }
 
 /** The rows a file did not write, in line order (for the rejects CSV and the report). */
-export function* rejectsOf(db: StateDb, fileId: number, stages: readonly RejectStage[]): Generator<StoredReject> {
-  // Read in pages with all(), never with iterate(): the rejects CSV is streamed to disk, and a statement left open
-  // across those awaits makes every other statement on the connection (the pull, other sources' checkpoints) fail
-  // with "This database connection is busy executing a query" (found by the chaos suite).
-  const page = db.statement<{ line: number; stage: RejectStage; field: string | null; code: string; message: string; raw: string; errors: string | null; sent: number }>(
-    `SELECT line, stage, field, code, message, raw, errors, sent FROM push_rejects WHERE file_id = ? AND line > ? ORDER BY line LIMIT ${REJECTS_PAGE}`,
-  );
+export async function* rejectsOf(db: StateDb, fileId: number, stages: readonly RejectStage[]): AsyncGenerator<StoredReject> {
+  // Read in pages: the rejects CSV is streamed to disk between them, and no statement or transaction stays open
+  // across those awaits (a statement left open made every other statement on the SQLite connection fail with
+  // "This database connection is busy executing a query", found by the chaos suite).
   let after = -1;
   for (;;) {
-    const rows = page.all(fileId, after);
+    const rows = await sqlOf(db).all<{ line: number; stage: RejectStage; field: string | null; code: string; message: string; raw: string; errors: string | null; sent: number }>(
+      `SELECT line, stage, field, code, message, raw, errors, sent FROM push_rejects WHERE file_id = ? AND line > ? ORDER BY line LIMIT ${REJECTS_PAGE}`,
+      [fileId, after],
+    );
     for (const row of rows) {
       if (!stages.includes(row.stage)) continue;
       const { field, code, message } = row;
@@ -321,55 +361,57 @@ export interface FileOutcome {
 }
 
 /** The file left processing/: its final place and counts. */
-export function finishFile(db: StateDb, id: number, outcome: FileOutcome): void {
+export async function finishFile(db: StateDb, id: number, outcome: FileOutcome): Promise<void> {
   const c = outcome.counts;
-  db.write(() =>
-    db.statement(
-      `UPDATE push_files SET status = ?, final_path = ?, finished_at = ?, rows_read = ?, rows_sent = ?, rows_accepted = ?,
-         rows_rejected = ?, rows_superseded = ?, rows_unchanged = ?, rows_skipped = ?, error_code = ?, error_message = ?,
-         duplicate_of = ?, next_attempt_at = NULL
-       WHERE id = ?`,
-    ).run(outcome.status, outcome.finalPath, db.now(), outcome.rowsRead ?? null, c?.sent ?? null, c?.accepted ?? null,
+  await updateFile(
+    db,
+    `status = ?, final_path = ?, finished_at = ?, rows_read = ?, rows_sent = ?, rows_accepted = ?, rows_rejected = ?,
+      rows_superseded = ?, rows_unchanged = ?, rows_skipped = ?, error_code = ?, error_message = ?, duplicate_of = ?,
+      next_attempt_at = NULL`,
+    [outcome.status, outcome.finalPath, db.now(), outcome.rowsRead ?? null, c?.sent ?? null, c?.accepted ?? null,
       c ? c.rejectedLocal + c.failed : null, c?.superseded ?? null, c?.unchanged ?? null, outcome.rowsSkipped ?? null,
-      outcome.error?.code ?? null, outcome.error?.message ?? null, outcome.duplicateOf ?? null, id),
+      outcome.error?.code ?? null, outcome.error?.message ?? null, outcome.duplicateOf ?? null],
+    id,
   );
 }
 
-export function getFile(db: StateDb, id: number): PushFile | undefined {
-  return db.statement<PushFile>(`SELECT * FROM push_files WHERE id = ?`).get(id);
+export async function getFile(db: StateDb, id: number): Promise<PushFile | undefined> {
+  return sqlOf(db).get<PushFile>(`SELECT * FROM push_files WHERE id = ?`, [id]);
 }
 
 /** Files still owned by the pipeline, oldest first (resumed before new files are taken). */
-export function unfinishedFiles(db: StateDb, source?: string): PushFile[] {
+export async function unfinishedFiles(db: StateDb, source?: string): Promise<PushFile[]> {
   const placeholders = UNFINISHED_STATUSES.map(() => '?').join(', ');
-  const rows = db.statement<PushFile>(`SELECT * FROM push_files WHERE status IN (${placeholders}) ORDER BY id`).all(...UNFINISHED_STATUSES);
+  const rows = await sqlOf(db).all<PushFile>(`SELECT * FROM push_files WHERE status IN (${placeholders}) ORDER BY id`, UNFINISHED_STATUSES);
   return source === undefined ? rows : rows.filter((r) => r.source === source);
 }
 
 /** Where the claimed file lives in processing/ (known once the row has its id). */
-export function setProcessingPath(db: StateDb, id: number, path: string): void {
-  db.write(() => db.statement(`UPDATE push_files SET processing_path = ? WHERE id = ?`).run(path, id));
+export async function setProcessingPath(db: StateDb, id: number, path: string): Promise<void> {
+  await updateFile(db, 'processing_path = ?', [path], id);
 }
 
 /** The content hash of the claimed file, taken after it was moved into processing/. */
-export function setContentHash(db: StateDb, id: number, sha256: string): void {
-  db.write(() => db.statement(`UPDATE push_files SET sha256 = ? WHERE id = ?`).run(sha256, id));
+export async function setContentHash(db: StateDb, id: number, sha256: string): Promise<void> {
+  await updateFile(db, 'sha256 = ?', [sha256], id);
 }
 
 /** Removes a claim whose file vanished before it was moved: nothing of it was ever ours. */
-export function dropClaim(db: StateDb, id: number): void {
-  db.write(() => db.statement(`DELETE FROM push_files WHERE id = ? AND status = 'claiming'`).run(id));
+export async function dropClaim(db: StateDb, id: number): Promise<void> {
+  await sqlOf(db).write((tx) => tx.run(`DELETE FROM push_files WHERE id = ? AND status = 'claiming'`, [id]));
 }
 
 /**
  * Records where the file is about to go and with which outcome, before it is moved. If the agent dies after the
  * move, start-up finds the file at `final_path` and closes the row with `final_status` (see finishMovedFile).
  */
-export function prepareFinish(db: StateDb, id: number, finalPath: string, status: 'done' | 'failed' | 'duplicate'): void {
-  db.write(() => db.statement(`UPDATE push_files SET final_path = ?, final_status = ? WHERE id = ?`).run(finalPath, status, id));
+export async function prepareFinish(db: StateDb, id: number, finalPath: string, status: 'done' | 'failed' | 'duplicate'): Promise<void> {
+  await updateFile(db, 'final_path = ?, final_status = ?', [finalPath, status], id);
 }
 
 /** The most fields any reject of the file has (a row with more fields than the header), for the rejects CSV. */
-export function maxRawFields(db: StateDb, fileId: number): number {
-  return db.statement<number>(`SELECT coalesce(max(json_array_length(raw)), 0) FROM push_rejects WHERE file_id = ?`).pluck().get(fileId) ?? 0;
+export async function maxRawFields(db: StateDb, fileId: number): Promise<number> {
+  const sql = sqlOf(db);
+  const length = sql.dialect.jsonArrayLength('raw');
+  return (await sql.value<number>(`SELECT coalesce(max(${length}), 0) FROM push_rejects WHERE file_id = ?`, [fileId])) ?? 0;
 }

@@ -1,11 +1,14 @@
 /**
- * Kysely types of every table and view of the state database (migrations 0001, 0002, 0004, 0005 and 0007).
+ * Row types of every table and view of the state database (migrations 0001, 0002, 0004, 0005 and 0007), on both backends.
  *
  * Conventions: timestamps are ISO 8601 text (UTC, from the agent's clock unless the column holds an API value);
  * money is decimal text exactly as the API sent it, never a number; JSON columns hold `JSON.stringify` text.
  * The push pipeline adds its tables (migration 0003_push) by extending `Database` in its own module.
  */
 import type { Generated } from 'kysely';
+
+/** Key of product-level rows (store_id NULL) in `current_prices.store_key` and in the per-store export folders. */
+export const PRODUCT_LEVEL_STORE_KEY = '_all';
 
 /**
  * `parked`: refused by the platform with a 4xx other than 409/429 (0005_api_state); set aside, not sent again until

@@ -107,8 +107,10 @@ export function buildFile(entity: ChaosEntity, n: number, rows: number, badShare
           built.lines.push(`${marker},${UNKNOWN_STORE},1.00,1`);
           built.invalid.push({ line, marker, stage: 'api' });
         } else {
-          const item = `S${n}-${j}`;
-          built.lines.push(`${item},${store(j)},${price(j)},${j}`);
+          // A nightly export of one assortment (delta push): the same keys in every file, a tenth of the prices
+          // changed from one file to the next, the rest unchanged.
+          const item = `S-${j}`;
+          built.lines.push(`${item},${store(j)},${price(j % 10 === 0 ? j + n : j)},${j}`);
           built.validKeys.push(productStoreKey({ item_id: item, store_id: store(j) }));
         }
         break;
@@ -162,7 +164,10 @@ export function sourcesYaml(options: { txMode: 'bulk' | 'import' }): string {
     '  - name: products\n    entity: products\n    path: ./inbox/products\n    stable_ms: 300\n    delimiter: ";"\n',
     '    encoding: windows-1252\n    batch_size: 40\n',
     '    columns: { item_id: Artikelnummer, sku: Artikelnummer, product_name: Bezeichnung, brand: Marke }\n',
-    '  - name: stores\n    entity: product_store\n    path: ./inbox/stores\n    stable_ms: 300\n    batch_size: 40\n',
+    // Delta sources (the default for products and product_store), without brakes: the drops are unrelated files,
+    // each one would "change" most of the keys the one before left.
+    '    brakes: false\n',
+    '  - name: stores\n    entity: product_store\n    path: ./inbox/stores\n    stable_ms: 300\n    batch_size: 40\n    brakes: false\n',
     `  - name: tx\n    entity: transactions\n    path: ./inbox/tx\n    stable_ms: 300\n    batch_size: 60\n    mode: ${options.txMode}\n`,
     '  - name: competitors\n    entity: competitor_prices\n    path: ./inbox/competitors\n    stable_ms: 300\n    batch_size: 40\n',
   ].join('');

@@ -22,8 +22,8 @@ function validators(rules: LabelRules): Record<string, (value: string) => boolea
   const consumers = new Set(rules.consumers ?? []);
   return {
     source: (v) => sources.has(v),
-    // Files (done ... vanished) and scheduled job runs (success, failure).
-    outcome: (v) => ['done', 'failed', 'duplicate', 'deferred', 'refused', 'vanished', 'success', 'failure'].includes(v),
+    // Files (done ... held) and scheduled job runs (success, failure).
+    outcome: (v) => ['done', 'failed', 'duplicate', 'deferred', 'refused', 'vanished', 'held', 'success', 'failure'].includes(v),
     entity: (v) => (ENTITIES as readonly string[]).includes(v),
     result: (v) => ['accepted', 'rejected', 'superseded', 'unchanged', 'skipped'].includes(v),
     operation: (v) => Object.hasOwn(OPERATIONS, v),

@@ -15,8 +15,9 @@ import { loadConfig, type Config } from '../../src/config/index.ts';
 import { pushFile, type FileResult } from '../../src/ingest/push-file.ts';
 import { compileSource } from '../../src/ingest/read/index.ts';
 import { startSandbox, type SandboxHandle } from '../../src/sandbox/index.ts';
-import type { FileDetail, FileListItem } from '../../src/status/file-list.ts';
-import { databasePath, openDatabase } from '../../src/store/open-database.ts';
+import type { FileDetail } from '../../src/status/file-list.ts';
+import type { FileListItem } from '../../src/store/push-ledger-views.ts';
+import { openStateDb } from '../../src/store/open-state-db.ts';
 import type { StateDb } from '../../src/store/state-db.ts';
 import { refusedUrl } from '../support/scripted-server.ts';
 import { runCli } from '../support/run-cli.ts';
@@ -72,7 +73,7 @@ beforeAll(async () => {
   configFile = await writeConfig('no-daemon', Number(new URL(await refusedUrl()).port));
   daemonConfigFile = await writeConfig('daemon', (daemon.address() as AddressInfo).port);
   config = await loadConfig(configFile, {}, {});
-  db = await openDatabase(databasePath(config.state.dir));
+  db = await openStateDb(config.state);
   api = connectApi(config.api, captureLogger('info').logger);
 
   ids.done = idOf(await push('products', 'good.csv', 'item_id,sku\nP1,P1\nP2,P2\n'));

@@ -15,10 +15,10 @@ import { systemClock } from '../../src/clock.ts';
 import { loadConfig, type Config } from '../../src/config/index.ts';
 import { pushFile, type FileResult } from '../../src/ingest/push-file.ts';
 import { compileSource } from '../../src/ingest/read/index.ts';
-import { ackConsumer } from '../../src/outbox/price-feed.ts';
+import { ackConsumer } from '../../src/store/price-feed.ts';
 import { runApprovedPricesPull } from '../../src/pull/approved-prices.ts';
 import { startSandbox, type SandboxHandle } from '../../src/sandbox/index.ts';
-import { databasePath, openDatabase } from '../../src/store/open-database.ts';
+import { openStateDb } from '../../src/store/open-state-db.ts';
 import type { StateDb } from '../../src/store/state-db.ts';
 import type { StatusReport } from '../../src/status/status-report.ts';
 import { refusedUrl } from '../support/scripted-server.ts';
@@ -103,12 +103,12 @@ describe('pricing-agent status', () => {
     beforeAll(async () => {
       configFile = await writeConfig('main', './state', daemonPort);
       config = await loadConfig(configFile, {}, {});
-      db = await openDatabase(databasePath(config.state.dir));
+      db = await openStateDb(config.state);
       api = connectApi(config.api, captureLogger('info').logger);
       expect((await push('products', 'good.csv', 'item_id,sku,product_name\nP1,P1,Käse\nP2,P2,Brot\n')).outcome).toBe('done');
       expect((await push('products', 'broken.csv', 'item_id,sku\nP3,"P3\nP4,P4\n')).outcome).toBe('failed');
       await runApprovedPricesPull({ db, client: api.client, clock: systemClock, logger: captureLogger('info').logger });
-      ackConsumer(db, 'pos-1', 10);
+      await ackConsumer(db, 'pos-1', 10);
       // The platform rotates the key: the next file is deferred (401), and the configured key no longer works.
       const previous = oldKey();
       sandbox.control.rotateKey();

@@ -134,6 +134,7 @@ describe('the feed on the overview (status --json feed, issue 14)', () => {
       database: { path: '/s/pricing-agent.db', state: 'ok' },
       sources: [],
       processing_files: [],
+      held_files: [],
       pull: null,
       outbox: null,
       mirrors: [],

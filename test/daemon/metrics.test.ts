@@ -9,9 +9,9 @@ import { AgentMetrics } from '../../src/daemon/metrics.ts';
 function populated(): AgentMetrics {
   const m = new AgentMetrics({
     outbox: () => Promise.resolve({ feedRows: 1200, consumers: [{ name: 'pos-north', lag: 3 }] }),
-    mirrors: () => [{ stream: 'products', watermarkAgeSeconds: 42 }, { stream: 'grids', watermarkAgeSeconds: null }],
+    mirrors: () => Promise.resolve([{ stream: 'products', watermarkAgeSeconds: 42 }, { stream: 'grids', watermarkAgeSeconds: null }]),
     ready: () => true,
-    feed: () => ({
+    feed: () => Promise.resolve({
       listen: 'https://0.0.0.0:9465',
       apply_deadline: '2h',
       consumers: [
@@ -20,6 +20,7 @@ function populated(): AgentMetrics {
       ],
       overdue: [{ consumer: 'store-0417-pos', store_id: 'b3a1c2d4-0000-4000-8000-000000000001', rows: 12, oldest_recorded_at: '2026-11-22T07:00:00.000Z' }],
     }),
+    heldFiles: () => Promise.resolve([{ source: 'erp-store-prices', count: 1 }]),
   });
   m.approvalToOutbox.observe(42);
   m.feedRequests.inc({ consumer: 'store-0417-pos' });

@@ -80,7 +80,7 @@ describe('feed listener over time', () => {
     const h = await feedHarness('http', [pos], { limits: { responseFlushMs: 300 }, events: { connections: (n) => (open = n) } });
     // About 20 MB in one answer: more than the socket buffers of loopback hold, so most of it waits in the listener.
     const long = 'L'.repeat(4_000);
-    h.append(Array.from({ length: 2_500 }, () => STORE_A), { item_id: long, sku: long });
+    await h.append(Array.from({ length: 2_500 }, () => STORE_A), { item_id: long, sku: long });
     const reader = await openSocket(h.url);
     reader.socket.pause(); // reads nothing
     reader.socket.write(`GET /feed/v1/changes?limit=10000 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${pos.token}\r\n\r\n`);

@@ -3,10 +3,11 @@
  * it was last seen; the apply deadline flags a store with due prices unapplied too long, logged once per episode.
  */
 import { describe, expect, it } from 'vitest';
+import { sqlValue } from '../support/state-sql.ts';
 import { sha256Hex, type FeedConfig } from '../../src/config/feed-schema.ts';
 import { ApplyDeadlineMonitor } from '../../src/feed/apply-deadline.ts';
 import { feedOverview } from '../../src/feed/consumer-status.ts';
-import { advanceConsumer } from '../../src/outbox/price-feed.ts';
+import { advanceConsumer } from '../../src/store/price-feed.ts';
 import { recordApplied, recordLastSeen } from '../../src/store/feed-consumers.ts';
 import { ManualClock } from '../support/manual-clock.ts';
 import { captureLogger } from '../support/test-logger.ts';
@@ -33,17 +34,17 @@ async function setUp() {
 describe('feedOverview', () => {
   it('shows offset, applied seq, lag in rows and seconds, and last seen, per consumer and store', async () => {
     const { clock, db, add } = await setUp();
-    add(A); // seq 1 at 10:00
-    add(null); // 2, product-level
+    await add(A); // seq 1 at 10:00
+    await add(null); // 2, product-level
     await clock.advance(10 * MINUTE);
-    add(B); // 3 at 10:10
-    add(A); // 4
+    await add(B); // 3 at 10:10
+    await add(A); // 4
     const feed = { listen: '127.0.0.1:9465', tls: null, apply_deadline: '2h', consumers: consumers(['pos-a', [A]], ['pos-b', [B]], ['mw', '*']) };
-    advanceConsumer(db, 'pos-a', 4);
-    recordApplied(db, 'pos-a', A, 2, '2026-11-22T10:05:00Z');
-    recordLastSeen(db, new Map([['pos-a', '2026-11-22T10:09:00.000Z']]));
+    await advanceConsumer(db, 'pos-a', 4);
+    await recordApplied(db, 'pos-a', A, 2, '2026-11-22T10:05:00Z');
+    await recordLastSeen(db, new Map([['pos-a', '2026-11-22T10:09:00.000Z']]));
     await clock.advance(5 * MINUTE); // 10:15
-    const overview = feedOverview(db, feed, clock.now());
+    const overview = await feedOverview(db, feed, clock.now());
     expect(overview).toEqual({
       listen: 'http://127.0.0.1:9465',
       apply_deadline: '2h',
@@ -62,25 +63,25 @@ describe('feedOverview', () => {
       ],
       overdue: [],
     });
-    recordApplied(db, 'pos-a', A, 4, null);
-    expect(feedOverview(db, feed, clock.now()).consumers[0]?.stores).toEqual([{ store_id: A, applied_seq: 4, lag_rows: 0, lag_seconds: 0 }]);
+    await recordApplied(db, 'pos-a', A, 4, null);
+    expect((await feedOverview(db, feed, clock.now())).consumers[0]?.stores).toEqual([{ store_id: A, applied_seq: 4, lag_rows: 0, lag_seconds: 0 }]);
   });
 
   it('flags a store whose due prices are not applied within the deadline, but not future-dated ones', async () => {
     const { clock, db, add } = await setUp();
-    add(A, '2026-11-22'); // due today
-    add(A, '2026-12-24'); // future: never overdue today
-    add(B, null); // no effective date: due at once
+    await add(A, '2026-11-22'); // due today
+    await add(A, '2026-12-24'); // future: never overdue today
+    await add(B, null); // no effective date: due at once
     const feed = { listen: null, tls: null, apply_deadline: '2h', consumers: consumers(['pos-a', [A]], ['pos-b', [B]]) };
     await clock.advance(119 * MINUTE);
-    expect(feedOverview(db, feed, clock.now()).overdue).toEqual([]);
+    expect((await feedOverview(db, feed, clock.now())).overdue).toEqual([]);
     await clock.advance(1 * MINUTE);
-    expect(feedOverview(db, feed, clock.now()).overdue).toEqual([
+    expect((await feedOverview(db, feed, clock.now())).overdue).toEqual([
       { consumer: 'pos-a', store_id: A, rows: 1, oldest_recorded_at: '2026-11-22T10:00:00.000Z' },
       { consumer: 'pos-b', store_id: B, rows: 1, oldest_recorded_at: '2026-11-22T10:00:00.000Z' },
     ]);
-    recordApplied(db, 'pos-a', A, 1, null); // the due one; the future one stays unapplied, and not overdue
-    const after = feedOverview(db, feed, clock.now());
+    await recordApplied(db, 'pos-a', A, 1, null); // the due one; the future one stays unapplied, and not overdue
+    const after = await feedOverview(db, feed, clock.now());
     expect(after.overdue.map((o) => o.consumer)).toEqual(['pos-b']);
     expect(after.consumers[0]?.stores[0]).toMatchObject({ applied_seq: 1, lag_rows: 1 });
   });
@@ -88,7 +89,7 @@ describe('feedOverview', () => {
   it('warns once per store while it stays overdue, and says when it caught up', async () => {
     const { clock, db, add } = await setUp();
     const { logger, lines } = captureLogger('info');
-    add(A);
+    await add(A);
     const feed: FeedConfig = {
       listen: null,
       tls: null,
@@ -98,18 +99,18 @@ describe('feedOverview', () => {
       max_connections: 10,
     };
     const monitor = new ApplyDeadlineMonitor({ db, feed: () => feed, clock, logger });
-    expect(monitor.check().overdue).toEqual([]);
+    expect((await monitor.check()).overdue).toEqual([]);
     await clock.advance(31 * MINUTE);
-    monitor.check();
-    monitor.check();
-    add(A);
-    monitor.check();
+    await monitor.check();
+    await monitor.check();
+    await add(A);
+    await monitor.check();
     expect(lines().map((l) => [l['level'], l['msg']])).toEqual([
       ['warn', `store ${A} (pos-a) has not applied 1 due price change(s) within 30m; check the store's POS`],
     ]);
-    recordApplied(db, 'pos-a', A, 2, null);
-    monitor.check();
-    monitor.check();
+    await recordApplied(db, 'pos-a', A, 2, null);
+    await monitor.check();
+    await monitor.check();
     expect(lines().map((l) => l['msg']).slice(1)).toEqual(['store has applied its overdue price changes']);
   });
 
@@ -118,17 +119,17 @@ describe('feedOverview', () => {
     const stores = Array.from({ length: 300 }, (_, i) => `store-${String(i).padStart(4, '0')}`);
     let id = 0;
     for (let page = 0; page < 10; page += 1) {
-      deliver(db, Array.from({ length: 500 }, (_, i) => approval(++id, { store_id: i % 10 === 0 ? null : (stores[(id + i) % stores.length] ?? null) })));
+      await deliver(db, Array.from({ length: 500 }, (_, i) => approval(++id, { store_id: i % 10 === 0 ? null : (stores[(id + i) % stores.length] ?? null) })));
     }
     const list = consumers(...stores.map((s, i): [string, string[]] => [`pos-${i}`, [s]]));
-    for (const [i, store] of stores.entries()) if (i % 15 === 0) recordApplied(db, `pos-${i}`, store, 2500, null);
-    const overview = feedOverview(db, { listen: null, tls: null, apply_deadline: '2h', consumers: list }, clock.now() + 3 * 3_600_000);
+    for (const [i, store] of stores.entries()) if (i % 15 === 0) await recordApplied(db, `pos-${i}`, store, 2500, null);
+    const overview = await feedOverview(db, { listen: null, tls: null, apply_deadline: '2h', consumers: list }, clock.now() + 3 * 3_600_000);
     expect(overview.consumers).toHaveLength(300);
     expect(overview.overdue).toHaveLength(300);
     const rowsOf = (seqFrom: number, store: string | null) =>
-      db.statement<number>('SELECT count(*) FROM price_feed WHERE seq > ? AND (store_id IS ? OR store_id IS NULL)').pluck().get(seqFrom, store);
+      sqlValue<number>(db, 'SELECT count(*) FROM price_feed WHERE seq > ? AND (store_id IS NOT DISTINCT FROM ? OR store_id IS NULL)', [seqFrom, store]);
     for (const [i, c] of overview.consumers.entries()) {
-      expect(c.stores[0]?.lag_rows).toBe(rowsOf(i % 15 === 0 ? 2500 : 0, stores[i] ?? null));
+      expect(c.stores[0]?.lag_rows).toBe(await rowsOf(i % 15 === 0 ? 2500 : 0, stores[i] ?? null));
     }
   });
 });

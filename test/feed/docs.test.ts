@@ -14,7 +14,7 @@ import { docBlock, FEED_DOC as DOC } from './feed-doc.ts';
 const promtool = spawnSync('promtool', ['--version']).status === 0;
 
 async function exportedMetrics(): Promise<Set<string>> {
-  const metrics = new AgentMetrics({ outbox: () => Promise.resolve({ feedRows: 0, consumers: [] }), mirrors: () => [], ready: () => true });
+  const metrics = new AgentMetrics({ outbox: () => Promise.resolve({ feedRows: 0, consumers: [] }), mirrors: () => Promise.resolve([]), ready: () => true });
   return new Set((await metrics.registry.getMetricsAsJSON()).map((m) => m.name));
 }
 

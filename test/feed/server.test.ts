@@ -4,8 +4,9 @@
  * back, confirmations of application, errors as {"detail": ...}, the rate limit, and what a reload does to a token.
  */
 import { describe, expect, it } from 'vitest';
-import { openDatabase } from '../../src/store/open-database.ts';
-import { approval, deliver, onCleanup } from '../outbox/support.ts';
+import { sqlRows, sqlValue } from '../support/state-sql.ts';
+import { databaseId } from '../../src/store/meta.ts';
+import { approval, deliver, reopenTempDb } from '../outbox/support.ts';
 import { until } from '../support/test-logger.ts';
 import { type FeedPage, feedConfig, feedHarness, type Protocol, STORE_A, STORE_B, STORE_C, testConsumer } from './support.ts';
 
@@ -31,7 +32,7 @@ describe.each<Protocol>(['http', 'https'])('feed API over %s', (protocol) => {
     expect([method.status, method.headers['allow']]).toEqual([405, 'GET, PUT']);
     const ok = await h.call('GET', '/feed/v1/changes');
     expect(ok.status).toBe(200);
-    expect(ok.headers['feed-database-id']).toBe(h.db.statement(`SELECT value FROM agent_meta WHERE key = 'database_id'`).pluck().get());
+    expect(ok.headers['feed-database-id']).toBe(await databaseId(h.db));
     const warnings = JSON.parse(h.logText()) as { level: string; msg: string }[];
     expect(warnings.filter((l) => l.level === 'warn').map((l) => l.msg)).toEqual([
       'a feed request came from 127.0.0.1 without a token (401); check that client\'s token (logged once an hour per address)',
@@ -44,15 +45,17 @@ describe.each<Protocol>(['http', 'https'])('feed API over %s', (protocol) => {
 
   it('hands each consumer the rows of its stores and every product-level row, in seq order, page by page', async () => {
     const h = await feedHarness(protocol, consumers);
-    h.append([STORE_A, STORE_B, null, STORE_C, STORE_A, STORE_B, null]);
-    h.append([STORE_B], { cancelled_at: '2026-11-22T09:00:00Z' }); // delivered cancelled: its withdrawal
+    await h.append([STORE_A, STORE_B, null, STORE_C, STORE_A, STORE_B, null]);
+    await h.append([STORE_B], { cancelled_at: '2026-11-22T09:00:00Z' }); // delivered cancelled: its withdrawal
     const page = async (token: string, query: string) => {
       const answer = await h.call('GET', `/feed/v1/changes${query}`, { token });
       expect(answer.status).toBe(200);
       return answer.json() as FeedPage;
     };
     const seen = (p: FeedPage) => p.items.map((i) => [i.seq, i.store_id, i.kind]);
-    expect(seen(await page(north.token, ''))).toEqual([[1, STORE_A, 'price'], [3, null, 'price'], [5, STORE_A, 'price'], [7, null, 'price']]);
+    const northPage = await page(north.token, '');
+    expect(seen(northPage)).toEqual([[1, STORE_A, 'price'], [3, null, 'price'], [5, STORE_A, 'price'], [7, null, 'price']]);
+    expect(northPage.next_after).toBe(8); // the agent looked up to 8: nothing more of north's after 7
     expect(seen(await page(south.token, ''))).toEqual([
       [2, STORE_B, 'price'], [3, null, 'price'], [4, STORE_C, 'price'], [6, STORE_B, 'price'], [7, null, 'price'],
       [8, STORE_B, 'withdrawal'],
@@ -74,7 +77,7 @@ describe.each<Protocol>(['http', 'https'])('feed API over %s', (protocol) => {
 
   it('speaks NDJSON and CSV when asked by Accept, and refuses what it cannot speak', async () => {
     const h = await feedHarness(protocol, consumers);
-    h.append([STORE_A, STORE_B, null]);
+    await h.append([STORE_A, STORE_B, null]);
     const ndjson = await h.call('GET', '/feed/v1/changes', { accept: 'application/x-ndjson' });
     expect(ndjson.headers['content-type']).toBe('application/x-ndjson; charset=utf-8');
     expect(ndjson.headers['feed-next-after']).toBe('3');
@@ -93,7 +96,7 @@ describe.each<Protocol>(['http', 'https'])('feed API over %s', (protocol) => {
 
   it('refuses bad parameters with 422 and says what is wrong', async () => {
     const h = await feedHarness(protocol, consumers);
-    h.append([STORE_A]);
+    await h.append([STORE_A]);
     for (const [query, detail] of [
       ['?after=-1', 'after must be an integer from 0'],
       ['?after=abc', 'after must be an integer from 0'],
@@ -113,14 +116,14 @@ describe.each<Protocol>(['http', 'https'])('feed API over %s', (protocol) => {
 
   it('long-polls: answers as soon as a row of its stores is committed, not for other stores, and empty when the wait ends', async () => {
     const h = await feedHarness(protocol, consumers);
-    h.append([STORE_A]);
+    await h.append([STORE_A]);
     const waiting = h.call('GET', '/feed/v1/changes?after=1&wait=30');
     await until(() => h.server.waiting === 1, 'the long-poll to wait');
-    h.append([STORE_B, STORE_C]); // not north's stores: it keeps waiting
-    await until(() => h.server.waiting === 1 && h.db.statement('SELECT max(seq) FROM price_feed').pluck().get() === 3, 'commit');
+    await h.append([STORE_B, STORE_C]); // not north's stores: it keeps waiting
+    await until(async () => h.server.waiting === 1 && (await sqlValue(h.db, 'SELECT max(seq) FROM price_feed')) === 3, 'commit');
     await new Promise((r) => setImmediate(r));
     expect(h.server.waiting).toBe(1);
-    h.append([STORE_A]);
+    await h.append([STORE_A]);
     const answer = await waiting;
     expect((answer.json() as FeedPage).items.map((i) => i.seq)).toEqual([4]);
     // A wait that sees no row ends with an empty page when its time is up (the injected clock moves it).
@@ -131,27 +134,26 @@ describe.each<Protocol>(['http', 'https'])('feed API over %s', (protocol) => {
     // A product-level row wakes every consumer.
     const polls = [north, south, central].map((c) => h.call('GET', '/feed/v1/changes?after=4&wait=30', { token: c.token }));
     await until(() => h.server.waiting === 3, 'three long-polls to wait');
-    h.append([null]);
+    await h.append([null]);
     for (const poll of polls) expect(((await poll).json() as FeedPage).items.map((i) => i.seq)).toEqual([5]);
   });
 
   it('long-polls are woken by a commit of another process (another connection to the database file)', async () => {
     const h = await feedHarness(protocol, consumers);
-    h.append([STORE_A]);
-    const other = await openDatabase(h.db.path);
-    onCleanup(() => other.close());
+    await h.append([STORE_A]);
+    const other = await reopenTempDb(h.db);
     const waiting = h.call('GET', '/feed/v1/changes?after=1&wait=30');
     await until(() => h.server.waiting === 1, 'the long-poll to wait');
-    deliver(other, [approval(9001, { store_id: STORE_A })]); // nothing announces it in this process: data_version does
+    await deliver(other, [approval(9001, { store_id: STORE_A })]); // nothing announces it in this process: the change marker does
     expect(((await waiting).json() as FeedPage).items.map((i) => i.approval_id)).toEqual([9001]);
   });
 
   it('GET /current: the prices of one of its stores in force and upcoming, with the seq they reflect', async () => {
     const h = await feedHarness(protocol, consumers);
-    h.append([STORE_A], { item_id: 'I-1', effective_date: '2026-11-01', approved_price: '1.00' });
-    h.append([null], { item_id: 'I-2', effective_date: '2026-11-10', approved_price: '2.00' });
-    h.append([STORE_A], { item_id: 'I-1', effective_date: '2026-12-24', approved_price: '0.90' });
-    h.append([STORE_B], { item_id: 'I-1', effective_date: '2026-11-01', approved_price: '1.10' });
+    await h.append([STORE_A], { item_id: 'I-1', effective_date: '2026-11-01', approved_price: '1.00' });
+    await h.append([null], { item_id: 'I-2', effective_date: '2026-11-10', approved_price: '2.00' });
+    await h.append([STORE_A], { item_id: 'I-1', effective_date: '2026-12-24', approved_price: '0.90' });
+    await h.append([STORE_B], { item_id: 'I-1', effective_date: '2026-11-01', approved_price: '1.10' });
     const answer = await h.call('GET', `/feed/v1/current?store=${STORE_A}`);
     expect(answer.status).toBe(200);
     const body = answer.json() as { store_id: string; seq: number; date: string; items: unknown[]; upcoming: unknown[] };
@@ -173,7 +175,7 @@ describe.each<Protocol>(['http', 'https'])('feed API over %s', (protocol) => {
 
   it('PUT /offset moves the committed offset forward only; /changes starts from it', async () => {
     const h = await feedHarness(protocol, consumers);
-    h.append([STORE_A, STORE_A, STORE_A]);
+    await h.append([STORE_A, STORE_A, STORE_A]);
     expect((await h.call('GET', '/feed/v1/offset')).json()).toEqual({ offset: null });
     expect((await h.call('PUT', '/feed/v1/offset', { body: { seq: 2 } })).json()).toEqual({ offset: 2 });
     expect(((await h.call('GET', '/feed/v1/changes')).json() as FeedPage).items.map((i) => i.seq)).toEqual([3]);
@@ -185,12 +187,12 @@ describe.each<Protocol>(['http', 'https'])('feed API over %s', (protocol) => {
     expect((await h.call('PUT', '/feed/v1/offset', { body: 'seq=3' })).status).toBe(400);
     expect((await h.call('PUT', '/feed/v1/offset', { body: { seq: 3 } })).json()).toEqual({ offset: 3 });
     // The offset is the consumer's row of consumer_offsets, which `status` and SQL readers see.
-    expect(h.db.statement('SELECT last_seq FROM consumer_offsets WHERE consumer = ?').pluck().get('pos-north')).toBe(3);
+    expect(await sqlValue(h.db, 'SELECT last_seq FROM consumer_offsets WHERE consumer = ?', ['pos-north'])).toBe(3);
   });
 
   it('POST /applied records per store the seq applied (204), never backwards, only for its own stores', async () => {
     const h = await feedHarness(protocol, consumers);
-    h.append([STORE_B, STORE_C, STORE_B]);
+    await h.append([STORE_B, STORE_C, STORE_B]);
     const post = (body: unknown, token = south.token) => h.call('POST', '/feed/v1/applied', { token, body });
     const ok = await post({ store_id: STORE_B, seq: 3, applied_at: '2026-11-22T10:05:00+01:00' });
     expect([ok.status, ok.text]).toEqual([204, '']);
@@ -202,7 +204,7 @@ describe.each<Protocol>(['http', 'https'])('feed API over %s', (protocol) => {
     const badTime = await post({ store_id: STORE_B, seq: 3, applied_at: 'yesterday' });
     expect([badTime.status, (badTime.json() as { detail: string }).detail]).toEqual([422, 'applied_at: Input should be a valid datetime']);
     expect((await post({ seq: 3 })).status).toBe(422);
-    const rows = h.db.statement('SELECT consumer, store_id, applied_seq, applied_at FROM feed_applied ORDER BY consumer, store_id').all();
+    const rows = await sqlRows(h.db, 'SELECT consumer, store_id, applied_seq, applied_at FROM feed_applied ORDER BY consumer, store_id');
     expect(rows).toEqual([
       { consumer: 'pos-north', store_id: STORE_A, applied_seq: 1, applied_at: null },
       { consumer: 'pos-south', store_id: STORE_B, applied_seq: 3, applied_at: '2026-11-22T10:05:00+01:00' },
@@ -218,8 +220,8 @@ describe.each<Protocol>(['http', 'https'])('feed API over %s', (protocol) => {
     expect((await h.call('GET', '/feed/v1/offset', { token: south.token })).status).toBe(200); // its own bucket
     await h.clock.advance(1_000);
     expect((await h.call('GET', '/feed/v1/offset')).status).toBe(200);
-    h.server.flushLastSeen();
-    const seen = h.db.statement('SELECT consumer, last_seen_at FROM feed_consumers ORDER BY consumer').all();
+    await h.server.flushLastSeen();
+    const seen = await sqlRows(h.db, 'SELECT consumer, last_seen_at FROM feed_consumers ORDER BY consumer');
     expect(seen).toEqual([
       { consumer: 'pos-north', last_seen_at: '2026-11-22T10:00:01.000Z' },
       { consumer: 'pos-south', last_seen_at: '2026-11-22T10:00:00.000Z' },
@@ -228,7 +230,7 @@ describe.each<Protocol>(['http', 'https'])('feed API over %s', (protocol) => {
 
   it('a reload that removes a token stops it at once, waiting long-polls included; a new token works at once', async () => {
     const h = await feedHarness(protocol, consumers);
-    h.append([STORE_A]);
+    await h.append([STORE_A]);
     const waiting = h.call('GET', '/feed/v1/changes?after=1&wait=60');
     const stillWaiting = h.call('GET', '/feed/v1/changes?after=1&wait=60', { token: south.token });
     await until(() => h.server.waiting === 2, 'two long-polls to wait');
@@ -241,9 +243,9 @@ describe.each<Protocol>(['http', 'https'])('feed API over %s', (protocol) => {
     expect((await h.call('GET', '/feed/v1/changes', { token: newcomer.token })).status).toBe(200);
     // South's scope loses store B: its wait goes on under the new scope, and a row of C wakes it.
     await h.server.reconfigure(feedConfig(protocol, [{ ...south, stores: [STORE_C] }, central]));
-    h.append([STORE_B]);
-    await until(() => h.db.statement('SELECT max(seq) FROM price_feed').pluck().get() === 2, 'commit');
-    h.append([STORE_C]);
+    await h.append([STORE_B]);
+    await until(async () => (await sqlValue(h.db, 'SELECT max(seq) FROM price_feed')) === 2, 'commit');
+    await h.append([STORE_C]);
     expect(((await stillWaiting).json() as FeedPage).items.map((i) => i.store_id)).toEqual([STORE_C]);
   });
 

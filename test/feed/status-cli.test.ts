@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../src/config/feed-schema.ts';
 import { recordApplied } from '../../src/store/feed-consumers.ts';
-import { databasePath, openDatabase } from '../../src/store/open-database.ts';
+import { databasePath, openSqlite } from '../../src/store/sqlite/open-sqlite.ts';
 import type { StatusReport } from '../../src/status/status-report.ts';
 import { approval, deliver } from '../outbox/support.ts';
 import { runCli } from '../support/run-cli.ts';
@@ -21,10 +21,10 @@ let config: string;
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'pa-feed-status-'));
-  const db = await openDatabase(databasePath(join(dir, 'state')), { now: () => Date.now() - 3 * 3_600_000 });
+  const db = await openSqlite(databasePath(join(dir, 'state')), { now: () => Date.now() - 3 * 3_600_000 });
   const today = new Date().toISOString().slice(0, 10);
-  deliver(db, [approval(1, { store_id: A, effective_date: '2026-01-01' }), approval(2, { store_id: B, effective_date: null }), approval(3, { store_id: A, effective_date: '2999-01-01' })]);
-  recordApplied(db, 'pos-b', B, 2, `${today}T06:00:00Z`);
+  await deliver(db, [approval(1, { store_id: A, effective_date: '2026-01-01' }), approval(2, { store_id: B, effective_date: null }), approval(3, { store_id: A, effective_date: '2999-01-01' })]);
+  await recordApplied(db, 'pos-b', B, 2, `${today}T06:00:00Z`);
   await db.close();
   config = join(dir, 'pricing-agent.yaml');
   await writeFile(

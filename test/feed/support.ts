@@ -10,6 +10,7 @@ import { sha256Hex, type FeedConfig } from '../../src/config/feed-schema.ts';
 import { FeedServer, type FeedLimits, type FeedServerEvents } from '../../src/feed/server.ts';
 import type { StateDb } from '../../src/store/state-db.ts';
 import { ManualClock } from '../support/manual-clock.ts';
+import { sqlValue } from '../support/state-sql.ts';
 import { captureLogger } from '../support/test-logger.ts';
 import { approval, deliver, onCleanup, openTempDb } from '../outbox/support.ts';
 
@@ -62,7 +63,7 @@ export interface FeedHarness {
   /** A request as a POS sends it; `token` null sends no Authorization header. */
   call(method: string, path: string, options?: { token?: string | null; body?: unknown; accept?: string; signal?: AbortSignal }): Promise<Answer>;
   /** Appends feed rows: one approval per entry, for a store (null: product-level). Returns the last seq. */
-  append(stores: readonly (string | null)[], overrides?: Parameters<typeof approval>[1]): number;
+  append(stores: readonly (string | null)[], overrides?: Parameters<typeof approval>[1]): Promise<number>;
   dispatcher: Agent;
 }
 
@@ -113,10 +114,10 @@ export async function feedHarness(
       const text = await res.body.text();
       return { status: res.statusCode, headers: res.headers, text, json: () => JSON.parse(text) as unknown };
     },
-    append(stores, overrides = {}) {
+    async append(stores, overrides = {}) {
       const items = stores.map((store) => approval(nextId++, { store_id: store, ...overrides }));
-      deliver(db, items);
-      return db.statement<number>('SELECT max(seq) FROM price_feed').pluck().get() ?? 0;
+      await deliver(db, items);
+      return (await sqlValue<number>(db, 'SELECT max(seq) FROM price_feed')) ?? 0;
     },
   };
 }

@@ -29,7 +29,7 @@ describe('rows that write the same record', () => {
     keys.close();
   });
 
-  it('across batches (bulk, last): repeated key hashes point at the rows to confirm, in passes of bounded size', () => {
+  it('across batches (bulk, last): repeated key hashes point at the rows to confirm, in passes of bounded size', async () => {
     const batches: Uint8Array[] = [];
     for (let b = 0; b < 30; b++) {
       const hashes = new BatchKeyHashes();
@@ -39,8 +39,8 @@ describe('rows that write the same record', () => {
       }
       batches.push(hashes.bytes() as Uint8Array);
     }
-    expect(linesWithRepeatedHashes(() => batches, 3000)).toEqual(new Set([7, 1007, 2007]));
-    expect(linesWithRepeatedHashes(() => batches, 3000, 500)).toEqual(new Set([7, 1007, 2007])); // six passes
+    await expect(linesWithRepeatedHashes(() => batches, 3000)).resolves.toEqual(new Set([7, 1007, 2007]));
+    await expect(linesWithRepeatedHashes(() => batches, 3000, 500)).resolves.toEqual(new Set([7, 1007, 2007])); // six passes
     expect(keyHash('repeated')).toEqual(keyHash('repeated'));
     expect(keyHash('a\u0001bc')).not.toEqual(keyHash('ab\u0001c'));
     expect(supersededAfterSend(new Map([[1007, 'k'], [2007, 'k'], [3007, 'k'], [5, 'other']]))).toEqual(new Map([[1007, 3007], [2007, 3007]]));

@@ -37,6 +37,9 @@ describe('SourceSchema', () => {
       poll: false,
       poll_interval_ms: 2000,
       done_marker: '.done',
+      snapshot: false,
+      missing: 'report',
+      brakes: { max_changed_share: 0.5, max_missing_share: 0.05, max_price_change_pct: 500 },
     });
   });
 

@@ -10,6 +10,7 @@
 import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { sqlRows, sqlValue } from '../support/state-sql.ts';
 import { exportStoreFiles } from '../../src/outbox/store-files.ts';
 import { runApprovedPricesPull, type PullRunSummary } from '../../src/pull/approved-prices.ts';
 import { runApprovedPricesReconciliation } from '../../src/pull/reconcile.ts';
@@ -119,7 +120,7 @@ for (const [dialect, listed] of RUNS) {
 
       // The feed: one 'price' row per delivered version, one 'withdrawal' per delivered version now cancelled.
       const versions = new Map(sandboxApprovals(h.sandbox).map((a) => [a.id, a]));
-      const feed = h.db.statement<FeedRow>('SELECT * FROM price_feed ORDER BY seq').all();
+      const feed = await sqlRows<FeedRow>(h.db, 'SELECT * FROM price_feed ORDER BY seq');
       const prices = feed.filter((r) => r.kind === 'price');
       expect(prices.map((r) => r.approval_id).sort((a, b) => a - b)).toEqual([...delivered].sort((a, b) => a - b));
       const cancelledDelivered = [...delivered].filter((id) => versions.get(id)?.cancelled_at !== null);
@@ -145,7 +146,7 @@ for (const [dialect, listed] of RUNS) {
 
       // current_prices: today, when the future-dated prices arrive, and beyond.
       for (const date of [day(0), day(13), day(45)]) {
-        const actual = currentPricesAt(h.db, date).map((p) => ({
+        const actual = (await currentPricesAt(h.db, date)).map((p) => ({
           item_id: p.item_id,
           store_key: p.store_key,
           approved_price: p.approved_price,
@@ -154,9 +155,9 @@ for (const [dialect, listed] of RUNS) {
         }));
         expect(actual, `prices in force on ${date}`).toEqual(expectedPricesAt(h.sandbox, date));
       }
-      const viewToday = h.db.statement<{ n: number }>('SELECT count(*) AS n FROM current_prices').get()?.n;
+      const viewToday = await sqlValue<number>(h.db, 'SELECT count(*) FROM current_prices');
       const localToday = new Date(Date.now() - new Date().getTimezoneOffset() * 60_000).toISOString().slice(0, 10);
-      expect(viewToday).toBe(currentPricesAt(h.db, localToday).length);
+      expect(viewToday).toBe((await currentPricesAt(h.db, localToday)).length);
 
       // Per-store files: each feed row in exactly one file of its store, in seq order.
       const files = await readStoreFiles(exports.dir);
@@ -171,11 +172,9 @@ for (const [dialect, listed] of RUNS) {
       // Acknowledgements: each delivered version once at most; every current one exactly once; none pending.
       for (const a of sandboxApprovals(h.sandbox)) expect(a.ackCount, `ack count of ${a.id}`).toBeLessThanOrEqual(1);
       for (const a of currentVersions(h.sandbox)) expect(a.ackCount, `ack count of ${a.id}`).toBe(1);
-      const local = h.db
-        .statement<{ id: number; ack_status: string | null }>(
+      const local = await sqlRows<{ id: number; ack_status: string | null }>(h.db, 
           'SELECT a.id, k.status AS ack_status FROM approved_prices a LEFT JOIN approval_acks k ON k.approval_id = a.id',
-        )
-        .all();
+        );
       expect(local.filter((r) => r.ack_status === 'pending')).toEqual([]);
       for (const r of local) {
         if (r.ack_status === 'acknowledged') expect(versions.get(r.id)?.ackCount, `ack of ${r.id}`).toBe(1);

@@ -52,7 +52,7 @@ describe('a POS reading the outbox from another process during a pull', () => {
     const child = spawn(process.execPath, ['-e', READER], {
       env: {
         ...process.env,
-        DB_PATH: h.db.path,
+        DB_PATH: h.db.localFile ?? '',
         TOTAL: String(total),
         BETTER_SQLITE3: createRequire(import.meta.url).resolve('better-sqlite3'),
       },

@@ -57,7 +57,7 @@ describe('push when the API fails', () => {
     expect(report.rows).toMatchObject({ read: 20, sent: 20, accepted: 20, rejected: 0 });
     expectReconciled(report.rows);
     expect(keysWith('K401').sort()).toEqual(Array.from({ length: 20 }, (_, i) => `K401-${i}`).sort());
-    expect(getFile(h.db, deferred.file.id)?.attempts).toBe(2);
+    expect((await getFile(h.db, deferred.file.id))?.attempts).toBe(2);
   });
 
   it('5xx beyond the retries defers the file (not failed); once the API is back, the resumed file skips committed batches', async () => {

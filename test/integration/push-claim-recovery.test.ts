@@ -21,8 +21,8 @@ beforeAll(async () => {
 afterAll(() => h.close());
 
 /** The ledger as a crash right after beginClaim and setProcessingPath leaves it. */
-function interruptedClaim(source: PushSource, name: string): number {
-  const id = beginClaim(h.db, {
+async function interruptedClaim(source: PushSource, name: string): Promise<number> {
+  const id = await beginClaim(h.db, {
     source: source.name,
     entity: source.entity,
     mode: source.mode,
@@ -34,7 +34,7 @@ function interruptedClaim(source: PushSource, name: string): number {
     batchSize: source.batchSize,
     forced: false,
   });
-  setProcessingPath(h.db, id, processingPath(source.inbox, id, name));
+  await setProcessingPath(h.db, id, processingPath(source.inbox, id, name));
   return id;
 }
 
@@ -42,7 +42,7 @@ describe('a claim cut short by a crash', () => {
   it('is completed when the file is still in the inbox: renamed, hashed and pushed', async () => {
     const source = await h.source('transactions');
     await writeFile(join(source.inbox, 'late.csv'), 'transaction_id,item_id,transaction_timestamp\nCLM-1,A,2026-11-20T08:00:00Z\n');
-    const id = interruptedClaim(source, 'late.csv');
+    const id = await interruptedClaim(source, 'late.csv');
     const report = await reportOf(await processClaimed(h.deps, source, id));
     expect(report.rows).toMatchObject({ read: 1, accepted: 1 });
     expect(report.sha256).toMatch(/^[0-9a-f]{64}$/);
@@ -51,15 +51,15 @@ describe('a claim cut short by a crash', () => {
 
   it('is closed as failed (FILE_VANISHED, with a report) when the file is gone, and stays closed', async () => {
     const source = await h.source('transactions');
-    const id = interruptedClaim(source, 'gone.csv');
+    const id = await interruptedClaim(source, 'gone.csv');
     const result = await processClaimed(h.deps, source, id);
     expect(result.outcome).toBe('failed');
     if (result.outcome !== 'failed') return;
     const report = JSON.parse(await readFile(result.reportPath, 'utf8')) as { error: { code: string } };
     expect(report.error.code).toBe('FILE_VANISHED');
     expect(existsSync(join(source.inbox, 'failed', 'gone.csv'))).toBe(false);
-    expect(getFile(h.db, id)?.status).toBe('failed');
-    expect(unfinishedFiles(h.db, source.name)).toEqual([]);
+    expect((await getFile(h.db, id))?.status).toBe('failed');
+    expect(await unfinishedFiles(h.db, source.name)).toEqual([]);
     // Resuming it again (a second start-up) changes nothing and does not throw.
     expect((await processClaimed(h.deps, source, id)).outcome).toBe('failed');
   });

@@ -130,7 +130,7 @@ describe('pricing-agent push', () => {
     expect(run.code).toBe(3);
     expect(run.stdout).toContain('nothing was sent');
     expect(run.stdout).toMatch(/rows: +4 read, 2 valid, 2 rejected, 1 superseded by another row with the same key/);
-    expect(run.stdout).toContain('would send 1 rows');
+    expect(run.stdout).toContain('would send 1 of 4 rows; a full send (first file of the source)'); // product_store: delta by default
     expect(run.stdout).toContain(`rejects: ${rejectsPath}`);
     expect(await readFile(rejectsPath, 'utf8')).toBe(
       // The layout of a push's rejects file: the field beyond the header is kept, in extra_1.

@@ -8,87 +8,19 @@
  * The kill points are found by watching the child's state database through a read-only connection (the committed
  * batches, the file's status and job id): the test waits for what the agent committed, never for a timer.
  */
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type SandboxHandle } from '../../src/sandbox/index.ts';
 import { competitorPricesFile, transactionsFile, writeAgentConfig } from '../fixtures/push/push-fixtures.ts';
 import { expectReconciled, readReport, rejectLines } from '../fixtures/push/push-report.ts';
 import { ManualClock } from '../support/manual-clock.ts';
-import { CLI_MAIN } from '../support/run-cli.ts';
+import { ledger, startAgent, waitForLedger } from '../support/push-child.ts';
 import { until } from '../support/test-logger.ts';
 
 const CRASH_TIMEOUT_MS = 120_000;
-
-interface AgentRun {
-  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>;
-  kill(): Promise<void>;
-  running(): boolean;
-}
-
-function startAgent(args: string[], apiKey: string): AgentRun {
-  const env = { ...process.env, PRICING_API_KEY: apiKey, PRICING_AGENT_CONFIG: undefined, PRICING_AGENT_DEBUG: undefined };
-  const child = spawn(process.execPath, [CLI_MAIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  let done = false;
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>((resolve) => {
-    child.on('close', (code, signal) => {
-      done = true;
-      resolve({ code, signal, stdout, stderr });
-    });
-  });
-  return {
-    exited,
-    running: () => !done,
-    async kill() {
-      child.kill('SIGKILL');
-      const end = await exited;
-      expect(end.signal, `the agent ended before it was killed: ${end.stdout}${end.stderr}`).toBe('SIGKILL');
-    },
-  };
-}
-
-interface LedgerView {
-  batches: number;
-  status: string | null;
-  started: boolean;
-  jobId: string | null;
-}
-
-/** What the agent committed so far, read through a short-lived read-only connection (none while it does not exist). */
-function ledger(dbPath: string): LedgerView {
-  if (!existsSync(dbPath)) return { batches: 0, status: null, started: false, jobId: null };
-  const db = new Database(dbPath, { readonly: true, fileMustExist: true });
-  try {
-    const file = db.prepare('SELECT status, started_at, job_id FROM push_files ORDER BY id DESC LIMIT 1').get() as
-      | { status: string; started_at: string | null; job_id: string | null }
-      | undefined;
-    const { n } = db.prepare('SELECT count(*) AS n FROM push_batches').get() as { n: number };
-    return { batches: n, status: file?.status ?? null, started: file?.started_at != null, jobId: file?.job_id ?? null };
-  } catch {
-    return { batches: 0, status: null, started: false, jobId: null }; // the agent is still creating its tables
-  } finally {
-    db.close();
-  }
-}
-
-/** Waits until `condition` holds for what the agent committed; fails at once if the agent ended instead. */
-async function waitForLedger(agent: AgentRun, dbPath: string, what: string, condition: (l: LedgerView) => boolean): Promise<LedgerView> {
-  let seen = ledger(dbPath);
-  await until(() => {
-    if (!agent.running()) throw new Error(`the agent ended before ${what}`);
-    seen = ledger(dbPath);
-    return condition(seen);
-  }, what, 60_000);
-  return seen;
-}
 
 async function setUp(sandbox: SandboxHandle, source: Record<string, unknown>): Promise<{ dir: string; inbox: string; config: string; dbPath: string }> {
   const dir = await mkdtemp(join(tmpdir(), 'pa-push-crash-'));

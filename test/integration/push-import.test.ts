@@ -66,7 +66,7 @@ describe('push in import mode', () => {
     await writeFile(path, `item_id,store_id,current_price\nJF-1,${store},1.00\n`);
     const claim = await claimFile(h.db, source, path);
     if (claim.kind !== 'claimed') throw new Error(claim.kind);
-    recordJob(h.db, claim.fileId, jobId);
+    await recordJob(h.db, claim.fileId, jobId);
     const jobs = jobsTotal();
 
     const result = await drive(clock, processClaimed(h.deps, source, claim.fileId));
@@ -113,7 +113,7 @@ describe('push in import mode', () => {
     expect(deferred.outcome).toBe('deferred');
     if (deferred.outcome !== 'deferred') return;
     expect(deferred.error.code).toBe('API_SERVER_ERROR');
-    expect(getFile(h.db, deferred.file.id)).toMatchObject({ status: 'uploading', job_id: null });
+    expect(await getFile(h.db, deferred.file.id)).toMatchObject({ status: 'uploading', job_id: null });
     expect(jobsTotal()).toBe(jobs);
 
     const report = await reportOf(await drive(clock, processClaimed(h.deps, source, deferred.file.id)));

@@ -86,14 +86,14 @@ describe('rows with the same business key', () => {
     const report = await reportOf(await push(source, 'skips.csv', 'transaction_id,item_id,transaction_timestamp\nSK-1,A,2026-11-20T08:00:00Z\n,,2026-11-20T08:00:00Z\n'));
     expect(report.rows).toMatchObject({ read: 2, accepted: 1, skipped: 1, rejected: 0 });
     expectReconciled(report.rows);
-    const [listed] = listFiles(h.db, { limit: 1 });
+    const [listed] = await listFiles(h.db, { limit: 1 });
     expect(listed).toMatchObject({ name: 'skips.csv', rows_read: 2, rows_accepted: 1, rows_skipped: 1, rows_unchanged: 0 });
   });
 
   it('files show lists every problem of a rejected row, as the rejects CSV does', async () => {
     const source = await h.source('transactions');
     await push(source, 'two-problems.csv', 'transaction_id,item_id,transaction_timestamp,quantity\nTP-1,,yesterday,1\nTP-2,B,2026-11-20T08:00:00Z,2\n');
-    const [listed] = listFiles(h.db, { limit: 1 });
+    const [listed] = await listFiles(h.db, { limit: 1 });
     const detail = await showFile(h.db, listed!.id);
     expect(detail!.first_rejects[0]!.errors.map((e) => e.field)).toEqual(['item_id', 'transaction_timestamp']);
     const text = showText(detail!, new Date());

@@ -55,7 +55,7 @@ describe('PushService', () => {
     expect(results.map((r) => `${r.source}:${r.result.outcome}`).sort()).toEqual(['products:done', 'tx:done', 'tx:done']);
     expect(h.sandbox.control.state({ keys: true }).transactions.keys).toEqual(expect.arrayContaining(['L1', 'N1']));
     expect(await readdir(join(txInbox, 'processing'))).toEqual([]);
-    if (claim.kind === 'claimed') expect(getFile(h.db, claim.fileId)?.status).toBe('done');
+    if (claim.kind === 'claimed') expect((await getFile(h.db, claim.fileId))?.status).toBe('done');
 
     await service.stop();
     expect(service.status().every((s) => s.watcher === 'closed' && !s.busy)).toBe(true);

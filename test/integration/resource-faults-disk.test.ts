@@ -131,7 +131,11 @@ describe.skipIf(!canMount)('state directory on a disk that turns read-only (ext4
     await h.writeConfig(config(h));
     const first = h.start();
     await untilReady(h);
-    await until(() => h?.sandbox.control.state().approvals.pending === 0, 'the start-up pull', 30_000);
+    // Acknowledged, not only delivered: the agent acknowledges a page once it is committed. (Waiting for the platform
+    // to have delivered them raced the page's commit under load: the disk failed before it, the next start replayed
+    // that page, and a replayed last page ends the run before the approvals injected below are asked for.)
+    const acknowledged = () => h?.sandbox.control.state().approvals.acks.filter((a) => a.ack_count === 1).length ?? 0;
+    await until(() => acknowledged() >= 30, 'the start-up pull', 30_000);
 
     failExt4(state);
     const notReady = JSON.parse(await untilReady(h, 503)) as { reasons: string[] };
@@ -148,9 +152,9 @@ describe.skipIf(!canMount)('state directory on a disk that turns read-only (ext4
     repairExt4(image, state);
     const second = h.start();
     await h.report('tx', 'while-read-only.csv');
-    // The start-up pull takes the approvals injected while the disk was read-only. Once in a CI-style run under
-    // load they were still pending 30 s later, with no log to tell why: on a timeout, the agent's log goes with it.
-    await until(() => h?.sandbox.control.state().approvals.pending === 0, 'the pull after the repair', 30_000).catch(
+    // The start-up pull takes the approvals injected while the disk was read-only, and acknowledges them. On a
+    // timeout, the agent's log goes with the error.
+    await until(() => acknowledged() >= 30 + injected, 'the pull after the repair', 30_000).catch(
       (error: unknown) => {
         throw new Error(`${String(error)}\nagent output after the repair:\n${second.output()}`);
       },

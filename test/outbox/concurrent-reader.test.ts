@@ -43,11 +43,11 @@ poll();
 describe('a POS reading from another process', () => {
   it('reads the whole feed in order while the agent writes pages', async () => {
     const db = await openTempDb();
-    deliver(db, [approval(1_000_000, { store_id: STORE_A })]); // the reader needs an existing WAL database
+    await deliver(db, [approval(1_000_000, { store_id: STORE_A })]); // the reader needs an existing WAL database
     const child = spawn(process.execPath, ['-e', READER], {
       env: {
         ...process.env,
-        DB_PATH: db.path,
+        DB_PATH: db.localFile ?? '',
         BETTER_SQLITE3: createRequire(import.meta.url).resolve('better-sqlite3'),
       },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -64,11 +64,11 @@ describe('a POS reading from another process', () => {
 
     for (let page = 0; page < TOTAL_PAGES - 1; page += 1) {
       const ids = Array.from({ length: PAGE_SIZE }, (_, i) => page * PAGE_SIZE + i + 1);
-      deliver(db, ids.map((id) => approval(id, { store_id: STORE_A, item_id: `ITEM-${id % 300}` })));
+      await deliver(db, ids.map((id) => approval(id, { store_id: STORE_A, item_id: `ITEM-${id % 300}` })));
       await new Promise((resolve) => setTimeout(resolve, 3)); // let the reader in between pages
     }
     const lastIds = Array.from({ length: PAGE_SIZE - 1 }, (_, i) => 2_000_000 + i);
-    deliver(db, lastIds.map((id) => approval(id, { store_id: STORE_A, item_id: 'LAST' })));
+    await deliver(db, lastIds.map((id) => approval(id, { store_id: STORE_A, item_id: 'LAST' })));
 
     expect(await exited, err).toBe(0);
     type Result = { seqs: number[]; batches: number[]; current: number };

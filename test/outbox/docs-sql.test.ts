@@ -4,6 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { sqlValue } from '../support/state-sql.ts';
 import { STORE_A, STORE_B, approval, deliver, openTempDb } from './support.ts';
 
 function docStatements(): string[] {
@@ -18,7 +19,7 @@ function docStatements(): string[] {
 describe('docs/outbox.md', () => {
   it('every SQL example works as written', async () => {
     const db = await openTempDb();
-    deliver(db, [
+    await deliver(db, [
       approval(1, { item_id: 'A', store_id: STORE_A, approved_price: '1.00' }),
       approval(2, { item_id: 'A', store_id: null, approved_price: '0.90' }),
       approval(3, { item_id: 'B', store_id: null, approved_price: '2.00' }),
@@ -57,6 +58,6 @@ describe('docs/outbox.md', () => {
     begin?.run();
     upsert?.run({ consumer: 'pos-a', seq: 1 });
     commit?.run();
-    expect(db.sqlite.prepare(`SELECT last_seq FROM consumer_offsets WHERE consumer = 'pos-a'`).pluck().get()).toBe(3);
+    expect(await sqlValue(db, `SELECT last_seq FROM consumer_offsets WHERE consumer = 'pos-a'`)).toBe(3);
   });
 });

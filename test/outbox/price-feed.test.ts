@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { outboxStats } from '../../src/outbox/outbox-stats.ts';
-import { ackConsumer, listConsumers, maxSeq, readFeed } from '../../src/outbox/price-feed.ts';
+import { outboxStats } from '../../src/store/outbox-stats.ts';
+import { ackConsumer, listConsumers, maxSeq, readFeed } from '../../src/store/price-feed.ts';
 import { markAcknowledged, markConflicts } from '../../src/store/acknowledgements.ts';
 import { recordWithdrawal } from '../../src/store/approved-prices.ts';
 import { STORE_A, approval, deliver, fixedClock, openTempDb } from './support.ts';
@@ -10,13 +10,13 @@ const error = (code: string) => expect.objectContaining({ code }) as Error;
 describe('the price feed', () => {
   it('pages by seq > last in seq order, with the columns a POS needs', async () => {
     const db = await openTempDb();
-    expect(maxSeq(db)).toBe(0);
-    deliver(db, [1, 2, 3].map((id) => approval(id, { store_id: STORE_A })));
-    deliver(db, [approval(4, { predecessor_id: 2, approved_price: '12.00' }), approval(5, { store_id: null })]);
-    expect(readFeed(db, 0, 2).map((r) => r.seq)).toEqual([1, 2]);
-    expect(readFeed(db, 2).map((r) => r.seq)).toEqual([3, 4, 5]);
-    expect(readFeed(db, 5)).toEqual([]);
-    expect(readFeed(db, 3, 1)[0]).toEqual({
+    expect(await maxSeq(db)).toBe(0);
+    await deliver(db, [1, 2, 3].map((id) => approval(id, { store_id: STORE_A })));
+    await deliver(db, [approval(4, { predecessor_id: 2, approved_price: '12.00' }), approval(5, { store_id: null })]);
+    expect((await readFeed(db, 0, 2)).map((r) => r.seq)).toEqual([1, 2]);
+    expect((await readFeed(db, 2)).map((r) => r.seq)).toEqual([3, 4, 5]);
+    expect(await readFeed(db, 5)).toEqual([]);
+    expect((await readFeed(db, 3, 1))[0]).toEqual({
       seq: 4,
       kind: 'price',
       approval_id: 4,
@@ -29,8 +29,8 @@ describe('the price feed', () => {
       effective_date: '2026-11-01',
       recorded_at: expect.any(String) as string,
     });
-    expect(() => readFeed(db, -1)).toThrow(error('INVALID_ARGUMENT'));
-    expect(() => readFeed(db, 0, 0)).toThrow(error('INVALID_ARGUMENT'));
+    await expect(readFeed(db, -1)).rejects.toThrow(error('INVALID_ARGUMENT'));
+    await expect(readFeed(db, 0, 0)).rejects.toThrow(error('INVALID_ARGUMENT'));
     expect(() => db.sqlite.exec(`UPDATE price_feed SET approved_price = '0' WHERE seq = 1`)).toThrow(/append-only/);
     expect(() => db.sqlite.exec('DELETE FROM price_feed')).toThrow(/append-only/);
   });
@@ -40,23 +40,23 @@ describe('consumer offsets', () => {
   it('records offsets within the feed, never backwards unless forced, and reports the lag', async () => {
     const clock = fixedClock();
     const db = await openTempDb({ now: clock.now });
-    expect(() => ackConsumer(db, 'pos-1', 1)).toThrow(error('SEQ_BEYOND_FEED'));
-    deliver(db, [1, 2, 3, 4, 5].map((id) => approval(id)));
+    await expect(ackConsumer(db, 'pos-1', 1)).rejects.toThrow(error('SEQ_BEYOND_FEED'));
+    await deliver(db, [1, 2, 3, 4, 5].map((id) => approval(id)));
 
-    expect(ackConsumer(db, 'pos-1', 3)).toEqual({
+    expect(await ackConsumer(db, 'pos-1', 3)).toEqual({
       consumer: 'pos-1',
       last_seq: 3,
       updated_at: '2026-11-22T10:00:00.000Z',
       lag: 2,
     });
-    ackConsumer(db, 'pos-2', 5);
-    ackConsumer(db, 'pos-2', 5); // same offset again: fine
-    expect(() => ackConsumer(db, 'pos-1', 6)).toThrow(error('SEQ_BEYOND_FEED'));
-    expect(() => ackConsumer(db, 'pos-1', 2)).toThrow(error('OFFSET_BACKWARDS'));
-    expect(() => ackConsumer(db, ' ', 2)).toThrow(error('INVALID_ARGUMENT'));
-    expect(ackConsumer(db, 'pos-2', 1, { force: true }).last_seq).toBe(1);
+    await ackConsumer(db, 'pos-2', 5);
+    await ackConsumer(db, 'pos-2', 5); // same offset again: fine
+    await expect(ackConsumer(db, 'pos-1', 6)).rejects.toThrow(error('SEQ_BEYOND_FEED'));
+    await expect(ackConsumer(db, 'pos-1', 2)).rejects.toThrow(error('OFFSET_BACKWARDS'));
+    await expect(ackConsumer(db, ' ', 2)).rejects.toThrow(error('INVALID_ARGUMENT'));
+    expect((await ackConsumer(db, 'pos-2', 1, { force: true })).last_seq).toBe(1);
 
-    deliver(db, [approval(6)]);
+    await deliver(db, [approval(6)]);
     expect(await listConsumers(db)).toEqual([
       { consumer: 'pos-2', last_seq: 1, updated_at: '2026-11-22T10:00:00.000Z', lag: 5 },
       { consumer: 'pos-1', last_seq: 3, updated_at: '2026-11-22T10:00:00.000Z', lag: 3 },
@@ -74,12 +74,12 @@ describe('outboxStats', () => {
     expect(empty).toMatchObject({ max_seq: 0, feed_rows: 0, consumers: 0, max_consumer_lag: null, export_stores: 0 });
     expect(empty.database_id).toMatch(/^[0-9a-f-]{36}$/);
 
-    deliver(db, [1, 2, 3, 4].map((id) => approval(id)));
-    markAcknowledged(db, [1, 2]);
-    markConflicts(db, [{ id: 3, reason: 'cancelled' }]);
-    recordWithdrawal(db, approval(3, { cancelled_at: '2026-11-21T00:00:00Z' }));
-    recordWithdrawal(db, approval(9, { cancelled_at: '2026-11-21T00:00:00Z' }));
-    ackConsumer(db, 'pos-1', 2);
+    await deliver(db, [1, 2, 3, 4].map((id) => approval(id)));
+    await markAcknowledged(db, [1, 2]);
+    await markConflicts(db, [{ id: 3, reason: 'cancelled' }]);
+    await recordWithdrawal(db, approval(3, { cancelled_at: '2026-11-21T00:00:00Z' }));
+    await recordWithdrawal(db, approval(9, { cancelled_at: '2026-11-21T00:00:00Z' }));
+    await ackConsumer(db, 'pos-1', 2);
     expect(await outboxStats(db)).toMatchObject({
       max_seq: 6,
       feed_rows: 6,

@@ -1,6 +1,7 @@
 import { readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { sqlRow } from '../support/state-sql.ts';
 import { exportFileName, exportStoreFiles, storeFolderName } from '../../src/outbox/store-files.ts';
 import { STORE_A, STORE_B, approval, deliver, openTempDb, tempDir } from './support.ts';
 
@@ -16,7 +17,7 @@ describe('per-store export files', () => {
   it('writes one file per store with its new rows, product-level rows under _all, and never re-exports', async () => {
     const db = await openTempDb();
     const dir = tempDir();
-    deliver(db, [
+    await deliver(db, [
       approval(1, { store_id: STORE_A, approved_price: '1.10' }),
       approval(2, { store_id: STORE_B, sku: 'has,comma "quoted"' }),
       approval(3, { store_id: null }),
@@ -47,7 +48,7 @@ describe('per-store export files', () => {
 
     expect(await exportStoreFiles(db, dir, { format: 'csv' })).toEqual([]);
     const cancelled = approval(2, { store_id: STORE_B, cancelled_at: '2026-11-21T00:00:00Z' });
-    deliver(db, [approval(5, { store_id: STORE_B }), cancelled]);
+    await deliver(db, [approval(5, { store_id: STORE_B }), cancelled]);
     const next = await exportStoreFiles(db, dir, { format: 'csv' });
     expect(next.map((f) => [f.store_key, f.from_seq, f.to_seq, f.rows])).toEqual([[STORE_B, 5, 6, 2]]);
     const withdrawal = readFileSync(next[0]?.path ?? '', 'utf8').split('\r\n')[2];
@@ -57,7 +58,7 @@ describe('per-store export files', () => {
   it('JSON Lines: one object per row with the feed columns; big backlogs split by maxRowsPerFile', async () => {
     const db = await openTempDb();
     const dir = tempDir();
-    deliver(db, [1, 2, 3, 4, 5].map((id) => approval(id, { store_id: STORE_A })));
+    await deliver(db, [1, 2, 3, 4, 5].map((id) => approval(id, { store_id: STORE_A })));
     const files = await exportStoreFiles(db, dir, { format: 'jsonl', maxRowsPerFile: 2 });
     expect(files.map((f) => [f.from_seq, f.to_seq])).toEqual([[1, 2], [3, 4], [5, 5]]);
     const rows = readFileSync(files[1]?.path ?? '', 'utf8')
@@ -72,15 +73,15 @@ describe('per-store export files', () => {
   it('after a failure mid-export, the pending range keeps its name; later rows go to the next file', async () => {
     const db = await openTempDb();
     const dir = tempDir();
-    deliver(db, [approval(1, { store_id: STORE_A }), approval(2, { store_id: STORE_A })]);
+    await deliver(db, [approval(1, { store_id: STORE_A }), approval(2, { store_id: STORE_A })]);
     writeFileSync(join(dir, STORE_A), 'in the way'); // the store folder cannot be created
     await expect(exportStoreFiles(db, dir, { format: 'csv' })).rejects.toThrow();
-    expect(db.sqlite.prepare('SELECT last_seq, pending_to_seq FROM outbox_exports').get()).toEqual({
+    expect(await sqlRow(db, 'SELECT last_seq, pending_to_seq FROM outbox_exports')).toEqual({
       last_seq: 0,
       pending_to_seq: 2,
     });
 
-    deliver(db, [approval(3, { store_id: STORE_A })]);
+    await deliver(db, [approval(3, { store_id: STORE_A })]);
     rmSync(join(dir, STORE_A));
     const files = await exportStoreFiles(db, dir, { format: 'csv' });
     expect(files.map((f) => [f.from_seq, f.to_seq])).toEqual([[1, 2], [3, 3]]);
@@ -93,7 +94,7 @@ describe('per-store export files', () => {
   it('queues concurrent runs; odd store ids get a safe folder name', async () => {
     const db = await openTempDb();
     const dir = tempDir();
-    deliver(db, [approval(1, { store_id: '../etc' }), approval(2, { store_id: STORE_A })]);
+    await deliver(db, [approval(1, { store_id: '../etc' }), approval(2, { store_id: STORE_A })]);
     const [first, second] = await Promise.all([
       exportStoreFiles(db, dir, { format: 'csv' }),
       exportStoreFiles(db, dir, { format: 'csv' }),

@@ -47,7 +47,7 @@ describe('README.md', () => {
   });
 
   it('lists every metric of the agent (without the Node.js process metrics), and no other', async () => {
-    const metrics = new AgentMetrics({ outbox: () => Promise.resolve({ feedRows: 0, consumers: [] }), mirrors: () => [], ready: () => true });
+    const metrics = new AgentMetrics({ outbox: () => Promise.resolve({ feedRows: 0, consumers: [] }), mirrors: () => Promise.resolve([]), ready: () => true, heldFiles: () => Promise.resolve([]) });
     const exported = (await metrics.registry.getMetricsAsJSON())
       .map((m) => m.name)
       .filter((name) => !/^pricing_agent_(process|nodejs)_/.test(name));

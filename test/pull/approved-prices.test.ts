@@ -4,6 +4,7 @@
  * ids the platform acknowledged before the agent could record it.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { sqlRows } from '../support/state-sql.ts';
 import { runApprovedPricesPull } from '../../src/pull/approved-prices.ts';
 import { storeDeliveredPage } from '../../src/store/approved-prices.ts';
 import { recordDeliveryIntent } from '../../src/store/delivery-intents.ts';
@@ -13,21 +14,19 @@ import { pullHarness, currentVersions, sandboxApprovals, type PullHarness } from
 let h: PullHarness;
 afterEach(() => h.close());
 
-function feed(db: PullHarness['db']) {
-  return db.statement<{ seq: number; kind: string; approval_id: number }>('SELECT seq, kind, approval_id FROM price_feed ORDER BY seq').all();
+async function feed(db: PullHarness['db']) {
+  return await sqlRows<{ seq: number; kind: string; approval_id: number }>(db, 'SELECT seq, kind, approval_id FROM price_feed ORDER BY seq');
 }
 
-function ackStatuses(db: PullHarness['db']): Record<string, number> {
-  const rows = db
-    .statement<{ s: string | null; n: number }>(`SELECT CASE WHEN k.status = 'conflict' THEN k.conflict_reason ELSE k.status END AS s, count(*) AS n
-       FROM approved_prices a LEFT JOIN approval_acks k ON k.approval_id = a.id GROUP BY 1`)
-    .all();
+async function ackStatuses(db: PullHarness['db']): Promise<Record<string, number>> {
+  const rows = await sqlRows<{ s: string | null; n: number }>(db, `SELECT CASE WHEN k.status = 'conflict' THEN k.conflict_reason ELSE k.status END AS s, count(*) AS n
+       FROM approved_prices a LEFT JOIN approval_acks k ON k.approval_id = a.id GROUP BY 1`);
   return Object.fromEntries(rows.map((r) => [r.s ?? 'null', r.n]));
 }
 
-function expectEveryCurrentVersionFedAndAcknowledgedOnce(): void {
+async function expectEveryCurrentVersionFedAndAcknowledgedOnce(): Promise<void> {
   const current = currentVersions(h.sandbox);
-  const priceRows = feed(h.db).filter((r) => r.kind === 'price').map((r) => r.approval_id);
+  const priceRows = (await feed(h.db)).filter((r) => r.kind === 'price').map((r) => r.approval_id);
   expect(new Set(priceRows).size).toBe(priceRows.length);
   expect(priceRows).toEqual(expect.arrayContaining(current.map((a) => a.id)));
   for (const a of sandboxApprovals(h.sandbox)) expect(a.ackCount, `ack count of ${a.id}`).toBeLessThanOrEqual(1);
@@ -42,8 +41,8 @@ describe('runApprovedPricesPull', () => {
     expect(first.deliveries.inserted).toBe(current.length);
     expect(first.acks.acknowledged).toBe(current.length);
     expect(first.acks.requests).toBe(Math.ceil(current.length / 500));
-    expectEveryCurrentVersionFedAndAcknowledgedOnce();
-    expect(feed(h.db)).toHaveLength(current.length);
+    await expectEveryCurrentVersionFedAndAcknowledgedOnce();
+    expect(await feed(h.db)).toHaveLength(current.length);
 
     const second = await runApprovedPricesPull(h.deps);
     expect(second.deliveries).toMatchObject({ pages: 1, rows: 0 });
@@ -54,25 +53,25 @@ describe('runApprovedPricesPull', () => {
   it('replays a delivery whose page was handed out but never stored, and gets the same page', async () => {
     h = await pullHarness({ sandbox: { approvals: 300 } });
     // A run that died after sending its first request: the intent is committed, the page never stored.
-    const intent = recordDeliveryIntent(h.db, { requestId: crypto.randomUUID(), filters: {}, cursor: null, limit: 100 });
+    const intent = await recordDeliveryIntent(h.db, { requestId: crypto.randomUUID(), filters: {}, cursor: null, limit: 100 });
     const lost = await h.client.approvedPrices.deliveries({ request_id: intent.request_id, filters: {}, pagination: { limit: 100 } });
     expect(lost.items).toHaveLength(100);
     const run = await runApprovedPricesPull(h.deps, undefined, { pageSize: 100 });
     expect(run.deliveries.replayed).toBe(1);
     expect(h.sandbox.control.state().deliveries.replays).toBe(1);
-    expectEveryCurrentVersionFedAndAcknowledgedOnce();
+    await expectEveryCurrentVersionFedAndAcknowledgedOnce();
   });
 
   it('after replaying the last page of an interrupted listing, asks for the approvals made since in the same run', async () => {
     h = await pullHarness({ sandbox: { approvals: 30 } });
-    const intent = recordDeliveryIntent(h.db, { requestId: crypto.randomUUID(), filters: {}, cursor: null, limit: 100 });
+    const intent = await recordDeliveryIntent(h.db, { requestId: crypto.randomUUID(), filters: {}, cursor: null, limit: 100 });
     const lost = await h.client.approvedPrices.deliveries({ request_id: intent.request_id, filters: {}, pagination: { limit: 100 } });
     expect(lost).toMatchObject({ nextCursor: null });
     const later = h.sandbox.control.injectApprovals({ count: 5 }).length; // approved after the interrupted request
     const run = await runApprovedPricesPull(h.deps, undefined, { pageSize: 100 });
     expect(run.deliveries).toMatchObject({ replayed: 1, inserted: 30 + later });
     expect(h.sandbox.control.state().approvals.pending).toBe(0);
-    expectEveryCurrentVersionFedAndAcknowledgedOnce();
+    await expectEveryCurrentVersionFedAndAcknowledgedOnce();
   });
 
   for (const listed of [true, false]) {
@@ -99,10 +98,10 @@ describe('runApprovedPricesPull', () => {
       expect(run.acks.alreadyAcknowledged).toBe(4);
       expect(run.acks.withdrawals).toBe(4);
       expect(run.deliveries.inserted).toBe(3); // the amendments
-      expect(ackStatuses(h.db)).toEqual({ acknowledged: 900 - 7 + 3, cancelled: 4, superseded: 3 });
-      const withdrawals = feed(h.db).filter((r) => r.kind === 'withdrawal').map((r) => r.approval_id);
+      expect(await ackStatuses(h.db)).toEqual({ acknowledged: 900 - 7 + 3, cancelled: 4, superseded: 3 });
+      const withdrawals = (await feed(h.db)).filter((r) => r.kind === 'withdrawal').map((r) => r.approval_id);
       expect(withdrawals.sort((a, b) => a - b)).toEqual(cancelled);
-      expectEveryCurrentVersionFedAndAcknowledgedOnce();
+      await expectEveryCurrentVersionFedAndAcknowledgedOnce();
       const acks = h.sandbox.control.state().approvals.acks;
       expect(acks.filter((a) => a.conflicting_acks > 0).map((a) => a.id).sort((a, b) => a - b)).toEqual(ackedElsewhere);
     });
@@ -117,15 +116,15 @@ describe('runApprovedPricesPull', () => {
     h.sandbox.control.setDenied([]);
     // Two versions the platform does not know (a restored backup of another account, say): refused as unknown.
     const phantom = [approval(5_000_001, { approved_at: new Date().toISOString() }), approval(5_000_002)];
-    const intent = recordDeliveryIntent(h.db, { requestId: crypto.randomUUID(), filters: {}, cursor: null });
-    storeDeliveredPage(h.db, intent.id, phantom, null);
+    const intent = await recordDeliveryIntent(h.db, { requestId: crypto.randomUUID(), filters: {}, cursor: null });
+    await storeDeliveredPage(h.db, intent.id, phantom, null);
 
     const run = await runApprovedPricesPull(h.deps);
     expect(run.acks.acknowledged).toBe(400);
     expect(run.acks.conflicts).toEqual({ unknown: 2 });
     // Each refused singleton costs about two requests per level of the split: 2 * 2 * log2(402) + the first.
     expect(run.acks.requests).toBeLessThanOrEqual(2 * 2 * Math.ceil(Math.log2(402)) + 1);
-    expect(ackStatuses(h.db)).toEqual({ acknowledged: 400, unknown: 2 });
-    expectEveryCurrentVersionFedAndAcknowledgedOnce();
+    expect(await ackStatuses(h.db)).toEqual({ acknowledged: 400, unknown: 2 });
+    await expectEveryCurrentVersionFedAndAcknowledgedOnce();
   });
 });

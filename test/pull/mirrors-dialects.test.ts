@@ -9,11 +9,12 @@ import { DIALECT_NAMES } from '../../src/sandbox/index.ts';
 import { ManualClock } from '../support/manual-clock.ts';
 import { MirrorConfigSchema } from './mirror-config.ts';
 import { pullHarness, type PullHarness } from './support.ts';
+import { sqlValue } from '../support/state-sql.ts';
 
 let h: PullHarness;
 afterEach(() => h.close());
 
-const count = (table: string) => h.db.statement<number>(`SELECT count(*) FROM ${table}`).pluck().get();
+const count = (table: string) => sqlValue<number>(h.db, `SELECT count(*) FROM ${table}`);
 const STREAMS = ['products', 'product_store', 'transactions', 'competitor_prices'] as const;
 
 it.each(DIALECT_NAMES)('%s: every stream mirrored, then only what changed; the tables hold what the platform holds', async (dialect) => {
@@ -31,14 +32,14 @@ it.each(DIALECT_NAMES)('%s: every stream mirrored, then only what changed; the t
   const first = (await Promise.all(configs.map((c) => runMirror(h.deps, c)))).flat();
   expect(first.filter((r) => r.error !== null)).toEqual([]);
   const state = () => h.sandbox.control.state({ keys: false });
-  expect([count('mirror_products'), count('mirror_product_store'), count('mirror_transactions'), count('mirror_competitor_prices')]).toEqual([
+  expect(await Promise.all([count('mirror_products'), count('mirror_product_store'), count('mirror_transactions'), count('mirror_competitor_prices')])).toEqual([
     state().products.count,
     state().product_store.count,
     state().transactions.count,
     state().competitor_prices.count,
   ]);
   const grids = h.sandbox.control.world.grids.grids;
-  expect(count('mirror_grid_rows')).toBe(grids.reduce((n, g) => n + g.row_count, 0));
+  expect(await count('mirror_grid_rows')).toBe(grids.reduce((n, g) => n + g.row_count, 0));
 
   await clock.advance(60_000);
   const [product] = (await h.client.products.list({ limit: 1 }).next()).value?.items ?? [];
@@ -49,7 +50,7 @@ it.each(DIALECT_NAMES)('%s: every stream mirrored, then only what changed; the t
   const products = second.find((r) => r.stream === 'products');
   expect(products?.updatedAfter).not.toBeNull();
   expect(products?.rows).toBe(6); // the 5 at the watermark again (inclusive) and the renamed one
-  expect(count('mirror_transactions')).toBe(13);
-  const renamed = h.db.statement<string>('SELECT record FROM mirror_products WHERE id = ?').pluck().get(product!.id);
+  expect(await count('mirror_transactions')).toBe(13);
+  const renamed = (await sqlValue<string>(h.db, 'SELECT record FROM mirror_products WHERE id = ?', [product!.id]));
   expect(JSON.parse(renamed ?? '{}')).toMatchObject({ product_name: 'Renamed' });
 });

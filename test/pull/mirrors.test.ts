@@ -7,6 +7,7 @@ import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Agent } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
+import { sqlValue } from '../support/state-sql.ts';
 import { ApiClient } from '../../src/api/client.ts';
 import { runMirror } from '../../src/pull/mirrors.ts';
 import { streamState, upsertMirrorPage } from '../../src/store/mirrors.ts';
@@ -30,8 +31,8 @@ async function addProducts(count: number, from = 0): Promise<string[]> {
   return result.results.map((r) => String(r.id));
 }
 
-function count(table: string): number {
-  return h.db.statement<number>(`SELECT count(*) FROM ${table}`).pluck().get() ?? 0;
+async function count(table: string): Promise<number> {
+  return (await sqlValue<number>(h.db, `SELECT count(*) FROM ${table}`)) ?? 0;
 }
 
 describe('runMirror', () => {
@@ -45,8 +46,8 @@ describe('runMirror', () => {
 
     const [first] = await runMirror(h.deps, config);
     expect(first).toMatchObject({ pages: 4, rows: 35, updatedAfter: null, watermark: '2026-11-22T10:00:01.000Z' });
-    expect(count('mirror_products')).toBe(35);
-    const record = h.db.statement<string>(`SELECT record FROM mirror_products WHERE item_id = 'P-0000'`).pluck().get();
+    expect(await count('mirror_products')).toBe(35);
+    const record = await sqlValue<string>(h.db, `SELECT record FROM mirror_products WHERE item_id = 'P-0000'`);
     expect(JSON.parse(record ?? '{}')).toMatchObject({ product_name: 'Product 0', Farbe: 'rot' }); // custom column kept
 
     await clock.advance(1000);
@@ -55,8 +56,8 @@ describe('runMirror', () => {
     const [second] = await runMirror(h.deps, config);
     // 5 boundary rows (updated_after is inclusive) + 1 updated + 2 new; stored by id, so no duplicate.
     expect(second).toMatchObject({ rows: 8, updatedAfter: '2026-11-22T10:00:01.000Z', watermark: '2026-11-22T10:00:02.000Z' });
-    expect(count('mirror_products')).toBe(37);
-    const renamed = h.db.statement<string>(`SELECT record FROM mirror_products WHERE id = ?`).pluck().get(ids[3]);
+    expect(await count('mirror_products')).toBe(37);
+    const renamed = await sqlValue<string>(h.db, `SELECT record FROM mirror_products WHERE id = ?`, [ids[3] ?? '']);
     expect(JSON.parse(renamed ?? '{}')).toMatchObject({ product_name: 'Renamed' });
   });
 
@@ -76,14 +77,14 @@ describe('runMirror', () => {
     });
     await expect(runMirror({ ...h.deps, client }, config, stop.signal)).rejects.toThrow('stop');
     await dispatcher.close();
-    const interrupted = streamState(h.db, 'products');
+    const interrupted = await streamState(h.db, 'products');
     expect(interrupted).toMatchObject({ listing_rows: 20, watermark: null });
     expect(interrupted?.cursor).not.toBeNull();
 
     const [resumed] = await runMirror(h.deps, config);
     expect(resumed).toMatchObject({ resumed: true, pages: 3, rows: 25 });
-    expect(count('mirror_products')).toBe(45);
-    expect(streamState(h.db, 'products')).toMatchObject({ cursor: null, listing_started_at: null, listing_rows: 0 });
+    expect(await count('mirror_products')).toBe(45);
+    expect(await streamState(h.db, 'products')).toMatchObject({ cursor: null, listing_started_at: null, listing_rows: 0 });
     // The export of the listing holds all of its rows, those of the interrupted run included.
     const lines = (await readFile(resumed?.exportFile ?? '', 'utf8')).trim().split('\n');
     expect(new Set(lines.map((l) => (JSON.parse(l) as { item_id: string }).item_id)).size).toBe(45);
@@ -92,7 +93,7 @@ describe('runMirror', () => {
 
   it('completes a listing whose last page was committed before a crash, without reading again', async () => {
     h = await pullHarness({ sandbox: { clock: sandboxClock() } });
-    upsertMirrorPage(h.db, 'products', [{ id: 'x-1', item_id: 'X', updated_at: '2026-11-20T08:00:00Z' }], null);
+    await upsertMirrorPage(h.db, 'products', [{ id: 'x-1', item_id: 'X', updated_at: '2026-11-20T08:00:00Z' }], null);
     const [run] = await runMirror(h.deps, MirrorConfigSchema.parse({ stream: 'products' }));
     expect(run).toMatchObject({ pages: 0, rows: 0, watermark: '2026-11-20T08:00:00Z' });
     expect(h.sandbox.control.state().requests.total).toBe(0);
@@ -114,13 +115,13 @@ describe('runMirror', () => {
       [`grid:${large.grid_id}`, 12, 60_000],
       [`grid:${small.grid_id}`, 1, 250],
     ]);
-    const row = h.db.statement<string>('SELECT record FROM mirror_grid_rows WHERE grid_id = ? AND grid_item_id = 7').pluck().get(small.grid_id);
+    const row = await sqlValue<string>(h.db, 'SELECT record FROM mirror_grid_rows WHERE grid_id = ? AND grid_item_id = 7', [small.grid_id]);
     expect(Object.keys(JSON.parse(row ?? '{}') as object).sort()).toEqual(['current_price', 'grid_item_id', 'item_id', 'updated_at']);
 
     // Nothing changed: the next listing reads only the rows at the watermark, and stores no duplicate.
     const again = await runMirror(h.deps, MirrorConfigSchema.parse({ stream: 'grids', grid_ids: [small.grid_id], columns: ['item_id'] }));
     expect(again[0]?.rows).toBeGreaterThan(0);
     expect(again[0]?.rows).toBeLessThan(5);
-    expect(count('mirror_grid_rows')).toBe(60_250);
+    expect(await count('mirror_grid_rows')).toBe(60_250);
   });
 });

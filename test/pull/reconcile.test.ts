@@ -3,6 +3,7 @@
  * changes nothing on the platform; the lookback window bounds what it reads.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { sqlColumn } from '../support/state-sql.ts';
 import { runApprovedPricesPull } from '../../src/pull/approved-prices.ts';
 import { runApprovedPricesReconciliation } from '../../src/pull/reconcile.ts';
 import { pullHarness, currentVersions, type PullHarness } from './support.ts';
@@ -10,11 +11,8 @@ import { pullHarness, currentVersions, type PullHarness } from './support.ts';
 let h: PullHarness;
 afterEach(() => h.close());
 
-function withdrawals(): number[] {
-  return h.db
-    .statement<number>(`SELECT approval_id FROM price_feed WHERE kind = 'withdrawal' ORDER BY approval_id`)
-    .pluck()
-    .all();
+async function withdrawals(): Promise<number[]> {
+  return await sqlColumn<number>(h.db, `SELECT approval_id FROM price_feed WHERE kind = 'withdrawal' ORDER BY approval_id`);
 }
 
 describe('runApprovedPricesReconciliation', () => {
@@ -29,15 +27,15 @@ describe('runApprovedPricesReconciliation', () => {
 
     const first = await runApprovedPricesReconciliation(h.deps, undefined, { filters: {}, lookbackDays: 0 });
     expect(first.withdrawals).toBe(3);
-    expect(withdrawals()).toEqual([...cancel].sort((a, b) => a - b));
+    expect(await withdrawals()).toEqual([...cancel].sort((a, b) => a - b));
     const again = await runApprovedPricesReconciliation(h.deps, undefined, { filters: {}, lookbackDays: 0 });
     expect(again.withdrawals).toBe(0);
-    expect(withdrawals()).toHaveLength(3);
+    expect(await withdrawals()).toHaveLength(3);
 
     const after = h.sandbox.control.state().approvals;
     expect({ pending: after.pending, exported: after.exported_api }).toEqual({ pending: before.pending, exported: before.exported_api });
     // The withdrawn prices are out of current_prices for their item and store.
-    const inForce = h.db.statement<number>('SELECT approval_id FROM current_prices').pluck().all();
+    const inForce = await sqlColumn(h.db, 'SELECT approval_id FROM current_prices');
     for (const id of cancel) expect(inForce).not.toContain(id);
   });
 
@@ -52,7 +50,7 @@ describe('runApprovedPricesReconciliation', () => {
     h.sandbox.control.cancel(newest.id); // approved in the last day
 
     const recent = await runApprovedPricesReconciliation(h.deps, undefined, { filters: {}, lookbackDays: 3 });
-    expect(withdrawals()).toEqual([newest.id]);
+    expect(await withdrawals()).toEqual([newest.id]);
     expect(recent.versionsRead).toBeLessThan(delivered.length);
     const deep = await runApprovedPricesReconciliation(h.deps, undefined, {
       filters: {},
@@ -60,6 +58,6 @@ describe('runApprovedPricesReconciliation', () => {
       since: new Date(Date.parse(oldest.approved_at) - 1000).toISOString(),
     });
     expect(deep.withdrawals).toBe(1);
-    expect(withdrawals()).toEqual([oldest.id, newest.id]);
+    expect(await withdrawals()).toEqual([oldest.id, newest.id]);
   });
 });

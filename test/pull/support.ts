@@ -12,9 +12,10 @@ import type { TransportHooks } from '../../src/api/transport.ts';
 import { systemClock, type Clock } from '../../src/clock.ts';
 import type { PullDeps } from '../../src/pull/pull-deps.ts';
 import { startSandbox, type SandboxHandle, type SandboxOptions } from '../../src/sandbox/index.ts';
-import { openDatabase } from '../../src/store/open-database.ts';
+import { openTestDb } from '../support/state-db.ts';
 import type { StateDb } from '../../src/store/state-db.ts';
 import { captureLogger } from '../support/test-logger.ts';
+import { sqlColumn, sqlRows } from '../support/state-sql.ts';
 
 export interface PullHarness {
   dir: string;
@@ -30,7 +31,7 @@ export async function pullHarness(options: { sandbox?: SandboxOptions; clock?: C
   const dir = await mkdtemp(join(tmpdir(), 'pa-pull-'));
   const sandbox = await startSandbox({ approvals: 0, largeGridRows: 0, ...options.sandbox });
   const clock = options.clock ?? systemClock;
-  const db = await openDatabase(join(dir, 'state.db'), { now: () => clock.now() });
+  const db = await openTestDb(dir, { now: () => clock.now() });
   const dispatcher = new Agent({ allowH2: false, connections: 4 });
   const client = new ApiClient({ baseUrl: sandbox.url, apiKey: sandbox.apiKey, dispatcher, clock, ...(options.hooks ? { hooks: options.hooks } : {}) });
   const { logger, lines } = captureLogger('debug');
@@ -124,13 +125,12 @@ function cmp(a: string, b: string): number {
  * once (on the platform: one acknowledgement, no batch that sent it again once acknowledged), nothing left pending
  * in the outbox, and one 'price' feed row per stored version.
  */
-export function expectPullComplete(h: PullHarness): void {
+export async function expectPullComplete(h: PullHarness): Promise<void> {
   const current = currentVersions(h.sandbox);
   const local = new Map(
-    h.db
-      .statement<{ id: number; status: string | null }>('SELECT a.id, k.status FROM approved_prices a LEFT JOIN approval_acks k ON k.approval_id = a.id')
-      .all()
-      .map((r) => [r.id, r.status]),
+    (await sqlRows<{ id: number; status: string | null }>(h.db, 'SELECT a.id, k.status FROM approved_prices a LEFT JOIN approval_acks k ON k.approval_id = a.id')).map(
+      (r) => [r.id, r.status],
+    ),
   );
   for (const a of current) {
     if (a.item_id === null && a.store_id === null && a.sku === null) continue;
@@ -142,7 +142,7 @@ export function expectPullComplete(h: PullHarness): void {
     expect(ack.conflicting_acks + ack.repeat_acks, `repeated acknowledgements of ${ack.id}`).toBe(0);
   }
   expect([...local.values()].filter((s) => s === 'pending')).toEqual([]);
-  const prices = h.db.statement<number>(`SELECT approval_id FROM price_feed WHERE kind = 'price'`).pluck().all();
+  const prices = (await sqlColumn<number>(h.db, `SELECT approval_id FROM price_feed WHERE kind = 'price'`));
   expect(new Set(prices).size).toBe(prices.length);
   expect(prices.length).toBe(local.size);
 }

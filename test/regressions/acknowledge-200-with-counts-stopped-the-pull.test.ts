@@ -20,7 +20,7 @@ it('a 200 with counts acknowledges every id sent, once; later ids go on; the sto
   const first = await runApprovedPricesPull(h.deps, undefined, { exports });
   const current = currentVersions(h.sandbox);
   expect(first.acks).toMatchObject({ acknowledged: current.length, alreadyAcknowledged: 0, requests: Math.ceil(current.length / 500) });
-  expectPullComplete(h);
+  await expectPullComplete(h);
   expect((await readdir(exports.dir)).length).toBe(21); // 20 stores and the product-level prices
 
   const again = await runApprovedPricesPull(h.deps, undefined, { exports });

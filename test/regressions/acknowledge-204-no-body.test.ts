@@ -14,6 +14,6 @@ it('a 204 acknowledges every id sent, once', async () => {
   h = await pullHarness({ sandbox: { dialect: 'terse', approvals: 700 } });
   const run = await runApprovedPricesPull(h.deps);
   expect(run.acks.acknowledged).toBe(currentVersions(h.sandbox).length);
-  expectPullComplete(h);
+  await expectPullComplete(h);
   expect((await runApprovedPricesPull(h.deps)).acks.requests).toBe(0);
 });

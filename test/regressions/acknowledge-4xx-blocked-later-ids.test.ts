@@ -9,7 +9,7 @@ import { runApprovedPricesPull } from '../../src/pull/approved-prices.ts';
 import { getAckState, unparkAll } from '../../src/store/acknowledgements.ts';
 import { storeDeliveredPage } from '../../src/store/approved-prices.ts';
 import { recordDeliveryIntent } from '../../src/store/delivery-intents.ts';
-import { outboxStats } from '../../src/outbox/outbox-stats.ts';
+import { outboxStats } from '../../src/store/outbox-stats.ts';
 import { approval } from '../store/support.ts';
 import { currentVersions, pullHarness, type PullHarness } from '../pull/support.ts';
 
@@ -19,16 +19,16 @@ afterEach(() => h.close());
 it('an id the platform refuses is parked; the ids after it are acknowledged', async () => {
   h = await pullHarness({ sandbox: { dialect: 'strict', approvals: 120 } });
   // A version the agent stored that the platform does not know (purged there since).
-  const intent = recordDeliveryIntent(h.db, { requestId: crypto.randomUUID(), filters: {}, cursor: null, limit: 1 });
-  storeDeliveredPage(h.db, intent.id, [approval(99_999)], null);
+  const intent = await recordDeliveryIntent(h.db, { requestId: crypto.randomUUID(), filters: {}, cursor: null, limit: 1 });
+  await storeDeliveredPage(h.db, intent.id, [approval(99_999)], null);
   const run = await runApprovedPricesPull(h.deps);
   expect(run.acks.parked).toBe(1);
   expect(run.acks.acknowledged).toBe(currentVersions(h.sandbox).length);
-  expect(getAckState(h.db, 99_999)).toMatchObject({ status: 'parked', conflict_reason: expect.stringMatching(/^refused with 422/) as unknown });
+  expect(await getAckState(h.db, 99_999)).toMatchObject({ status: 'parked', conflict_reason: expect.stringMatching(/^refused with 422/) as unknown });
   expect((await outboxStats(h.db)).approvals).toMatchObject({ parked: 1, ack_pending: 0 });
 
   // Parked ids are not sent again by the next run; --retry-parked puts them back in the queue.
   expect((await runApprovedPricesPull(h.deps)).acks.requests).toBe(0);
-  expect(unparkAll(h.db)).toBe(1);
+  expect(await unparkAll(h.db)).toBe(1);
   expect((await runApprovedPricesPull(h.deps)).acks).toMatchObject({ requests: 1, parked: 1 });
 });

@@ -20,13 +20,13 @@ it.each([
   const answers = answerCounter();
   h = await pullHarness({ sandbox: { dialect, approvals: 1200 }, hooks: { onResponse: answers.hook } });
   await runApprovedPricesPull(h.deps);
-  expectPullComplete(h);
-  expect(apiFact(h.db, API_FACTS.ackBodyShape)).toBe(shape);
+  await expectPullComplete(h);
+  expect(await apiFact(h.db, API_FACTS.ackBodyShape)).toBe(shape);
   const refusedAtFirst = answers.count('approvedPrices.acknowledge', 422);
   expect(refusedAtFirst).toBeLessThanOrEqual(2); // one per reading tried, once
 
   h.sandbox.control.injectApprovals({ count: 50 });
   await runApprovedPricesPull(h.deps);
-  expectPullComplete(h);
+  await expectPullComplete(h);
   expect(answers.count('approvedPrices.acknowledge', 422)).toBe(refusedAtFirst);
 });

@@ -21,7 +21,7 @@ afterAll(() => h.close());
 it('a claim cut short before its processing name was recorded claims the file still in the inbox', async () => {
   const source = await h.source('transactions');
   await writeFile(join(source.inbox, 'early.csv'), 'transaction_id,item_id,transaction_timestamp\nCUT-1,A,2026-11-20T08:00:00Z\n');
-  const id = beginClaim(h.db, {
+  const id = await beginClaim(h.db, {
     source: source.name,
     entity: source.entity,
     mode: source.mode,
@@ -35,9 +35,9 @@ it('a claim cut short before its processing name was recorded claims the file st
   });
   const result = await processClaimed(h.deps, source, id);
   expect(result.outcome).toBe('done');
-  expect(getFile(h.db, id)).toMatchObject({ status: 'done', rows_accepted: 1 });
+  expect(await getFile(h.db, id)).toMatchObject({ status: 'done', rows_accepted: 1 });
   expect(existsSync(join(source.inbox, 'early.csv')), 'moved out of the inbox').toBe(false);
   expect(existsSync(join(source.inbox, 'failed')), 'no failed report').toBe(false);
-  expect(unfinishedFiles(h.db, source.name)).toEqual([]);
+  expect(await unfinishedFiles(h.db, source.name)).toEqual([]);
   expect(h.sandbox.control.state({ keys: true }).transactions.keys).toEqual(['CUT-1']);
 });

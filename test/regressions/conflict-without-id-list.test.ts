@@ -28,5 +28,5 @@ it.each([
   expect(run.acks.conflicts).toEqual({ cancelled: 3, superseded: 2 });
   expect(run.acks.withdrawals).toBe(3);
   expect(answers.count('approvedPrices.acknowledge')).toBeLessThanOrEqual(maxRequests);
-  expectPullComplete(h);
+  await expectPullComplete(h);
 });

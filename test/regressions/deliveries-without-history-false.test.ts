@@ -7,6 +7,7 @@
 import { afterEach, expect, it } from 'vitest';
 import { runApprovedPricesPull } from '../../src/pull/approved-prices.ts';
 import { expectPullComplete, pullHarness, sandboxApprovals, type PullHarness } from '../pull/support.ts';
+import { sqlValue } from '../support/state-sql.ts';
 
 let h: PullHarness;
 afterEach(() => h.close());
@@ -16,6 +17,6 @@ it('delivers only current pending versions, and moves them on the platform', asy
   const run = await runApprovedPricesPull(h.deps);
   const versions = sandboxApprovals(h.sandbox);
   expect(run.deliveries.rows).toBe(versions.filter((a) => a.cancelled_at === null && a.supersededBy === null).length);
-  expect(h.db.statement<number>(`SELECT count(*) FROM price_feed WHERE kind = 'withdrawal'`).pluck().get()).toBe(0);
-  expectPullComplete(h);
+  expect((await sqlValue<number>(h.db, `SELECT count(*) FROM price_feed WHERE kind = 'withdrawal'`))).toBe(0);
+  await expectPullComplete(h);
 });

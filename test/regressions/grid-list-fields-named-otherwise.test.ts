@@ -8,6 +8,7 @@ import { afterEach, expect, it } from 'vitest';
 import { runMirror } from '../../src/pull/mirrors.ts';
 import { MirrorConfigSchema } from '../pull/mirror-config.ts';
 import { pullHarness, type PullHarness } from '../pull/support.ts';
+import { sqlValue } from '../support/state-sql.ts';
 
 let h: PullHarness;
 afterEach(() => h.close());
@@ -17,5 +18,5 @@ it('mirrors every grid of a list whose fields have other names', async () => {
   const runs = await runMirror(h.deps, MirrorConfigSchema.parse({ stream: 'grids' }));
   const grids = h.sandbox.control.world.grids.grids;
   expect(runs.map((r) => [r.stream, r.rows, r.error])).toEqual(grids.map((g) => [`grid:${g.grid_id}`, g.row_count, null]));
-  expect(h.db.statement<number>('SELECT count(*) FROM mirror_grid_rows').pluck().get()).toBe(grids.reduce((n, g) => n + g.row_count, 0));
+  expect((await sqlValue<number>(h.db, 'SELECT count(*) FROM mirror_grid_rows'))).toBe(grids.reduce((n, g) => n + g.row_count, 0));
 });

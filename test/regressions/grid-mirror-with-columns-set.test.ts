@@ -6,6 +6,7 @@
  * number when it has not.
  */
 import { afterEach, expect, it } from 'vitest';
+import { sqlRows, sqlRun } from '../support/state-sql.ts';
 import { runMirror } from '../../src/pull/mirrors.ts';
 import { streamState } from '../../src/store/mirrors.ts';
 import { MirrorConfigSchema } from '../pull/mirror-config.ts';
@@ -21,9 +22,7 @@ const gridNamed = (name: string) => {
 };
 
 const rowsOf = (gridId: string) =>
-  h.db
-    .statement<{ grid_item_id: number; record: string }>('SELECT grid_item_id, record FROM mirror_grid_rows WHERE grid_id = ? ORDER BY grid_item_id')
-    .all(gridId);
+  sqlRows<{ grid_item_id: number; record: string }>(h.db, 'SELECT grid_item_id, record FROM mirror_grid_rows WHERE grid_id = ? ORDER BY grid_item_id', [gridId]);
 
 it('mirrors a grid with columns set: keyed by its grid_item_id column when it has one, by row number when not', async () => {
   h = await pullHarness();
@@ -36,32 +35,34 @@ it('mirrors a grid with columns set: keyed by its grid_item_id column when it ha
     [250, null],
     [1200, null],
   ]);
-  const weeklyRows = rowsOf(weekly.grid_id);
+  const weeklyRows = await rowsOf(weekly.grid_id);
   expect(weeklyRows).toHaveLength(250);
   expect(Object.keys(JSON.parse(weeklyRows[6]!.record) as object)).toEqual(['item_id', 'current_price', 'grid_item_id', 'updated_at']);
   expect(weeklyRows[6]?.grid_item_id).toBe(7);
-  const promoRows = rowsOf(promo.grid_id);
+  const promoRows = await rowsOf(promo.grid_id);
   expect(promoRows.map((r) => r.grid_item_id)).toEqual(Array.from({ length: 1200 }, (_, i) => i + 1));
   expect(JSON.parse(promoRows[0]!.record)).toEqual({ item_id: 'ITM-000001', current_price: expect.any(String) as unknown });
 
   // The next run: the keyed grid reads what changed since its watermark; the snapshot is read whole again and
   // replaces the rows (no updated_after: its rows carry no time).
   const second = await runMirror(h.deps, config);
-  expect(second[0]?.updatedAfter).toBe(streamState(h.db, `grid:${weekly.grid_id}`)?.watermark);
+  expect(second[0]?.updatedAfter).toBe((await streamState(h.db, `grid:${weekly.grid_id}`))?.watermark);
   expect(second[0]!.rows).toBeLessThan(250);
   expect(second[1]).toMatchObject({ rows: 1200, updatedAfter: null });
-  expect(rowsOf(promo.grid_id)).toHaveLength(1200);
+  expect(await rowsOf(promo.grid_id)).toHaveLength(1200);
 });
 
 it('a snapshot replaces the rows of an earlier listing, also when the grid shrank or was keyed another way', async () => {
   h = await pullHarness();
   const promo = gridNamed('Promo planning');
   // Rows an earlier listing stored: keyed by an id the grid does not show now, and past the grid's end.
-  h.db.sqlite
-    .prepare(`INSERT INTO mirror_grid_rows (grid_id, grid_item_id, updated_at, record, synced_at) VALUES (?, ?, NULL, ?, 'x')`)
-    .run(promo.grid_id, 5000, JSON.stringify({ grid_item_id: 5000, item_id: 'GONE' }));
+  await sqlRun(h.db, `INSERT INTO mirror_grid_rows (grid_id, grid_item_id, updated_at, record, synced_at) VALUES (?, ?, NULL, ?, 'x')`, [
+    promo.grid_id,
+    5000,
+    JSON.stringify({ grid_item_id: 5000, item_id: 'GONE' }),
+  ]);
   await runMirror(h.deps, MirrorConfigSchema.parse({ stream: 'grids', grid_ids: [promo.grid_id], columns: ['item_id'] }));
-  const rows = rowsOf(promo.grid_id);
+  const rows = await rowsOf(promo.grid_id);
   expect(rows).toHaveLength(1200);
   expect(rows.some((r) => r.record.includes('GONE'))).toBe(false);
 });

@@ -23,5 +23,5 @@ it.each(['terse', 'lenient'] as DialectName[])('%s: a mirror and the pull stop a
   expect(answers.count('products.list')).toBe(3);
   const pull = await runApprovedPricesPull(h.deps, undefined, { pageSize: 100 });
   expect(pull.deliveries.pages).toBe(2);
-  expectPullComplete(h);
+  await expectPullComplete(h);
 });

@@ -19,10 +19,10 @@ it('a till that read the rows of a commit before its announcement does not get t
   const hub = new LongPollHub(db, clock);
   const poll = (after: number) => hub.poll({ consumer: till, after, limit: 100, waitMs: 30_000, signal: new AbortController().signal });
   const first = poll(0); // waits: the feed is empty
-  deliver(db, [approval(1, { store_id: 's1' }), approval(2, { store_id: 's1' })]); // announced on a later turn
+  await deliver(db, [approval(1, { store_id: 's1' }), approval(2, { store_id: 's1' })]); // announced on a later turn
   const second = poll(2); // another request of the till that read rows 1 and 2 before the announcement
   expect(await first).toMatchObject({ kind: 'rows', rows: [{ seq: 1 }, { seq: 2 }] });
-  deliver(db, [approval(3, { store_id: 's1' })]);
+  await deliver(db, [approval(3, { store_id: 's1' })]);
   const page = await second;
   expect(page.kind === 'rows' ? page.rows.map((r) => r.seq) : page).toEqual([3]);
   hub.close();

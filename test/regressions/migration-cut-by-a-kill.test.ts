@@ -10,8 +10,9 @@ import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, sql } from 'kysely';
 import type { Migration } from 'kysely/migration';
 import { expect, it } from 'vitest';
-import { MIGRATIONS, migrateToLatest } from '../../src/store/migrations/index.ts';
-import { openDatabase, StateDialect } from '../../src/store/open-database.ts';
+import { migrateToLatest } from '../../src/store/migrate.ts';
+import { SQLITE_MIGRATIONS as MIGRATIONS } from '../../src/store/sqlite/migrations/index.ts';
+import { openSqlite as openDatabase, StateDialect } from '../../src/store/sqlite/open-sqlite.ts';
 import { tempDir } from '../store/support.ts';
 
 it('a migration that stops half-way leaves the database as it was, and the next open migrates it whole', async () => {

@@ -8,6 +8,7 @@ import { afterEach, expect, it } from 'vitest';
 import { runApprovedPricesPull } from '../../src/pull/approved-prices.ts';
 import { currentPricesAt } from '../../src/store/approved-prices.ts';
 import { expectPullComplete, pullHarness, type PullHarness } from '../pull/support.ts';
+import { sqlValue } from '../support/state-sql.ts';
 
 let h: PullHarness;
 afterEach(() => h.close());
@@ -15,12 +16,12 @@ afterEach(() => h.close());
 it('stores approved prices whose null fields are left out, product-level ones included', async () => {
   h = await pullHarness({ sandbox: { dialect: 'terse', approvals: 400 } });
   await runApprovedPricesPull(h.deps);
-  expectPullComplete(h);
-  const productLevel = h.db.statement<number>(`SELECT count(*) FROM price_feed WHERE store_id IS NULL`).pluck().get();
+  await expectPullComplete(h);
+  const productLevel = (await sqlValue<number>(h.db, `SELECT count(*) FROM price_feed WHERE store_id IS NULL`));
   expect(productLevel).toBeGreaterThan(10);
-  const record = h.db.statement<string>('SELECT record FROM approved_prices WHERE store_id IS NULL LIMIT 1').pluck().get();
+  const record = (await sqlValue<string>(h.db, 'SELECT record FROM approved_prices WHERE store_id IS NULL LIMIT 1'));
   expect(JSON.parse(record ?? '{}')).not.toHaveProperty('store_id'); // kept as the server sent it
-  expect(currentPricesAt(h.db, '2099-01-01').length).toBeGreaterThan(0);
+  expect((await currentPricesAt(h.db, '2099-01-01')).length).toBeGreaterThan(0);
 });
 
 it('a delivered row without a price is set aside, logged and left unacknowledged; the rest of its page is stored', async () => {

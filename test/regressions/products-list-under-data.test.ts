@@ -7,6 +7,7 @@ import { afterEach, expect, it } from 'vitest';
 import { runMirror } from '../../src/pull/mirrors.ts';
 import { MirrorConfigSchema } from '../pull/mirror-config.ts';
 import { pullHarness, type PullHarness } from '../pull/support.ts';
+import { sqlValue } from '../support/state-sql.ts';
 
 let h: PullHarness;
 afterEach(() => h.close());
@@ -16,5 +17,5 @@ it('mirrors products listed under data', async () => {
   await h.client.products.bulk(Array.from({ length: 12 }, (_, i) => ({ item_id: `P-${i}`, sku: `S-${i}` })));
   const [run] = await runMirror(h.deps, MirrorConfigSchema.parse({ stream: 'products', page_size: 5 }));
   expect(run).toMatchObject({ rows: 12, pages: 3, error: null });
-  expect(h.db.statement<number>('SELECT count(*) FROM mirror_products').pluck().get()).toBe(12);
+  expect((await sqlValue<number>(h.db, 'SELECT count(*) FROM mirror_products'))).toBe(12);
 });

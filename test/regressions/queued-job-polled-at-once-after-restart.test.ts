@@ -11,7 +11,8 @@ import { ApiClient } from '../../src/api/client.ts';
 import { JOB_POLL_QUEUED_MS } from '../../src/api/schemas/index.ts';
 import { processClaimed, pushFile } from '../../src/ingest/push-file.ts';
 import { jobPollOf } from '../../src/store/api-state.ts';
-import { openDatabase } from '../../src/store/open-database.ts';
+import { openSqlite as openDatabase } from '../../src/store/sqlite/open-sqlite.ts';
+import { sqlValue } from '../support/state-sql.ts';
 import { getFile } from '../../src/store/push-ledger.ts';
 import { ManualClock, drive } from '../support/manual-clock.ts';
 import { pushHarness, type PushHarness } from '../support/push-harness.ts';
@@ -34,10 +35,10 @@ it('a restarted agent polls a queued job when its next poll is due, not at once'
   const first = pushFile({ ...h.deps, signal: stop.signal }, source, path);
   // The first agent uploaded, found the job queued, and waits for its next poll (the sandbox holds the job).
   await clock.untilWaiting(2);
-  const fileId = h.db.statement<number>('SELECT max(id) FROM push_files').pluck().get() ?? 0;
-  const jobId = getFile(h.db, fileId)?.job_id ?? '';
+  const fileId = (await sqlValue<number>(h.db, 'SELECT max(id) FROM push_files')) ?? 0;
+  const jobId = (await getFile(h.db, fileId))?.job_id ?? '';
   expect(jobId).toMatch(/^[0-9a-f-]{36}$/);
-  const due = jobPollOf(h.db, jobId);
+  const due = await jobPollOf(h.db, jobId);
   expect(due?.status).toBe('queued');
   const wait = (due?.untilMs ?? 0) - clock.now();
   expect(wait).toBeGreaterThanOrEqual(JOB_POLL_QUEUED_MS.min);
@@ -65,7 +66,7 @@ it('a restarted agent polls a queued job when its next poll is due, not at once'
     const report = await reportOf(await drive(clock, resumed));
     expect(report.job_id).toBe(jobId);
     expect(report.rows).toMatchObject({ read: 2, accepted: 2 });
-    expect(jobPollOf(db, jobId)).toBeUndefined(); // forgotten once the job ended
+    expect(await jobPollOf(db, jobId)).toBeUndefined(); // forgotten once the job ended
   } finally {
     await db.close();
     await dispatcher.close();

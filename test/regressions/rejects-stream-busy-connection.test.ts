@@ -9,6 +9,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { pushFile } from '../../src/ingest/push-file.ts';
 import { getFile } from '../../src/store/push-ledger.ts';
 import { pushHarness, type PushHarness } from '../support/push-harness.ts';
+import { sqlRun, sqlValue } from '../support/state-sql.ts';
 
 let h: PushHarness;
 beforeAll(async () => {
@@ -29,7 +30,8 @@ it('other statements run while a large rejects file is written', async () => {
   const other = (async () => {
     while (running) {
       try {
-        h.db.write(() => h.db.statement('SELECT count(*) FROM push_files').get());
+        await sqlRun(h.db, `UPDATE push_files SET attempts = attempts WHERE id = 0`);
+        await sqlValue(h.db, 'SELECT count(*) FROM push_files');
         statements += 1;
       } catch (error) {
         errors.push(String(error));
@@ -41,7 +43,7 @@ it('other statements run while a large rejects file is written', async () => {
   running = false;
   await other;
   expect(result.outcome).toBe('done');
-  expect(getFile(h.db, (result as { file: { id: number } }).file.id)?.rows_rejected).toBe(20_000);
+  expect((await getFile(h.db, (result as { file: { id: number } }).file.id))?.rows_rejected).toBe(20_000);
   expect(statements).toBeGreaterThan(0);
   expect(errors).toEqual([]);
 });

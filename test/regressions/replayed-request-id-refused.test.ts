@@ -20,13 +20,13 @@ it('a page whose replay is refused is recovered from the history; no approved pr
   h = await pullHarness({ sandbox: { dialect: 'strict', approvals: 250, clock }, clock });
   // A run that died after its first request: the server handed out 100 rows (now exported_api, never delivered
   // again), the agent stored none of them.
-  const intent = recordDeliveryIntent(h.db, { requestId: crypto.randomUUID(), filters: {}, cursor: null, limit: 100 });
+  const intent = await recordDeliveryIntent(h.db, { requestId: crypto.randomUUID(), filters: {}, cursor: null, limit: 100 });
   const lost = await h.client.approvedPrices.deliveries({ request_id: intent.request_id, filters: { history: false }, pagination: { limit: 100 } });
   expect(lost.items).toHaveLength(100);
   await clock.advance((DIALECTS.strict.expiryMs ?? 0) + 60_000); // the agent comes back after the request_id expired
 
   const run = await runApprovedPricesPull(h.deps, undefined, { pageSize: 100 });
   expect(run.deliveries).toMatchObject({ replayed: 0, abandoned: 1, recovered: 100 });
-  expectPullComplete(h);
+  await expectPullComplete(h);
   for (const a of lost.items) expect(h.sandbox.control.world.approvals.get(a.id)?.ackCount, `ack of ${a.id}`).toBe(1);
 });

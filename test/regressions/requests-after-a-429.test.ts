@@ -16,7 +16,7 @@ import { loadConfig } from '../../src/config/index.ts';
 import { createLogger } from '../../src/log.ts';
 import { startSandbox, type SandboxHandle } from '../../src/sandbox/index.ts';
 import { rateLimitedUntil } from '../../src/store/api-state.ts';
-import { databasePath, openDatabase } from '../../src/store/open-database.ts';
+import { openStateDb } from '../../src/store/open-state-db.ts';
 import { ManualClock } from '../support/manual-clock.ts';
 import { runCli } from '../support/run-cli.ts';
 import { until } from '../support/test-logger.ts';
@@ -58,7 +58,7 @@ it('a window one process was given holds for every other process of the agent, o
   await writeFile(configFile, `api:\n  base_url: ${sandbox.url}\n  key: ${sandbox.apiKey}\nstate:\n  dir: ${dir}/state\n`);
   const logger = createLogger({ level: 'warn', destination: { write: () => undefined } });
   const config = await loadConfig(configFile, {}, { logger });
-  const daemonDb = await openDatabase(databasePath(config.state.dir));
+  const daemonDb = await openStateDb(config.state);
   // The daemon's client is given a 429 with Retry-After 10 s (the sandbox's rate limit: one request per window): long
   // enough that the `check` below, a new Node.js process, still starts inside it on a loaded machine.
   sandbox.control.setRateLimit({ requests: 1, window_seconds: 10 });
@@ -67,7 +67,7 @@ it('a window one process was given holds for every other process of the agent, o
   try {
     await daemon.client.auth.verify();
     const limited = daemon.client.auth.verify({ signal: stop.signal }); // the 429: the window is recorded
-    await until(() => rateLimitedUntil(daemonDb) > 0, 'the window to be recorded');
+    await until(async () => (await rateLimitedUntil(daemonDb)) > 0, 'the window to be recorded');
     stop.abort(); // the daemon stops (its request never goes again)
     await limited.catch(() => undefined);
     // Another process (`pricing-agent check`) started inside the window waits for it: no early request.

@@ -14,7 +14,7 @@ import { connectApi, pacingOf } from '../../src/api-from-config.ts';
 import { loadConfig } from '../../src/config/index.ts';
 import { createLogger } from '../../src/log.ts';
 import { rateLimitedUntil } from '../../src/store/api-state.ts';
-import { openDatabase } from '../../src/store/open-database.ts';
+import { openSqlite as openDatabase } from '../../src/store/sqlite/open-sqlite.ts';
 import { ManualClock } from '../support/manual-clock.ts';
 import { until } from '../support/test-logger.ts';
 
@@ -55,7 +55,7 @@ it('a new process waits for the Retry-After the previous one was given', async (
   const first = connectApi(config.api, logger, { clock, pacing: pacingOf(firstDb, logger) });
   const waiting = first.client.auth.verify();
   await until(() => clock.waiting > 0, 'the first process to wait for Retry-After');
-  expect(rateLimitedUntil(firstDb)).toBe(clock.now() + 30_000);
+  expect(await rateLimitedUntil(firstDb)).toBe(clock.now() + 30_000);
   await first.close(); // the process dies inside the window
   await firstDb.close();
   waiting.catch(() => undefined);

@@ -12,6 +12,7 @@ import { streamState } from '../../src/store/mirrors.ts';
 import { ManualClock } from '../support/manual-clock.ts';
 import { MirrorConfigSchema } from '../pull/mirror-config.ts';
 import { expectPullComplete, pullHarness, type PullHarness } from '../pull/support.ts';
+import { sqlValue } from '../support/state-sql.ts';
 
 let h: PullHarness;
 afterEach(() => h.close());
@@ -32,12 +33,12 @@ async function stoppingHarness(operation: string, n: number, sandbox: { approval
 it('the pull starts its listing over when the stored cursor expired', async () => {
   const { clock, stop } = await stoppingHarness('approvedPrices.deliveries', 2, { approvals: 250 });
   await expect(runApprovedPricesPull(h.deps, stop.signal, { pageSize: 50 })).rejects.toThrow('stopped');
-  expect(pullCursor(h.db)).not.toBeNull(); // the cursor of the third page
+  expect(await pullCursor(h.db)).not.toBeNull(); // the cursor of the third page
   await clock.advance(expiry + 1000);
 
   const run = await runApprovedPricesPull(h.deps, undefined, { pageSize: 50 });
   expect(run.deliveries.restarted).toBe(1);
-  expectPullComplete(h);
+  await expectPullComplete(h);
 });
 
 it('a mirror restarts its listing with the same watermark when the stored cursor expired', async () => {
@@ -45,9 +46,9 @@ it('a mirror restarts its listing with the same watermark when the stored cursor
   await h.client.products.bulk(Array.from({ length: 30 }, (_, i) => ({ item_id: `P-${i}`, sku: `S-${i}` })));
   const config = MirrorConfigSchema.parse({ stream: 'products', page_size: 10 });
   await expect(runMirror(h.deps, config, stop.signal)).rejects.toThrow('stopped');
-  expect(streamState(h.db, 'products')?.cursor).not.toBeNull();
+  expect((await streamState(h.db, 'products'))?.cursor).not.toBeNull();
   await clock.advance(expiry + 1000);
   const [run] = await runMirror(h.deps, config);
   expect(run).toMatchObject({ resumed: false, rows: 30, error: null });
-  expect(h.db.statement<number>('SELECT count(*) FROM mirror_products').pluck().get()).toBe(30);
+  expect((await sqlValue<number>(h.db, 'SELECT count(*) FROM mirror_products'))).toBe(30);
 });

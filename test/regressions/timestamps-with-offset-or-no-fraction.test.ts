@@ -32,7 +32,7 @@ it.each([
   const [second] = await runMirror(h.deps, config);
   expect(second).toMatchObject({ updatedAfter: first?.watermark, error: null });
   expect(second?.rows).toBeGreaterThanOrEqual(1); // the boundary row, read again and stored once
-  expect(streamState(h.db, 'products')?.watermark).toMatch(form);
+  expect((await streamState(h.db, 'products'))?.watermark).toMatch(form);
 
   // Approved at 10:00:01.500, delivered, cancelled before the agent acknowledged them: the 409 names no id, the
   // history read finds them in a window built from times the server showed (without fractions in terse).
@@ -46,5 +46,5 @@ it.each([
   const run = await runApprovedPricesPull(h.deps);
   expect(run.acks.conflicts).toEqual({ cancelled: 3 });
   expect(run.acks.withdrawals).toBe(3);
-  expectPullComplete(h);
+  await expectPullComplete(h);
 });

@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { afterAll, expect, it } from 'vitest';
-import { openDatabase } from '../../src/store/open-database.ts';
-import { WalMaintenance } from '../../src/store/wal-maintenance.ts';
+import { openSqlite } from '../../src/store/sqlite/open-sqlite.ts';
+import { WalMaintenance } from '../../src/store/sqlite/wal-maintenance.ts';
 import { failExt4, mountExt4, mountsAvailable, unmount } from '../chaos/mounts.ts';
 import { until } from '../support/test-logger.ts';
 
@@ -23,7 +23,7 @@ it.skipIf(!canMount)('a checkpoint failing on a read-only disk is reported, not 
   const mount = join(dir, 'state');
   mountExt4(join(dir, 'state.img'), mount, 16);
   try {
-    const db = await openDatabase(join(mount, 'pricing-agent.db'));
+    const db = await openSqlite(join(mount, 'pricing-agent.db'));
     db.sqlite.prepare("INSERT INTO consumer_offsets (consumer, last_seq, updated_at) VALUES ('pos', 0, 'now')").run();
     failExt4(mount);
     const errors: unknown[] = [];

@@ -16,7 +16,7 @@ import {
   recordJobPoll,
   recordRateLimitedUntil,
 } from '../../src/store/api-state.ts';
-import { openDatabase } from '../../src/store/open-database.ts';
+import { openSqlite as openDatabase } from '../../src/store/sqlite/open-sqlite.ts';
 import { onCleanup, tempDir } from './support.ts';
 
 it('keeps the longest Retry-After window, job poll times and facts, for every connection', async () => {
@@ -26,21 +26,21 @@ it('keeps the longest Retry-After window, job poll times and facts, for every co
   const command = await openDatabase(path, { readonly: true });
   onCleanup(() => command.close());
 
-  expect(rateLimitedUntil(command)).toBe(0);
-  recordRateLimitedUntil(daemon, 5000.4);
-  recordRateLimitedUntil(daemon, 3000); // a shorter window recorded later never opens the gate early
-  expect(rateLimitedUntil(command)).toBe(5001);
+  expect(await rateLimitedUntil(command)).toBe(0);
+  await recordRateLimitedUntil(daemon, 5000.4);
+  await recordRateLimitedUntil(daemon, 3000); // a shorter window recorded later never opens the gate early
+  expect(await rateLimitedUntil(command)).toBe(5001);
 
-  expect(jobPollOf(command, 'j-1')).toBeUndefined();
-  recordJobPoll(daemon, 'j-1', 'queued', 45_000);
-  expect(jobPollOf(command, 'j-1')).toEqual({ untilMs: 45_000, status: 'queued' });
-  recordJobPoll(daemon, 'j-1', 'running', 52_000);
-  expect(jobPollOf(command, 'j-1')).toEqual({ untilMs: 52_000, status: 'running' });
-  forgetJobPoll(daemon, 'j-1');
-  expect(jobPollOf(command, 'j-1')).toBeUndefined();
+  expect(await jobPollOf(command, 'j-1')).toBeUndefined();
+  await recordJobPoll(daemon, 'j-1', 'queued', 45_000);
+  expect(await jobPollOf(command, 'j-1')).toEqual({ untilMs: 45_000, status: 'queued' });
+  await recordJobPoll(daemon, 'j-1', 'running', 52_000);
+  expect(await jobPollOf(command, 'j-1')).toEqual({ untilMs: 52_000, status: 'running' });
+  await forgetJobPoll(daemon, 'j-1');
+  expect(await jobPollOf(command, 'j-1')).toBeUndefined();
 
-  recordApiFact(daemon, API_FACTS.ackBodyShape, 'ids');
-  expect(apiFact(command, API_FACTS.ackBodyShape)).toBe('ids');
-  forgetApiFact(daemon, API_FACTS.ackBodyShape);
-  expect(apiFact(command, API_FACTS.ackBodyShape)).toBeUndefined();
+  await recordApiFact(daemon, API_FACTS.ackBodyShape, 'ids');
+  expect(await apiFact(command, API_FACTS.ackBodyShape)).toBe('ids');
+  await forgetApiFact(daemon, API_FACTS.ackBodyShape);
+  expect(await apiFact(command, API_FACTS.ackBodyShape)).toBeUndefined();
 });

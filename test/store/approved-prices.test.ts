@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { sqlRow, sqlRows, sqlValue } from '../support/state-sql.ts';
 import type { ApprovedPrice } from '../../src/api/schemas/index.ts';
 import { getAckState } from '../../src/store/acknowledgements.ts';
 import {
@@ -19,60 +20,60 @@ import { approval, openTempDb } from './support.ts';
 let requests = 0;
 
 /** Records an intent and stores `items` as its page, as the pull does. */
-function deliver(db: StateDb, items: ApprovedPrice[], nextCursor: string | null = null) {
+async function deliver(db: StateDb, items: ApprovedPrice[], nextCursor: string | null = null) {
   requests += 1;
-  const intent = recordDeliveryIntent(db, {
+  const intent = await recordDeliveryIntent(db, {
     requestId: `00000000-0000-4000-8000-${String(requests).padStart(12, '0')}`,
     filters: {},
-    cursor: pullCursor(db),
+    cursor: await pullCursor(db),
   });
-  return storeDeliveredPage(db, intent.id, items, nextCursor);
+  return await storeDeliveredPage(db, intent.id, items, nextCursor);
 }
 
-function feed(db: StateDb) {
-  return db.sqlite.prepare('SELECT seq, kind, approval_id, approved_price FROM price_feed ORDER BY seq').all();
+async function feed(db: StateDb) {
+  return await sqlRows(db, 'SELECT seq, kind, approval_id, approved_price FROM price_feed ORDER BY seq');
 }
 
 describe('delivery intents', () => {
   it('persists the request for replay, one pending intent per job, the cursor moving with the page', async () => {
     const db = await openTempDb();
-    const intent = recordDeliveryIntent(db, {
+    const intent = await recordDeliveryIntent(db, {
       requestId: '11111111-1111-4111-8111-111111111111',
       filters: { store_id: 'b3a1c2d4-0000-4000-8000-000000000001', effective_after: '2026-11-01' },
       cursor: 'c-0',
       limit: 500,
     });
-    expect(pendingDeliveryIntent(db)).toEqual(intent);
+    expect(await pendingDeliveryIntent(db)).toEqual(intent);
     expect(intent).toMatchObject({ status: 'pending', cursor: 'c-0', page_limit: 500, job: 'approved_prices' });
     expect(intent.filters).toEqual({ store_id: 'b3a1c2d4-0000-4000-8000-000000000001', effective_after: '2026-11-01' });
-    expect(() =>
+    await expect(
       recordDeliveryIntent(db, { requestId: '22222222-2222-4222-8222-222222222222', filters: {}, cursor: 'c-0' }),
-    ).toThrow(expect.objectContaining({ code: 'INTENT_PENDING' }) as Error);
+    ).rejects.toThrow(expect.objectContaining({ code: 'INTENT_PENDING' }) as Error);
 
-    storeDeliveredPage(db, intent.id, [approval(1)], 'c-1');
-    expect(pendingDeliveryIntent(db)).toBeUndefined();
-    expect(pullCursor(db)).toBe('c-1');
-    const done = db.sqlite.prepare('SELECT status, next_cursor, row_count, done_at FROM delivery_intents').get();
+    await storeDeliveredPage(db, intent.id, [approval(1)], 'c-1');
+    expect(await pendingDeliveryIntent(db)).toBeUndefined();
+    expect(await pullCursor(db)).toBe('c-1');
+    const done = await sqlRow(db, 'SELECT status, next_cursor, row_count, done_at FROM delivery_intents');
     expect(done).toMatchObject({ status: 'done', next_cursor: 'c-1', row_count: 1 });
-    expect(() => storeDeliveredPage(db, intent.id, [approval(2)], 'c-2')).toThrow(
+    await expect(storeDeliveredPage(db, intent.id, [approval(2)], 'c-2')).rejects.toThrow(
       expect.objectContaining({ code: 'INTENT_NOT_PENDING' }) as Error,
     );
-    expect(getApprovedPrice(db, 2)).toBeUndefined();
+    expect(await getApprovedPrice(db, 2)).toBeUndefined();
   });
 
   it('an intent whose replay the server refuses can be abandoned; the cursor stays', async () => {
     const db = await openTempDb();
-    deliver(db, [approval(1)], 'c-1');
+    await deliver(db, [approval(1)], 'c-1');
     const requestId = '55555555-5555-4555-8555-555555555555';
-    const stuck = recordDeliveryIntent(db, { requestId, filters: {}, cursor: 'c-1' });
-    abandonDeliveryIntent(db, stuck.id);
-    expect(pendingDeliveryIntent(db)).toBeUndefined();
-    expect(pullCursor(db)).toBe('c-1');
+    const stuck = await recordDeliveryIntent(db, { requestId, filters: {}, cursor: 'c-1' });
+    await abandonDeliveryIntent(db, stuck.id);
+    expect(await pendingDeliveryIntent(db)).toBeUndefined();
+    expect(await pullCursor(db)).toBe('c-1');
     const notPending = expect.objectContaining({ code: 'INTENT_NOT_PENDING' }) as Error;
-    expect(() => abandonDeliveryIntent(db, stuck.id)).toThrow(notPending);
-    expect(() => storeDeliveredPage(db, stuck.id, [approval(2)], 'c-2')).toThrow(notPending);
+    await expect(abandonDeliveryIntent(db, stuck.id)).rejects.toThrow(notPending);
+    await expect(storeDeliveredPage(db, stuck.id, [approval(2)], 'c-2')).rejects.toThrow(notPending);
     const nextId = '66666666-6666-4666-8666-666666666666';
-    const next = recordDeliveryIntent(db, { requestId: nextId, filters: {}, cursor: 'c-1' });
+    const next = await recordDeliveryIntent(db, { requestId: nextId, filters: {}, cursor: 'c-1' });
     expect(next.status).toBe('pending');
   });
 });
@@ -80,15 +81,15 @@ describe('delivery intents', () => {
 describe('storeDeliveredPage', () => {
   it('stores every field, trace and approval_details as JSON, and a price feed row per new version', async () => {
     const db = await openTempDb();
-    const result = deliver(db, [approval(1), approval(2, { store_id: null })], 'next');
+    const result = await deliver(db, [approval(1), approval(2, { store_id: null })], 'next');
     expect(result).toEqual({ inserted: 2, insertedIds: [1, 2], duplicates: 0, feedRows: 2, lastSeq: 2 });
-    const stored = getApprovedPrice(db, 1);
+    const stored = await getApprovedPrice(db, 1);
     expect(stored).toMatchObject({ approved_price: '10.49', intent_id: 1, cancelled_at: null });
-    expect(getAckState(db, 1)).toEqual({ status: 'pending', conflict_reason: null, acked_at: null });
+    expect(await getAckState(db, 1)).toEqual({ status: 'pending', conflict_reason: null, acked_at: null });
     expect(JSON.parse(stored?.trace ?? '')).toEqual(approval(1).trace);
     expect(JSON.parse(stored?.approval_details ?? '')).toEqual(approval(1).approval_details);
     expect(JSON.parse(stored?.record ?? '')).toEqual(approval(1));
-    expect(feed(db)).toEqual([
+    expect(await feed(db)).toEqual([
       { seq: 1, kind: 'price', approval_id: 1, approved_price: '10.49' },
       { seq: 2, kind: 'price', approval_id: 2, approved_price: '10.49' },
     ]);
@@ -97,27 +98,27 @@ describe('storeDeliveredPage', () => {
   it('a replayed page stores nothing twice and appends no feed row', async () => {
     const db = await openTempDb();
     const page = [approval(1), approval(2), approval(3)];
-    deliver(db, page, 'c-1');
-    const replay = deliver(db, page, 'c-1');
+    await deliver(db, page, 'c-1');
+    const replay = await deliver(db, page, 'c-1');
     expect(replay).toEqual({ inserted: 0, insertedIds: [], duplicates: 3, feedRows: 0, lastSeq: null });
-    expect(feed(db)).toHaveLength(3);
-    expect(db.sqlite.prepare('SELECT count(*) FROM approved_prices').pluck().get()).toBe(3);
+    expect(await feed(db)).toHaveLength(3);
+    expect(await sqlValue(db, 'SELECT count(*) FROM approved_prices')).toBe(3);
   });
 
   it('stores nothing of a page that fails half-way: intent still pending, cursor unchanged', async () => {
     const db = await openTempDb();
-    deliver(db, [approval(1)], 'c-1');
-    const intent = recordDeliveryIntent(db, {
+    await deliver(db, [approval(1)], 'c-1');
+    const intent = await recordDeliveryIntent(db, {
       requestId: '33333333-3333-4333-8333-333333333333',
       filters: {},
       cursor: 'c-1',
     });
     const broken = { ...approval(3), grid_item_id: 'not-an-integer' } as unknown as ApprovedPrice;
-    expect(() => storeDeliveredPage(db, intent.id, [approval(2), broken], 'c-2')).toThrow();
-    expect(getApprovedPrice(db, 2)).toBeUndefined();
-    expect(feed(db)).toHaveLength(1);
-    expect(pullCursor(db)).toBe('c-1');
-    expect(pendingDeliveryIntent(db)?.id).toBe(intent.id);
+    await expect(storeDeliveredPage(db, intent.id, [approval(2), broken], 'c-2')).rejects.toThrow();
+    expect(await getApprovedPrice(db, 2)).toBeUndefined();
+    expect(await feed(db)).toHaveLength(1);
+    expect(await pullCursor(db)).toBe('c-1');
+    expect((await pendingDeliveryIntent(db))?.id).toBe(intent.id);
   });
 });
 
@@ -137,13 +138,13 @@ describe('versions and current prices', () => {
         amendment_reason: 'typo',
       });
       if (order === 'predecessor first') {
-        deliver(db, [original]);
-        deliver(db, [amendment]);
+        await deliver(db, [original]);
+        await deliver(db, [amendment]);
       } else {
-        deliver(db, [amendment]);
-        deliver(db, [original]);
+        await deliver(db, [amendment]);
+        await deliver(db, [original]);
       }
-      const current = currentPricesAt(db, '2026-11-22');
+      const current = await currentPricesAt(db, '2026-11-22');
       expect(current, order).toEqual([
         expect.objectContaining({ item_id: 'A', approved_price: '11.00', approval_id: 2, predecessor_id: 1 }),
       ]);
@@ -152,18 +153,18 @@ describe('versions and current prices', () => {
 
   it('an amendment dated in the future also retires its predecessor now; the version before it applies', async () => {
     const db = await openTempDb();
-    deliver(db, [
+    await deliver(db, [
       approval(1, { ...base, approved_price: '9.00', effective_date: '2026-10-01' }),
       approval(2, { ...base, approved_price: '10.00' }),
       approval(3, { ...base, approved_price: '12.00', effective_date: '2026-12-01', predecessor_id: 2 }),
     ]);
-    expect(currentPricesAt(db, '2026-11-22')[0]?.approved_price).toBe('9.00');
-    expect(currentPricesAt(db, '2026-12-01')[0]?.approved_price).toBe('12.00');
+    expect((await currentPricesAt(db, '2026-11-22'))[0]?.approved_price).toBe('9.00');
+    expect((await currentPricesAt(db, '2026-12-01'))[0]?.approved_price).toBe('12.00');
   });
 
   it('a future-dated price waits for its date; a missing effective_date means the approval date', async () => {
     const db = await openTempDb();
-    deliver(db, [
+    await deliver(db, [
       approval(1, { ...base, approved_price: '10.00' }),
       approval(2, { ...base, approved_price: '12.00', effective_date: '2026-12-01' }),
       approval(3, {
@@ -174,54 +175,54 @@ describe('versions and current prices', () => {
         approved_at: '2026-11-20T23:30:00Z',
       }),
     ]);
-    expect(currentPricesAt(db, '2026-11-22').map((p) => [p.item_id, p.approved_price, p.effective_date])).toEqual([
+    expect((await currentPricesAt(db, '2026-11-22')).map((p) => [p.item_id, p.approved_price, p.effective_date])).toEqual([
       ['A', '10.00', '2026-11-01'],
       ['B', '5.00', '2026-11-20'],
     ]);
-    expect(currentPricesAt(db, '2026-11-19').map((p) => p.item_id)).toEqual(['A']);
-    expect(currentPricesAt(db, '2026-12-01').find((p) => p.item_id === 'A')?.approved_price).toBe('12.00');
+    expect((await currentPricesAt(db, '2026-11-19')).map((p) => p.item_id)).toEqual(['A']);
+    expect((await currentPricesAt(db, '2026-12-01')).find((p) => p.item_id === 'A')?.approved_price).toBe('12.00');
   });
 
   it('a cancelled version withdraws its price once, whether delivered cancelled or recorded from history', async () => {
     const db = await openTempDb();
-    deliver(db, [
+    await deliver(db, [
       approval(1, { ...base, approved_price: '9.00', effective_date: '2026-10-01' }),
       approval(2, { ...base, approved_price: '10.00' }),
     ]);
-    expect(currentPricesAt(db, '2026-11-22')[0]?.approved_price).toBe('10.00');
+    expect((await currentPricesAt(db, '2026-11-22'))[0]?.approved_price).toBe('10.00');
 
     const cancelled = approval(2, { ...base, approved_price: '10.00', cancelled_at: '2026-11-21T09:00:00Z' });
-    const page = deliver(db, [cancelled]);
+    const page = await deliver(db, [cancelled]);
     expect(page).toMatchObject({ inserted: 0, duplicates: 1, feedRows: 1 });
-    expect(recordWithdrawal(db, cancelled)).toBeNull();
-    deliver(db, [cancelled]);
-    expect(feed(db).map((r) => (r as { kind: string }).kind)).toEqual(['price', 'price', 'withdrawal']);
-    expect(getApprovedPrice(db, 2)?.cancelled_at).toBe('2026-11-21T09:00:00Z');
-    expect(currentPricesAt(db, '2026-11-22')[0]?.approved_price).toBe('9.00');
+    expect(await recordWithdrawal(db, cancelled)).toBeNull();
+    await deliver(db, [cancelled]);
+    expect((await feed(db)).map((r) => (r as { kind: string }).kind)).toEqual(['price', 'price', 'withdrawal']);
+    expect((await getApprovedPrice(db, 2))?.cancelled_at).toBe('2026-11-21T09:00:00Z');
+    expect((await currentPricesAt(db, '2026-11-22'))[0]?.approved_price).toBe('9.00');
 
     // Never received, seen cancelled in a history read: stored, nothing to acknowledge, one withdrawal row.
     const unseen = approval(7, { ...base, cancelled_at: '2026-11-21T10:00:00Z' });
-    expect(recordWithdrawal(db, unseen)).toBe(4);
-    expect(getApprovedPrice(db, 7)).toMatchObject({ intent_id: null });
-    expect(getAckState(db, 7)).toBeUndefined();
+    expect(await recordWithdrawal(db, unseen)).toBe(4);
+    expect(await getApprovedPrice(db, 7)).toMatchObject({ intent_id: null });
+    expect(await getAckState(db, 7)).toBeUndefined();
     const notCancelled = expect.objectContaining({ code: 'NOT_CANCELLED' }) as Error;
-    expect(() => recordWithdrawal(db, approval(8))).toThrow(notCancelled);
+    await expect(recordWithdrawal(db, approval(8))).rejects.toThrow(notCancelled);
   });
 
   it('a version delivered already cancelled gets only a withdrawal row', async () => {
     const db = await openTempDb();
-    deliver(db, [approval(1, { cancelled_at: '2026-11-21T09:00:00Z' })]);
-    expect(feed(db)).toEqual([{ seq: 1, kind: 'withdrawal', approval_id: 1, approved_price: '10.49' }]);
+    await deliver(db, [approval(1, { cancelled_at: '2026-11-21T09:00:00Z' })]);
+    expect(await feed(db)).toEqual([{ seq: 1, kind: 'withdrawal', approval_id: 1, approved_price: '10.49' }]);
   });
 
   it('product-level rows (store_id null) have their own key, store_key _all', async () => {
     const db = await openTempDb();
-    deliver(db, [
+    await deliver(db, [
       approval(1, { ...base, store_id: null, approved_price: '8.00' }),
       approval(2, { ...base, approved_price: '10.00' }),
       approval(3, { ...base, store_id: null, approved_price: '8.50', effective_date: '2026-11-10' }),
     ]);
-    expect(currentPricesAt(db, '2026-11-22').map((p) => [p.store_id, p.store_key, p.approved_price])).toEqual([
+    expect((await currentPricesAt(db, '2026-11-22')).map((p) => [p.store_id, p.store_key, p.approved_price])).toEqual([
       [null, '_all', '8.50'],
       [store, store, '10.00'],
     ]);
@@ -232,14 +233,14 @@ describe('versions and current prices', () => {
     const now = new Date();
     const pad = (n: number) => String(n).padStart(2, '0');
     const today = `${now.getFullYear()}-${pad(now.getMonth() + 1)}-${pad(now.getDate())}`;
-    deliver(db, [
+    await deliver(db, [
       approval(1, { ...base, effective_date: '2000-01-01' }),
       approval(2, { ...base, effective_date: today, approved_price: '2.00' }),
       approval(3, { ...base, effective_date: '2999-01-01', approved_price: '3.00' }),
       approval(4, { ...base, store_id: null, effective_date: '2000-01-01' }),
     ]);
-    const view = db.sqlite.prepare('SELECT * FROM current_prices ORDER BY item_id, store_key').all();
-    expect(view).toEqual(currentPricesAt(db, today));
+    const view = await sqlRows(db, 'SELECT * FROM current_prices ORDER BY item_id, store_key');
+    expect(view).toEqual(await currentPricesAt(db, today));
     expect(view).toHaveLength(2);
     expect(view[1]).toMatchObject({ approval_id: 2, approved_price: '2.00' });
   });

@@ -4,8 +4,9 @@ import { Kysely, SqliteDialect } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { getAckState, idsToAcknowledge } from '../../src/store/acknowledgements.ts';
 import { getApprovedPrice } from '../../src/store/approved-prices.ts';
-import { MIGRATIONS, migrateToLatest } from '../../src/store/migrations/index.ts';
-import { openDatabase } from '../../src/store/open-database.ts';
+import { migrateToLatest } from '../../src/store/migrate.ts';
+import { SQLITE_MIGRATIONS as MIGRATIONS } from '../../src/store/sqlite/migrations/index.ts';
+import { openSqlite } from '../../src/store/sqlite/open-sqlite.ts';
 import { approval, onCleanup, tempDir } from './support.ts';
 
 /** A database file migrated up to and including `last` (the state an older agent left behind). */
@@ -57,7 +58,7 @@ describe('migration 0004_ack_state', () => {
     }
     old.close();
 
-    const db = await openDatabase(path);
+    const db = await openSqlite(path);
     onCleanup(() => db.close());
     const sqlite = db.sqlite;
     expect(sqlite.prepare('SELECT name FROM kysely_migration ORDER BY name').pluck().all()).toEqual(
@@ -69,8 +70,8 @@ describe('migration 0004_ack_state', () => {
       { approval_id: 3, status: 'conflict', conflict_reason: 'cancelled', acked_at: '2026-11-20T10:00:06Z' },
       { approval_id: 5, status: 'pending', conflict_reason: null, acked_at: null },
     ]);
-    expect(getAckState(db, 4)).toBeUndefined();
-    expect(idsToAcknowledge(db)).toEqual([1, 5]);
+    expect(await getAckState(db, 4)).toBeUndefined();
+    expect(await idsToAcknowledge(db)).toEqual([1, 5]);
 
     // The old columns and their index are gone; the versions themselves are untouched.
     const approvedColumns = columns(sqlite, 'approved_prices');
@@ -80,14 +81,14 @@ describe('migration 0004_ack_state', () => {
     ).toBeUndefined();
     expect(sqlite.prepare('SELECT count(*) FROM approved_prices').pluck().get()).toBe(5);
     for (const { id } of states) {
-      const stored = getApprovedPrice(db, id);
+      const stored = await getApprovedPrice(db, id);
       expect(JSON.parse(stored?.record ?? '')).toEqual(approval(id, id === 3 ? { cancelled_at: '2026-11-20T09:00:00Z' } : {}));
       expect(JSON.parse(stored?.trace ?? '')).toEqual(approval(id).trace); // generated columns still read the record
     }
     expect(sqlite.pragma('integrity_check', { simple: true })).toBe('ok');
     expect(sqlite.pragma('foreign_key_check')).toEqual([]);
 
-    // The constraints hold for every writer: a conflict needs its reason, and only these four states exist.
+    // The constraints hold for every writer: a conflict needs its reason, and only the states of ACK_STATUSES exist.
     const write = (sql: string) => () => sqlite.prepare(sql).run();
     expect(write(`UPDATE approval_acks SET status = 'conflict' WHERE approval_id = 1`)).toThrow(/CHECK/);
     expect(write(`UPDATE approval_acks SET status = 'done' WHERE approval_id = 1`)).toThrow(/CHECK/);
@@ -117,11 +118,11 @@ describe('migration 0005_api_state', () => {
     }
     old.close();
 
-    const db = await openDatabase(path);
+    const db = await openSqlite(path);
     onCleanup(() => db.close());
     const sqlite = db.sqlite;
     expect(sqlite.prepare('SELECT * FROM approval_acks ORDER BY approval_id').all()).toEqual(acks);
-    expect(idsToAcknowledge(db)).toEqual([1]);
+    expect(await idsToAcknowledge(db)).toEqual([1]);
     expect(sqlite.prepare(`SELECT name FROM sqlite_schema WHERE name = 'approval_acks_pending'`).pluck().get()).toBe('approval_acks_pending');
     const write = (sql: string) => () => sqlite.prepare(sql).run();
     expect(write(`UPDATE approval_acks SET status = 'parked' WHERE approval_id = 1`)).toThrow(/CHECK/); // needs its reason
@@ -148,7 +149,7 @@ describe('migrations landing out of number order', () => {
     expect(columns(sqlite, table)).not.toContain(column);
     await kysely.destroy();
 
-    const db = await openDatabase(path);
+    const db = await openSqlite(path);
     onCleanup(() => db.close());
     expect(db.sqlite.prepare('SELECT name FROM kysely_migration ORDER BY name').pluck().all()).toEqual(Object.keys(MIGRATIONS).sort());
     expect(columns(db.sqlite, table)).toContain(column);

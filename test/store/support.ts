@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach } from 'vitest';
 import type { ApprovedPrice } from '../../src/api/schemas/index.ts';
-import { openDatabase, type OpenOptions } from '../../src/store/open-database.ts';
+import { openSqlite, type SqliteOptions } from '../../src/store/sqlite/open-sqlite.ts';
+import type { SqliteDb } from '../../src/store/sqlite/sqlite-db.ts';
 import type { StateDb } from '../../src/store/state-db.ts';
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -19,11 +20,19 @@ export function tempDir(): string {
   return dir;
 }
 
-/** A migrated database on disk (real SQLite, real WAL), closed after the test. */
-export async function openTempDb(options: OpenOptions = {}): Promise<StateDb> {
-  const db = await openDatabase(join(tempDir(), 'state.db'), options);
+/** A migrated SQLite database on disk (real WAL), closed after the test. */
+export async function openTempDb(options: SqliteOptions = {}): Promise<SqliteDb> {
+  const db = await openSqlite(join(tempDir(), 'state.db'), options);
   cleanups.push(() => db.close());
   return db;
+}
+
+/** A second handle on the state of `db` (from openTempDb), as another process would open it; closed after the test. */
+export async function reopenTempDb(db: StateDb, options: SqliteOptions = {}): Promise<SqliteDb> {
+  if (db.localFile === null) throw new Error('reopenTempDb: not a database of openTempDb');
+  const other = await openSqlite(db.localFile, options);
+  cleanups.push(() => other.close());
+  return other;
 }
 
 /** Registers an extra cleanup (e.g. a second handle on the same file). */

@@ -1,21 +1,21 @@
 import { existsSync, statSync } from 'node:fs';
 import BetterSqlite3 from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { WalMaintenance, checkpoint, truncateWalIfFree, walSizeBytes } from '../../src/store/wal-maintenance.ts';
-import type { StateDb } from '../../src/store/state-db.ts';
+import { WalMaintenance, checkpoint, truncateWalIfFree, walSizeBytes } from '../../src/store/sqlite/wal-maintenance.ts';
+import type { SqliteDb } from '../../src/store/sqlite/sqlite-db.ts';
 import { onCleanup, openTempDb } from './support.ts';
 
-function writeSome(db: StateDb, n = 200): void {
-  const insert = db.sqlite.prepare(`INSERT INTO pull_state (job, cursor, updated_at) VALUES (?, ?, 'now')`);
-  db.write(() => {
-    for (let i = 0; i < n; i += 1) insert.run(`job-${Math.random()}`, 'c'.repeat(500));
+async function writeSome(db: SqliteDb, n = 200): Promise<void> {
+  await db.write(async (tx) => {
+    const rows = Array.from({ length: n }, () => [`job-${Math.random()}`, 'c'.repeat(500)]);
+    await tx.insert({ table: 'pull_state', columns: ['job', 'cursor', 'updated_at'] }, rows.map((r) => [...r, 'now']));
   });
 }
 
 describe('WAL maintenance', () => {
   it('PASSIVE checkpoints report the WAL size; TRUNCATE empties it when nobody reads', async () => {
     const db = await openTempDb();
-    writeSome(db);
+    await writeSome(db);
     const passive = checkpoint(db, 'PASSIVE');
     expect(passive).toMatchObject({ mode: 'PASSIVE', busy: false });
     expect(passive.walBytes).toBeGreaterThan(0);
@@ -26,14 +26,14 @@ describe('WAL maintenance', () => {
 
   it('a reader holding a snapshot makes TRUNCATE return busy at once instead of waiting busy_timeout', async () => {
     const db = await openTempDb({ busyTimeoutMs: 5000 });
-    writeSome(db);
+    await writeSome(db);
     const reader = new BetterSqlite3(db.path, { readonly: true });
     onCleanup(() => {
       reader.close();
     });
     reader.exec('BEGIN');
     reader.prepare('SELECT count(*) FROM pull_state').get();
-    writeSome(db); // frames the reader's snapshot does not include
+    await writeSome(db); // frames the reader's snapshot does not include
 
     const started = Date.now();
     const result = truncateWalIfFree(db);
@@ -50,7 +50,7 @@ describe('WAL maintenance', () => {
     const db = await openTempDb();
     let idle = false;
     const maintenance = new WalMaintenance(db, { truncateAboveBytes: 0, isIdle: () => idle });
-    writeSome(db);
+    await writeSome(db);
     expect(maintenance.tick()).toMatchObject({ mode: 'PASSIVE' });
     expect(walSizeBytes(db)).toBeGreaterThan(0);
     idle = true;
@@ -62,7 +62,7 @@ describe('WAL maintenance', () => {
     const db = await openTempDb();
     const results: unknown[] = [];
     new WalMaintenance(db, { intervalMs: 10, onCheckpoint: (r) => results.push(r) }).start();
-    writeSome(db);
+    await writeSome(db);
     await new Promise((resolve) => setTimeout(resolve, 80));
     expect(results.length).toBeGreaterThan(0);
     await db.close();

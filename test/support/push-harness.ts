@@ -9,9 +9,10 @@ import { Agent } from 'undici';
 import { ApiClient } from '../../src/api/client.ts';
 import type { Entity } from '../../src/api/schemas/index.ts';
 import { SourceSchema } from '../../src/config/source-schema.ts';
-import { pushFile, type FileResult, type PushDeps, type PushSource } from '../../src/ingest/push-file.ts';
+import { pushFile, type FileResult, type PushDeps, type PushOptions, type PushSource } from '../../src/ingest/push-file.ts';
+import { sourceDelta } from '../../src/ingest/delta/source-delta.ts';
 import { startSandbox, type SandboxHandle, type SandboxOptions } from '../../src/sandbox/index.ts';
-import { openDatabase } from '../../src/store/open-database.ts';
+import { openTestDb } from './state-db.ts';
 import type { StateDb } from '../../src/store/state-db.ts';
 import { systemClock, type Clock } from '../../src/clock.ts';
 import { captureLogger } from './test-logger.ts';
@@ -25,14 +26,14 @@ export interface PushHarness {
   logLines: () => Record<string, unknown>[];
   /** A source with its own inbox folder. */
   source(entity: Entity, extra?: Record<string, unknown>): Promise<PushSource>;
-  push(source: PushSource, name: string, content: string | Uint8Array, options?: { force?: boolean }): Promise<FileResult>;
+  push(source: PushSource, name: string, content: string | Uint8Array, options?: PushOptions): Promise<FileResult>;
   close(): Promise<void>;
 }
 
 export async function pushHarness(options: { sandbox?: SandboxOptions; clock?: Clock; maxInFlight?: number } = {}): Promise<PushHarness> {
   const dir = await mkdtemp(join(tmpdir(), 'pa-push-'));
   const sandbox = await startSandbox({ approvals: 0, largeGridRows: 0, ...options.sandbox });
-  const db = await openDatabase(join(dir, 'state.db'));
+  const db = await openTestDb(dir);
   const dispatcher = new Agent({ allowH2: false, connections: 4 });
   const clock = options.clock ?? systemClock;
   const client = new ApiClient({ baseUrl: sandbox.url, apiKey: sandbox.apiKey, dispatcher, clock });
@@ -52,7 +53,9 @@ export async function pushHarness(options: { sandbox?: SandboxOptions; clock?: C
       const inbox = join(dir, 'inbox', name);
       await mkdir(inbox, { recursive: true });
       const config = SourceSchema.parse({ name, entity, path: inbox, ...extra });
-      return { name, entity, mode: config.mode, inbox, batchSize: config.batch_size, read: config };
+      // Delta push only when the test asks for it (`delta:` given): the other push tests send every row.
+      const delta = 'delta' in extra ? sourceDelta(config) : {};
+      return { name, entity, mode: config.mode, inbox, batchSize: config.batch_size, read: config, ...delta };
     },
     async push(source, name, content, pushOptions = {}) {
       const file = join(source.inbox, name);

@@ -17,9 +17,9 @@ export function captureLogger(level: 'trace' | 'debug' | 'info' = 'debug'): { lo
 }
 
 /** Waits for a condition that depends on real I/O (file-system events), not on a timer of the code under test. */
-export async function until(condition: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
+export async function until(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
+  while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 10));
   }

@@ -78,6 +78,7 @@ class MappedRowReader<R> implements RowReader<R> {
       bom: records.format.bom,
       delimiter: records.format.delimiter,
       headers: [],
+      fields: [],
       customColumns: [],
       ignoredColumns: [],
       warnings: [...records.format.warnings],
@@ -97,6 +98,7 @@ class MappedRowReader<R> implements RowReader<R> {
     this.headerInfo = {
       ...this.headerInfo,
       headers: plan.headers,
+      fields: plan.plans.filter((p) => p.sources.length > 0 || p.fallback !== undefined).map((p) => p.field),
       customColumns: plan.customColumns,
       ignoredColumns: plan.ignoredColumns,
       warnings: [...this.headerInfo.warnings, ...plan.warnings],

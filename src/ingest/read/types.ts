@@ -40,6 +40,8 @@ export interface HeaderInfo {
   readonly delimiter: DetectedDelimiter;
   /** Header cells, trimmed. */
   readonly headers: readonly string[];
+  /** The API fields (canonical and custom) this file fills, from a column or a default: what a row of it can hold. */
+  readonly fields: readonly string[];
   /** Products: custom columns rows may carry (the canonical CSV's extra header). Empty for other entities. */
   readonly customColumns: readonly string[];
   /** Columns whose values are not sent (other entities' extra columns, unnamed columns). */

@@ -1,7 +1,7 @@
 /**
  * Consuming the change feed, as a POS does: rows with seq greater than the last one processed, in seq order, and
- * the offsets of named consumers. The feed is append-only and seq order is commit order (appendFeedRow in
- * src/store/approved-prices.ts), so paging by `seq > last` never skips or repeats a row, however the reads
+ * the offsets of named consumers. The feed is append-only and seq order is commit order (appendFeedRows in
+ * approved-prices.ts), so paging by `seq > last` never skips or repeats a row, however the reads
  * interleave with the agent's writes.
  *
  * Consumer offsets: `last_seq` = the highest seq the consumer (a POS, an export, a person with the CLI) has
@@ -9,10 +9,11 @@
  * rows appended later, so it is refused (here and, for POS systems writing with SQL, by a trigger). Moving an
  * offset backwards replays rows: only on purpose (`force`).
  */
-import { type Selectable, sql } from 'kysely';
-import { StoreError } from '../store/errors.ts';
-import type { PriceFeedTable } from '../store/schema.ts';
-import type { StateDb } from '../store/state-db.ts';
+import type { Selectable } from 'kysely';
+import { StoreError } from './errors.ts';
+import type { PriceFeedTable } from './schema.ts';
+import { sqlOf, type Queryable, type SqlParams } from './sql-db.ts';
+import type { StateDb } from './state-db.ts';
 
 export type FeedRow = Selectable<PriceFeedTable>;
 
@@ -20,9 +21,9 @@ export const FEED_PAGE_DEFAULT = 1000;
 export const FEED_PAGE_MAX = 10_000;
 
 /** Up to `limit` feed rows with seq > `afterSeq`, oldest first. */
-export function readFeed(db: StateDb, afterSeq: number, limit: number = FEED_PAGE_DEFAULT): FeedRow[] {
+export async function readFeed(db: StateDb, afterSeq: number, limit: number = FEED_PAGE_DEFAULT): Promise<FeedRow[]> {
   checkPage(afterSeq, limit);
-  return db.statement<FeedRow>('SELECT * FROM price_feed WHERE seq > ? ORDER BY seq LIMIT ?').all(afterSeq, limit);
+  return sqlOf(db).all<FeedRow>('SELECT * FROM price_feed WHERE seq > ? ORDER BY seq LIMIT ?', [afterSeq, limit]);
 }
 
 /**
@@ -53,52 +54,65 @@ export interface ScopedPage {
  * another process) has a larger seq and belongs to the next page: a page merged from several reads never passes a
  * row over.
  */
-export function readScopedPage(db: StateDb, scope: StoreScope, afterSeq: number, limit: number = FEED_PAGE_DEFAULT): ScopedPage {
+export async function readScopedPage(db: StateDb, scope: StoreScope, afterSeq: number, limit: number = FEED_PAGE_DEFAULT): Promise<ScopedPage> {
   checkPage(afterSeq, limit);
-  const upTo = maxSeq(db);
+  const sql = sqlOf(db);
+  const upTo = await maxSeqOf(sql);
   if (scope === '*') {
-    const rows = db.statement<FeedRow>('SELECT * FROM price_feed WHERE seq > ? AND seq <= ? ORDER BY seq LIMIT ?').all(afterSeq, upTo, limit);
+    const rows = await sql.all<FeedRow>('SELECT * FROM price_feed WHERE seq > ? AND seq <= ? ORDER BY seq LIMIT ?', [afterSeq, upTo, limit]);
     return { rows, upTo };
   }
   if (scope.length > PER_STORE_READS_MAX) {
-    const rows = db
-      .statement<FeedRow>(
-        // `+store_id`: not through the store index, so that SQLite walks seq order and stops at `limit`.
-        `SELECT * FROM price_feed WHERE seq > ? AND seq <= ?
-           AND (+store_id IS NULL OR +store_id IN (SELECT value FROM json_each(?)))
-         ORDER BY seq LIMIT ?`,
-      )
-      .all(afterSeq, upTo, JSON.stringify(scope), limit);
+    // Not through the store index (Dialect.notIndexed), so that the database walks seq order and stops at `limit`.
+    const store = sql.dialect.notIndexed('store_id');
+    const among = sql.dialect.inList(store, [...scope], 'text');
+    const rows = await sql.all<FeedRow>(
+      `SELECT * FROM price_feed WHERE seq > ? AND seq <= ? AND (${store} IS NULL OR ${among.sql}) ORDER BY seq LIMIT ?`,
+      [afterSeq, upTo, among.param, limit],
+    );
     return { rows, upTo };
   }
-  const storeSeqs = db.statement<number>('SELECT seq FROM price_feed WHERE store_id = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?').pluck();
-  const seqs = db
-    .statement<number>('SELECT seq FROM price_feed WHERE store_id IS NULL AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?')
-    .pluck()
-    .all(afterSeq, upTo, limit);
-  for (const store of new Set(scope)) seqs.push(...storeSeqs.all(store, afterSeq, upTo, limit));
+  const seqsOf = async (text: string, params: SqlParams): Promise<number[]> =>
+    (await sql.all<{ seq: number }>(text, params)).map((r) => r.seq);
+  const seqs = await seqsOf('SELECT seq FROM price_feed WHERE store_id IS NULL AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?', [afterSeq, upTo, limit]);
+  for (const store of new Set(scope)) {
+    seqs.push(...(await seqsOf('SELECT seq FROM price_feed WHERE store_id = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?', [store, afterSeq, upTo, limit])));
+  }
   if (seqs.length === 0) return { rows: [], upTo };
   seqs.sort((a, b) => a - b);
   if (seqs.length > limit) seqs.length = limit;
-  const rows = db.statement<FeedRow>('SELECT * FROM price_feed WHERE seq IN (SELECT value FROM json_each(?)) ORDER BY seq').all(JSON.stringify(seqs));
+  const among = sql.dialect.inList('seq', seqs);
+  const rows = await sql.all<FeedRow>(`SELECT * FROM price_feed WHERE ${among.sql} ORDER BY seq`, [among.param]);
   return { rows, upTo };
 }
 
 /** The rows of `readScopedPage`. */
-export function readScopedFeed(db: StateDb, scope: StoreScope, afterSeq: number, limit: number = FEED_PAGE_DEFAULT): FeedRow[] {
-  return readScopedPage(db, scope, afterSeq, limit).rows;
+export async function readScopedFeed(db: StateDb, scope: StoreScope, afterSeq: number, limit: number = FEED_PAGE_DEFAULT): Promise<FeedRow[]> {
+  return (await readScopedPage(db, scope, afterSeq, limit)).rows;
 }
 
 /** The rows with `afterSeq` < seq <= `upToSeq`, oldest first (what one commit, or a few, appended). */
-export function readFeedRange(db: StateDb, afterSeq: number, upToSeq: number): FeedRow[] {
-  return db.statement<FeedRow>('SELECT * FROM price_feed WHERE seq > ? AND seq <= ? ORDER BY seq').all(afterSeq, upToSeq);
+export async function readFeedRange(db: StateDb, afterSeq: number, upToSeq: number): Promise<FeedRow[]> {
+  return sqlOf(db).all<FeedRow>('SELECT * FROM price_feed WHERE seq > ? AND seq <= ? ORDER BY seq', [afterSeq, upToSeq]);
+}
+
+/** The stores (null: product-level rows) with rows in (afterSeq, upToSeq]. */
+export async function feedStoresBetween(db: StateDb, afterSeq: number, upToSeq: number): Promise<(string | null)[]> {
+  const rows = await sqlOf(db).all<{ store_id: string | null }>('SELECT DISTINCT store_id FROM price_feed WHERE seq > ? AND seq <= ?', [afterSeq, upToSeq]);
+  return rows.map((r) => r.store_id);
 }
 
 /** How many feed rows of `scope` come after `afterSeq` (what a consumer at that offset has not read yet). */
-export function countScopedFeed(db: StateDb, scope: StoreScope, afterSeq: number): number {
-  if (scope === '*') return db.statement<number>('SELECT count(*) FROM price_feed WHERE seq > ?').pluck().get(afterSeq) ?? 0;
-  const count = db.statement<number>('SELECT count(*) FROM price_feed WHERE store_id IS ? AND seq > ?').pluck();
-  return db.read(() => [null, ...new Set(scope)].reduce((sum: number, store) => sum + (count.get(store, afterSeq) ?? 0), 0));
+export async function countScopedFeed(db: StateDb, scope: StoreScope, afterSeq: number): Promise<number> {
+  const sql = sqlOf(db);
+  if (scope === '*') return (await sql.value<number>('SELECT count(*) FROM price_feed WHERE seq > ?', [afterSeq])) ?? 0;
+  return sql.read(async (q) => {
+    let sum = 0;
+    for (const store of [null, ...new Set(scope)]) {
+      sum += (await q.value<number>('SELECT count(*) FROM price_feed WHERE store_id IS NOT DISTINCT FROM ? AND seq > ?', [store, afterSeq])) ?? 0;
+    }
+    return sum;
+  });
 }
 
 function checkPage(afterSeq: number, limit: number): void {
@@ -111,13 +125,17 @@ function checkPage(afterSeq: number, limit: number): void {
 }
 
 /** The last seq appended, 0 for an empty feed. */
-export function maxSeq(db: StateDb): number {
-  return db.statement<number>('SELECT coalesce(max(seq), 0) FROM price_feed').pluck().get() ?? 0;
+export async function maxSeq(db: StateDb): Promise<number> {
+  return maxSeqOf(sqlOf(db));
+}
+
+async function maxSeqOf(q: Queryable): Promise<number> {
+  return (await q.value<number>('SELECT coalesce(max(seq), 0) FROM price_feed')) ?? 0;
 }
 
 /** The newest withdrawals (cancelled prices), newest first. */
-export function lastWithdrawals(db: StateDb, limit: number): FeedRow[] {
-  return db.statement<FeedRow>(`SELECT * FROM price_feed WHERE kind = 'withdrawal' ORDER BY seq DESC LIMIT ?`).all(limit);
+export async function lastWithdrawals(db: StateDb, limit: number): Promise<FeedRow[]> {
+  return sqlOf(db).all<FeedRow>(`SELECT * FROM price_feed WHERE kind = 'withdrawal' ORDER BY seq DESC LIMIT ?`, [limit]);
 }
 
 export interface ConsumerOffset {
@@ -137,7 +155,7 @@ export interface AckOptions {
  * Records that `consumer` has processed every row up to `seq`, in one transaction.
  * @throws StoreError SEQ_BEYOND_FEED, OFFSET_BACKWARDS (unless forced), INVALID_ARGUMENT.
  */
-export function ackConsumer(db: StateDb, consumer: string, seq: number, options: AckOptions = {}): ConsumerOffset {
+export async function ackConsumer(db: StateDb, consumer: string, seq: number, options: AckOptions = {}): Promise<ConsumerOffset> {
   return writeOffset(db, consumer, seq, options.force === true ? 'move' : 'refuse');
 }
 
@@ -147,52 +165,49 @@ export function ackConsumer(db: StateDb, consumer: string, seq: number, options:
  * move a consumer back.
  * @throws StoreError SEQ_BEYOND_FEED, INVALID_ARGUMENT.
  */
-export function advanceConsumer(db: StateDb, consumer: string, seq: number): ConsumerOffset {
+export async function advanceConsumer(db: StateDb, consumer: string, seq: number): Promise<ConsumerOffset> {
   return writeOffset(db, consumer, seq, 'keep');
 }
 
 /** The offset of `consumer`, undefined when it never recorded one. */
-export function consumerOffset(db: StateDb, consumer: string): number | undefined {
-  return db.statement<number>('SELECT last_seq FROM consumer_offsets WHERE consumer = ?').pluck().get(consumer);
+export async function consumerOffset(db: StateDb, consumer: string): Promise<number | undefined> {
+  return sqlOf(db).value<number>('SELECT last_seq FROM consumer_offsets WHERE consumer = ?', [consumer]);
 }
 
 /** What a seq below the stored offset does: refuse (OFFSET_BACKWARDS), move back anyway, or keep the offset. */
 type Backwards = 'refuse' | 'move' | 'keep';
 
-function writeOffset(db: StateDb, consumer: string, seq: number, backwards: Backwards): ConsumerOffset {
+async function writeOffset(db: StateDb, consumer: string, seq: number, backwards: Backwards): Promise<ConsumerOffset> {
   if (consumer.trim().length === 0) throw new StoreError('INVALID_ARGUMENT', 'consumer name is empty');
   if (!Number.isSafeInteger(seq) || seq < 0) {
     throw new StoreError('INVALID_ARGUMENT', `seq must be a non-negative integer, got ${seq}`);
   }
-  return db.write(() => {
-    const max = maxSeq(db);
+  return sqlOf(db).write(async (tx) => {
+    const max = await maxSeqOf(tx);
     if (seq > max) throw new StoreError('SEQ_BEYOND_FEED', `seq ${seq} is beyond the last seq of the feed (${max})`);
-    const current = db
-      .statement<{ last_seq: number; updated_at: string }>('SELECT last_seq, updated_at FROM consumer_offsets WHERE consumer = ?')
-      .get(consumer);
+    const current = await tx.get<{ last_seq: number; updated_at: string }>(
+      'SELECT last_seq, updated_at FROM consumer_offsets WHERE consumer = ?',
+      [consumer],
+    );
     if (current !== undefined && seq < current.last_seq) {
       if (backwards === 'keep') return { consumer, last_seq: current.last_seq, updated_at: current.updated_at, lag: max - current.last_seq };
       if (backwards === 'refuse') {
         throw new StoreError('OFFSET_BACKWARDS', `${consumer} is at ${current.last_seq}; moving back to ${seq} needs --force`);
       }
     }
-    const now = db.now();
-    db.statement(
+    await tx.run(
       `INSERT INTO consumer_offsets (consumer, last_seq, updated_at) VALUES (?, ?, ?)
        ON CONFLICT (consumer) DO UPDATE SET last_seq = excluded.last_seq, updated_at = excluded.updated_at`,
-    ).run(consumer, seq, now);
-    return { consumer, last_seq: seq, updated_at: now, lag: max - seq };
+      [consumer, seq, tx.now],
+    );
+    return { consumer, last_seq: seq, updated_at: tx.now, lag: max - seq };
   });
 }
 
 /** Every consumer with its lag, the most behind first. */
 export async function listConsumers(db: StateDb): Promise<ConsumerOffset[]> {
-  const rows = await db.kysely
-    .selectFrom('consumer_offsets')
-    .select(['consumer', 'last_seq', 'updated_at'])
-    .select(sql<number>`(SELECT coalesce(max(seq), 0) FROM price_feed) - last_seq`.as('lag'))
-    .orderBy('last_seq')
-    .orderBy('consumer')
-    .execute();
-  return rows;
+  return sqlOf(db).all<ConsumerOffset>(
+    `SELECT consumer, last_seq, updated_at, (SELECT coalesce(max(seq), 0) FROM price_feed) - last_seq AS lag
+     FROM consumer_offsets ORDER BY last_seq, consumer`,
+  );
 }

@@ -1,21 +1,23 @@
 /**
- * Opening the state database: file permissions, pragmas on every open, migrations, the Kysely instance.
+ * Opening the SQLite state database: file permissions, pragmas on every open, migrations (through Kysely, on the
+ * same connection, before anything else uses it).
  *
  * Every pragma is set explicitly on every open, because SQLite does not keep all of them in the file: the
  * effective `synchronous` of a WAL database changes after a reopen ([seen], library notes). synchronous=FULL because
  * the agent acknowledges approvals to the platform right after committing them: with NORMAL, a power loss could
  * lose commits that were already acknowledged, and the platform would never send those prices again.
  */
-import { chmodSync, closeSync, mkdirSync, openSync, statSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteAdapter, SqliteDialect, sql, type DialectAdapter } from 'kysely';
-import { StoreError } from './errors.ts';
-import { migrateToLatest } from './migrations/index.ts';
-import type { Database } from './schema.ts';
-import { StateDb } from './state-db.ts';
+import { StoreError } from '../errors.ts';
+import type { Database } from '../schema.ts';
+import { migrateToLatest } from '../migrate.ts';
+import { SQLITE_MIGRATIONS } from './migrations/index.ts';
+import { SqliteDb } from './sqlite-db.ts';
 
-export interface OpenOptions {
+export interface SqliteOptions {
   /** Open for reading only: no file creation, no migrations, no writes (the CLI's read commands, tests). */
   readonly?: boolean;
   /**
@@ -70,7 +72,7 @@ const DEFAULTS = {
  * Opens (creating if needed, unless read-only) and migrates the database at `path`. Throws a StoreError with code
  * OPEN_FAILED, PRAGMA_NOT_EFFECTIVE, MIGRATION_FAILED or NOT_INITIALIZED; the connection is closed on failure.
  */
-export async function openDatabase(path: string, options: OpenOptions = {}): Promise<StateDb> {
+export async function openSqlite(path: string, options: SqliteOptions = {}): Promise<SqliteDb> {
   const readonly = options.readonly ?? false;
   const fileMode = options.fileMode ?? DEFAULTS.fileMode;
   if ((fileMode & 0o007) !== 0 || (fileMode & ~0o777) !== 0) {
@@ -78,6 +80,7 @@ export async function openDatabase(path: string, options: OpenOptions = {}): Pro
     throw new StoreError('INVALID_ARGUMENT', `fileMode ${octal}: the database must not be world-accessible`);
   }
   if (!readonly) prepareFiles(path, fileMode);
+  else if (!existsSync(path)) throw new StoreError('MISSING', `no state database at ${path} yet: the agent has not run with this state.dir`);
 
   let sqlite: BetterSqlite3.Database;
   try {
@@ -85,15 +88,17 @@ export async function openDatabase(path: string, options: OpenOptions = {}): Pro
   } catch (error) {
     throw new StoreError('OPEN_FAILED', `cannot open database ${path}: ${(error as Error).message}`, { cause: error });
   }
-  const kysely = new Kysely<Database>({ dialect: new StateDialect({ database: sqlite }) });
-  const db = new StateDb({ path, readonly, sqlite, kysely, now: options.now ?? Date.now });
+  const db = new SqliteDb({ path, readonly, sqlite, now: options.now ?? Date.now });
   try {
     applyPragmas(sqlite, readonly, {
       busyTimeoutMs: options.busyTimeoutMs ?? DEFAULTS.busyTimeoutMs,
       journalSizeLimitBytes: options.journalSizeLimitBytes ?? DEFAULTS.journalSizeLimitBytes,
     });
-    if (readonly) await requireInitialized(db);
-    else await migrateToLatest(kysely);
+    // Kysely only runs the migrations (its migrator keeps their bookkeeping); the families use the connection
+    // directly. Not destroyed afterwards: destroying a SqliteDialect closes the connection.
+    const kysely = new Kysely<Database>({ dialect: new StateDialect({ database: sqlite }) });
+    if (readonly) await requireInitialized(kysely, path);
+    else await migrateToLatest(kysely, SQLITE_MIGRATIONS);
   } catch (error) {
     await db.close().catch(() => undefined);
     throw error;
@@ -155,10 +160,10 @@ function expectPragma(
   }
 }
 
-async function requireInitialized(db: StateDb): Promise<void> {
+async function requireInitialized(kysely: Kysely<Database>, path: string): Promise<void> {
   const { rows } = await sql<{ n: number }>`SELECT count(*) AS n FROM sqlite_schema
-    WHERE type = 'table' AND name IN ('agent_meta', 'price_feed')`.execute(db.kysely);
+    WHERE type = 'table' AND name IN ('agent_meta', 'price_feed')`.execute(kysely);
   if (rows[0]?.n !== 2) {
-    throw new StoreError('NOT_INITIALIZED', `${db.path} was not created by pricing-agent (run the agent once first)`);
+    throw new StoreError('NOT_INITIALIZED', `${path} was not created by pricing-agent (run the agent once first)`);
   }
 }

@@ -9,7 +9,8 @@
  * is not yet copied stays in the WAL and is replayed by the next open.
  */
 import { statSync } from 'node:fs';
-import type { StateDb } from './state-db.ts';
+import type { MaintenanceOptions } from '../state-db.ts';
+import type { SqliteDb } from './sqlite-db.ts';
 
 export type CheckpointMode = 'PASSIVE' | 'TRUNCATE';
 
@@ -26,7 +27,7 @@ export interface CheckpointResult {
 }
 
 /** Size of the -wal file in bytes (0 when there is none). */
-export function walSizeBytes(db: StateDb): number {
+export function walSizeBytes(db: SqliteDb): number {
   try {
     return statSync(`${db.path}-wal`).size;
   } catch (error) {
@@ -36,7 +37,7 @@ export function walSizeBytes(db: StateDb): number {
 }
 
 /** One checkpoint. PASSIVE never waits for anybody; use `truncateWalIfFree` rather than TRUNCATE directly. */
-export function checkpoint(db: StateDb, mode: CheckpointMode): CheckpointResult {
+export function checkpoint(db: SqliteDb, mode: CheckpointMode): CheckpointResult {
   const rows = db.sqlite.pragma(`wal_checkpoint(${mode})`) as { busy: number; log: number; checkpointed: number }[];
   const row = rows[0] ?? { busy: 1, log: -1, checkpointed: -1 };
   return {
@@ -50,7 +51,7 @@ export function checkpoint(db: StateDb, mode: CheckpointMode): CheckpointResult 
 }
 
 /** TRUNCATE with busy_timeout 0: resets the WAL to zero bytes if nobody is reading it, else returns `busy` at once. */
-export function truncateWalIfFree(db: StateDb): CheckpointResult {
+export function truncateWalIfFree(db: SqliteDb): CheckpointResult {
   const previous = db.sqlite.pragma('busy_timeout', { simple: true }) as number;
   db.sqlite.pragma('busy_timeout = 0');
   try {
@@ -60,17 +61,13 @@ export function truncateWalIfFree(db: StateDb): CheckpointResult {
   }
 }
 
-export interface WalMaintenanceOptions {
+export interface WalMaintenanceOptions extends MaintenanceOptions {
   /** Period of the PASSIVE checkpoint. */
   intervalMs?: number;
-  /** Above this WAL size, an idle tick tries TRUNCATE. */
+  /** Above this WAL size, an idle tick tries TRUNCATE. Without `isIdle`, TRUNCATE runs only at close. */
   truncateAboveBytes?: number;
-  /** Whether the agent is idle now (no pull or push in flight). Without it, TRUNCATE runs only at close. */
-  isIdle?: () => boolean;
   /** Called after every tick, e.g. to export `walBytes` as a metric or log a `busy` streak. */
   onCheckpoint?: (result: CheckpointResult) => void;
-  /** A tick that failed (the disk returned an error, the file system turned read-only); retried next tick. */
-  onError?: (error: unknown) => void;
 }
 
 const DEFAULTS = {
@@ -80,14 +77,14 @@ const DEFAULTS = {
 
 /** The timer. `tick()` is public so that tests and the daemon's drain can run one now. */
 export class WalMaintenance {
-  readonly #db: StateDb;
+  readonly #db: SqliteDb;
   readonly #options: Required<Omit<WalMaintenanceOptions, 'onCheckpoint' | 'onError'>> &
     Pick<WalMaintenanceOptions, 'onCheckpoint' | 'onError'>;
   #timer: NodeJS.Timeout | undefined;
   #last: CheckpointResult | undefined;
   #unhook: (() => void) | undefined;
 
-  constructor(db: StateDb, options: WalMaintenanceOptions = {}) {
+  constructor(db: SqliteDb, options: WalMaintenanceOptions = {}) {
     this.#db = db;
     this.#options = {
       intervalMs: options.intervalMs ?? DEFAULTS.intervalMs,
@@ -123,7 +120,8 @@ export class WalMaintenance {
 
   /** One PASSIVE checkpoint, then TRUNCATE if idle and the WAL is above the threshold. */
   tick(): CheckpointResult | undefined {
-    if (this.#db.closed || this.#db.readonly) return undefined;
+    // Never between the statements of a transaction in flight (its fn may await between them).
+    if (this.#db.closed || this.#db.readonly || this.#db.sqlite.inTransaction) return undefined;
     let result = checkpoint(this.#db, 'PASSIVE');
     if (result.walBytes > this.#options.truncateAboveBytes && this.#options.isIdle()) {
       result = truncateWalIfFree(this.#db);

@@ -5,9 +5,7 @@
  */
 import { sql } from 'kysely';
 import type { Migration } from 'kysely/migration';
-
-/** Key of product-level rows (store_id NULL) in `current_prices.store_key` and in the per-store export folders. */
-export const PRODUCT_LEVEL_STORE_KEY = '_all';
+import { PRODUCT_LEVEL_STORE_KEY } from '../../schema.ts';
 
 /**
  * The price in force on `today` (an SQL expression giving YYYY-MM-DD) per (item_id, store_id): among versions that

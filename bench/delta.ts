@@ -1,0 +1,236 @@
+/**
+ * `npm run bench:delta`: delta push of a full nightly export, as issue 13 specifies it. Day 1 pushes 1,000,000
+ * product_store rows; day 2 is the same export with 1 % of the prices changed and 0.1 % new rows. Day 2 is pushed by
+ * the agent with delta (what it does every night) and, in the same run, by a plain push of the same file (delta off:
+ * every row sent). Both run as compiled JavaScript in child processes of their own (bench/compiled.ts), with the
+ * production Node flags, against one sandbox in its own process that holds day 1.
+ *
+ * Printed for day 2: requests, rows and request bytes sent, wall time, the agent's peak RSS, and the state's bytes
+ * on disk per key (dbstat: every page of delta_keys). Then the delta push once more with a quarter of the keys, to
+ * show that its memory does not grow with the number of keys. Ends with one line:
+ *
+ *   bench:delta rows_sent_share=R bytes_share=B time_share=T agent_rss_mb=M state_bytes_per_key=K
+ *
+ * Targets: rows_sent_share <= 0.012, bytes_share <= 0.02, time_share <= 0.2 (of the plain push); peak RSS within
+ * 10 % of the plain push's; at most 64 bytes of state per key; memory flat in the number of keys.
+ *
+ *   node bench/delta.ts [--rows 1000000] [--node-flags="..."]
+ */
+import { once } from 'node:events';
+import { createWriteStream } from 'node:fs';
+import { copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import BetterSqlite3 from 'better-sqlite3';
+import { compileForBench } from './compiled.ts';
+import { CHILD_OPTIONS, forkSandbox, runChild } from './children.ts';
+
+const BATCH = 1000;
+const CONNECTIONS = 4;
+const STORES = 20;
+
+interface Target {
+  url: string;
+  apiKey: string;
+  stores: string[];
+}
+
+interface DayResult {
+  requests: number;
+  rows: number;
+  bytes: number;
+  seconds: number;
+  peakRssMb: number;
+  sent: number;
+  unchanged: number;
+}
+
+// ---------------------------------------------------------------------------------------------- the worker
+
+/** One push of `file` by the agent (pushFile, as the daemon runs it), with delta on or off; reports what it sent. */
+async function pushWorker(target: Target, file: string, stateDir: string, inbox: string, delta: boolean): Promise<DayResult> {
+  const { ApiClient } = await import('../src/api/client.ts');
+  const { createDispatcher } = await import('../src/api/dispatcher.ts');
+  const { SourceSchema } = await import('../src/config/source-schema.ts');
+  const { compileSource } = await import('../src/ingest/read/index.ts');
+  const { sourceDelta } = await import('../src/ingest/delta/source-delta.ts');
+  const { pushFile } = await import('../src/ingest/push-file.ts');
+  const { openSqlite, databasePath } = await import('../src/store/sqlite/open-sqlite.ts');
+  const { deltaFile } = await import('../src/store/delta-state.ts');
+  const { createLogger } = await import('../src/log.ts');
+  const { systemClock } = await import('../src/clock.ts');
+
+  const config = SourceSchema.parse({ name: 'bench', entity: 'product_store', path: inbox, batch_size: BATCH, delta, brakes: false });
+  const source = { name: 'bench', entity: 'product_store', mode: 'bulk' as const, inbox, batchSize: BATCH, read: compileSource(config), ...sourceDelta(config) };
+  const db = await openSqlite(databasePath(stateDir));
+  let requests = 0;
+  let bytes = 0;
+  // Counts what goes over the wire to the bulk endpoint: the request bodies as built (no second serialisation).
+  const dispatcher = createDispatcher({ maxConnections: CONNECTIONS }).compose((dispatch) => (options, handler) => {
+    if (options.path.endsWith('/bulk')) {
+      requests += 1;
+      const body = options.body;
+      bytes += typeof body === 'string' ? Buffer.byteLength(body) : body instanceof Uint8Array ? body.byteLength : 0;
+    }
+    return dispatch(options, handler);
+  });
+  const client = new ApiClient({ baseUrl: target.url, apiKey: target.apiKey, dispatcher });
+  let rows = 0;
+  const bulk = client.productStore.bulk;
+  const counted = Object.assign(Object.create(client) as typeof client, {
+    productStore: { ...client.productStore, bulk: (items: Parameters<typeof bulk>[0], o?: Parameters<typeof bulk>[1]) => ((rows += items.length), bulk(items, o)) },
+  });
+  const logger = createLogger({ level: 'warn', destination: 2 });
+  const started = performance.now();
+  try {
+    const result = await pushFile({ db, client: counted, clock: systemClock, logger, maxInFlight: CONNECTIONS }, source, file);
+    if (result.outcome !== 'done') throw new Error(`the agent ended the file as ${result.outcome}: ${JSON.stringify(result)}`);
+    const seconds = (performance.now() - started) / 1000;
+    return {
+      requests,
+      rows,
+      bytes,
+      seconds,
+      peakRssMb: process.resourceUsage().maxRSS / 1024,
+      sent: result.file.rows_sent ?? 0,
+      unchanged: (await deltaFile(db, result.file.id))?.unchanged ?? 0,
+    };
+  } finally {
+    await dispatcher.close();
+    await db.close();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------- the orchestrator
+
+function price(i: number, day: number): string {
+  // 1 % of the rows (every 100th) get a new price on day 2.
+  const cents = 100 + (i % 4900) + (day === 2 && i % 100 === 37 ? 7 : 0);
+  return `${Math.floor(cents / 100)}.${String(cents % 100).padStart(2, '0')}`;
+}
+
+/** `rows` rows of day `day` (day 2: 1 % prices changed, 0.1 % new rows at the end). */
+async function generate(path: string, rows: number, day: 1 | 2, stores: readonly string[]): Promise<number> {
+  const out = createWriteStream(path);
+  out.write('item_id,store_id,current_price,regular_price,currency,stock_on_hand,price_effective_date\n');
+  const total = day === 1 ? rows : rows + Math.round(rows / 1000);
+  let chunk = '';
+  for (let i = 0; i < total; i += 1) {
+    const item = `ITEM-${String(Math.floor(i / STORES)).padStart(7, '0')}`;
+    chunk += `${item},${stores[i % STORES]},${price(i, day)},${price(i + 13, 1)},EUR,${i % 300},2026-11-20\n`;
+    if (chunk.length > 64 * 1024) {
+      if (!out.write(chunk)) await once(out, 'drain');
+      chunk = '';
+    }
+  }
+  out.end(chunk);
+  await once(out, 'finish');
+  return total;
+}
+
+interface RunOptions {
+  readonly worker: string;
+  readonly nodeFlags: string[];
+}
+
+/** One push in a child process of its own (its peak RSS is its own). `file` is copied into the inbox first. */
+async function push(options: RunOptions, target: { url: string; apiKey: string }, file: string, dir: string, name: string, delta: boolean): Promise<DayResult> {
+  const inbox = join(dir, 'inbox');
+  await mkdir(inbox, { recursive: true });
+  const inInbox = join(inbox, name);
+  await copyFile(file, inInbox);
+  const args = ['--worker', delta ? 'delta' : 'plain', '--url', target.url, '--key', target.apiKey, '--file', inInbox, '--dir', dir];
+  return runChild<DayResult>(options.worker, args, [...process.execArgv, ...options.nodeFlags], delta ? 'delta' : 'plain');
+}
+
+/** Bytes of every page of the delta state's tables and indexes (dbstat), over the keys remembered. */
+function stateBytesPerKey(dir: string): { bytes: number; keys: number } {
+  const db = new BetterSqlite3(join(dir, 'state', 'pricing-agent.db'), { readonly: true });
+  try {
+    const bytes = db.prepare(`SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name LIKE 'delta_keys%'`).pluck().get() as number;
+    const keys = db.prepare(`SELECT count(*) FROM delta_keys`).pluck().get() as number;
+    return { bytes, keys };
+  } finally {
+    db.close();
+  }
+}
+
+const fmt = (n: number) => n.toLocaleString('en-US');
+
+function line(label: string, r: DayResult): string {
+  return `${label.padEnd(18)} ${fmt(r.requests).padStart(6)} requests ${fmt(r.rows).padStart(10)} rows ${(r.bytes / 1e6).toFixed(1).padStart(7)} MB sent  ${r.seconds.toFixed(2).padStart(6)} s  peak RSS ${r.peakRssMb.toFixed(0)} MB  (${fmt(r.unchanged)} unchanged)`;
+}
+
+/** Day 1 (the full export, by the delta agent: a source's first file is sent whole), then day 2 as asked. */
+async function scenario(options: RunOptions, root: string, rows: number, plainToo: boolean): Promise<{ delta: DayResult; plain: DayResult | null; state: { bytes: number; keys: number } }> {
+  const sandbox = await forkSandbox();
+  try {
+    const day1 = join(root, `day1-${rows}.csv`);
+    const day2 = join(root, `day2-${rows}.csv`);
+    await generate(day1, rows, 1, sandbox.stores);
+    const total2 = await generate(day2, rows, 2, sandbox.stores);
+    const agentDir = join(root, `agent-${rows}`);
+    const first = await push(options, sandbox, day1, agentDir, 'day1.csv', true);
+    console.log(line(`day 1 (${fmt(rows)})`, first));
+    let plain: DayResult | null = null;
+    if (plainToo) {
+      plain = await push(options, sandbox, day2, join(root, `plain-${rows}`), 'day2.csv', false);
+      console.log(line('day 2, plain push', plain));
+    }
+    const delta = await push(options, sandbox, day2, agentDir, 'day2.csv', true);
+    console.log(line('day 2, delta push', delta));
+    if (delta.sent + delta.unchanged !== total2) throw new Error(`day 2: ${delta.sent} sent + ${delta.unchanged} unchanged != ${total2} rows`);
+    return { delta, plain, state: stateBytesPerKey(agentDir) };
+  } finally {
+    await sandbox.stop();
+  }
+}
+
+async function orchestrate(rows: number, options: RunOptions): Promise<void> {
+  const root = await mkdtemp(join(tmpdir(), 'pa-bench-delta-'));
+  try {
+    console.log(`bench:delta  ${fmt(rows)} product_store rows; day 2: 1 % of the prices changed, 0.1 % new rows; batches of ${BATCH}, ${CONNECTIONS} connections`);
+    const big = await scenario(options, root, rows, true);
+    const plain = big.plain as DayResult;
+    const perKey = big.state.bytes / big.state.keys;
+    console.log(`state: ${fmt(big.state.keys)} keys in ${(big.state.bytes / 1e6).toFixed(1)} MB on disk: ${perKey.toFixed(1)} bytes per key`);
+    const quarter = Math.round(rows / 4);
+    const small = await scenario(options, root, quarter, false);
+    const growth = ((big.delta.peakRssMb - small.delta.peakRssMb) / small.delta.peakRssMb) * 100;
+    console.log(`memory: delta day 2 peaks at ${small.delta.peakRssMb.toFixed(0)} MB with ${fmt(quarter)} keys, ${big.delta.peakRssMb.toFixed(0)} MB with ${fmt(rows)} (${growth >= 0 ? '+' : ''}${growth.toFixed(1)} %)`);
+    const rss = Math.max(big.delta.peakRssMb, small.delta.peakRssMb);
+    const vsPlain = ((rss - plain.peakRssMb) / plain.peakRssMb) * 100;
+    console.log(`peak RSS: delta ${rss.toFixed(0)} MB, plain push ${plain.peakRssMb.toFixed(0)} MB (${vsPlain >= 0 ? '+' : ''}${vsPlain.toFixed(1)} %)`);
+    const share = (a: number, b: number) => (a / b).toFixed(4);
+    console.log(
+      `bench:delta rows_sent_share=${share(big.delta.rows, plain.rows)} bytes_share=${share(big.delta.bytes, plain.bytes)} ` +
+        `time_share=${share(big.delta.seconds, plain.seconds)} agent_rss_mb=${Math.round(rss)} state_bytes_per_key=${perKey.toFixed(1)}`,
+    );
+  } finally {
+    await rm(root, { recursive: true, force: true });
+  }
+}
+
+const { values } = parseArgs({
+  options: {
+    rows: { type: 'string', default: '1000000' },
+    ...CHILD_OPTIONS,
+  },
+});
+
+if (values.worker !== undefined) {
+  const dir = values.dir ?? '';
+  const target = { url: values.url ?? '', apiKey: values.key ?? '', stores: [] };
+  const result = await pushWorker(target, values.file ?? '', join(dir, 'state'), join(dir, 'inbox'), values.worker === 'delta');
+  process.send?.(result);
+  process.disconnect?.();
+} else {
+  const nodeFlags = values['node-flags'].split(' ').filter((f) => f !== '');
+  const compiled = await compileForBench();
+  try {
+    await orchestrate(Number(values.rows), { worker: compiled.path(import.meta.url), nodeFlags });
+  } finally {
+    await compiled.remove();
+  }
+}

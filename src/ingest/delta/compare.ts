@@ -1,0 +1,266 @@
+/**
+ * Comparing a file with what the API holds from its source (the first of delta push's two passes over a file; the
+ * second sends, src/ingest/bulk-send.ts). In bounded memory whatever the number of keys:
+ *
+ *   every valid row -> (key hash, content hash, line, price) -> sorted runs on disk (sorted-runs.ts)
+ *   merge, in key-hash order, with the source's remembered keys (delta_keys, read in pages in the same order)
+ *   -> a verdict per line (verdicts.ts), counts by kind, the largest price moves, the missing keys.
+ *
+ * Per key of the file: unchanged when the key is remembered under this fingerprint with the same content; sent again
+ * when it was sent by an earlier attempt at this same file (a restart: counted as sent, not sent twice); otherwise
+ * sent (new, changed, changed on the platform, or remembered under another mapping). Remembered keys the file lacks
+ * are missing (snapshot sources). A key with several rows in the file is left to the send pass: every one of its
+ * rows is sent there, under the one superseded-row rule (duplicate-keys.ts), as without delta. (This pass does not
+ * validate rows, so it cannot tell which of them would be valid, and two keys sharing a 64-bit hash, told apart by
+ * a 32-bit check, land there too: never compared, never superseded.)
+ *
+ * Nothing is written here: the state changes only when the API accepts a row (bulk-send) or deletes a key.
+ */
+import { KEY_SEPARATOR, type Entity } from '../../api/schemas/index.ts';
+import { keyDetail, keysAfter, type DeltaKeyRow } from '../../store/delta-state.ts';
+import type { StateDb } from '../../store/state-db.ts';
+import { contentHash, priceMovePct, priceOf } from './canonical.ts';
+import { compareHashes, fromSigned64, hash64, hashCheck, toSigned64 } from './hash.ts';
+import { SortedRuns, type RunEntry } from './sorted-runs.ts';
+import { VERDICT, Verdicts } from './verdicts.ts';
+
+/** Price moves the preview of a held file lists. */
+export const PREVIEW_PRICE_MOVES = 20;
+/** Missing keys the report and the preview name (the missing CSV has them all). */
+export const PREVIEW_MISSING_KEYS = 20;
+const STATE_PAGE = 2000;
+
+export interface ComparisonCounts {
+  /** Valid rows compared. */
+  rows: number;
+  /** Keys the state remembered for the source before this file. */
+  known: number;
+  unchanged: number;
+  /** Remembered keys with another content. */
+  changed: number;
+  newKeys: number;
+  /**
+   * Remembered under another fingerprint (the source's mapping or the canonical form changed): sent once, whatever
+   * the content; not counted by the changed-share brake (a person changed the mapping), the price brake still looks.
+   */
+  remapped: number;
+  /** Remembered as changed on the platform since the agent sent it. */
+  platformChanged: number;
+  /** Rows of keys the file holds more than once: sent, the send pass supersedes as without delta. */
+  repeated: number;
+  /** Sent and accepted by an earlier attempt at this file. */
+  sentBefore: number;
+  /** Remembered keys the file lacks. */
+  missing: number;
+}
+
+export interface PriceMove {
+  readonly line: number;
+  readonly before: string;
+  readonly after: string;
+  /** From the lower to the higher price (canonical.ts priceMovePct). */
+  readonly pct: number;
+}
+
+export interface MissingKey {
+  readonly keyHash: bigint;
+  /** The key's fields (snapshot sources remember them), or null. */
+  readonly key: readonly string[] | null;
+  readonly platformId: string | number | null;
+}
+
+export interface Comparison {
+  readonly verdicts: Verdicts;
+  readonly counts: ComparisonCounts;
+  /** The largest moves, largest first (at most PREVIEW_PRICE_MOVES). */
+  readonly priceMoves: readonly PriceMove[];
+  readonly maxPriceMovePct: number | null;
+  /** The first missing keys (at most PREVIEW_MISSING_KEYS); every one went to `onMissing`. */
+  readonly firstMissing: readonly MissingKey[];
+}
+
+export interface CompareInput {
+  /** Null: nothing remembered (a dry run before the agent ever ran). */
+  readonly db: StateDb | null;
+  readonly entity: Entity;
+  readonly scopeId: number;
+  readonly generation: number;
+  /** The ledger id of the file (rows it sent before a restart are recognised by it); null for a dry run. */
+  readonly fileId: number | null;
+  /** The API fields the file fills, sorted (the canonical form covers them). */
+  readonly fields: readonly string[];
+  /** Where the sorted runs go (removed afterwards). */
+  readonly scratchDir: string;
+  readonly keyOf: (row: Readonly<Record<string, unknown>>) => string;
+  /** The file is a full export (a snapshot source): remembered keys it lacks are missing. */
+  readonly snapshot: boolean;
+  /** Every missing key, in key-hash order. */
+  readonly onMissing?: (key: MissingKey) => void | Promise<void>;
+}
+
+type Row = Readonly<Record<string, unknown>>;
+
+/** The first pass: every valid row of `rows` into sorted runs. `rows` yields the reader's outcomes in chunks. */
+async function collect(input: CompareInput, rows: AsyncIterable<readonly { kind: string; line: number; record?: Row }[]>): Promise<SortedRuns> {
+  const runs = new SortedRuns(input.scratchDir);
+  for await (const chunk of rows) {
+    for (const outcome of chunk) {
+      if (outcome.kind !== 'row' || outcome.record === undefined) continue;
+      const record = outcome.record;
+      const keyText = input.keyOf(record);
+      const key = hash64(keyText);
+      const content = contentHash(input.entity, record, input.fields);
+      const price = priceOf(input.entity, record);
+      await runs.add({
+        keyHi: key.hi,
+        keyLo: key.lo,
+        check: hashCheck(keyText),
+        contentHi: content.hi,
+        contentLo: content.lo,
+        line: outcome.line,
+        price: price === null ? Number.NaN : Number(price),
+      });
+    }
+  }
+  return runs;
+}
+
+/** The remembered keys of the scope in key-hash order, a page at a time. */
+async function* remembered(db: StateDb | null, scopeId: number): AsyncGenerator<DeltaKeyRow> {
+  if (db === null) return;
+  let after: bigint | null = null;
+  for (;;) {
+    const page = await keysAfter(db, scopeId, after, STATE_PAGE);
+    for (const row of page) yield row;
+    const last = page.at(-1);
+    if (last === undefined || page.length < STATE_PAGE) return;
+    after = toSigned64(last.keyHi, last.keyLo);
+  }
+}
+
+/** A small top-N by pct, kept sorted. */
+function keepLargest(moves: PriceMove[], move: PriceMove): void {
+  if (moves.length === PREVIEW_PRICE_MOVES && (moves.at(-1) as PriceMove).pct >= move.pct) return;
+  moves.push(move);
+  moves.sort((a, b) => b.pct - a.pct || a.line - b.line);
+  if (moves.length > PREVIEW_PRICE_MOVES) moves.pop();
+}
+
+export async function compareFile(input: CompareInput, rows: AsyncIterable<readonly { kind: string; line: number; record?: Row }[]>): Promise<Comparison> {
+  const runs = await collect(input, rows);
+  const verdicts = new Verdicts();
+  const counts: ComparisonCounts = {
+    rows: runs.count,
+    known: 0,
+    unchanged: 0,
+    changed: 0,
+    newKeys: 0,
+    remapped: 0,
+    platformChanged: 0,
+    repeated: 0,
+    sentBefore: 0,
+    missing: 0,
+  };
+  const priceMoves: PriceMove[] = [];
+  let maxPriceMovePct: number | null = null;
+  const firstMissing: MissingKey[] = [];
+  const fileId = input.fileId === null ? -1 : input.fileId;
+
+  const state = remembered(input.db, input.scopeId);
+  let s = (await state.next()).value as DeltaKeyRow | undefined;
+  const missing = async (row: DeltaKeyRow): Promise<void> => {
+    if (!input.snapshot) return;
+    counts.missing += 1;
+    const keyHash = toSigned64(row.keyHi, row.keyLo);
+    const detail = input.db === null ? { key_text: null, platform_id: null } : await keyDetail(input.db, input.scopeId, keyHash);
+    const key: MissingKey = { keyHash, key: detail.key_text === null ? null : detail.key_text.split(KEY_SEPARATOR), platformId: detail.platform_id };
+    if (firstMissing.length < PREVIEW_MISSING_KEYS) firstMissing.push(key);
+    await input.onMissing?.(key);
+  };
+  const nextState = async (): Promise<void> => {
+    counts.known += 1;
+    s = (await state.next()).value as DeltaKeyRow | undefined;
+  };
+
+  const decide = (group: RunEntry[], row: DeltaKeyRow | undefined): void => {
+    if (group.length > 1) {
+      for (const e of group) verdicts.set(e.line, VERDICT.send);
+      counts.repeated += group.length;
+      return;
+    }
+    const winner = group[0] as RunEntry;
+    if (row === undefined) {
+      counts.newKeys += 1;
+      verdicts.set(winner.line, VERDICT.send);
+      return;
+    }
+    const remapped = row.generation !== input.generation;
+    const same = row.contentHi === (winner.contentHi | 0) && row.contentLo === winner.contentLo;
+    if (!remapped && same) {
+      const sentBefore = row.file_id === fileId;
+      if (sentBefore) counts.sentBefore += 1;
+      else counts.unchanged += 1;
+      verdicts.set(winner.line, sentBefore ? VERDICT.sentBefore : VERDICT.unchanged);
+      return;
+    }
+    if (remapped) counts.remapped += 1;
+    else if (row.contentHi === 0 && row.contentLo === 0) counts.platformChanged += 1;
+    else counts.changed += 1;
+    verdicts.set(winner.line, VERDICT.send);
+    if (row.price !== null && !Number.isNaN(winner.price)) {
+      const after = String(winner.price);
+      const pct = priceMovePct(row.price, after);
+      if (pct !== null) {
+        maxPriceMovePct = Math.max(maxPriceMovePct ?? 0, pct);
+        if (pct > 0) keepLargest(priceMoves, { line: winner.line, before: row.price, after, pct });
+      }
+    }
+  };
+
+  let group: RunEntry[] = [];
+  const flush = async (): Promise<void> => {
+    if (group.length === 0) return;
+    const first = group[0] as RunEntry;
+    while (s !== undefined && compareHashes(s.keyHi, s.keyLo, first.keyHi, first.keyLo) < 0) {
+      await missing(s);
+      await nextState();
+    }
+    let row: DeltaKeyRow | undefined;
+    if (s !== undefined && compareHashes(s.keyHi, s.keyLo, first.keyHi, first.keyLo) === 0) {
+      row = s;
+      await nextState();
+    }
+    decide(group, row);
+    group = [];
+  };
+  try {
+    for await (const entry of runs.entries()) {
+      const first = group[0];
+      if (first !== undefined && (first.keyHi !== entry.keyHi || first.keyLo !== entry.keyLo)) await flush();
+      group.push(entry);
+    }
+    await flush();
+    while (s !== undefined) {
+      await missing(s);
+      await nextState();
+    }
+  } finally {
+    await state.return(undefined);
+    await runs.remove();
+  }
+  return { verdicts, counts, priceMoves, maxPriceMovePct, firstMissing };
+}
+
+/** The key hash of a key text, as stored (for rows remembered after acceptance). */
+export function storedKeyHash(keyText: string): bigint {
+  const h = hash64(keyText);
+  return toSigned64(h.hi, h.lo);
+}
+
+/** The stored content hash of a record. */
+export function storedContent(entity: Entity, record: Row, fields: readonly string[]): bigint {
+  const h = contentHash(entity, record, fields);
+  return toSigned64(h.hi, h.lo);
+}
+
+export { fromSigned64 };

@@ -1,0 +1,39 @@
+/**
+ * What the comparison decided for each line of a file, read back by the send pass: half a byte per line (6 MB for a
+ * file of 12 million rows), the only memory of the comparison that grows with the file.
+ */
+
+export const VERDICT = {
+  /** Not compared: a reject, a blank line, a line inside a row. The send pass decides as without delta. */
+  none: 0,
+  /** Send it: new, changed, changed on the platform, or compared under another mapping. */
+  send: 1,
+  /** The API already holds this row as it is: not sent. */
+  unchanged: 2,
+  /** Sent and accepted by an earlier attempt at this same file (a restart): counted as sent, not sent again. */
+  sentBefore: 3,
+} as const;
+export type Verdict = (typeof VERDICT)[keyof typeof VERDICT];
+
+export class Verdicts {
+  #bytes = new Uint8Array(4096);
+
+  set(line: number, verdict: Verdict): void {
+    const at = line >>> 1;
+    if (at >= this.#bytes.length) {
+      let size = this.#bytes.length;
+      while (size <= at) size *= 2;
+      const grown = new Uint8Array(size);
+      grown.set(this.#bytes);
+      this.#bytes = grown;
+    }
+    const shift = (line & 1) * 4;
+    this.#bytes[at] = ((this.#bytes[at] as number) & ~(0xf << shift)) | (verdict << shift);
+  }
+
+  get(line: number): Verdict {
+    const at = line >>> 1;
+    if (at >= this.#bytes.length) return VERDICT.none;
+    return (((this.#bytes[at] as number) >>> ((line & 1) * 4)) & 0xf) as Verdict;
+  }
+}

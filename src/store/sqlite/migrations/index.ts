@@ -1,0 +1,27 @@
+/**
+ * The SQLite migrations, run at every read-write open (src/store/migrate.ts). Numbered like the PostgreSQL ones:
+ * the same name is the same change on both backends.
+ *
+ * Adding a migration: write `NNNN-name.ts` exporting a `Migration`, import it and add one line to
+ * SQLITE_MIGRATIONS (and the same change to postgres/migrations/). Names sort in run order.
+ */
+import type { Migration } from 'kysely/migration';
+import { migration0001Base } from './0001-base.ts';
+import { migration0002PullOutbox } from './0002-pull-outbox.ts';
+import { migration0003Push } from './0003-push.ts';
+import { migration0004AckState } from './0004-ack-state.ts';
+import { migration0005ApiState } from './0005-api-state.ts';
+import { migration0006RowFates } from './0006-row-fates.ts';
+import { migration0007Feed } from './0007-feed.ts';
+import { migration0008Delta } from './0008-delta.ts';
+
+export const SQLITE_MIGRATIONS: Readonly<Record<string, Migration>> = {
+  '0001_base': migration0001Base,
+  '0002_pull_outbox': migration0002PullOutbox,
+  '0003_push': migration0003Push,
+  '0004_ack_state': migration0004AckState,
+  '0005_api_state': migration0005ApiState,
+  '0006_row_fates': migration0006RowFates,
+  '0007_feed': migration0007Feed,
+  '0008_delta': migration0008Delta,
+};

@@ -1,0 +1,139 @@
+/**
+ * The pieces delta push's comparison rests on, pinned to plain definitions: the external sort against a plain sort
+ * (property test, with runs small enough to spill and merge), the hashes' order against bigint order, the canonical
+ * form's notion of "the same value", the price move and the verdicts' packing; a source's delta options and defaults.
+ */
+import { mkdtemp, readdir } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { SourceSchema } from '../../src/config/source-schema.ts';
+import { canonicalDecimal, canonicalText, contentHash, priceMovePct } from '../../src/ingest/delta/canonical.ts';
+import { compareHashes, fromSigned64, hash64, murmur32, toSigned64 } from '../../src/ingest/delta/hash.ts';
+import { SortedRuns, type RunEntry } from '../../src/ingest/delta/sorted-runs.ts';
+import { sourceDelta } from '../../src/ingest/delta/source-delta.ts';
+import { VERDICT, Verdicts } from '../../src/ingest/delta/verdicts.ts';
+
+describe('sorted runs', () => {
+  it('yields every entry once, in (signed 64-bit key hash, line) order, through spills and a k-way merge', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'pa-runs-'));
+    const entry = fc.record({ keyHi: fc.nat(0xffffffff), keyLo: fc.nat(0xffffffff), price: fc.oneof(fc.constant(Number.NaN), fc.double({ noNaN: true })) });
+    await fc.assert(
+      fc.asyncProperty(fc.array(entry, { maxLength: 300 }), fc.integer({ min: 1, max: 40 }), async (entries, runSize) => {
+        const runs = new SortedRuns(dir, runSize);
+        // Few distinct keys as well as many: repeated keys must keep file order.
+        const all: RunEntry[] = entries.map((e, i) => ({ ...e, keyHi: i % 3 === 0 ? 7 : e.keyHi, check: i, contentHi: i, contentLo: i * 2, line: i + 2 }));
+        for (const e of all) await runs.add(e);
+        const out: RunEntry[] = [];
+        for await (const e of runs.entries()) out.push({ ...e });
+        const expected = [...all].sort((a, b) => {
+          const d = toSigned64(a.keyHi, a.keyLo) - toSigned64(b.keyHi, b.keyLo);
+          return d < 0n ? -1 : d > 0n ? 1 : a.line - b.line;
+        });
+        expect(out).toEqual(expected);
+        expect(await readdir(dir)).toEqual([]); // the run files are removed
+      }),
+      { numRuns: 60 },
+    );
+  });
+});
+
+describe('hashes', () => {
+  it('orders halves as their signed 64-bit value, and round-trips it', () => {
+    fc.assert(
+      fc.property(fc.nat(0xffffffff), fc.nat(0xffffffff), fc.nat(0xffffffff), fc.nat(0xffffffff), (ah, al, bh, bl) => {
+        const a = toSigned64(ah, al);
+        const b = toSigned64(bh, bl);
+        expect(Math.sign(compareHashes(ah, al, bh, bl))).toBe(a < b ? -1 : a > b ? 1 : 0);
+        expect(fromSigned64(a)).toEqual({ hi: ah, lo: al });
+      }),
+    );
+  });
+
+  it('is MurmurHash3 x86_32 over the UTF-16 units (reference values), and tells close keys apart', () => {
+    expect(murmur32('', 0)).toBe(0);
+    expect(murmur32('', 1)).toBe(0x514e28b7);
+    const keys = new Set<string>();
+    for (let i = 0; i < 20_000; i += 1) {
+      const h = hash64(`ITEM-${i}\u0001STORE-${i % 7}`);
+      keys.add(`${h.hi}:${h.lo}`);
+    }
+    expect(keys.size).toBe(20_000);
+  });
+});
+
+describe('the canonical form', () => {
+  it('writes a decimal one way, whatever the noise', () => {
+    expect(['12.50', '12.5', '012.500', '+12.5'].map(canonicalDecimal)).toEqual(['12.5', '12.5', '12.5', '12.5']);
+    expect(['-0.0', '0', '.50', '5.', '-1.10'].map(canonicalDecimal)).toEqual(['0', '0', '0.5', '5', '-1.1']);
+    expect(canonicalDecimal(12.5)).toBe('12.5');
+    expect(canonicalDecimal('1e3')).toBe('1e3'); // not a plain decimal: kept, so it never equals 1000
+  });
+
+  it('covers the fields the file fills: the agent record and the platform record hash alike', () => {
+    const fields = ['current_price', 'item_id', 'stock_on_hand', 'store_id'];
+    const sent = { item_id: 'A', store_id: 'S', current_price: '1.50', stock_on_hand: 3 };
+    const held = { id: 'x', item_id: 'A', store_id: 'S', current_price: '1.5', stock_on_hand: '3', store_name: 'set in the UI', updated_at: '2026-11-20T10:00:00Z' };
+    expect(contentHash('product_store', held, fields)).toEqual(contentHash('product_store', sent, fields));
+    expect(contentHash('product_store', { ...held, current_price: '1.49' }, fields)).not.toEqual(contentHash('product_store', sent, fields));
+    // An empty value is no value; an instant is an instant whatever its offset.
+    expect(canonicalText('product_store', { ...sent, regular_price: null }, [...fields, 'regular_price'])).toBe(canonicalText('product_store', sent, fields));
+    expect(canonicalText('transactions', { transaction_timestamp: '2026-11-20T10:00:00Z' }, ['transaction_timestamp'])).toBe(
+      canonicalText('transactions', { transaction_timestamp: '2026-11-20T11:00:00+01:00' }, ['transaction_timestamp']),
+    );
+  });
+
+  it('measures a price move from the lower to the higher price', () => {
+    expect(priceMovePct('1.99', '19.90')).toBeCloseTo(900);
+    expect(priceMovePct('19.90', '1.99')).toBeCloseTo(900);
+    expect(priceMovePct('2', '2.00')).toBe(0);
+    expect(priceMovePct('0', '1')).toBe(Number.POSITIVE_INFINITY);
+    expect(priceMovePct('-1', '1')).toBeNull();
+  });
+});
+
+describe('verdicts', () => {
+  it('keeps half a byte per line, any line, any order', () => {
+    const v = new Verdicts();
+    const lines = [2, 3, 100_001, 9, 4096 * 2 + 1];
+    const kinds = [VERDICT.send, VERDICT.unchanged, VERDICT.sentBefore, VERDICT.unchanged] as const;
+    lines.forEach((line, i) => v.set(line, kinds[i % 4] ?? VERDICT.none));
+    expect(lines.map((l) => v.get(l))).toEqual([VERDICT.send, VERDICT.unchanged, VERDICT.sentBefore, VERDICT.unchanged, VERDICT.send]);
+    expect(v.get(4)).toBe(VERDICT.none);
+    expect(v.get(10_000_000)).toBe(VERDICT.none);
+  });
+});
+
+describe('delta options of a source', () => {
+  const settings = (input: Record<string, unknown>) => sourceDelta(SourceSchema.parse({ name: 's', path: '/in', ...input }));
+  const problems = (input: Record<string, unknown>) => {
+    const result = SourceSchema.safeParse({ name: 's', path: '/in', ...input });
+    return result.success ? [] : result.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+  };
+
+  it('is on by default for full exports (products, product_store in bulk mode), off for files of events', () => {
+    expect(settings({ entity: 'products' }).delta).toMatchObject({ enabled: true, fullEveryMs: 7 * 86_400_000, snapshot: false, missing: 'report' });
+    expect(settings({ entity: 'product_store' }).delta.enabled).toBe(true);
+    expect(settings({ entity: 'product_store', mode: 'import' }).delta.enabled).toBe(false);
+    expect(settings({ entity: 'transactions' }).delta.enabled).toBe(false);
+    expect(settings({ entity: 'competitor_prices' }).delta.enabled).toBe(false);
+    expect(settings({ entity: 'transactions', delta: true }).delta.enabled).toBe(true);
+    expect(settings({ entity: 'products', delta: { full_every: '36h' } }).delta.fullEveryMs).toBe(36 * 3_600_000);
+    expect(settings({ entity: 'products', delta: { full_every: false } }).delta.fullEveryMs).toBeNull();
+  });
+
+  it('has documented brakes, each of which can be off', () => {
+    expect(settings({ entity: 'products' }).delta.brakes).toEqual({ max_changed_share: 0.5, max_missing_share: 0.05, max_price_change_pct: 500 });
+    expect(settings({ entity: 'products', brakes: { max_price_change_pct: false } }).delta.brakes).toEqual({ max_changed_share: 0.5, max_missing_share: 0.05, max_price_change_pct: false });
+    expect(settings({ entity: 'products', brakes: false }).delta.brakes).toEqual({ max_changed_share: false, max_missing_share: false, max_price_change_pct: false });
+  });
+
+  it('refuses combinations that cannot work, with a sentence', () => {
+    expect(problems({ entity: 'product_store', mode: 'import', delta: true })).toEqual(['delta: delta needs mode: bulk (the ids and results of single rows come from bulk answers)']);
+    expect(problems({ entity: 'transactions', snapshot: true })).toEqual(['snapshot: a snapshot needs delta (the agent remembers keys only for delta sources)']);
+    expect(problems({ entity: 'products', missing: 'delete' })).toEqual(['missing: missing: delete needs snapshot: true (only a full export says which keys are gone)']);
+    expect(problems({ entity: 'products', brakes: { max_changed_share: 2 } })).toHaveLength(1);
+    expect(problems({ entity: 'products', delta: { full_every: '7 weeks' } })).toHaveLength(1);
+  });
+});
