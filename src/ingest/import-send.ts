@@ -5,16 +5,28 @@
  * What survives a crash: the job id is committed as soon as the API accepted the upload; from then on the file is
  * resumed by polling that job, never by uploading again. A crash during the upload (before the id is committed)
  * uploads again: the spec says to retry a failed upload, and an import writes by business key, so a second job with
- * the same rows writes nothing twice. A failed job fails the file with the job's detail (the rows it names are
- * rejects at their line in the user's file) and is never resubmitted.
+ * the same rows writes nothing twice. A failed job that named every row it refused is replaced, once, by a new job
+ * without them (those rows are rejects at their line in the user's file); any other failed job fails the file with
+ * its detail, every row sent in the rejects.
  */
 import { join } from 'node:path';
 import type { ApiClient } from '../api/client.ts';
 import { JOB_POLL_QUEUED_MS, JOB_POLL_RUNNING_MS, type Entity, type Job, type JobFailedRow, type JobHandle } from '../api/schemas/index.ts';
 import type { Clock } from '../clock.ts';
+import type { Logger } from '../log.ts';
 import { forgetJobPoll, jobPollOf, recordJobPoll } from '../store/api-state.ts';
 import type { StateDb } from '../store/state-db.ts';
-import { commitBatch, recordJob, recordRejects, setStatus, type PushFile, type RejectRow } from '../store/push-ledger.ts';
+import {
+  apiRejectedLines,
+  commitBatch,
+  committedBatches,
+  recordJob,
+  recordRejects,
+  recordResubmission,
+  setStatus,
+  type PushFile,
+  type RejectRow,
+} from '../store/push-ledger.ts';
 import type { EntityRecord, RowOutcome } from './read/index.ts';
 import type { DuplicateKeyPolicy } from '../config/mapping-schema.ts';
 import { duplicateMessage, firstPassLosers, supersededMessage, type ReopenRows } from './duplicate-keys.ts';
@@ -30,6 +42,7 @@ export interface ImportSendContext {
   readonly signal?: AbortSignal | undefined;
   /** Called on every poll (status output, logs). */
   readonly onPoll?: (job: Job) => void;
+  readonly logger?: Logger;
 }
 
 /**
@@ -167,6 +180,8 @@ export async function sendImport(
   const canonicalPath = join(processingDir(file.inbox), `.${file.id}-canonical.csv`);
   const writer = await CanonicalCsvWriter.create(canonicalPath, { entity, customColumns: header.customColumns });
   const lines = new LineMap();
+  // Rows a failed job named, left out of the job that replaced it (resubmit below); none once the job's result is in.
+  const excluded = (await committedBatches(ctx.db, file.id)).size === 0 ? await apiRejectedLines(ctx.db, file.id) : new Set<number>();
   let rejects: RejectRow[] = [];
   const record = async (reject: RejectRow): Promise<void> => {
     rejects.push(reject);
@@ -197,6 +212,7 @@ export async function sendImport(
         continue;
       }
       probation.valid(outcome.line); // answered by the job, after the upload: the count stops here
+      if (excluded.has(outcome.line)) continue;
       const written = await writer.write(outcome.record);
       lines.add(written.line, outcome.line);
     }
@@ -221,18 +237,45 @@ export async function sendImport(
     await recordJob(ctx.db, file.id, jobId);
   }
   const job = await pollJob(ctx, jobId);
-  const sent = lines.rows;
+  const sent = lines.rows + excluded.size;
   const named = await rejectsNamedBy(job, lines, reopen);
   if (job.phase === 'failed') {
-    // Nothing of a failed job is counted as written (the document: "fix the CSV and submit a new job"): every row
-    // sent is in the rejects, those the job named with its reason, the others as not written.
-    const error = new ImportJobFailedError(job, named.map((r) => r.line), sent);
+    if (excluded.size === 0 && mayResubmit(entity, job, named, lines.rows)) {
+      // The document: "if the job later fails, fix the CSV and submit a new job". The job named every row it
+      // refused: those become rejects, and the rest goes as a new job (once; never for competitor prices, which a
+      // failed job may have written in part and a new job would create again).
+      const first = job.job_id;
+      const refused = named.map((r) => ({ ...r, message: `${r.message} (refused by import job ${first}; the other rows went as a new job)` }));
+      await recordResubmission(ctx.db, file.id, refused);
+      ctx.logger?.warn({ file: file.original_name, job_id: first, refused: refused.length, rows: lines.rows - refused.length }, 'import job failed on rows it named: they are rejects, the rest goes as a new job');
+      const again = await reopen();
+      try {
+        return await sendImport(ctx, { ...file, job_id: null }, again, header, reopen);
+      } finally {
+        again.close();
+      }
+    }
+    // Nothing of a failed job is counted as written: every row sent is in the rejects, those the job named with
+    // its reason, the others as not written.
+    const error = new ImportJobFailedError(job, named.map((r) => r.line), lines.rows);
     const rest = await rejectEverySentRow(ctx.db, file.id, lines, named, reopen, `not written: ${error.message}`);
     await commitBatch(ctx.db, file.id, { ...empty, sent, accepted: 0, failed: sent }, rest);
     throw error;
   }
-  const failed = job.rows_failed ?? named.length;
+  const failed = excluded.size + (job.rows_failed ?? named.length);
   await commitBatch(ctx.db, file.id, { ...empty, sent, accepted: job.rows_ok ?? sent - failed, failed }, named);
+}
+
+/**
+ * Whether a failed job may be replaced by a new one without the rows it refused: it named each of them (a list,
+ * not a sample, every entry at a line of the file sent), some rows are left, and the entity is keyed (a competitor
+ * price import creates rows: a failed job may have written some, which a second job would create again).
+ */
+function mayResubmit(entity: Entity, job: Job, named: readonly RejectRow[], rowsInJob: number): boolean {
+  const detail = job.detail;
+  if (entity === 'competitor_prices' || detail.kind !== 'list') return false;
+  const everyOne = named.length === detail.rows.length && (detail.failed === null || detail.failed === named.length);
+  return everyOne && named.length > 0 && named.length < rowsInJob;
 }
 
 /**

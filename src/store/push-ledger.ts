@@ -177,6 +177,18 @@ export async function recordJob(db: StateDb, id: number, jobId: string): Promise
   await updateFile(db, `status = 'waiting_job', job_id = ?`, [jobId], id);
 }
 
+/**
+ * An import job failed on rows it named, and the file goes on as a new job without them (import-send.ts): in one
+ * transaction the named rows become rejects and the job id is cleared, so a crash before or during the new upload
+ * uploads it again without those rows, and a crash before this commit asks the failed job again.
+ */
+export async function recordResubmission(db: StateDb, fileId: number, rejects: readonly RejectRow[]): Promise<void> {
+  await sqlOf(db).write(async (tx) => {
+    await insertRejects(tx, fileId, rejects);
+    await tx.run(`UPDATE push_files SET status = 'uploading', job_id = NULL WHERE id = ?`, [fileId]);
+  });
+}
+
 /** The file stays in processing/ and is tried again at `nextAttemptAt` (API down, rate limited, key rejected). */
 export async function deferFile(db: StateDb, id: number, nextAttemptAt: string, error: { code: string; message: string }): Promise<void> {
   await updateFile(db, 'next_attempt_at = ?, error_code = ?, error_message = ?', [nextAttemptAt, error.code, error.message], id);

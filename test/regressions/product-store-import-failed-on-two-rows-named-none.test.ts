@@ -1,11 +1,13 @@
 /**
  * Regression (issue 11, failure 6): a product_store import job failed on 2 rows with unknown stores out of 9,989;
- * the report had `job_id: null` and `rows.read: null` and named neither failing row. Now a failed job's report has
- * its job id and the rows read, and its rejects hold every row sent: the rows the job named, at their line in the
- * user's file (not the canonical file's), with the server's reason, whatever shape the detail had; the others as
- * not written. A server that names no row is said to have named none. One file per dialect: strict (`failed_rows`
- * by data row), lenient (a count and a sample, statuses named otherwise), terse (no detail at all), and default
- * (the job completes; the refused rows are its errors).
+ * the report had `job_id: null` and `rows.read: null` and named neither failing row. Now the rows a job names are
+ * rejects at their line in the user's file (not the canonical file's), with the server's reason, whatever shape the
+ * detail had. A failed job that named every row it refused is replaced by a new job without them (the document: "fix
+ * the CSV and submit a new job"), so the file is done with those two rows in its rejects. A job that names no row
+ * fails the file: its report has the job id and the rows read, every row sent is in the rejects as not written, and
+ * the error says the server named none. One file per dialect: strict (`failed_rows` by data row), lenient (a count
+ * and a sample, statuses named otherwise), terse (no detail at all), and default (the job completes; the refused
+ * rows are its errors).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DialectName } from '../../src/sandbox/index.ts';
@@ -41,17 +43,25 @@ describe.each(['strict', 'lenient', 'terse', 'default'] as const satisfies reado
   });
   afterAll(() => h.close());
 
-  it('reports the job, the rows read, and names the refused rows by their line in the user file', async () => {
+  it('names the refused rows by their line in the user file, sends the rest, and reports the job and the rows read', async () => {
     const source = await h.source('product_store', { mode: 'import' });
     const stores = h.sandbox.control.stores;
+    const jobs = h.sandbox.control.state().jobs['count'] ?? 0;
     const result = await drive(clock, h.push(source, 'prices.csv', prices('JF', stores)));
     const rejects = (await rejectLines(result.outcome === 'done' || result.outcome === 'failed' ? result.rejectsPath : null)).slice(1);
-    const refusedLines = (named: readonly string[]) => rejects.filter((l) => named.some((n) => l.startsWith(`${n},`)));
-    if (dialect === 'default') {
+    const refused = rejects.filter((l) => l.startsWith('6,') || l.startsWith('10,'));
+    if (dialect !== 'terse') {
       const report = await reportOf(result);
+      expect(report.job_id).toMatch(/^[0-9a-f-]{36}$/);
       expect(report.rows).toMatchObject({ read: 8, sent: 7, accepted: 5, rejected_locally: 1, rejected_by_api: 2 });
       expectReconciled(report.rows);
-      expect(refusedLines(['6', '10'])).toHaveLength(2);
+      expect(rejects.map((l) => l.split(',')[0])).toEqual(['3', '6', '10']);
+      expect(refused.join('\n')).toMatch(/store/i);
+      const written = [...h.sandbox.control.world.productStore.table.rows()].filter((r) => r.item_id.startsWith('JF-')).map((r) => r.item_id);
+      expect(written.sort()).toEqual(['JF-1', 'JF-3', 'JF-4', 'JF-6', 'JF-7']);
+      // strict and lenient fail the whole job: a second job without the two rows; default writes the rest at once.
+      expect((h.sandbox.control.state().jobs['count'] ?? 0) - jobs).toBe(dialect === 'default' ? 1 : 2);
+      if (dialect !== 'default') expect(refused.join('\n')).toMatch(/refused by import job [0-9a-f-]{36}; the other rows went as a new job/);
       return;
     }
     const report = await reportOf(result, 'failed');
@@ -59,18 +69,10 @@ describe.each(['strict', 'lenient', 'terse', 'default'] as const satisfies reado
     expect(report.rows).toMatchObject({ read: 8, sent: 7, accepted: 0, rejected_locally: 1, rejected_by_api: 7 });
     expectReconciled(report.rows);
     expect(report.error?.code).toBe('IMPORT_JOB_FAILED');
+    expect(report.error?.message).toMatch(/the server gave no detail of which rows it refused; none of the 7 rows sent is counted as written/);
     // Every row that was not written is in the rejects, once.
     expect(rejects.map((l) => l.split(',')[0])).toEqual(['2', '3', '4', '5', '6', '8', '9', '10']);
-    if (dialect === 'terse') {
-      expect(report.error?.message).toMatch(/the server gave no detail of which rows it refused; none of the 7 rows sent is counted as written/);
-      expect(rejects.filter((l) => l.includes('not_written'))).toHaveLength(7);
-    } else {
-      expect(report.error?.message).toMatch(/2 of 7 rows refused \(lines 6, 10 of the file/);
-      const refused = refusedLines(['6', '10']);
-      expect(refused).toHaveLength(2);
-      for (const line of refused) expect(line).not.toContain('not_written');
-      expect(refused.join('\n')).toMatch(/store/i);
-      expect(rejects.filter((l) => l.includes('not_written'))).toHaveLength(5);
-    }
+    expect(rejects.filter((l) => l.includes('not_written'))).toHaveLength(7);
+    expect((h.sandbox.control.state().jobs['count'] ?? 0) - jobs).toBe(1);
   });
 });
