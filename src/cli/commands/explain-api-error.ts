@@ -2,7 +2,7 @@
  * One sentence a retail IT person can act on, for the ways talking to the API fails: what is wrong and what to do.
  * Used by `check` and by every command that reports an API failure.
  */
-import { ApiError, ApiTransportError, API_ERROR_CODES } from '../api/errors.ts';
+import { ApiError, ApiTransportError, API_ERROR_CODES } from '../../api/errors.ts';
 
 const TLS_CODES = new Set([
   'UNABLE_TO_VERIFY_LEAF_SIGNATURE',

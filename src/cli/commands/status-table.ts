@@ -2,7 +2,7 @@
  * Plain-text helpers for the read commands (`status`, `files`): aligned columns and short local times. Output is
  * for people on a terminal or in a ticket; scripts use `--json`.
  */
-import { localDate } from '../clock.ts';
+import { localDate } from '../../clock.ts';
 
 /** Columns whose header starts with this are right-aligned (numbers). */
 export const NUMERIC = '#';

@@ -2,10 +2,10 @@
  * `status` for people: a few labelled lines, one aligned table of sources, short local times. Same facts as
  * `--json`, fewer words.
  */
-import type { FeedOverview } from '../feed/consumer-status.ts';
-import type { DaemonCheck } from '../status/daemon-probe.ts';
-import type { KeyCheck, StatusReport } from '../status/status-report.ts';
-import type { PullOverview, OutboxOverview, MirrorOverview } from '../status/pull-overview.ts';
+import type { FeedOverview } from '../../feed/consumer-status.ts';
+import type { DaemonCheck } from '../../status/daemon-probe.ts';
+import type { KeyCheck, StatusReport } from '../../status/status-report.ts';
+import type { PullOverview, OutboxOverview, MirrorOverview } from '../../status/pull-overview.ts';
 import { duration, labelled, plural, shortTime, table } from './status-table.ts';
 
 function daemonLine(d: DaemonCheck): string {

@@ -4,8 +4,8 @@
  * and what to do (exit 1; a config mistake exits 2).
  */
 import { Command } from 'commander';
-import { connectApi } from '../api-from-config.ts';
-import { createLogger } from '../log.ts';
+import { connectApi } from '../../api-from-config.ts';
+import { createLogger } from '../../log.ts';
 import { configOption, loadConfigForCommand } from './config.ts';
 import { runCommand } from './errors.ts';
 import { explainApiError } from './explain-api-error.ts';
