@@ -259,6 +259,7 @@ async function finish(deps: PushDeps, file: PushFile, status: 'done' | 'failed' 
       blankLines: input.summary?.blankLines ?? null,
       headers: input.summary?.headers ?? null,
       delimiter: input.summary?.delimiter ?? null,
+      sheet: input.summary?.sheet ?? null,
       warnings: input.summary?.warnings ?? [],
       error: input.error ?? null,
       duplicateOf: input.duplicateOf ?? null,

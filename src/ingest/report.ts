@@ -64,6 +64,8 @@ export interface PushReport {
   sha256: string;
   size_bytes: number;
   job_id: string | null;
+  /** A workbook's sheet that was read: every `line` of this report and of its rejects is a row number there. */
+  sheet?: string;
   rows: PushReportRows | null;
   timings: { claimed_at: string; started_at: string | null; finished_at: string; duration_ms: number };
   /** The first rejected rows, each with its first problem and, for a local reject, all of them. */
@@ -88,6 +90,7 @@ export interface ReportInput {
   blankLines: number | null;
   headers: readonly string[] | null;
   delimiter: string | null;
+  sheet: string | null;
   warnings: readonly string[];
   error: { code: string; message: string } | null;
   duplicateOf: PushFile | null;
@@ -129,6 +132,7 @@ export async function writeReport(db: StateDb, input: ReportInput): Promise<Writ
     sha256: file.sha256,
     size_bytes: file.size,
     job_id: file.job_id,
+    ...(input.sheet === null ? {} : { sheet: input.sheet }),
     rows: counts
       ? {
           read: input.rowsRead,
