@@ -11,7 +11,8 @@
  *
  * A `format: xlsx` source reads each workbook's cells as a CSV export of it would hold them (xlsx-cells.ts): numbers
  * with the source's decimal_separator, date cells as ISO dates (so `iso` is always among its date formats), text as
- * typed (a date typed as text goes through date_format). Its `encoding` and `delimiter` do not apply to workbooks.
+ * typed (a date typed as text goes through date_format). Its `encoding` and `delimiter` apply only to the rejects
+ * CSVs people correct and drop back into its inbox (README, "Fix and drop again").
  *
  * Time zone: the API takes every timestamp as UTC and converts nothing. Without `timezone` a wall-clock time
  * without an offset is sent as that time in UTC (`2026-03-01 10:00` -> `2026-03-01T10:00:00Z`); with it, as the

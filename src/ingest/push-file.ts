@@ -33,6 +33,7 @@ import { writeFileAtomic } from '../atomic-file.ts';
 import { archiveDir, failedDir, freeName, moveFile, ownFolder, processingDir } from './folders.ts';
 import { ImportJobFailedError, sendImport } from './import-send.ts';
 import { FileFormatError, compileSource, readRows, type CompiledSource, type ReadOptions, type ReadSummary } from './read/index.ts';
+import { nameForTemplates, tieFix } from './rejects-fix.ts';
 import { writeReport } from './report.ts';
 import { RowsRejectedError, rowsVerdict } from './row-fate.ts';
 import type { DeltaSettings } from '../config/delta-schema.ts';
@@ -113,14 +114,16 @@ export async function processClaimed(deps: PushDeps, source: PushSource, fileId:
     if (recovered.kind === 'duplicate') return finishOrDefer(deps, await requireFile(deps.db, fileId), 'duplicate', { duplicateOf: recovered.duplicateOf });
   }
   await markStarted(deps.db, fileId);
+  const fixed = await tieFix(deps.db, await requireFile(deps.db, fileId));
   file = await requireFile(deps.db, fileId);
+  const name = await nameForTemplates(deps.db, file, fixed);
   let summary: ReadSummary | null = null;
   let compiled: CompiledSource;
   let plan: DeltaPlan | null = null;
   try {
     compiled = compiledOf(source);
     const entity = file.entity as Entity;
-    const open = () => readRows(file.processing_path, { ...compiled, entity }, { name: file.original_name });
+    const open = () => readRows(file.processing_path, { ...compiled, entity }, { name });
     const delta = file.mode === 'bulk' && source.delta?.enabled === true ? source.delta : null;
     if (delta !== null) {
       // The first pass: the file compared with what its source sent before, the brakes judged, nothing sent yet.
@@ -247,6 +250,7 @@ async function finish(deps: PushDeps, file: PushFile, status: 'done' | 'failed' 
   const finalPath = await freeName(dir, file.original_name, file.id);
   const counts = input.counts ?? (status === 'duplicate' ? null : await fileCounts(deps.db, file.id));
   const delta = (await deltaFile(deps.db, file.id)) ?? null;
+  const fixes = file.fixes_file_id === null ? null : ((await getFile(deps.db, file.fixes_file_id)) ?? null);
   const { reportPath, rejectsPath } = await ownFolder(file.inbox, dir).then(() =>
     writeReport(deps.db, {
       file,
@@ -265,6 +269,7 @@ async function finish(deps: PushDeps, file: PushFile, status: 'done' | 'failed' 
       duplicateOf: input.duplicateOf ?? null,
       delta,
       missingPath: input.missingCsv ? `${finalPath}.missing.csv` : null,
+      fixes,
     }),
   );
   if (input.missingCsv) await moveFile(input.missingCsv, `${finalPath}.missing.csv`);

@@ -64,3 +64,8 @@ export function duration(seconds: number): string {
   const days = Math.floor(hours / 24);
   return hours % 24 === 0 ? `${days} d` : `${days} d ${hours % 24} h`;
 }
+
+/** " (fixes #12)" after the name of a corrected rejects CSV; "" for any other file. */
+export function fixesNote(fixesFileId: number | null): string {
+  return fixesFileId === null ? '' : ` (fixes #${fixesFileId})`;
+}

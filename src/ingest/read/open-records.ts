@@ -1,7 +1,8 @@
 /**
  * Which record source reads a file (record-source.ts): the source's format decides, CSV (csv-records.ts) or a
- * workbook (xlsx-records.ts: the sheet `sheet:` names, numbers with the source's decimal separator). Everything after
- * it (header, mapping, rejects) is the same for both.
+ * workbook (xlsx-records.ts: the sheet `sheet:` names, numbers with the source's decimal separator), except that a
+ * `.csv` file is CSV in any source: the rejects CSV of a workbook, corrected and dropped back (fix-records.ts).
+ * Everything after it (header, mapping, rejects) is the same for both.
  */
 import type { Clock } from '../../clock.ts';
 import type { CompiledSource } from './compile-source.ts';
@@ -17,7 +18,7 @@ export interface OpenRecordsInit {
 }
 
 export async function openRecords(file: string, compiled: CompiledSource, init: OpenRecordsInit = {}): Promise<RecordSource> {
-  if (compiled.format === 'xlsx') {
+  if (compiled.format === 'xlsx' && !/\.csv$/i.test(file)) {
     return openXlsxRecords(file, { sheet: compiled.sheet, decimalSeparator: compiled.decimalSeparator, ...(init.clock ? { clock: init.clock } : {}) });
   }
   return openCsvRecords(file, compiled, init.highWaterMark);

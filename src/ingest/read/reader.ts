@@ -24,6 +24,7 @@ import type { RecordOf } from './field-kinds.ts';
 import { planHeader, type HeaderPlan } from './header.ts';
 import { isBlank } from './parser.ts';
 import { RowMapper, type RowError } from './map-row.ts';
+import { fixAwareRecords } from './fix-records.ts';
 import { openRecords } from './open-records.ts';
 import type { RecordSource, SourceRecord } from './record-source.ts';
 import type { HeaderInfo, ReadProgress, ReadSummary, RowOutcome } from './types.ts';
@@ -75,7 +76,7 @@ class MappedRowReader<R> implements RowReader<R> {
   private skipped = 0;
   private blankLines = 0;
 
-  constructor(file: string, records: RecordSource, compiled: CompiledSource) {
+  constructor(file: string, records: RecordSource, compiled: CompiledSource, fixFile: boolean) {
     this.file = file;
     this.records = records;
     this.headerInfo = {
@@ -85,6 +86,7 @@ class MappedRowReader<R> implements RowReader<R> {
       bom: records.format.bom,
       delimiter: records.format.delimiter,
       sheet: records.format.sheet,
+      fixFile,
       headers: [],
       fields: [],
       customColumns: [],
@@ -192,7 +194,7 @@ class MappedRowReader<R> implements RowReader<R> {
       const error = { field: null, code: 'field_count', message };
       return { kind: 'reject', line, rawFields: fields, ...error, errors: [error] };
     }
-    const mapped = mapper.map(fields, line);
+    const mapped = mapper.map(fields, record.templateLine ?? line);
     const broken = record.problems !== undefined && record.problems.length > 0 && this.plan !== undefined ? cellProblemErrors(this.plan, record.problems) : null;
     if (broken !== null && mapped.kind !== 'skip') {
       // The cell's own problem first; what the mapping made of its text (an error value is no price) is not repeated.
@@ -261,8 +263,15 @@ export async function readRows<E extends Entity>(
 ): Promise<RowReader<RecordOf[E]>> {
   const compiled = 'compiled' in options ? options : compileSource(options);
   const groups = fileGroupsOf(file, init.name ?? basename(file), compiled);
-  const records = await openRecords(file, compiled, init);
-  const reader = new MappedRowReader<RecordOf[E]>(file, records, compiled);
+  const opened = await openRecords(file, compiled, init);
+  let fix: Awaited<ReturnType<typeof fixAwareRecords>>;
+  try {
+    fix = await fixAwareRecords(opened);
+  } catch (error) {
+    opened.close();
+    throw error;
+  }
+  const reader = new MappedRowReader<RecordOf[E]>(file, fix.records, compiled, fix.layout !== null);
   try {
     await reader.readHeader(compiled, groups);
   } catch (error) {

@@ -26,6 +26,8 @@ export interface SourceRecord {
   readonly endLine: number;
   /** Cells without a usable value (a spreadsheet's); the reader rejects the row when it uses one. */
   readonly problems?: readonly CellProblem[];
+  /** A corrected rejects CSV's row: its line in the file it fixes, which `{line}` templates read (fix-records.ts). */
+  readonly templateLine?: number;
 }
 
 /** How the file was read, for the report (a spreadsheet has no delimiter or encoding of its own: it says so). */
