@@ -129,7 +129,9 @@ export async function processClaimed(deps: PushDeps, source: PushSource, fileId:
       // The first pass: the file compared with what its source sent before, the brakes judged, nothing sent yet.
       const first = await open();
       try {
-        plan = await planDelta(deps, { name: source.name, entity, delta, options: source.options ?? {} }, file, first, options);
+        // A corrected rejects CSV holds a few rows, never the full export: the keys it lacks are not missing.
+        const settings = first.header.fixFile ? { ...delta, snapshot: false } : delta;
+        plan = await planDelta(deps, { name: source.name, entity, delta: settings, options: source.options ?? {} }, file, first, options);
       } finally {
         first.close();
       }

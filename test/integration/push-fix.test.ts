@@ -132,6 +132,18 @@ describe('fix and drop again', () => {
     expect(h.sandbox.control.state({ keys: true }).transactions.keys).toEqual(expect.arrayContaining(['0204-2', '0204-3']));
   });
 
+  it('in a delta snapshot source, a fix is no full export: the keys it lacks are neither missing nor deleted', async () => {
+    const source = await h.source('product_store', { delta: true, snapshot: true, missing: 'delete', brakes: false });
+    const rows = ['SN-1,1.00', 'SN-2,2.00', 'SN-3,drei'].map((r) => `${r.split(',')[0]},${stores[0]},${r.split(',')[1]}`);
+    const first = await push(source, 'full.csv', `item_id,store_id,current_price\n${rows.join('\n')}\n`);
+    expect((await reportOf(first)).rows).toMatchObject({ accepted: 2, rejected: 1 });
+    const report = await reportOf(await push(source, 'full.csv.rejects.csv', await corrected(first, [[',drei,', ',3.00,']])));
+    expect(report.fixes?.file).toBe('full.csv');
+    expect(report.rows).toMatchObject({ read: 1, accepted: 1 });
+    expect((report as unknown as { delta: { missing: number; deleted: number | null } }).delta).toMatchObject({ missing: 0 });
+    expect(['SN-1', 'SN-2', 'SN-3'].map((item) => storeRecord(item)?.current_price)).toEqual(['1.00', '2.00', '3.00']);
+  });
+
   it('a rejects CSV whose name ties it to no file is still read as a fix, without the tie', async () => {
     const source = await h.source('product_store');
     const text = `\uFEFFline,item_id,store_id,current_price,field,code,message\r\n7,NT-1,${stores[0]},5.00,current_price,decimal_parsing,old message\r\n`;
