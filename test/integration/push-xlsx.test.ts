@@ -85,6 +85,18 @@ describe.each(MODES)('a workbook pushed in %s mode', (mode) => {
   });
 });
 
+describe('a workbook source with delta push', () => {
+  it("tomorrow's export sends only the rows that changed", async () => {
+    const source = await h.source('product_store', { format: 'xlsx', delta: true });
+    const prices = (third: number): SheetSpec[] => [{ name: 'S', rows: [['item_id', 'store_id', 'current_price'], ['DL-1', stores[0], 1.5], ['DL-2', stores[0], 2.5], ['DL-3', stores[0], third]] }];
+    expect((await reportOf(await pushWorkbook(source, 'monday.xlsx', prices(3.5)))).rows).toMatchObject({ read: 3, sent: 3, accepted: 3 });
+    const tuesday = await reportOf(await pushWorkbook(source, 'tuesday.xlsx', prices(3.75)));
+    expect(tuesday.rows).toMatchObject({ read: 3, sent: 1, accepted: 1, unchanged: 2 });
+    expectReconciled(tuesday.rows);
+    expect(storeRecord('DL-3')?.current_price).toBe('3.75');
+  });
+});
+
 describe('the corpus of bad workbooks: each has an outcome a person can act on', () => {
   const sheet = (rows: SheetSpec['rows'], extra: Partial<SheetSpec> = {}): SheetSpec[] => [{ name: 'Preise', rows, ...extra }];
 
@@ -139,6 +151,29 @@ describe('the corpus of bad workbooks: each has an outcome a person can act on',
     const macro = await reportOf(await pushBytes(source, 'macros.xlsm', xlsm));
     expect(macro.rows).toMatchObject({ read: 1, accepted: 1 });
     expect(storeRecord('M-1')?.current_price).toBe('9.99');
+  });
+
+  it('a date cell is an ISO date; a serial number without a date format is a number, and in a date column a reject', async () => {
+    const source = await h.source('product_store', { format: 'xlsx' });
+    const result = await pushWorkbook(
+      source,
+      'serials.xlsx',
+      sheet(
+        [
+          ['item_id', 'store_id', 'current_price', 'price_effective_date'],
+          ['SE-1', stores[0], 1, 46350], // formatted as a date below: 2026-11-24
+          ['SE-2', stores[0], 1, 46350], // General format: Excel itself shows 46350
+        ],
+        { formats: { D2: 'dd.mm.yyyy' } },
+      ),
+    );
+    const report = await reportOf(result);
+    expect(report.rows).toMatchObject({ read: 2, accepted: 1, rejected: 1 });
+    expect(storeRecord('SE-1')?.price_effective_date).toBe('2026-11-24');
+    expect(await rejectLines(report.rejectsPath)).toEqual([
+      'line,item_id,store_id,current_price,price_effective_date,field,code,message',
+      `3,SE-2,${stores[0]},1,46350,price_effective_date,date_parsing,"""46350"" does not match date_format iso"`,
+    ]);
   });
 
   it('merged header cells: a cell a merge covers is a column without a name, not read, and the report says so', async () => {
