@@ -11,7 +11,7 @@
 # run that fails in strange ways).
 # It runs inside the caller's shell (sh, bash, zsh): no `set -e`, no `exit`, POSIX only; its status is 0 when a
 # supported node is first on PATH afterwards, 1 (with one line saying why) when not.
-# The version rule is also in src/cli/node-version.ts and package.json `engines`; test/packaging/node-version.test.ts
+# The version rule is also in src/cli/main.ts and package.json `engines`; test/packaging/node-version.test.ts
 # holds them together.
 
 pricing_agent_node_supported() { # VERSION (20.20.2 or v20.20.2) -> status 0 when the agent runs on it

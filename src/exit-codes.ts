@@ -1,6 +1,6 @@
 /**
  * The exit codes of every command, named once. A command returns one of these, or throws an error that carries one
- * in a numeric `exitCode` property (src/cli/errors.ts turns it into the process's exit code).
+ * in a numeric `exitCode` property (src/cli/commands/errors.ts turns it into the process's exit code).
  */
 
 /** Success: everything the command was asked to do is done. */

@@ -2,7 +2,7 @@
  * The one error class of configuration mistakes. Callers branch on `code` (or the class), never on the text.
  * The message is meant for a person: a first sentence naming the file, then one line per problem in the form
  * `sources[1].encoding: expected one of utf-8, utf-16le, ... (line 14)`. It never contains a secret value and
- * is printed without a stack trace (see src/cli/errors.ts).
+ * is printed without a stack trace (see src/cli/commands/errors.ts).
  */
 
 /** A YAML path as zod and the yaml Document see it: mapping keys and sequence indexes. */

@@ -6,7 +6,13 @@
  * needs it: `thousands_separator` (German ERPs write 1.234,56; without it such a value is a reject, never a
  * misread), `poll_interval_ms` (the pace of `poll: true` on SMB/NFS shares), and the mapping language of issue 12
  * (mapping-schema.ts, docs/mapping.md): file_name, templates and fallbacks in `columns`, maps, null_values,
- * ignore_columns, fill_down, skip_rows, timezone, duplicate_keys, reject_threshold, product_level.
+ * ignore_columns, fill_down, skip_rows, timezone, duplicate_keys, reject_threshold, product_level; and the
+ * workbooks of issue 16: `format` (csv or xlsx) and `sheet`.
+ *
+ * A `format: xlsx` source reads each workbook's cells as a CSV export of it would hold them (xlsx-cells.ts): numbers
+ * with the source's decimal_separator, date cells as ISO dates (so `iso` is always among its date formats), text as
+ * typed (a date typed as text goes through date_format). Its `encoding` and `delimiter` apply only to the rejects
+ * CSVs people correct and drop back into its inbox (README, "Fix and drop again").
  *
  * Time zone: the API takes every timestamp as UTC and converts nothing. Without `timezone` a wall-clock time
  * without an offset is sent as that time in UTC (`2026-03-01 10:00` -> `2026-03-01T10:00:00Z`); with it, as the
@@ -53,6 +59,15 @@ export const DELIMITERS = ['auto', ',', ';', '\t', '|'] as const;
 export type Delimiter = (typeof DELIMITERS)[number];
 
 export const THOUSANDS_SEPARATORS = ['.', ',', ' ', "'"] as const;
+
+export const SOURCE_FORMATS = ['csv', 'xlsx'] as const;
+export type SourceFormat = (typeof SOURCE_FORMATS)[number];
+
+/**
+ * `pattern` when none is set. A workbook source takes every Excel name (.xlsx, .xlsm, and .xls or .xlsb, which then
+ * fail with a reason of their own) rather than leave a file nobody picks up lying in the inbox.
+ */
+export const DEFAULT_PATTERNS: Readonly<Record<SourceFormat, string>> = { csv: '*.csv', xlsx: '*.xls*' };
 
 /** Spellings people write in YAML for the same encoding or delimiter. */
 const ENCODING_ALIASES: Record<string, Encoding> = {
@@ -161,12 +176,19 @@ function buildSourceSchema(path: z.ZodType<string, string>, mapFile: z.ZodType<s
       path,
       /** bulk: JSON batches; import: one canonical CSV uploaded as an import job. */
       mode: z.enum(['bulk', 'import']).default('bulk'),
-      /** Glob matched against file names in `path` (not subfolders). */
+      /** csv: delimited text; xlsx: Excel workbooks (.xlsx, .xlsm), one sheet each (`sheet`). */
+      format: z.enum(SOURCE_FORMATS, { error: 'csv or xlsx' }).default('csv'),
+      /** xlsx: the sheet to read, by name or by its position in the tabs (1 = the first); default the first. */
+      sheet: z
+        .union([z.string().trim().min(1), z.int()], { error: 'a sheet name, or its position in the tabs (1 = the first)' })
+        .refine((v) => typeof v === 'string' || v >= 1, { error: 'positions start at 1 (the first tab)' })
+        .optional(),
+      /** Glob matched against file names in `path` (not subfolders); default by format (DEFAULT_PATTERNS). */
       pattern: z
         .string()
         .min(1)
         .refine((p) => !/[/\\]/.test(p), { error: 'a file-name pattern, without / or \\' })
-        .default('*.csv'),
+        .optional(),
       /** A byte-order mark in the file wins over this (and is reported as a warning when they differ). */
       encoding: z.preprocess(alias(ENCODING_ALIASES), z.enum(ENCODINGS)).default('utf-8'),
       /** `auto` detects , ; tab | from the header line. Tab may be written tab or "\t". */
@@ -238,6 +260,9 @@ function buildSourceSchema(path: z.ZodType<string, string>, mapFile: z.ZodType<s
       if (source.missing === 'delete' && !source.snapshot) {
         ctx.addIssue({ code: 'custom', path: ['missing'], message: 'missing: delete needs snapshot: true (only a full export says which keys are gone)' });
       }
+      if (source.sheet !== undefined && source.format !== 'xlsx') {
+        ctx.addIssue({ code: 'custom', path: ['sheet'], message: 'is for format: xlsx sources (a CSV file has no sheets)' });
+      }
       if (source.thousands_separator === source.decimal_separator) {
         ctx.addIssue({
           code: 'custom',
@@ -260,7 +285,8 @@ function buildSourceSchema(path: z.ZodType<string, string>, mapFile: z.ZodType<s
       }
     })
     // Run even when other keys have problems, so that config validate lists them all at once.
-    .superRefine((source, ctx) => refineMapping(source, ctx), { when: () => true });
+    .superRefine((source, ctx) => refineMapping(source, ctx), { when: () => true })
+    .transform((source) => ({ ...source, pattern: source.pattern ?? DEFAULT_PATTERNS[source.format] }));
 }
 
 type MappingInput = Pick<

@@ -21,6 +21,9 @@ function history(d: ConsoleFileDetail, time: TimeFormat): Html {
   const steps: Array<readonly [string | null, Html]> = [
     [f.claimed_at, html`Claimed from <code>${f.inbox}</code> (${plural(f.size, 'byte')}, sha256 <code title="${f.sha256}">${f.sha256.slice(0, 12)}…</code>)${f.forced === 1 && ', forced'}`],
   ];
+  if (d.fixes !== null) {
+    steps.push([null, html`A corrected rejects CSV: it fixes the rejects of <a class="fixes-of" href="${fileHref(d.fixes.id)}">#${d.fixes.id} ${d.fixes.name}</a>`]);
+  }
   if (f.started_at !== null) {
     steps.push([f.started_at, html`Sending started: ${f.mode === 'bulk' ? `bulk, batches of ${count(f.batch_size)} rows` : 'as an import job'}`]);
   }

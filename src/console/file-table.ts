@@ -39,6 +39,11 @@ export function downloadLinks(
   return html`${links.flatMap((link, i) => (i === 0 ? [link] : [html`${style.separator ?? ' · '}`, link]))}`;
 }
 
+/** "fixes #12", linked, for a corrected rejects CSV (README, "Fix and drop again"); nothing for any other file. */
+export function fixesLink(fixesFileId: number | null): Html | '' {
+  return fixesFileId === null ? '' : html`<a class="fixes" href="${fileHref(fixesFileId)}">fixes #${fixesFileId}</a>`;
+}
+
 export function filesTable(files: readonly ConsoleFile[], time: TimeFormat, empty: string): Html {
   const withUnchanged = files.some((f) => unchangedOf(f) !== undefined);
   const columns: Column[] = [
@@ -57,7 +62,7 @@ export function filesTable(files: readonly ConsoleFile[], time: TimeFormat, empt
     attrs: html` data-file-id="${f.id}"`,
     cells: [
       html`<a href="${fileHref(f.id)}">${f.id}</a>`,
-      html`<a href="${fileHref(f.id)}" class="file-name" title="${f.name}">${f.name}</a><a class="entity" href="/files?source=${encodeURIComponent(f.source)}">${f.source}</a>`,
+      html`<a href="${fileHref(f.id)}" class="file-name" title="${f.name}">${f.name}</a>${fixesLink(f.fixes_file_id)}<a class="entity" href="/files?source=${encodeURIComponent(f.source)}">${f.source}</a>`,
       statusPill(f.status),
       count(f.rows_read),
       count(f.rows_accepted),

@@ -13,7 +13,7 @@ import type { FeedOverview } from '../feed/consumer-status.ts';
 import type { MirrorOverview, OutboxOverview, PullOverview } from '../status/pull-overview.ts';
 import type { StatusReport } from '../status/status-report.ts';
 import type { ConsoleFile } from './console-data.ts';
-import { fileHref, filesTable } from './file-table.ts';
+import { fileHref, filesTable, fixesLink } from './file-table.ts';
 import { count, dateOrTime, localTime, localTimeText, type TimeFormat } from './format.ts';
 import { html, type Html } from './html.ts';
 import { dataTable, figures, section, statusPill, type Column } from './layout.ts';
@@ -90,7 +90,7 @@ function inboxes(sources: readonly SourceOverview[], time: TimeFormat): Html {
       s.rows_rejected_today > 0 ? html`<span class="busy">${count(s.rows_rejected_today)}</span>` : count(s.rows_rejected_today),
       s.last_file === null
         ? html`<span class="muted">none yet</span>`
-        : html`<a href="${fileHref(s.last_file.id)}">${s.last_file.name}</a> ${statusPill(s.last_file.status)} <span class="muted">${localTime(s.last_file.at, time)}</span>`,
+        : html`<a href="${fileHref(s.last_file.id)}">${s.last_file.name}</a>${fixesLink(s.last_file.fixes_file_id)} ${statusPill(s.last_file.status)} <span class="muted">${localTime(s.last_file.at, time)}</span>`,
     ],
   }));
   return dataTable(columns, rows, 'No source is configured: add one under sources: in the config (README, "Push").');

@@ -52,6 +52,7 @@ td.wrap { white-space: normal; min-width: 9rem; }
 .file-name, .id { display: inline-block; max-width: 16rem; overflow: hidden; text-overflow: ellipsis; vertical-align: bottom; }
 .entity { display: block; font-size: .78rem; color: var(--muted); }
 a.entity { color: var(--muted); }
+a.fixes { display: block; font-size: .78rem; }
 .busy { color: var(--busy); }
 .bad { color: var(--bad); }
 .where { margin: .6rem 0 0; overflow-wrap: anywhere; }

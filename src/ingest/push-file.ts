@@ -34,6 +34,7 @@ import { writeFileAtomic } from '../atomic-file.ts';
 import { archiveDir, failedDir, freeName, moveFile, ownFolder, processingDir } from './folders.ts';
 import { ImportJobFailedError, sendImport } from './import-send.ts';
 import { FileFormatError, compileSource, readRows, type CompiledSource, type ReadOptions, type ReadSummary } from './read/index.ts';
+import { nameForTemplates, tieFix } from './rejects-fix.ts';
 import { writeReport } from './report.ts';
 import { RowsRejectedError, rowsVerdict } from './row-fate.ts';
 import type { DeltaSettings } from '../config/delta-schema.ts';
@@ -114,7 +115,9 @@ export async function processClaimed(deps: PushDeps, source: PushSource, fileId:
     if (recovered.kind === 'duplicate') return finishOrDefer(deps, await requireFile(deps.db, fileId), 'duplicate', { duplicateOf: recovered.duplicateOf });
   }
   await markStarted(deps.db, fileId);
+  const fixed = await tieFix(deps.db, await requireFile(deps.db, fileId));
   file = await requireFile(deps.db, fileId);
+  const name = await nameForTemplates(deps.db, file, fixed);
   let summary: ReadSummary | null = null;
   let notes: string[] = [];
   let compiled: CompiledSource;
@@ -122,7 +125,7 @@ export async function processClaimed(deps: PushDeps, source: PushSource, fileId:
   try {
     compiled = compiledOf(source);
     const entity = file.entity as Entity;
-    const open = () => readRows(file.processing_path, { ...compiled, entity }, { name: file.original_name });
+    const open = () => readRows(file.processing_path, { ...compiled, entity }, { name });
     if (file.mode === 'bulk' && entity === 'products') {
       const header = await open();
       header.close();
@@ -137,7 +140,9 @@ export async function processClaimed(deps: PushDeps, source: PushSource, fileId:
       // The first pass: the file compared with what its source sent before, the brakes judged, nothing sent yet.
       const first = await open();
       try {
-        plan = await planDelta(deps, { name: source.name, entity, delta, options: source.options ?? {} }, file, first, options);
+        // A corrected rejects CSV holds a few rows, never the full export: the keys it lacks are not missing.
+        const settings = first.header.fixFile ? { ...delta, snapshot: false } : delta;
+        plan = await planDelta(deps, { name: source.name, entity, delta: settings, options: source.options ?? {} }, file, first, options);
       } finally {
         first.close();
       }
@@ -273,6 +278,7 @@ async function finish(deps: PushDeps, file: PushFile, status: 'done' | 'failed' 
   const finalPath = await freeName(dir, file.original_name, file.id);
   const counts = input.counts ?? (status === 'duplicate' ? null : await fileCounts(deps.db, file.id));
   const delta = (await deltaFile(deps.db, file.id)) ?? null;
+  const fixes = file.fixes_file_id === null ? null : ((await getFile(deps.db, file.fixes_file_id)) ?? null);
   const { reportPath, rejectsPath } = await ownFolder(file.inbox, dir).then(() =>
     writeReport(deps.db, {
       file,
@@ -285,11 +291,13 @@ async function finish(deps: PushDeps, file: PushFile, status: 'done' | 'failed' 
       blankLines: input.summary?.blankLines ?? null,
       headers: input.summary?.headers ?? null,
       delimiter: input.summary?.delimiter ?? null,
+      sheet: input.summary?.sheet ?? null,
       warnings: [...(input.summary?.warnings ?? []), ...(input.notes ?? [])],
       error: input.error ?? null,
       duplicateOf: input.duplicateOf ?? null,
       delta,
       missingPath: input.missingCsv ? `${finalPath}.missing.csv` : null,
+      fixes,
     }),
   );
   if (input.missingCsv) await moveFile(input.missingCsv, `${finalPath}.missing.csv`);

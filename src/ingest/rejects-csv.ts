@@ -51,6 +51,15 @@ export interface RejectsLayout {
   readonly widest: number;
 }
 
+/** A rejects CSV's name: `<the file's name in archive/ or failed/>.rejects.csv`. */
+export const REJECTS_SUFFIX = '.rejects.csv';
+
+/** `prices.csv` for `prices.csv.rejects.csv` (any case); null for a name that is not a rejects file's. */
+export function rejectsStem(name: string): string | null {
+  if (!name.toLowerCase().endsWith(REJECTS_SUFFIX) || name.length === REJECTS_SUFFIX.length) return null;
+  return name.slice(0, -REJECTS_SUFFIX.length);
+}
+
 /** The columns the agent adds around the file's own: `line` before them; `extra_N`, `field`, `code`, `message` after. */
 export const REJECTS_LEAD_COLUMN = 'line';
 export const REJECTS_TAIL_COLUMNS = ['field', 'code', 'message'] as const;

@@ -10,7 +10,7 @@ import { maxRawFields, rejectsOf, type FileCounts, type PushFile, type RowProble
 import type { DeltaFileRecord } from '../store/delta-state.ts';
 import { redactSecrets } from '../log.ts';
 import { writeFileAtomic } from '../atomic-file.ts';
-import { writeRejectsCsv } from './rejects-csv.ts';
+import { REJECTS_SUFFIX, writeRejectsCsv } from './rejects-csv.ts';
 
 /** How many rejects and superseded rows the report names (the CSV has all of them). */
 export const REPORT_FIRST_ERRORS = 20;
@@ -64,6 +64,8 @@ export interface PushReport {
   sha256: string;
   size_bytes: number;
   job_id: string | null;
+  /** A workbook's sheet that was read: every `line` of this report and of its rejects is a row number there. */
+  sheet?: string;
   rows: PushReportRows | null;
   timings: { claimed_at: string; started_at: string | null; finished_at: string; duration_ms: number };
   /** The first rejected rows, each with its first problem and, for a local reject, all of them. */
@@ -72,6 +74,8 @@ export interface PushReport {
   warnings: readonly string[];
   error: { code: string; message: string } | null;
   duplicate_of: { file: string; sha256: string; finished_at: string | null; archived_at: string | null } | null;
+  /** A corrected rejects CSV dropped back: the file whose rejects it fixes, and that file's report. */
+  fixes?: { id: number; file: string; archived_at: string | null; report: string | null };
   rejects_file: string | null;
   delta: PushReportDelta | null;
   agent_version: string;
@@ -88,6 +92,7 @@ export interface ReportInput {
   blankLines: number | null;
   headers: readonly string[] | null;
   delimiter: string | null;
+  sheet: string | null;
   warnings: readonly string[];
   error: { code: string; message: string } | null;
   duplicateOf: PushFile | null;
@@ -95,6 +100,8 @@ export interface ReportInput {
   delta: DeltaFileRecord | null;
   /** Where the missing keys of a snapshot are written (null: none). */
   missingPath: string | null;
+  /** A corrected rejects CSV: the file whose rejects it fixes (rejects-fix.ts). */
+  fixes: PushFile | null;
 }
 
 export interface WrittenReport {
@@ -105,7 +112,7 @@ export interface WrittenReport {
 export async function writeReport(db: StateDb, input: ReportInput): Promise<WrittenReport> {
   const { file, counts } = input;
   const rejected = counts ? counts.rejectedLocal + counts.failed : 0;
-  const rejectsPath = rejected > 0 ? `${input.finalPath}.rejects.csv` : null;
+  const rejectsPath = rejected > 0 ? `${input.finalPath}${REJECTS_SUFFIX}` : null;
   if (rejectsPath !== null) {
     const layout = { headers: input.headers ?? [], delimiter: input.delimiter ?? ',', widest: await maxRawFields(db, file.id) };
     await writeRejectsCsv(rejectsPath, layout, rejectsOf(db, file.id, ['local', 'api']));
@@ -129,6 +136,7 @@ export async function writeReport(db: StateDb, input: ReportInput): Promise<Writ
     sha256: file.sha256,
     size_bytes: file.size,
     job_id: file.job_id,
+    ...(input.sheet === null ? {} : { sheet: input.sheet }),
     rows: counts
       ? {
           read: input.rowsRead,
@@ -156,6 +164,16 @@ export async function writeReport(db: StateDb, input: ReportInput): Promise<Writ
     duplicate_of: input.duplicateOf
       ? { file: input.duplicateOf.original_name, sha256: input.duplicateOf.sha256, finished_at: input.duplicateOf.finished_at, archived_at: input.duplicateOf.final_path }
       : null,
+    ...(input.fixes === null
+      ? {}
+      : {
+          fixes: {
+            id: input.fixes.id,
+            file: input.fixes.original_name,
+            archived_at: input.fixes.final_path,
+            report: input.fixes.final_path === null ? null : `${input.fixes.final_path}.report.json`,
+          },
+        }),
     rejects_file: rejectsPath,
     delta: input.delta ? deltaSection(input.delta, input.missingPath) : null,
     agent_version: AGENT_VERSION,

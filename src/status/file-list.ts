@@ -42,7 +42,22 @@ export interface FileDetail {
   rejects_total: number;
   /** The first SHOW_BATCHES committed batches (counts.batches says how many there are). */
   batches: StoredBatch[];
-  duplicate_of: { id: number; name: string; finished_at: string | null; path: string | null } | null;
+  duplicate_of: FileRef | null;
+  /** A corrected rejects CSV: the file whose rejects it fixes (ingest/rejects-fix.ts). */
+  fixes: FileRef | null;
+}
+
+/** Another file of the ledger, as a file's detail names it. */
+export interface FileRef {
+  id: number;
+  name: string;
+  finished_at: string | null;
+  path: string | null;
+}
+
+async function fileRef(db: StateDb, id: number | null): Promise<FileRef | null> {
+  const file = id === null ? undefined : await getFile(db, id);
+  return file ? { id: file.id, name: file.original_name, finished_at: file.finished_at, path: file.final_path } : null;
 }
 
 async function existing(path: string | null): Promise<string | null> {
@@ -67,7 +82,6 @@ export async function showFile(db: StateDb, id: number, firstRejects = SHOW_FIRS
   }
   const unfinished = UNFINISHED_STATUSES.includes(file.status);
   const location = await existing(unfinished ? file.processing_path : file.final_path);
-  const original = file.duplicate_of === null ? undefined : await getFile(db, file.duplicate_of);
   return {
     file,
     counts,
@@ -76,8 +90,7 @@ export async function showFile(db: StateDb, id: number, firstRejects = SHOW_FIRS
     first_rejects: first,
     rejects_total: counts.rejectedLocal + counts.rejectedApi,
     batches: await batchesOf(db, id, SHOW_BATCHES),
-    duplicate_of: original
-      ? { id: original.id, name: original.original_name, finished_at: original.finished_at, path: original.final_path }
-      : null,
+    duplicate_of: await fileRef(db, file.duplicate_of),
+    fixes: await fileRef(db, file.fixes_file_id),
   };
 }

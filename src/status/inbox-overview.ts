@@ -19,6 +19,8 @@ export interface LastFile {
   name: string;
   status: string;
   at: string;
+  /** A corrected rejects CSV: the id of the file whose rejects it fixes. */
+  fixes_file_id: number | null;
 }
 
 export interface SourceOverview {
@@ -68,7 +70,7 @@ export async function inboxOverview(config: Config, db: StateDb | null, now: Dat
   const counts: LedgerCounts[] = db ? await ledgerCounts(db, start, end) : [];
   const last = async (name: string): Promise<LastFile | null> => {
     const row = db ? await lastFileOf(db, name) : undefined;
-    return row ? { id: row.id, name: row.original_name, status: row.status, at: row.finished_at ?? row.claimed_at } : null;
+    return row ? { id: row.id, name: row.original_name, status: row.status, at: row.finished_at ?? row.claimed_at, fixes_file_id: row.fixes_file_id } : null;
   };
   const bySource = new Map(counts.map((c) => [c.source, c]));
   const out: SourceOverview[] = [];

@@ -46,9 +46,9 @@ export async function ledgerCounts(db: StateDb, start: string, end: string): Pro
 export async function lastFileOf(
   db: StateDb,
   source: string,
-): Promise<Pick<PushFile, 'id' | 'original_name' | 'status' | 'claimed_at' | 'finished_at'> | undefined> {
+): Promise<Pick<PushFile, 'id' | 'original_name' | 'status' | 'claimed_at' | 'finished_at' | 'fixes_file_id'> | undefined> {
   return sqlOf(db).get(
-    `SELECT id, original_name, CASE WHEN error_code = '${HELD_ERROR_CODE}' THEN 'held' ELSE status END AS status, claimed_at, finished_at
+    `SELECT id, original_name, CASE WHEN error_code = '${HELD_ERROR_CODE}' THEN 'held' ELSE status END AS status, claimed_at, finished_at, fixes_file_id
      FROM push_files WHERE source = ? ORDER BY id DESC LIMIT 1`,
     [source],
   );
@@ -100,6 +100,8 @@ export interface FileListItem {
   next_attempt_at: string | null;
   /** Where the file went when it left processing/ (its report and rejects are beside it). */
   final_path: string | null;
+  /** A corrected rejects CSV: the id of the file whose rejects it fixes. */
+  fixes_file_id: number | null;
 }
 
 export interface ListFilter {
@@ -122,7 +124,7 @@ export async function listFiles(db: StateDb, filter: ListFilter = {}): Promise<F
     params.push(...statuses);
   }
   const sql = `SELECT id, source, entity, original_name AS name, status, rows_read, rows_accepted, rows_rejected,
-      rows_superseded, rows_unchanged, rows_skipped, claimed_at, finished_at, error_code, next_attempt_at, final_path FROM push_files ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
+      rows_superseded, rows_unchanged, rows_skipped, claimed_at, finished_at, error_code, next_attempt_at, final_path, fixes_file_id FROM push_files ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
     ORDER BY id DESC LIMIT ?`;
   return sqlOf(db).all<FileListItem>(sql, [...params, filter.limit ?? DEFAULT_LIST_LIMIT]);
 }

@@ -51,6 +51,8 @@ export interface PushFile {
   final_status: 'done' | 'failed' | 'duplicate' | null;
   attempts: number;
   next_attempt_at: string | null;
+  /** A corrected rejects CSV: the id of the file whose rejects it fixes (ingest/rejects-fix.ts). */
+  fixes_file_id: number | null;
 }
 
 export interface NewPushFile {
@@ -159,6 +161,23 @@ export async function setStatus(db: StateDb, id: number, status: PushStatus): Pr
 /** How the file is sent, when it differs from its source's mode (custom product columns go as an import: push-file.ts). */
 export async function setMode(db: StateDb, id: number, mode: 'bulk' | 'import'): Promise<void> {
   await sqlOf(db).write((tx) => tx.run(`UPDATE push_files SET mode = ? WHERE id = ?`, [mode, id]));
+}
+
+/**
+ * The finished files of `source` whose rejects CSV may be named `rejectsStem + ".rejects.csv"`, newest first: the
+ * name the file was archived under (`prices.17.csv`) or dropped as. Files before `beforeId` only.
+ */
+export async function filesNamed(db: StateDb, source: string, rejectsStem: string, beforeId: number): Promise<PushFile[]> {
+  return sqlOf(db).all<PushFile>(
+    `SELECT * FROM push_files WHERE source = ? AND id < ? AND final_path IS NOT NULL AND (original_name = ? OR final_path LIKE ? ESCAPE '\\')
+     ORDER BY id DESC LIMIT 20`,
+    [source, beforeId, rejectsStem, `%${rejectsStem.replace(/[\\%_]/g, (c) => `\\${c}`)}`],
+  );
+}
+
+/** Records which file's rejects this one fixes (once: a resumed file keeps it). */
+export async function setFixes(db: StateDb, id: number, fixesFileId: number): Promise<void> {
+  await updateFile(db, 'fixes_file_id = coalesce(fixes_file_id, ?)', [fixesFileId], id);
 }
 
 /** The file is claimed (in processing/); reading and sending start now. */

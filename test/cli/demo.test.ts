@@ -7,7 +7,7 @@ import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { invokedAs } from '../../src/cli/demo-text.ts';
+import { invokedAs } from '../../src/cli/commands/demo-text.ts';
 import type { DemoSummary } from '../../src/demo/demo-summary.ts';
 import type { StatusReport } from '../../src/status/status-report.ts';
 import { runCli, type CliRun } from '../support/run-cli.ts';

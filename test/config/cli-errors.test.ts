@@ -1,6 +1,6 @@
-/** src/cli/errors.ts: every command reports errors the same way. */
+/** src/cli/commands/errors.ts: every command reports errors the same way. */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { describeError, exitCodeOf, runCommand } from '../../src/cli/errors.ts';
+import { describeError, exitCodeOf, runCommand } from '../../src/cli/commands/errors.ts';
 import { EXIT_CONFIG, EXIT_FAILURE } from '../../src/exit-codes.ts';
 import { ConfigError } from '../../src/config/index.ts';
 import { registerSecret } from '../../src/log.ts';

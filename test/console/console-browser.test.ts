@@ -87,6 +87,11 @@ describe.skipIf(CHROMIUM === undefined)(`the web console in Chromium (${CHROMIUM
     for (const [source, name] of [['products', 'products.csv'], ['products', MARKUP_NAME], ['products', 'broken.csv'], ['tx', 'tx.csv']] as const) {
       await h.report(source, name);
     }
+    // tx.csv's rejects CSV, corrected and dropped back (README, "Fix and drop again").
+    const rejects = (await h.report('tx', 'tx.csv')).replace(/\.report\.json$/, '.rejects.csv');
+    await writeFile(join(h.inbox('tx'), 'tx.csv.rejects.csv'), (await readFile(rejects, 'utf8')).replace('yesterday', '2026-11-20T08:10:00Z'));
+    // Archived as tx.csv.rejects.<id>.csv: tx.csv's own rejects CSV is already there under its name.
+    await h.report('tx', /tx\.csv\.rejects\.\d+\.csv\.report\.json$/);
     await until(() => h.sandbox.control.state().approvals.pending === 0, 'the pull to store every approval', 30_000);
     await cli(['outbox', 'ack', '--consumer', 'pos-store-12', '--seq', '5']);
     status = JSON.parse(await cli(['status', '--json', '--offline'])) as StatusReport;
@@ -159,6 +164,23 @@ describe.skipIf(CHROMIUM === undefined)(`the web console in Chromium (${CHROMIUM
       expect(download.suggestedFilename()).toBe(path?.split('/').at(-1));
       expect(await readFile((await download.path()) ?? '')).toEqual(await readFile(path ?? ''));
     }
+    await page.close();
+  });
+
+  it('a corrected rejects CSV is shown as the fix of its file: in the files list, on its page, and as the last file in status', async () => {
+    const tx = files.find((f) => f.name === 'tx.csv');
+    const fix = files.find((f) => f.name === 'tx.csv.rejects.csv');
+    expect(fix?.fixes_file_id).toBe(tx?.id);
+    expect(status.sources.find((s) => s.name === 'tx')?.last_file).toMatchObject({ id: fix?.id, fixes_file_id: tx?.id });
+    const list = await open('/files');
+    const link = list.locator(`tr[data-file-id="${fix?.id}"] a.fixes`);
+    expect(await link.innerText()).toBe(`fixes #${tx?.id}`);
+    await link.click();
+    expect(await list.locator('h1').innerText()).toContain('tx.csv');
+    await list.close();
+    const page = await open(`/files/${fix?.id}`);
+    expect(await page.locator('#history').innerText()).toContain(`A corrected rejects CSV: it fixes the rejects of #${tx?.id} tx.csv`);
+    expect(JSON.parse(await page.locator('#report pre').innerText())).toMatchObject({ fixes: { id: tx?.id, file: 'tx.csv' }, rows: { read: 1, accepted: 1 } });
     await page.close();
   });
 

@@ -18,6 +18,7 @@ describe('SourceSchema', () => {
     expect(SourceSchema.parse(base)).toEqual({
       ...base,
       mode: 'bulk',
+      format: 'csv',
       pattern: '*.csv',
       encoding: 'utf-8',
       delimiter: 'auto',
@@ -62,6 +63,15 @@ describe('SourceSchema', () => {
     ['UTF-16LE', 'utf-16le'],
   ])('accepts encoding %j', (input, expected) => {
     expect(SourceSchema.parse({ ...base, encoding: input }).encoding).toBe(expected);
+  });
+
+  it('a workbook source: its sheet by name or position, every Excel name by default; sheet: only for workbooks', () => {
+    expect(SourceSchema.parse({ ...base, format: 'xlsx' })).toMatchObject({ format: 'xlsx', pattern: '*.xls*' });
+    expect(SourceSchema.parse({ ...base, format: 'xlsx', sheet: 'Preise', pattern: 'preise_*.xlsx' })).toMatchObject({ sheet: 'Preise', pattern: 'preise_*.xlsx' });
+    expect(SourceSchema.parse({ ...base, format: 'xlsx', sheet: 2 }).sheet).toBe(2);
+    expect(issues({ format: 'xlsx', sheet: 0 })).toEqual(['sheet: positions start at 1 (the first tab)']);
+    expect(issues({ sheet: 'Preise' })).toEqual(['sheet: is for format: xlsx sources (a CSV file has no sheets)']);
+    expect(issues({ format: 'ods' })).toEqual(['format: csv or xlsx']);
   });
 
   it('normalises one date format to a list', () => {

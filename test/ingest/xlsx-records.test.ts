@@ -59,9 +59,9 @@ describe('a cell as text', () => {
     expect(cellText({ text: 'Shop', hyperlink: 'https://example.com' })).toEqual({ text: 'Shop' });
     expect(cellText(true)).toEqual({ text: 'true' });
     expect(cellText({ formula: 'B2*1.19', result: 1.1900000000000002 })).toEqual({ text: '1.19' });
-    expect(cellText({ error: '#DIV/0!' })).toEqual({ text: '#DIV/0!', problem: 'the cell holds the error #DIV/0!' });
-    expect(cellText({ formula: 'A1/0', result: { error: '#DIV/0!' } })).toEqual({ text: '#DIV/0!', problem: 'the formula =A1/0 gives #DIV/0!' });
-    expect(cellText({ formula: 'NA()' }).problem).toMatch(/^the formula =NA\(\) has no result saved in the file/);
+    expect(cellText({ error: '#DIV/0!' })).toEqual({ text: '#DIV/0!', problem: 'holds the error #DIV/0!' });
+    expect(cellText({ formula: 'A1/0', result: { error: '#DIV/0!' } })).toEqual({ text: '#DIV/0!', problem: 'has the formula =A1/0, which gives #DIV/0!' });
+    expect(cellText({ formula: 'NA()' }).problem).toMatch(/^has the formula =NA\(\) without a result saved in the file/);
     expect(columnLetters(0)).toBe('A');
     expect(columnLetters(25)).toBe('Z');
     expect(columnLetters(26)).toBe('AA');
@@ -93,10 +93,17 @@ describe('a workbook as records', () => {
       [4, ['A-2', '0.3', '', '']],
       [5, ['A-3', '2.5', '24.11.2026', '']], // a date typed as text stays text (date_format decides)
     ]);
-    expect(read[3]?.problems).toEqual([{ column: 3, message: expect.stringMatching(/^cell D5: the formula =NA\(\) has no result/) as unknown }]);
+    expect(read[3]?.problems).toEqual([{ column: 3, message: expect.stringMatching(/^cell D5 has the formula =NA\(\) without a result/) as unknown }]);
     expect(records.sheet).toBe('Preise');
     expect(records.format.warnings).toEqual([`the workbook has 2 sheets: read "Preise", not "Notizen" (sheet: in the source's config chooses another)`]);
     expect(records.bytes().bytesRead).toBe(records.bytes().totalBytes);
+  });
+
+  it('writes numbers with the source\'s decimal separator (a decimal-comma source reads cells as it reads its text), rejects CSV with ;', async () => {
+    const file = await workbook(dir, 'komma.xlsx', [{ name: 'S', rows: [['item_id', 'current_price'], ['A-1', 1.1], ['A-2', 1234.5]] }]);
+    const records = await openXlsxRecords(file, { decimalSeparator: ',' });
+    expect((await all(records)).map((r) => r.fields)).toEqual([['item_id', 'current_price'], ['A-1', '1,1'], ['A-2', '1234,5']]);
+    expect(records.format).toMatchObject({ delimiter: ';', sheet: 'S' });
   });
 
   it('reads the sheet named or numbered by sheet:, and names the sheets there are when it is not there', async () => {

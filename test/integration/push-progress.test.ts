@@ -4,7 +4,7 @@
  */
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { createProgress } from '../../src/cli/progress.ts';
+import { createProgress } from '../../src/cli/commands/progress.ts';
 
 function sink(tty: boolean): { stream: NodeJS.WriteStream; text: () => string } {
   const chunks: string[] = [];

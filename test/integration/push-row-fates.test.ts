@@ -5,7 +5,7 @@
  * fails; a file whose first rows are all rejected stops sending; a failed file is not a duplicate when dropped again.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { showText } from '../../src/cli/files-text.ts';
+import { showText } from '../../src/cli/commands/files-text.ts';
 import { listFiles, showFile } from '../../src/status/file-list.ts';
 import { pushHarness, type PushHarness } from '../support/push-harness.ts';
 import { ManualClock, drive } from '../support/manual-clock.ts';

@@ -12,8 +12,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { validate } from 'dockerfile-utils';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { isSupportedNode } from '../../src/cli/node-version.ts';
-import { dockerfileInstructions, execForm, finalStage, readRepoFile, REPO, repoFile } from './support.ts';
+import { CLI_MAIN_FILE, dockerfileInstructions, execForm, finalStage, nodeVersionRule, readRepoFile, REPO, repoFile } from './support.ts';
 
 const DOCKERFILE = readRepoFile('Dockerfile');
 const INSTRUCTIONS = dockerfileInstructions(DOCKERFILE);
@@ -144,11 +143,8 @@ describe('the build the Dockerfile runs', () => {
     app = mkdtempSync(join(tmpdir(), 'pricing-agent-build-'));
     // --noCheck: the types are checked by `npm run typecheck` (same compiler options); this is about the emit:
     // rootDir, outDir, the rewritten .ts import suffixes, and that the output starts.
-    const tsc = spawnSync(
-      process.execPath,
-      [repoFile('node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json', '--outDir', join(app, 'dist'), '--noCheck'],
-      { cwd: REPO, encoding: 'utf8' },
-    );
+    // scripts/build.sh is `npm run build`: tsc, then the package.json files that make dist/cli/main.js CommonJS.
+    const tsc = spawnSync('sh', [repoFile('scripts/build.sh'), join(app, 'dist'), '--noCheck'], { cwd: REPO, encoding: 'utf8' });
     tscOutput = tsc.stdout + tsc.stderr;
     tscStatus = tsc.status;
     copyFileSync(repoFile('package.json'), join(app, 'package.json'));
@@ -156,7 +152,7 @@ describe('the build the Dockerfile runs', () => {
   }, 120_000);
   afterAll(() => rmSync(app, { recursive: true, force: true }));
 
-  it('`tsc -p tsconfig.build.json` emits dist/cli/main.js, which starts with the package.json beside it', () => {
+  it('`npm run build` (tsc -p tsconfig.build.json) emits dist/cli/main.js, which starts with the package.json beside it', () => {
     expect(tscOutput).toBe('');
     expect(tscStatus).toBe(0);
     expect(existsSync(join(app, 'dist/cli/main.js'))).toBe(true);
@@ -186,6 +182,13 @@ describe('the build the Dockerfile runs', () => {
       expect(run.stderr).toMatch(sentence);
       expect(run.status).toBe(1);
     }
+    // `node src/cli/main.ts` in a checkout: the TypeScript source itself, which an old Node.js loads as CommonJS.
+    const source = spawnSync(node, [CLI_MAIN_FILE, 'demo'], { encoding: 'utf8' });
+    expect(source.stdout).toBe('');
+    expect(source.stderr).toBe(
+      `pricing-agent needs Node.js 22.22 or newer (24 LTS recommended), but ${node} is Node.js ${old?.version ?? ''}: run \`. scripts/use-node.sh\` in ${REPO.replace(/\/$/, '')} to put Node.js 24 from the npm registry first on PATH, or install it from https://nodejs.org.\n`,
+    );
+    expect(source.status).toBe(1);
   });
 });
 
@@ -195,7 +198,7 @@ function unsupportedNodeOnThisMachine(): { path: string; version: string } | und
   for (const path of candidates) {
     if (!existsSync(path)) continue;
     const version = spawnSync(path, ['-p', 'process.versions.node'], { encoding: 'utf8' }).stdout.trim();
-    if (version !== '' && !isSupportedNode(version)) return { path, version };
+    if (version !== '' && !nodeVersionRule.isSupportedNode(version)) return { path, version };
   }
   return undefined;
 }

@@ -1,6 +1,6 @@
 /**
  * Which Node.js runs the agent, written in three places that must agree: package.json `engines`, the guard that
- * src/cli/main.ts runs first (src/cli/node-version.ts), and scripts/use-node.sh, the bootstrap that the README's
+ * src/cli/main.ts runs first, and scripts/use-node.sh, the bootstrap that the README's
  * set-up and .ci/run source (and npm test's pretest runs with --check). The script is run here by a real sh with stand-ins for node and npm on PATH (no
  * download): what it does with a too-old node, an installed Node.js 24, a failed install.
  * The guard run by a real old Node.js is in dockerfile.test.ts, beside the build it needs.
@@ -9,8 +9,9 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { isSupportedNode, unsupportedNodeMessage } from '../../src/cli/node-version.ts';
-import { readRepoFile, REPO, tempDir } from './support.ts';
+import { CLI_MAIN_FILE, nodeVersionRule, readRepoFile, REPO, tempDir } from './support.ts';
+
+const { isSupportedNode, unsupportedNodeMessage } = nodeVersionRule;
 
 const VERSIONS: ReadonlyArray<readonly [string, boolean]> = [
   ['12.22.9', false],
@@ -29,7 +30,7 @@ const VERSIONS: ReadonlyArray<readonly [string, boolean]> = [
 describe('the supported Node.js versions', () => {
   it('are the ones package.json engines names', () => {
     const engines = (JSON.parse(readRepoFile('package.json')) as { engines: { node: string } }).engines.node;
-    expect(engines).toBe('^22.22.0 || >=24.0.0'); // when this changes, change node-version.ts and use-node.sh too
+    expect(engines).toBe('^22.22.0 || >=24.0.0'); // when this changes, change src/cli/main.ts and use-node.sh too
     for (const [version, supported] of VERSIONS) expect(isSupportedNode(version), version).toBe(supported);
   });
 
@@ -42,12 +43,12 @@ describe('the supported Node.js versions', () => {
   });
 
   it('an unsupported Node.js gets one sentence: what was found, what is needed, how to get it', () => {
-    expect(unsupportedNodeMessage('24.1.0', '/usr/bin/node', import.meta.url)).toBeUndefined();
-    const inCheckout = unsupportedNodeMessage('20.20.2', '/usr/bin/node', new URL('../../src/cli/main.ts', import.meta.url).href);
+    expect(unsupportedNodeMessage('24.1.0', '/usr/bin/node', CLI_MAIN_FILE, existsSync)).toBeUndefined();
+    const inCheckout = unsupportedNodeMessage('20.20.2', '/usr/bin/node', CLI_MAIN_FILE, existsSync);
     expect(inCheckout).toBe(
       `pricing-agent needs Node.js 22.22 or newer (24 LTS recommended), but /usr/bin/node is Node.js 20.20.2: run \`. scripts/use-node.sh\` in ${REPO.replace(/\/$/, '')} to put Node.js 24 from the npm registry first on PATH, or install it from https://nodejs.org.`,
     );
-    const installed = unsupportedNodeMessage('v18.19.1', '/usr/bin/node', 'file:///opt/pricing-agent/dist/cli/main.js');
+    const installed = unsupportedNodeMessage('v18.19.1', '/usr/bin/node', '/opt/pricing-agent/dist/cli/main.js', existsSync);
     expect(installed).toBe(
       "pricing-agent needs Node.js 22.22 or newer (24 LTS recommended), but /usr/bin/node is Node.js 18.19.1: install Node.js 24 LTS from https://nodejs.org or your distribution's packages and run the command again.",
     );

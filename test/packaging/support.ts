@@ -1,5 +1,6 @@
 /** Shared helpers of the packaging tests: repository paths, temp directories, the Dockerfile's instructions. */
 import { spawnSync } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +17,15 @@ export function repoFile(path: string): string {
 export function readRepoFile(path: string): string {
   return readFileSync(repoFile(path), 'utf8');
 }
+
+/** The Node.js version rule of src/cli/main.ts, which hands it over instead of running when it is required. */
+export interface NodeVersionRule {
+  readonly isSupportedNode: (version: string) => boolean;
+  readonly unsupportedNodeMessage: (version: string, execPath: string, scriptPath: string, exists: (path: string) => boolean) => string | undefined;
+}
+
+export const CLI_MAIN_FILE = repoFile('src/cli/main.ts');
+export const nodeVersionRule = createRequire(import.meta.url)(CLI_MAIN_FILE) as NodeVersionRule;
 
 const dirs: string[] = [];
 afterEach(() => {

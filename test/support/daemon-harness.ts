@@ -29,14 +29,17 @@ export interface DaemonHarness {
   start(): DaemonProcess;
   /** GET on the local HTTP server of the daemon started last (port 0: read from its "running" log line). */
   get(path: string): Promise<{ status: number; body: string }>;
-  /** Waits until `<name>.report.json` exists under the source's archive/ or failed/ folder; returns its path. */
-  report(source: string, name: string, timeoutMs?: number): Promise<string>;
+  /**
+   * Waits until `<name>.report.json` exists under the source's archive/ or failed/ folder (or a report whose path
+   * there matches `name`, for a name the archive changed); returns its path.
+   */
+  report(source: string, name: string | RegExp, timeoutMs?: number): Promise<string>;
   /** The transaction ids the sandbox holds that start with `${prefix}-`. */
   transactionKeys(prefix: string): string[];
   close(): Promise<void>;
 }
 
-async function findReport(inbox: string, name: string): Promise<string | null> {
+async function findReport(inbox: string, name: string | RegExp): Promise<string | null> {
   for (const top of ['archive', 'failed']) {
     let entries: string[];
     try {
@@ -44,7 +47,7 @@ async function findReport(inbox: string, name: string): Promise<string | null> {
     } catch {
       continue;
     }
-    const hit = entries.find((e) => e.endsWith(`${name}.report.json`));
+    const hit = entries.find((e) => (typeof name === 'string' ? e.endsWith(`${name}.report.json`) : name.test(e)));
     if (hit) return join(inbox, top, hit);
   }
   return null;
@@ -98,7 +101,7 @@ export async function daemonHarness(sandboxOptions: SandboxOptions = {}): Promis
       while (found === null) {
         found = await findReport(h.inbox(source), name);
         if (found) break;
-        if (Date.now() > deadline) throw new Error(`no report for ${name} in ${source} after ${timeoutMs} ms`);
+        if (Date.now() > deadline) throw new Error(`no report for ${String(name)} in ${source} after ${timeoutMs} ms`);
         await new Promise((r) => setTimeout(r, 50));
       }
       return found;

@@ -11,7 +11,7 @@ import type { DeepReadonly } from '../../config/index.ts';
 import { ProductLevelWrite, toValidationErrors } from '../../api/schemas/index.ts';
 import type { Entity } from '../../api/schemas/index.ts';
 import { refsOf, type ColumnEntry, type ColumnRef, type DuplicateKeyPolicy } from '../../config/mapping-schema.ts';
-import type { Encoding, SourceConfig } from '../../config/source-schema.ts';
+import type { Encoding, SourceConfig, SourceFormat } from '../../config/source-schema.ts';
 import { SourceSchema } from '../../config/source-schema.ts';
 import {
   CellError,
@@ -32,6 +32,8 @@ import type { FieldInfo, FieldKind } from './field-kinds.ts';
 export type ReadOptions = DeepReadonly<Pick<
   SourceConfig,
   | 'entity'
+  | 'format'
+  | 'sheet'
   | 'encoding'
   | 'delimiter'
   | 'decimal_separator'
@@ -59,6 +61,12 @@ export function entityReadOptions(entity: Entity): ReadOptions {
 export interface CompiledSource {
   readonly compiled: true;
   readonly entity: Entity;
+  /** How the source's files are read: CSV or workbooks (open-records.ts). */
+  readonly format: SourceFormat;
+  /** xlsx: the sheet by name or tab position (1 = the first); undefined: the first. */
+  readonly sheet: string | number | undefined;
+  /** How a workbook's number cells are written out, so that the decimal converter reads them as it reads text. */
+  readonly decimalSeparator: '.' | ',';
   readonly encoding: Encoding;
   readonly delimiter: SourceConfig['delimiter'];
   /** The canonical fields rows are mapped to (product_level product_store rows have no store_id). */
@@ -143,9 +151,16 @@ function writeSchemaOf(options: ReadOptions): WriteSchema {
   return options.product_level ? ProductLevelWrite : WRITE_SCHEMAS[options.entity];
 }
 
+/** Whether a template of `columns` has a `{file.*}` part. */
+function templatesReadFileName(columns: ReadonlyMap<string, readonly ColumnRef[]>): boolean {
+  return [...columns.values()].some((refs) => refs.some((ref) => ref.kind === 'template' && ref.parts.some((p) => 'file' in p)));
+}
+
 /** Compiles `options`; throws SourceConfigError for defaults the entity cannot take. */
 export function compileSource(options: ReadOptions): CompiledSource {
   checkDateFormats(options.date_format);
+  // A workbook's date cells arrive as ISO dates (xlsx-cells.ts): they must read whatever formats the typed text uses.
+  if (options.format === 'xlsx' && !options.date_format.includes('iso')) options = { ...options, date_format: [...options.date_format, 'iso'] };
   const schema = writeSchemaOf(options);
   const fields = ENTITY_FIELDS[options.entity].filter((f) => !(options.product_level && f.name === 'store_id'));
   const kinds = new Map(fields.map((f) => [f.name, f.kind] as const));
@@ -160,6 +175,9 @@ export function compileSource(options: ReadOptions): CompiledSource {
   return {
     compiled: true,
     entity: options.entity,
+    format: options.format,
+    sheet: options.sheet,
+    decimalSeparator: options.decimal_separator,
     encoding: options.encoding,
     delimiter: options.delimiter,
     fields,
@@ -172,7 +190,7 @@ export function compileSource(options: ReadOptions): CompiledSource {
     fillDown: [...options.fill_down],
     skipWhenEmpty: [...(options.skip_rows?.when_empty ?? [])],
     fileName: options.file_name === undefined ? null : new RegExp(options.file_name),
-    readsFileName: options.file_name !== undefined || [...columns.values()].some((refs) => refs.some((ref) => ref.kind === 'template' && ref.parts.some((p) => 'file' in p))),
+    readsFileName: options.file_name !== undefined || templatesReadFileName(columns),
     duplicateKeys: options.duplicate_keys,
     rejectThreshold: options.reject_threshold,
     productLevel: options.product_level,

@@ -54,6 +54,7 @@ class CsvRecords implements RecordSource {
       bom: source.bom.bom,
       delimiter,
       warnings: source.bom.warning === undefined ? [] : [source.bom.warning],
+      sheet: null,
     };
   }
 

@@ -1,8 +1,9 @@
 /**
  * `readRows`: a source file as a stream of row outcomes, in constant memory.
  *
- *   file -> records (record-source.ts: csv-records.ts for CSV) -> header plan (header.ts)
- *        -> per row: field count, cleaning, fill-down, skip rule, mapping, conversion, schema (map-row.ts)
+ *   file -> records (record-source.ts; open-records.ts chooses CSV or a workbook) -> header plan (header.ts)
+ *        -> per row: field count, cleaning, fill-down, skip rule, mapping, conversion, schema (map-row.ts),
+ *           a workbook's unusable cells (cell-problems.ts)
  *        -> { kind: 'row' } | { kind: 'reject' }   (skipped rows and blank lines are counted, not yielded)
  *
  * Every record is accounted for: the header, a row (accepted, rejected or skipped, exactly one fate each), or a
@@ -13,14 +14,18 @@
  */
 import { basename } from 'node:path';
 import type { Entity } from '../../api/schemas/index.ts';
+import type { Clock } from '../../clock.ts';
+import { cellProblemErrors } from './cell-problems.ts';
 import { compileSource } from './compile-source.ts';
 import type { CompiledSource, ReadOptions } from './compile-source.ts';
-import { QUEUED_RECORDS, openCsvRecords } from './csv-records.ts';
+import { QUEUED_RECORDS } from './csv-records.ts';
 import { FileFormatError } from './errors.ts';
 import type { RecordOf } from './field-kinds.ts';
-import { planHeader } from './header.ts';
+import { planHeader, type HeaderPlan } from './header.ts';
 import { isBlank } from './parser.ts';
-import { RowMapper } from './map-row.ts';
+import { RowMapper, type RowError } from './map-row.ts';
+import { fixAwareRecords } from './fix-records.ts';
+import { openRecords } from './open-records.ts';
 import type { RecordSource, SourceRecord } from './record-source.ts';
 import type { HeaderInfo, ReadProgress, ReadSummary, RowOutcome } from './types.ts';
 
@@ -52,6 +57,8 @@ export interface ReadInit {
    * `{file.name}` gives. A claimed file's path in processing/ carries the ledger id in front of it.
    */
   readonly name?: string;
+  /** The clock a workbook's stall timeout runs on (xlsx-records.ts); default the system's. */
+  readonly clock?: Clock;
 }
 
 class MappedRowReader<R> implements RowReader<R> {
@@ -59,6 +66,7 @@ class MappedRowReader<R> implements RowReader<R> {
   private readonly file: string;
   private readonly records: RecordSource;
   private mapper: RowMapper<R> | undefined;
+  private plan: HeaderPlan | undefined;
   private started = false;
   private complete = false;
   private lastLine = 0;
@@ -68,7 +76,7 @@ class MappedRowReader<R> implements RowReader<R> {
   private skipped = 0;
   private blankLines = 0;
 
-  constructor(file: string, records: RecordSource, compiled: CompiledSource) {
+  constructor(file: string, records: RecordSource, compiled: CompiledSource, fixFile: boolean) {
     this.file = file;
     this.records = records;
     this.headerInfo = {
@@ -77,6 +85,8 @@ class MappedRowReader<R> implements RowReader<R> {
       encoding: records.format.encoding,
       bom: records.format.bom,
       delimiter: records.format.delimiter,
+      sheet: records.format.sheet,
+      fixFile,
       headers: [],
       fields: [],
       customColumns: [],
@@ -95,6 +105,7 @@ class MappedRowReader<R> implements RowReader<R> {
     }
     const plan = planHeader(first.fields, compiled, this.file, fileGroups);
     this.mapper = new RowMapper<R>(plan, compiled.schema, compiled.clean);
+    this.plan = plan;
     this.headerInfo = {
       ...this.headerInfo,
       headers: plan.headers,
@@ -183,7 +194,16 @@ class MappedRowReader<R> implements RowReader<R> {
       const error = { field: null, code: 'field_count', message };
       return { kind: 'reject', line, rawFields: fields, ...error, errors: [error] };
     }
-    const mapped = mapper.map(fields, line);
+    const mapped = mapper.map(fields, record.templateLine ?? line);
+    const broken = record.problems !== undefined && record.problems.length > 0 && this.plan !== undefined ? cellProblemErrors(this.plan, record.problems) : null;
+    if (broken !== null && mapped.kind !== 'skip') {
+      // The cell's own problem first; what the mapping made of its text (an error value is no price) is not repeated.
+      const fields = new Set(broken.map((e) => e.field));
+      const rest: RowError[] = mapped.kind === 'reject' ? mapped.errors.filter((e) => e.field === null || !fields.has(e.field)) : [];
+      const errors = [...broken, ...rest];
+      this.rejected++;
+      return { kind: 'reject', line, rawFields: record.fields, ...(errors[0] as RowError), errors };
+    }
     switch (mapped.kind) {
       case 'ok':
         this.accepted++;
@@ -243,8 +263,15 @@ export async function readRows<E extends Entity>(
 ): Promise<RowReader<RecordOf[E]>> {
   const compiled = 'compiled' in options ? options : compileSource(options);
   const groups = fileGroupsOf(file, init.name ?? basename(file), compiled);
-  const records = await openCsvRecords(file, compiled, init.highWaterMark);
-  const reader = new MappedRowReader<RecordOf[E]>(file, records, compiled);
+  const opened = await openRecords(file, compiled, init);
+  let fix: Awaited<ReturnType<typeof fixAwareRecords>>;
+  try {
+    fix = await fixAwareRecords(opened);
+  } catch (error) {
+    opened.close();
+    throw error;
+  }
+  const reader = new MappedRowReader<RecordOf[E]>(file, fix.records, compiled, fix.layout !== null);
   try {
     await reader.readHeader(compiled, groups);
   } catch (error) {

@@ -1,14 +1,21 @@
 /**
  * Where the reader's records come from: the seam between a file format and the mapping. A RecordSource turns a file
  * into records (its cells as strings, in file order) and says on which line each starts; the row reader
- * (reader.ts) maps them to API records, whatever the format. CSV is csv-records.ts; a spreadsheet reader (.xlsx) is
- * another implementation of this interface, opened in `readRows` (reader.ts) where `openCsvRecords` is today.
+ * (reader.ts) maps them to API records, whatever the format. CSV is csv-records.ts, a workbook (.xlsx) is
+ * xlsx-records.ts; open-records.ts chooses one for a file.
  *
  * Contract: every record of the file is handed out exactly once, the header first; a problem that fails the file
  * is thrown as a FileFormatError (never a silent stop); `finish()` after the last record checks the source's own
  * counts, so a record lost on the way fails the file instead of vanishing.
  */
 import type { Encoding } from '../../config/source-schema.ts';
+
+/** A cell the row cannot be sent with (a spreadsheet's error value, a formula without a result), by 0-based column. */
+export interface CellProblem {
+  readonly column: number;
+  /** "cell F7 holds the error #N/A" */
+  readonly message: string;
+}
 
 export interface SourceRecord {
   /** The record's cells as the file holds them (untrimmed). */
@@ -17,6 +24,10 @@ export interface SourceRecord {
   readonly line: number;
   /** The line it ends on: more than `line` when a cell holds line breaks. */
   readonly endLine: number;
+  /** Cells without a usable value (a spreadsheet's); the reader rejects the row when it uses one. */
+  readonly problems?: readonly CellProblem[];
+  /** A corrected rejects CSV's row: its line in the file it fixes, which `{line}` templates read (fix-records.ts). */
+  readonly templateLine?: number;
 }
 
 /** How the file was read, for the report (a spreadsheet has no delimiter or encoding of its own: it says so). */
@@ -27,6 +38,8 @@ export interface SourceFormat {
   readonly delimiter: ',' | ';' | '\t' | '|';
   /** Format-level notes (a BOM overriding the configured encoding). */
   readonly warnings: readonly string[];
+  /** A workbook's sheet whose row numbers the records' lines are; null for CSV. */
+  readonly sheet: string | null;
 }
 
 export interface RecordSource {

@@ -38,6 +38,10 @@ export interface HeaderInfo {
   readonly encoding: Encoding;
   readonly bom: 'utf-8' | 'utf-16le' | 'utf-16be' | null;
   readonly delimiter: DetectedDelimiter;
+  /** A workbook's sheet: a row's line is its row number there (null for CSV, where it is the file's line). */
+  readonly sheet: string | null;
+  /** A corrected rejects CSV (fix-records.ts): `headers` are the original file's, the agent's columns are not read. */
+  readonly fixFile: boolean;
   /** Header cells, trimmed. */
   readonly headers: readonly string[];
   /** The API fields (canonical and custom) this file fills, from a column or a default: what a row of it can hold. */

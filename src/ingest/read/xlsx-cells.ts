@@ -5,19 +5,23 @@
  * - numbers: the value at Excel's own precision (15 significant digits, as its formula bar shows it), as a plain
  *   decimal: 1.1 stays "1.1" (never "1.1000000000000001"), a formula's 0.30000000000000004 is "0.3", 1e-7 is
  *   "0.0000001". The display format does not round: a cell holding 2.675 shown as 2.68 is "2.675", what it holds.
+ *   With the source's decimal separator, so that a number cell and a number typed as text read alike: "1,1" for a
+ *   source with `decimal_separator: ","` (never a thousands separator).
  * - dates (cells with a date format): ISO 8601, "2026-11-24" at midnight, else "2026-11-24T18:30:00" (Excel stores
  *   a wall-clock time without a zone: it is read as UTC, or in the source's `timezone:`, as a CSV's would be).
  *   A date typed as text stays text and goes through `date_format` like any CSV cell.
  * - booleans "true"/"false"; rich text its plain text; a hyperlink its text; a formula its cached result.
  * - an error (#N/A, #DIV/0!, ...), or a formula without a saved result (the streaming reader does not keep a
  *   formula's error result, and a file saved without calculating has none): the cell's text is the error (or
- *   empty), and the problem is reported, so a row that uses the cell is rejected rather than sent with a guess.
+ *   empty), and the problem is reported, so a row that uses the cell is rejected (`cell_error`) rather than sent
+ *   with a guess. `null_values` do not apply to it: they are for text a person or an export wrote to mean "empty",
+ *   and an error cell is a formula that failed (a lookup that found nothing), which only the workbook can show.
  */
 import type { CellValue } from 'exceljs';
 
 export interface CellText {
   readonly text: string;
-  /** Why the cell has no usable value (an error or a formula without a result); the row is rejected if it uses it. */
+  /** Why the cell has no usable value, as the end of "cell F7 ..."; the row is rejected if it uses the cell. */
   readonly problem?: string;
 }
 
@@ -55,24 +59,30 @@ export function excelDateText(date: Date): string {
   return `${day}T${pad(h)}:${pad(m)}:${pad(s)}${ms === 0 ? '' : `.${pad(ms, 3)}`}`;
 }
 
-export function cellText(value: CellValue): CellText {
+/** `excelNumberText` with the source's decimal separator. */
+function numberText(n: number, decimalSeparator: '.' | ','): string {
+  const text = excelNumberText(n);
+  return decimalSeparator === '.' ? text : text.replace('.', decimalSeparator);
+}
+
+export function cellText(value: CellValue, decimalSeparator: '.' | ',' = '.'): CellText {
   if (value === null || value === undefined) return { text: '' };
-  if (typeof value === 'number') return { text: excelNumberText(value) };
+  if (typeof value === 'number') return { text: numberText(value, decimalSeparator) };
   if (typeof value === 'string') return { text: value };
   if (typeof value === 'boolean') return { text: value ? 'true' : 'false' };
   if (value instanceof Date) {
     return Number.isNaN(value.getTime()) ? { text: '', problem: 'the date cannot be read' } : { text: excelDateText(value) };
   }
-  if ('error' in value) return { text: value.error, problem: `the cell holds the error ${value.error}` };
+  if ('error' in value) return { text: value.error, problem: `holds the error ${value.error}` };
   if ('richText' in value) return { text: value.richText.map((part) => part.text).join('') };
   if ('formula' in value || 'sharedFormula' in value) {
     const formula = 'sharedFormula' in value ? value.sharedFormula : value.formula;
     const result = value.result;
     if (result === undefined || result === null) {
-      return { text: '', problem: `the formula =${formula} has no result saved in the file (an error such as #N/A, or it was never calculated)` };
+      return { text: '', problem: `has the formula =${formula} without a result saved in the file (an error such as #N/A, or it was never calculated)` };
     }
-    const inner = cellText(result);
-    return inner.problem === undefined ? inner : { text: inner.text, problem: `the formula =${formula} gives ${inner.text}` };
+    const inner = cellText(result, decimalSeparator);
+    return inner.problem === undefined ? inner : { text: inner.text, problem: `has the formula =${formula}, which gives ${inner.text}` };
   }
   return { text: value.text }; // a hyperlink: what the cell shows
 }

@@ -17,8 +17,9 @@
  * package.json pins exceljs to 4.4.0, and the tests here fail if they change.
  *
  * The sheet: `sheet:` by name, or by position in the workbook's tab order (1 = the first), default the first; only
- * it is read, the others are named in a warning. A row is as wide as the header: shorter rows are padded with empty
- * cells, trailing empty cells are dropped; a value beyond the header's last column keeps the row longer, and the
+ * it is read, the others are named in a warning. A row is as wide as the header (every cell of the header row the
+ * sheet holds, empty ones a merge covers included): shorter rows are padded with empty cells, trailing empty cells
+ * are dropped; a value beyond the header's last column keeps the row longer, and the
  * reader rejects it for its field count as it would a CSV row.
  *
  * What survives a broken file: a problem that fails the file is a FileFormatError (never a silent stop); a read that
@@ -31,21 +32,13 @@ import ExcelJS from 'exceljs';
 import { Open } from 'unzipper';
 import { systemClock, type Clock } from '../../clock.ts';
 import { FileFormatError } from './errors.ts';
+import type { CellProblem, RecordSource, SourceRecord } from './record-source.ts';
 import { cellText } from './xlsx-cells.ts';
 import { checkWorkbookFile } from './xlsx-check.ts';
 
-/** A cell the row cannot be sent with (an error, a formula without a result), by 0-based column. */
-export interface CellProblem {
-  readonly column: number;
-  /** "cell F7 holds the error #N/A" */
-  readonly message: string;
-}
-
-export interface WorkbookRecord {
-  readonly fields: string[];
+export interface WorkbookRecord extends SourceRecord {
   /** The row number in the sheet. */
   readonly line: number;
-  readonly endLine: number;
   /** Cells of the record that have no usable value; empty for most rows. */
   readonly problems: readonly CellProblem[];
 }
@@ -53,14 +46,21 @@ export interface WorkbookRecord {
 export interface WorkbookFormat {
   readonly encoding: 'utf-8';
   readonly bom: null;
-  /** The rejects CSV of a workbook is comma-separated. */
-  readonly delimiter: ',';
+  /**
+   * The rejects CSV of a workbook is comma-separated, or semicolon-separated where numbers have a decimal comma (as
+   * Excel itself writes CSV in such a locale, and opens it).
+   */
+  readonly delimiter: ',' | ';';
   readonly warnings: readonly string[];
+  /** The sheet read: a record's line is its row number there. */
+  readonly sheet: string | null;
 }
 
 export interface XlsxOptions {
   /** Sheet name, or 1-based position in the tab order; default the first. */
   readonly sheet?: string | number | undefined;
+  /** The decimal separator number cells are written with (default "."): the source's, so text and numbers read alike. */
+  readonly decimalSeparator?: '.' | ',';
   /** Fail the file after this long without a row or the end (default 60 s). */
   readonly stallMs?: number;
   readonly clock?: Clock;
@@ -105,7 +105,7 @@ interface ExcelJsParts {
 /** The parts of the archive, by path (`xl/workbook.xml`). */
 type Parts = ReadonlyMap<string, ZipPart>;
 
-export class XlsxRecords {
+export class XlsxRecords implements RecordSource {
   readonly #file: string;
   readonly #options: XlsxOptions;
   readonly #clock: Clock;
@@ -131,7 +131,7 @@ export class XlsxRecords {
   }
 
   get format(): WorkbookFormat {
-    return { encoding: 'utf-8', bom: null, delimiter: ',', warnings: [...this.#warnings] };
+    return { encoding: 'utf-8', bom: null, delimiter: this.#options.decimalSeparator === ',' ? ';' : ',', warnings: [...this.#warnings], sheet: this.#sheetName };
   }
 
   /** The sheet being read. */
@@ -152,6 +152,9 @@ export class XlsxRecords {
       const found = parts.get(path);
       return found === undefined ? null : this.#track(found.stream());
     };
+    if (parts.has('xl/workbook.bin')) {
+      throw new FileFormatError('NOT_A_WORKBOOK', 'the file is an Excel binary workbook (.xlsb), not .xlsx: save it as "Excel Workbook (*.xlsx)" and drop it again', { file: this.#file });
+    }
     const rels = part('xl/_rels/workbook.xml.rels');
     const workbook = part('xl/workbook.xml');
     if (rels === null || workbook === null) {
@@ -222,14 +225,18 @@ export class XlsxRecords {
     const fields: string[] = [];
     const problems: CellProblem[] = [];
     for (let c = 1; c < values.length; c++) {
-      const cell = cellText(values[c]);
+      const cell = cellText(values[c], this.#options.decimalSeparator);
       fields.push(cell.text);
-      if (cell.problem !== undefined) problems.push({ column: c - 1, message: `cell ${columnLetters(c - 1)}${row.number}: ${cell.problem}` });
+      if (cell.problem !== undefined) problems.push({ column: c - 1, message: `cell ${columnLetters(c - 1)}${row.number} ${cell.problem}` });
     }
     while (fields.length > 0 && fields[fields.length - 1] === '' && !problems.some((p) => p.column === fields.length - 1)) fields.pop();
     if (fields.length === 0 && problems.length === 0) return null; // a row with formatting but no value: a blank line
-    if (this.#width === null) this.#width = fields.length;
-    else while (fields.length < this.#width) fields.push('');
+    if (this.#width === null) {
+      // The header: a cell that exists without a value (one a merge covers: the streaming parser keeps no merges)
+      // still makes a column, so the values under a merged header are not longer than the header.
+      while (fields.length < row.cellCount) fields.push('');
+      this.#width = fields.length;
+    } else while (fields.length < this.#width) fields.push('');
     return { fields, line: row.number, endLine: row.number, problems };
   }
 

@@ -3,6 +3,8 @@
  * marker next to the finished file; the agent never touches a temporary name, a dot-file or a marker.
  */
 
+import { rejectsStem } from '../rejects-csv.ts';
+
 /** Suffixes of names that are still being written by their producer. */
 const TEMPORARY_SUFFIXES = ['.tmp', '.part', '.partial', '.crdownload', '.filepart'];
 
@@ -41,9 +43,18 @@ export function markedFile(name: string, rules: NameRules): string | null {
   return target === '' ? null : target;
 }
 
-/** True for a name the agent should pick up (once it is complete). */
+/**
+ * True for a name the agent should pick up (once it is complete): one the pattern takes, or the rejects CSV of one,
+ * dropped back corrected (README, "Fix and drop again"), whatever the pattern: `prices.csv.rejects.csv`,
+ * `book.xlsx.rejects.csv`, and a fix's own rejects, `book.xlsx.rejects.12.csv.rejects.csv` (the fix was archived
+ * under a name with its id: the first file's rejects CSV had its name). The name before the first `.rejects.` is
+ * the one the pattern must take.
+ */
 export function isDataFile(name: string, rules: NameRules): boolean {
   if (isTemporaryName(name)) return false;
   if (markedFile(name, rules) !== null) return false;
-  return rules.pattern.test(name);
+  if (rules.pattern.test(name)) return true;
+  if (rejectsStem(name) === null) return false;
+  const first = name.toLowerCase().indexOf('.rejects.');
+  return first > 0 && rules.pattern.test(name.slice(0, first));
 }

@@ -11,7 +11,7 @@
  */
 import { rm } from 'node:fs/promises';
 import { Command } from 'commander';
-import { runDemo } from '../demo/run-demo.ts';
+import { runDemo } from '../../demo/run-demo.ts';
 import { runCommand } from './errors.ts';
 import { demoText, invokedAs } from './demo-text.ts';
 

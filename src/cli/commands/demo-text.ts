@@ -1,7 +1,7 @@
 /**
  * The demo's summary for people: what happened, whether it checks out, and where to look next.
  */
-import type { DemoSummary } from '../demo/demo-summary.ts';
+import type { DemoSummary } from '../../demo/demo-summary.ts';
 import { relative } from 'node:path';
 import { plural, table } from './status-table.ts';
 

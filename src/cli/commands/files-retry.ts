@@ -6,12 +6,12 @@
  * resumed and deferred again; 2 refused, nothing changed (unknown id, done, duplicate, a daemon owns processing/, the
  * source is gone, the name is taken).
  */
-import type { Config } from '../config/index.ts';
-import { EXIT_OK } from '../exit-codes.ts';
-import { retryFile as retry, type DaemonPresence } from '../ingest/file-retry.ts';
-import { exitCodeOfResult } from '../ingest/file-verdict.ts';
-import type { FileResult } from '../ingest/push-file.ts';
-import { checkDaemon, type DaemonCheck } from '../status/daemon-probe.ts';
+import type { Config } from '../../config/index.ts';
+import { EXIT_OK } from '../../exit-codes.ts';
+import { retryFile as retry, type DaemonPresence } from '../../ingest/file-retry.ts';
+import { exitCodeOfResult } from '../../ingest/file-verdict.ts';
+import type { FileResult } from '../../ingest/push-file.ts';
+import { checkDaemon, type DaemonCheck } from '../../status/daemon-probe.ts';
 import { resumedText } from './files-text.ts';
 
 function presence(daemon: DaemonCheck): DaemonPresence {

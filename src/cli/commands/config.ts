@@ -5,10 +5,10 @@
 import { resolve } from 'node:path';
 import { Command, Option } from 'commander';
 import { stringify } from 'yaml';
-import { DEFAULT_CONFIG_FILE, loadConfig, redactConfig } from '../config/index.ts';
-import type { Config } from '../config/index.ts';
-import { checkSources } from '../ingest/push-target.ts';
-import { createLogger } from '../log.ts';
+import { DEFAULT_CONFIG_FILE, loadConfig, redactConfig } from '../../config/index.ts';
+import type { Config } from '../../config/index.ts';
+import { checkSources } from '../../ingest/push-target.ts';
+import { createLogger } from '../../log.ts';
 import { runCommand } from './errors.ts';
 
 /** The `--config` option shared by every command that reads the configuration. */

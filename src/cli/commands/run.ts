@@ -8,11 +8,11 @@
  */
 import { resolve } from 'node:path';
 import { Command } from 'commander';
-import { Agent } from '../daemon/agent.ts';
-import { createLogger } from '../log.ts';
+import { Agent } from '../../daemon/agent.ts';
+import { createLogger } from '../../log.ts';
 import { configOption, loadConfigForCommand } from './config.ts';
 import { runCommand } from './errors.ts';
-import { checkSources } from '../ingest/push-target.ts';
+import { checkSources } from '../../ingest/push-target.ts';
 
 interface RunOptions {
   readonly config: string;

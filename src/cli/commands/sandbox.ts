@@ -4,7 +4,7 @@
  * them; the human hints go to stderr.
  */
 import { Command, InvalidArgumentError } from 'commander';
-import { DEFAULT_CLI_PACE, DIALECT_NAMES, DIALECTS, SANDBOX_DEFAULTS, startSandbox, type DialectName, type JobPace } from '../sandbox/index.ts';
+import { DEFAULT_CLI_PACE, DIALECT_NAMES, DIALECTS, SANDBOX_DEFAULTS, startSandbox, type DialectName, type JobPace } from '../../sandbox/index.ts';
 import { runCommand } from './errors.ts';
 
 /** The CLI's fixed default port, so that a demo config can name it; `--port 0` picks a free one. */

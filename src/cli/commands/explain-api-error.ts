@@ -2,8 +2,8 @@
  * One sentence a retail IT person can act on, for the ways talking to the API fails: what is wrong and what to do.
  * Used by `check` and by every command that reports an API failure.
  */
-import { ApiError, ApiTransportError, API_ERROR_CODES } from '../api/errors.ts';
-import { TLS_ERROR_CODES } from '../api/retry-policy.ts';
+import { ApiError, ApiTransportError, API_ERROR_CODES } from '../../api/errors.ts';
+import { TLS_ERROR_CODES } from '../../api/retry-policy.ts';
 
 const NETWORK_HINTS: Record<string, string> = {
   ECONNREFUSED: 'the connection was refused',

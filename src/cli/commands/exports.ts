@@ -3,9 +3,9 @@
  * object (a queued export becomes cancelled, a running one cancelling). The only export operation the API offers.
  */
 import { Command } from 'commander';
-import { connectApiWithPacing } from '../api-from-config.ts';
-import type { ExportStatus } from '../api/schemas/index.ts';
-import { createLogger } from '../log.ts';
+import { connectApiWithPacing } from '../../api-from-config.ts';
+import type { ExportStatus } from '../../api/schemas/index.ts';
+import { createLogger } from '../../log.ts';
 import { configOption, loadConfigForCommand } from './config.ts';
 import { runCommand } from './errors.ts';
 

@@ -2,10 +2,10 @@
  * `files list|show|retry` for people. Same facts as `--json`, aligned and short.
  */
 import { basename } from 'node:path';
-import type { FileResult } from '../ingest/push-file.ts';
-import type { FileDetail, FileListItem } from '../status/file-list.ts';
-import { problemColumns } from '../ingest/rejects-csv.ts';
-import { labelled, plural, shortTime, table } from './status-table.ts';
+import type { FileResult } from '../../ingest/push-file.ts';
+import type { FileDetail, FileListItem } from '../../status/file-list.ts';
+import { problemColumns } from '../../ingest/rejects-csv.ts';
+import { fixesNote, labelled, plural, shortTime, table } from './status-table.ts';
 
 function rows(f: { rows_read: number | null; rows_accepted: number | null; rows_rejected: number | null }): string {
   if (f.rows_read === null && f.rows_accepted === null) return '-';
@@ -22,7 +22,7 @@ export function listText(items: readonly FileListItem[], now: Date): string {
       f.next_attempt_at !== null ? `${f.status} (deferred: ${f.error_code ?? '?'})` : f.status === 'failed' ? `failed (${f.error_code ?? '?'})` : f.status,
       rows(f),
       shortTime(f.finished_at ?? f.claimed_at, now),
-      f.name,
+      `${f.name}${fixesNote(f.fixes_file_id)}`,
     ]),
   );
   return `${lines.join('\n')}\n`;
@@ -44,6 +44,7 @@ export function showText(d: FileDetail, now: Date): string {
   if (f.error_code !== null) pairs.push(['Error', `${f.error_code}: ${f.error_message ?? ''}`]);
   if (f.next_attempt_at !== null) pairs.push(['Next try', `${shortTime(f.next_attempt_at, now)} (attempt ${f.attempts + 1}; \`files retry ${f.id}\` tries now)`]);
   if (d.duplicate_of) pairs.push(['Same as', `#${d.duplicate_of.id} ${d.duplicate_of.name}, done ${shortTime(d.duplicate_of.finished_at, now)}`]);
+  if (d.fixes) pairs.push(['Fixes', `the rejects of #${d.fixes.id} ${d.fixes.name} (${d.fixes.path ?? 'not archived'})`]);
   pairs.push(['Report', d.report_path ?? '-']);
   pairs.push(['Rejects', d.rejects_path ?? '-']);
   const lines = labelled(pairs);

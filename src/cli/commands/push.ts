@@ -13,16 +13,16 @@
  */
 import { basename, join, resolve } from 'node:path';
 import { Command, Option } from 'commander';
-import type { Config } from '../config/index.ts';
-import { dryRun, dryRunRejectsPath } from '../ingest/dry-run.ts';
-import { exitCodeOfResult } from '../ingest/file-verdict.ts';
-import { runPush } from '../ingest/one-shot-push.ts';
-import { oneShotLogger, openOneShot } from '../ingest/one-shot-deps.ts';
-import type { FileResult } from '../ingest/push-file.ts';
-import { resolveTarget, type PushTarget } from '../ingest/push-target.ts';
-import { fileCounts } from '../store/push-ledger.ts';
-import type { StateDb } from '../store/state-db.ts';
-import { openStateDb } from '../store/open-state-db.ts';
+import type { Config } from '../../config/index.ts';
+import { dryRun, dryRunRejectsPath } from '../../ingest/dry-run.ts';
+import { exitCodeOfResult } from '../../ingest/file-verdict.ts';
+import { runPush } from '../../ingest/one-shot-push.ts';
+import { oneShotLogger, openOneShot } from '../../ingest/one-shot-deps.ts';
+import type { FileResult } from '../../ingest/push-file.ts';
+import { resolveTarget, type PushTarget } from '../../ingest/push-target.ts';
+import { fileCounts } from '../../store/push-ledger.ts';
+import type { StateDb } from '../../store/state-db.ts';
+import { openStateDb } from '../../store/open-state-db.ts';
 import { configOption, loadConfigForCommand } from './config.ts';
 import { runCommand } from './errors.ts';
 import { createProgress, type Progress } from './progress.ts';

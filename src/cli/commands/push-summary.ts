@@ -6,10 +6,10 @@
  * same command resumes it. 2 (a config or usage mistake) is decided before any file is touched. `--dry-run` uses the
  * same codes for what a push would do.
  */
-import type { DryRunResult } from '../ingest/dry-run.ts';
-import { dryRunVerdict, exitCodeOf, exitCodeOfResult } from '../ingest/file-verdict.ts';
-import type { FileResult } from '../ingest/push-file.ts';
-import type { FileCounts, PushFile } from '../store/push-ledger.ts';
+import type { DryRunResult } from '../../ingest/dry-run.ts';
+import { dryRunVerdict, exitCodeOf, exitCodeOfResult } from '../../ingest/file-verdict.ts';
+import type { FileResult } from '../../ingest/push-file.ts';
+import type { FileCounts, PushFile } from '../../store/push-ledger.ts';
 import { heldText } from './files-text.ts';
 import { formatCount } from './progress.ts';
 

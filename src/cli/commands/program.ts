@@ -4,7 +4,7 @@
  * It is loaded by src/cli/main.ts once the Node.js version is known to be supported.
  */
 import { Command, CommanderError } from 'commander';
-import { AGENT_VERSION } from '../version.ts';
+import { AGENT_VERSION } from '../../version.ts';
 import { checkCommand } from './check.ts';
 import { configCommand } from './config.ts';
 import { demoCommand } from './demo.ts';
@@ -17,7 +17,7 @@ import { runCommandDefinition } from './run.ts';
 import { pushCommand } from './push.ts';
 import { sandboxCommand } from './sandbox.ts';
 import { statusCommand } from './status.ts';
-import { EXIT_CONFIG, EXIT_OK } from '../exit-codes.ts';
+import { EXIT_CONFIG, EXIT_OK } from '../../exit-codes.ts';
 
 export function buildProgram(): Command {
   const program = new Command('pricing-agent')

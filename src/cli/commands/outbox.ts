@@ -4,14 +4,14 @@
  * offset; export writes the per-store files of `outbox.exports` for feed rows not in a file yet.
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
-import type { Config } from '../config/index.ts';
-import { type FeedConsumerStatus, feedOverview } from '../feed/consumer-status.ts';
-import { exportStoreFiles, EXPORT_FORMATS, type ExportFormat } from '../outbox/store-files.ts';
-import { parkedReasons } from '../store/acknowledgements.ts';
-import { openStateDb } from '../store/open-state-db.ts';
-import { outboxStats } from '../store/outbox-stats.ts';
-import { ackConsumer, countScopedFeed, listConsumers } from '../store/price-feed.ts';
-import type { StateDb } from '../store/state-db.ts';
+import type { Config } from '../../config/index.ts';
+import { type FeedConsumerStatus, feedOverview } from '../../feed/consumer-status.ts';
+import { exportStoreFiles, EXPORT_FORMATS, type ExportFormat } from '../../outbox/store-files.ts';
+import { parkedReasons } from '../../store/acknowledgements.ts';
+import { openStateDb } from '../../store/open-state-db.ts';
+import { outboxStats } from '../../store/outbox-stats.ts';
+import { ackConsumer, countScopedFeed, listConsumers } from '../../store/price-feed.ts';
+import type { StateDb } from '../../store/state-db.ts';
 import { configOption, loadConfigForCommand } from './config.ts';
 import { runCommand } from './errors.ts';
 import { duration, shortTime, table } from './status-table.ts';

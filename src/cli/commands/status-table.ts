@@ -2,7 +2,7 @@
  * Plain-text helpers for the read commands (`status`, `files`): aligned columns and short local times. Output is
  * for people on a terminal or in a ticket; scripts use `--json`.
  */
-import { localDate } from '../clock.ts';
+import { localDate } from '../../clock.ts';
 
 /** Columns whose header starts with this are right-aligned (numbers). */
 export const NUMERIC = '#';
@@ -63,4 +63,9 @@ export function duration(seconds: number): string {
   if (hours < 24) return minutes % 60 === 0 ? `${hours} h` : `${hours} h ${minutes % 60} min`;
   const days = Math.floor(hours / 24);
   return hours % 24 === 0 ? `${days} d` : `${days} d ${hours % 24} h`;
+}
+
+/** " (fixes #12)" after the name of a corrected rejects CSV; "" for any other file. */
+export function fixesNote(fixesFileId: number | null): string {
+  return fixesFileId === null ? '' : ` (fixes #${fixesFileId})`;
 }

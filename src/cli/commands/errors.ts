@@ -6,9 +6,9 @@
  * Exit codes (src/exit-codes.ts): 0 success, 1 failure, 2 configuration error (ConfigError). An error class
  * elsewhere can choose its own code by carrying a numeric `exitCode` property.
  */
-import { ConfigError } from '../config/index.ts';
-import { EXIT_CONFIG, EXIT_FAILURE } from '../exit-codes.ts';
-import { redactSecrets } from '../log.ts';
+import { ConfigError } from '../../config/index.ts';
+import { EXIT_CONFIG, EXIT_FAILURE } from '../../exit-codes.ts';
+import { redactSecrets } from '../../log.ts';
 
 /** The exit code for an error thrown by a command. */
 export function exitCodeOf(error: unknown): number {

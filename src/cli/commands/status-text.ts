@@ -2,11 +2,11 @@
  * `status` for people: a few labelled lines, one aligned table of sources, short local times. Same facts as
  * `--json`, fewer words.
  */
-import type { FeedOverview } from '../feed/consumer-status.ts';
-import type { DaemonCheck } from '../status/daemon-probe.ts';
-import type { KeyCheck, StatusReport } from '../status/status-report.ts';
-import type { PullOverview, OutboxOverview, MirrorOverview } from '../status/pull-overview.ts';
-import { duration, labelled, plural, shortTime, table } from './status-table.ts';
+import type { FeedOverview } from '../../feed/consumer-status.ts';
+import type { DaemonCheck } from '../../status/daemon-probe.ts';
+import type { KeyCheck, StatusReport } from '../../status/status-report.ts';
+import type { PullOverview, OutboxOverview, MirrorOverview } from '../../status/pull-overview.ts';
+import { duration, fixesNote, labelled, plural, shortTime, table } from './status-table.ts';
 
 function daemonLine(d: DaemonCheck): string {
   switch (d.state) {
@@ -118,7 +118,7 @@ function sourceTable(r: StatusReport, now: Date): string[] {
     String(s.done_today),
     String(s.failed_today),
     `${s.rows_accepted_today}/${s.rows_rejected_today}`,
-    s.last_file ? `#${s.last_file.id} ${s.last_file.name} ${s.last_file.status} ${shortTime(s.last_file.at, now)}` : '-',
+    s.last_file ? `#${s.last_file.id} ${s.last_file.name}${fixesNote(s.last_file.fixes_file_id)} ${s.last_file.status} ${shortTime(s.last_file.at, now)}` : '-',
   ]);
   return table(['SOURCE', '#WAITING', '#PROCESSING', '#DONE TODAY', '#FAILED TODAY', '#ROWS OK/REJECTED', 'LAST FILE'], rows);
 }

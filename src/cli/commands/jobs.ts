@@ -3,9 +3,9 @@
  * JSON. Fields beyond the spec's (finished_at, row counts, errors) are shown when the API sends them.
  */
 import { Command } from 'commander';
-import { connectApiWithPacing } from '../api-from-config.ts';
-import type { Job } from '../api/schemas/index.ts';
-import { createLogger } from '../log.ts';
+import { connectApiWithPacing } from '../../api-from-config.ts';
+import type { Job } from '../../api/schemas/index.ts';
+import { createLogger } from '../../log.ts';
 import { configOption, loadConfigForCommand } from './config.ts';
 import { runCommand } from './errors.ts';
 

@@ -2,11 +2,11 @@
  * `status`'s key check: GET /v1/auth/verify with one attempt and a short timeout, like `check`. The message says
  * what is wrong and what to do; it never contains the key.
  */
-import { connectApiWithPacing } from '../api-from-config.ts';
-import { ApiError, ApiTransportError, API_ERROR_CODES } from '../api/errors.ts';
-import type { Config } from '../config/index.ts';
-import { createLogger } from '../log.ts';
-import type { KeyCheck } from '../status/status-report.ts';
+import { connectApiWithPacing } from '../../api-from-config.ts';
+import { ApiError, ApiTransportError, API_ERROR_CODES } from '../../api/errors.ts';
+import type { Config } from '../../config/index.ts';
+import { createLogger } from '../../log.ts';
+import type { KeyCheck } from '../../status/status-report.ts';
 import { explainApiError } from './explain-api-error.ts';
 
 /** `status` must answer at a glance: a hanging API costs at most this long. */

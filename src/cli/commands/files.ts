@@ -6,13 +6,13 @@
  * mistake. (An unknown option or --status value is a usage error: exit 2 with the allowed values.)
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
-import type { Config } from '../config/index.ts';
-import { showFile } from '../status/file-list.ts';
-import { DEFAULT_LIST_LIMIT, FILE_STATUS_FILTERS, listFiles, type FileStatusFilter } from '../store/push-ledger-views.ts';
-import { isMissingState, openStateDb, stateLocation } from '../store/open-state-db.ts';
-import type { StateDb } from '../store/state-db.ts';
+import type { Config } from '../../config/index.ts';
+import { showFile } from '../../status/file-list.ts';
+import { DEFAULT_LIST_LIMIT, FILE_STATUS_FILTERS, listFiles, type FileStatusFilter } from '../../store/push-ledger-views.ts';
+import { isMissingState, openStateDb, stateLocation } from '../../store/open-state-db.ts';
+import type { StateDb } from '../../store/state-db.ts';
 import { configOption, loadConfigForCommand } from './config.ts';
-import { EXIT_FAILURE } from '../exit-codes.ts';
+import { EXIT_FAILURE } from '../../exit-codes.ts';
 import { runCommand } from './errors.ts';
 import { retryFile } from './files-retry.ts';
 import { releaseCommand } from './files-release.ts';

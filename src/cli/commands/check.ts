@@ -9,14 +9,14 @@
  * the agent does about it; it exits 1 only when something differs that the agent cannot work around.
  */
 import { Command } from 'commander';
-import { connectApi, openPacing } from '../api-from-config.ts';
-import { runDeepCheck, type Finding } from '../api/deep-check.ts';
-import type { TransportHooks } from '../api/transport.ts';
-import { RETRY_MAX_ATTEMPTS } from '../api/schemas/index.ts';
-import type { Config } from '../config/index.ts';
-import { createLogger } from '../log.ts';
-import { recentImportJobIds } from '../store/api-state.ts';
-import { openStateDb } from '../store/open-state-db.ts';
+import { connectApi, openPacing } from '../../api-from-config.ts';
+import { runDeepCheck, type Finding } from '../../api/deep-check.ts';
+import type { TransportHooks } from '../../api/transport.ts';
+import { RETRY_MAX_ATTEMPTS } from '../../api/schemas/index.ts';
+import type { Config } from '../../config/index.ts';
+import { createLogger } from '../../log.ts';
+import { recentImportJobIds } from '../../store/api-state.ts';
+import { openStateDb } from '../../store/open-state-db.ts';
 import { configOption, loadConfigForCommand } from './config.ts';
 import { runCommand } from './errors.ts';
 import { explainApiError } from './explain-api-error.ts';

@@ -7,8 +7,8 @@
  * mistake. An unreachable API, a stopped daemon or a missing database are shown but exit 0.
  */
 import { Command } from 'commander';
-import { checkDaemon } from '../status/daemon-probe.ts';
-import { buildReport, gatherDatabaseParts, type KeyCheck } from '../status/status-report.ts';
+import { checkDaemon } from '../../status/daemon-probe.ts';
+import { buildReport, gatherDatabaseParts, type KeyCheck } from '../../status/status-report.ts';
 import { configOption, loadConfigForCommand } from './config.ts';
 import { runCommand } from './errors.ts';
 import { checkKey } from './status-key.ts';

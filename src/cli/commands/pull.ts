@@ -13,11 +13,11 @@
  * which is safe too: everything the agent relies on is committed before it is used.
  */
 import { Command, InvalidArgumentError } from 'commander';
-import { connectApi, connectApiWithPacing, pacingOf } from '../api-from-config.ts';
-import { isoDateTime } from '../api/schemas/index.ts';
-import { systemClock } from '../clock.ts';
-import type { Config } from '../config/index.ts';
-import type { MirrorConfig } from '../pull/mirror-sources.ts';
+import { connectApi, connectApiWithPacing, pacingOf } from '../../api-from-config.ts';
+import { isoDateTime } from '../../api/schemas/index.ts';
+import { systemClock } from '../../clock.ts';
+import type { Config } from '../../config/index.ts';
+import type { MirrorConfig } from '../../pull/mirror-sources.ts';
 import {
   approvedPricesOptions,
   historyPages,
@@ -29,12 +29,12 @@ import {
   type PullRunSummary,
   type ReconcileStats,
   type StreamRunSummary,
-} from '../pull/index.ts';
-import { createLogger } from '../log.ts';
-import { unparkAll } from '../store/acknowledgements.ts';
+} from '../../pull/index.ts';
+import { createLogger } from '../../log.ts';
+import { unparkAll } from '../../store/acknowledgements.ts';
 import { configOption, loadConfigForCommand } from './config.ts';
 import { runCommand } from './errors.ts';
-import { openStateDb } from '../store/open-state-db.ts';
+import { openStateDb } from '../../store/open-state-db.ts';
 
 interface PullOptions {
   readonly config: string;
