@@ -13,7 +13,8 @@ import type { FileResult } from '../../src/ingest/push-file.ts';
 import { PushService } from '../../src/ingest/push-service.ts';
 import { isDataFile, nameRules } from '../../src/ingest/watch/file-name-rules.ts';
 import { getFile } from '../../src/store/push-ledger.ts';
-import { showFile } from '../../src/status/file-list.ts';
+import { listText, showText } from '../../src/cli/commands/files-text.ts';
+import { listFiles, showFile } from '../../src/status/file-list.ts';
 import { expectReconciled, rejectLines, reportOf } from '../fixtures/push/push-report.ts';
 import { workbook } from '../ingest/support/workbooks.ts';
 import { ManualClock, drive } from '../support/manual-clock.ts';
@@ -83,7 +84,12 @@ describe('fix and drop again', () => {
     ]);
     if (second.outcome !== 'done') throw new Error('unreachable');
     expect(second.file.fixes_file_id).toBe(original?.id);
-    expect((await showFile(h.db, second.file.id))?.fixes).toEqual({ id: original?.id, name: 'prices.csv', finished_at: original?.finished_at, path: original?.final_path });
+    const detail = await showFile(h.db, second.file.id);
+    expect(detail?.fixes).toEqual({ id: original?.id, name: 'prices.csv', finished_at: original?.finished_at, path: original?.final_path });
+    // files show and files list say it too.
+    const now = new Date(clock.now());
+    expect(detail && showText(detail, now)).toMatch(new RegExp(`^Fixes\\s+the rejects of #${original?.id} prices\\.csv \\(${original?.final_path}\\)$`, 'm'));
+    expect(listText(await listFiles(h.db, { source: source.name }), now)).toMatch(new RegExp(`prices\\.csv\\.rejects\\.csv \\(fixes #${original?.id}\\)$`, 'm'));
 
     // The last row fixed: its rejects CSV dropped back is tied to the second file.
     const third = await push(source, basename(second.rejectsPath ?? ''), await corrected(second, [[`;${s2};;`, `;${s2};4,25;`]]));
@@ -116,6 +122,16 @@ describe('fix and drop again', () => {
     expect(report.rows).toMatchObject({ read: 1, accepted: 1, rejected: 0 });
     expect(report.sheet).toBeUndefined();
     expect(storeRecord('WB-2')?.current_price).toBe('2.2');
+  });
+
+  it('in import mode too: the fixed rows go in the import job of the fix', async () => {
+    const source = await h.source('transactions', { mode: 'import' });
+    const csv = 'transaction_id,item_id,transaction_timestamp,quantity\nIM-1,A,2026-11-20T08:00:00Z,1\nIM-2,A,2026-11-20T08:00:00Z,zwei\n';
+    const first = await push(source, 'import.csv', csv);
+    expect((await reportOf(first)).rows).toMatchObject({ accepted: 1, rejected: 1 });
+    const report = await reportOf(await push(source, 'import.csv.rejects.csv', await corrected(first, [[',zwei,', ',2,']])));
+    expect(report).toMatchObject({ mode: 'import', fixes: { file: 'import.csv' }, rows: { read: 1, accepted: 1 } });
+    expect(h.sandbox.control.state({ keys: true }).transactions.keys).toEqual(expect.arrayContaining(['IM-1', 'IM-2']));
   });
 
   it('keys built from the file name and the line stay those of the original file', async () => {
