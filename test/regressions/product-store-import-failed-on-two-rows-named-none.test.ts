@@ -9,11 +9,22 @@
  * and a sample, statuses named otherwise), terse (no detail at all), and default (the job completes; the refused
  * rows are its errors).
  */
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ApiClient } from '../../src/api/client.ts';
+import { processClaimed, pushFile, type PushSource } from '../../src/ingest/push-file.ts';
 import type { DialectName } from '../../src/sandbox/index.ts';
 import { ManualClock, drive } from '../support/manual-clock.ts';
 import { pushHarness, type PushHarness } from '../support/push-harness.ts';
 import { expectReconciled, rejectLines, reportOf } from '../fixtures/push/push-report.ts';
+
+async function drop(source: PushSource, name: string, content: string): Promise<string> {
+  const path = join(source.inbox, name);
+  await writeFile(path, content);
+  return path;
+}
 
 const UNKNOWN_STORE = '00000000-0000-4000-8000-00000000dead';
 
@@ -74,5 +85,36 @@ describe.each(['strict', 'lenient', 'terse', 'default'] as const satisfies reado
     expect(rejects.map((l) => l.split(',')[0])).toEqual(['2', '3', '4', '5', '6', '8', '9', '10']);
     expect(rejects.filter((l) => l.includes('not_written'))).toHaveLength(7);
     expect((h.sandbox.control.state().jobs['count'] ?? 0) - jobs).toBe(1);
+  });
+  // The new job's upload fails beyond the retries (the agent stops there, as after a crash): the file is deferred
+  // with the two rows already rejects and no job id, and the resumed file uploads the rest once, without them.
+  it.runIf(dialect === 'strict')('a new job whose upload failed is uploaded again without the refused rows', async () => {
+    const source = await h.source('product_store', { mode: 'import' });
+    const jobs = h.sandbox.control.state().jobs['count'] ?? 0;
+    let uploads = 0;
+    const onResponse = (e: { operation: string; status: number }) => {
+      if (e.operation !== 'productStore.import' || e.status !== 202) return;
+      uploads += 1;
+      if (uploads === 1) h.sandbox.control.setFaults({ error_503: 1, paths: ['POST /v1/imports/product_store'] });
+    };
+    const dispatcher = new Agent({ allowH2: false, connections: 2 });
+    const client = new ApiClient({ baseUrl: h.sandbox.url, apiKey: h.sandbox.apiKey, dispatcher, clock, hooks: { onResponse } });
+    try {
+      const deferred = await drive(clock, pushFile({ ...h.deps, client }, source, await drop(source, 'again.csv', prices('JA', h.sandbox.control.stores))));
+      expect(deferred.outcome).toBe('deferred');
+      if (deferred.outcome !== 'deferred') return;
+      expect(deferred.file).toMatchObject({ status: 'uploading', job_id: null });
+      h.sandbox.control.setFaults(null);
+      const report = await reportOf(await drive(clock, processClaimed({ ...h.deps, client }, source, deferred.file.id)));
+      expect(report.rows).toMatchObject({ read: 8, sent: 7, accepted: 5, rejected_locally: 1, rejected_by_api: 2 });
+      expectReconciled(report.rows);
+      const rejects = (await rejectLines(report.rejectsPath)).slice(1);
+      expect(rejects.map((l) => l.split(',')[0])).toEqual(['3', '6', '10']);
+      expect((h.sandbox.control.state().jobs['count'] ?? 0) - jobs).toBe(2);
+      const written = [...h.sandbox.control.world.productStore.table.rows()].filter((r) => r.item_id.startsWith('JA-')).map((r) => r.item_id);
+      expect(written.sort()).toEqual(['JA-1', 'JA-3', 'JA-4', 'JA-6', 'JA-7']);
+    } finally {
+      await dispatcher.close();
+    }
   });
 });
