@@ -2,7 +2,9 @@
  * JSON.parse of V8 13.6 (Node.js 24) can read an object key written with an escape as another key: once objects
  * with a key holding a backslash were parsed (before, or earlier in the same text), a later object with the same keys
  * before it may get `\` for a key written `"\""`, `"\n"` or `"\ud800"` (nodejs/node#63785, V8 bug 521080746; the
- * sandbox's fuzzed bulk bodies showed it, test/sandbox/parse-json.test.ts). A text whose keys carry no
+ * sandbox's fuzzed bulk bodies showed it, test/sandbox/parse-json.test.ts; a custom column named `"` came back from a
+ * products mirror as `\`, test/regressions/escaped-custom-column-names-misread.test.ts). The sandbox reads request
+ * bodies and the client reads response bodies through it. A text whose keys carry no
  * escape is unaffected. `parseJsonText` parses any other text with its escaped keys swapped for plain placeholder
  * keys, and puts the keys back, decoded as JSON string values (which the bug does not touch).
  */

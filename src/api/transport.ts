@@ -24,6 +24,7 @@ import { GateClosedError, gatedDispatcher } from './gate-interceptor.ts';
 import { RateGate } from './rate-gate.ts';
 import { RequestSlots } from './request-slots.ts';
 import { HTTPValidationError, RETRY_MAX_ATTEMPTS } from './schemas/index.ts';
+import { parseJsonText } from '../json-text.ts';
 
 export type QueryValue = string | number | boolean | undefined | null;
 
@@ -276,7 +277,8 @@ function parseBody(text: string, contentType: string | string[] | undefined): un
   const type = Array.isArray(contentType) ? contentType[0] : contentType;
   if (type?.includes('json')) {
     try {
-      return JSON.parse(text) as unknown;
+      // Not JSON.parse itself: V8 can misread an escaped key, e.g. a custom column named `"` (json-text.ts).
+      return parseJsonText(text);
     } catch {
       return text;
     }
