@@ -18,7 +18,7 @@ import type { Clock } from '../../clock.ts';
 import { cellProblemErrors } from './cell-problems.ts';
 import { compileSource } from './compile-source.ts';
 import type { CompiledSource, ReadOptions } from './compile-source.ts';
-import { QUEUED_RECORDS } from './csv-records.ts';
+import { QUEUED_RECORDS } from './csv-fast-lane.ts';
 import { FileFormatError } from './errors.ts';
 import type { RecordOf } from './field-kinds.ts';
 import { planHeader, type HeaderPlan } from './header.ts';
