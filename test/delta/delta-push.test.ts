@@ -96,4 +96,14 @@ describe('delta push', () => {
     expect(r2.rows).toMatchObject({ read: 2, sent: 1, accepted: 0, rejected_by_api: 1, unchanged: 1 });
     expect(requests() - before).toBe(2);
   });
+
+  it('a changed row takes fill_down values from an unchanged row above it, which the send pass does not map', async () => {
+    const source = await h.source('product_store', { delta: true, brakes: false, fill_down: ['store_id'] });
+    const csv = (b: string) => `item_id,store_id,current_price\nF1,${stores[1]},1.00\nF2,,${b}\n`;
+    expect((await reportOf(await h.push(source, 'day1.csv', csv('2.00')))).rows).toMatchObject({ read: 2, sent: 2, accepted: 2 });
+    const r = await reportOf(await h.push(source, 'day2.csv', csv('2.50')));
+    expect(r.rows).toMatchObject({ read: 2, sent: 1, accepted: 1, unchanged: 1, rejected: 0 });
+    const f2 = [...h.sandbox.control.world.productStore.table.rows()].filter((row) => row.item_id === 'F2');
+    expect(f2.map((row) => [row.store_id, row.current_price])).toEqual([[stores[1], '2.50']]);
+  });
 });
