@@ -82,8 +82,7 @@ describe('delta push', () => {
   });
 
   it('does not remember a row the API refused: the next file sends it again', async () => {
-    // Without brakes: in a source of two keys, the refused one is half of them, new again each time.
-    const source = await h.source('product_store', { delta: true, brakes: false });
+    const source = await h.source('product_store', { delta: true });
     // A store the platform does not know: valid locally, refused by the API (unknown_store).
     const unknownStore = '00000000-0000-4000-8000-00000000abcd';
     const file = `item_id,store_id,current_price\nU1,${stores[0]},1.00\nU2,${unknownStore},2.00\n`;
