@@ -32,9 +32,13 @@ const RECORD_BREAK = /\r\n|\n|\r/;
 /** Where the text's last complete record ends (after its break), or 0. A final CR may be the start of a CRLF. */
 function completeEnd(text: string): number {
   const lf = text.lastIndexOf('\n');
-  const cr = text.lastIndexOf('\r');
-  if (cr === text.length - 1) return Math.max(lf, cr === 0 ? -1 : text.lastIndexOf('\r', cr - 1)) + 1;
-  return Math.max(lf, cr) + 1;
+  // Only a CR after the last LF matters: searching the tail, not the whole chunk of an LF file.
+  const tail = lf < 0 ? text : text.slice(lf + 1);
+  const cr = tail.lastIndexOf('\r');
+  if (cr < 0) return lf + 1;
+  if (cr < tail.length - 1) return lf + 1 + cr + 1;
+  const previous = cr === 0 ? -1 : tail.lastIndexOf('\r', cr - 1);
+  return previous < 0 ? lf + 1 : lf + 1 + previous + 1;
 }
 
 export function csvRecordStream(chunks: AsyncIterable<Chunk>, delimiter: DetectedDelimiter): RecordStream {
