@@ -7,7 +7,7 @@
  * - `delta`: on for products and product_store (full nightly exports, most rows unchanged), off for transactions and
  *   competitor prices (a file of events is already caught by its content hash); `full_every: 7d`.
  * - `snapshot: false`; `missing: report` (a missing key is only named; `delete` needs `snapshot: true`).
- * - brakes: `max_changed_share: 0.5` (half of the known keys changed or new), `max_missing_share: 0.05` (a twentieth
+ * - brakes: `max_changed_share: 0.5` (half of the known keys changed; new keys do not count), `max_missing_share: 0.05` (a twentieth
  *   of the known keys would be deleted: only with `missing: delete`), `max_price_change_pct: 500` (a price moves by
  *   more than a factor of 6 up or down: a decimal point or separator mistake moves it by 10 or 100). `false` turns
  *   one off; `brakes: false` turns all off.
@@ -54,7 +54,7 @@ const share = z.number().min(0).max(1);
 export const BRAKE_DEFAULTS = { max_changed_share: 0.5, max_missing_share: 0.05, max_price_change_pct: 500 } as const;
 
 const brakeOptions = z.strictObject({
-  /** Rows to send (changed or new) over the keys the agent knows for the source. */
+  /** Known keys whose row the file changes, over the keys the agent knows for the source (new keys do not count). */
   max_changed_share: z.union([z.literal(false), share]).default(BRAKE_DEFAULTS.max_changed_share),
   /** Keys a snapshot would delete (`missing: delete`) over the known keys. */
   max_missing_share: z.union([z.literal(false), share]).default(BRAKE_DEFAULTS.max_missing_share),

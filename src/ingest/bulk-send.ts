@@ -152,14 +152,14 @@ async function settleRepeatedKeys(ctx: BulkSendContext, file: BulkFile, reopen: 
 }
 
 /**
- * An unchanged row (delta push): counted with the batch that is filling up, and judged for the file's probation as
- * neither accepted nor refused (the API accepted it as it is before, so the file is not one of rejects only).
+ * An unchanged row (delta push): counted with the batch that is filling up. For the file's probation it is a row the
+ * API accepted, as it is, before: the file is not one of rejects only, and nothing more is tracked (a file of a
+ * million unchanged rows before its first changed one would otherwise keep every line in the probation's lists).
  */
 function countUnchanged(batch: PendingBatch, line: number, probation: Probation): void {
   batch.unchanged += 1;
   batch.unchangedLines[batch.unchangedLines.length === 0 ? 0 : 1] = line;
-  probation.valid(line);
-  probation.judged(line, 'other');
+  probation.judged(line, 'accepted');
 }
 
 /** Opens the source file again from its first row (a pass over the whole file, constant memory). */

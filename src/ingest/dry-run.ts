@@ -82,7 +82,7 @@ async function losersOf(input: DryRunInput): Promise<Map<number, Loser>> {
 export async function dryRun(input: DryRunInput): Promise<DryRunResult> {
   let delta: DeltaPreview | null = null;
   if (input.delta !== undefined) {
-    const first = await readRows(input.file, { ...input.read, entity: input.entity });
+    const first = await readRows(input.file, { ...input.read, entity: input.entity }, { unvalidated: true });
     try {
       delta = await previewDelta(input.delta.db, input.delta.source, first, { full: input.delta.full, scratchDir: input.delta.scratchDir, now: input.delta.now });
     } finally {

@@ -42,7 +42,7 @@ import { HELD_ERROR_CODE, deltaFile, recordFullSend } from '../store/delta-state
 import { planDelta, type DeltaPlan } from './delta/delta-plan.ts';
 import { recordHeld, writeHeldPreview } from './delta/hold.ts';
 import { deleteMissing } from './delta/delete-missing.ts';
-import type { RowReader } from './read/index.ts';
+import type { ReadInit, RowReader } from './read/index.ts';
 
 export interface PushDeps {
   readonly db: StateDb;
@@ -125,7 +125,7 @@ export async function processClaimed(deps: PushDeps, source: PushSource, fileId:
   try {
     compiled = compiledOf(source);
     const entity = file.entity as Entity;
-    const open = () => readRows(file.processing_path, { ...compiled, entity }, { name });
+    const open = (init: ReadInit = {}) => readRows(file.processing_path, { ...compiled, entity }, { name, ...init });
     if (file.mode === 'bulk' && entity === 'products') {
       const header = await open();
       header.close();
@@ -138,7 +138,8 @@ export async function processClaimed(deps: PushDeps, source: PushSource, fileId:
     const delta = file.mode === 'bulk' && source.delta?.enabled === true ? source.delta : null;
     if (delta !== null) {
       // The first pass: the file compared with what its source sent before, the brakes judged, nothing sent yet.
-      const first = await open();
+      // Its rows are converted, not validated: a row found unchanged was valid when the API accepted it.
+      const first = await open({ unvalidated: true });
       try {
         // A corrected rejects CSV holds a few rows, never the full export: the keys it lacks are not missing.
         const settings = first.header.fixFile ? { ...delta, snapshot: false } : delta;
@@ -148,7 +149,8 @@ export async function processClaimed(deps: PushDeps, source: PushSource, fileId:
       }
       if (plan.tripped.length > 0) return await holdOrDefer(deps, file, plan, open);
     }
-    const reader = await open();
+    // The send pass maps and validates only the rows it may send (ReadInit.unmapped).
+    const reader = await open(plan === null ? {} : { unmapped: plan.unmapped });
     const progress = deps.onProgress ? setInterval(() => deps.onProgress?.(reader.progress()), 200) : null;
     try {
       if (file.mode === 'import') {

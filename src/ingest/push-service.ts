@@ -124,10 +124,16 @@ class SourceRunner {
         this.#wake = null;
         continue;
       }
+      // A path is deduplicated only while it waits in the queue. Once its push starts, the file leaves the inbox
+      // (claimed into processing/), and a new file written under the same name is another file: the watcher hands
+      // it over while this push is still finishing, and it must be queued, not taken for this one (it was dropped,
+      // never to be seen again, when the path stayed "queued" until this push returned).
+      if (job.kind === 'path') this.#queuedPaths.delete(job.path);
       try {
         await this.#o.waitForKey?.(this.#stop);
       } catch {
         this.#queue.unshift(job);
+        if (job.kind === 'path') this.#queuedPaths.add(job.path);
         break; // stopping
       }
       this.#busy = true;
@@ -151,7 +157,6 @@ class SourceRunner {
         if (job.kind === 'path') this.watcher.release(job.path);
       } finally {
         this.#busy = false;
-        if (job.kind === 'path') this.#queuedPaths.delete(job.path);
       }
     }
   }

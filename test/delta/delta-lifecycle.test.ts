@@ -125,7 +125,7 @@ describe('delta push over a source life', () => {
     const most = DAY1.map(([item, store, price], i): [string, number, string] => [item, store, i < 4 ? `${price}1` : price]);
     const held = await h.push(source, 'day2.csv', csv(most));
     expect(held.outcome).toBe('held');
-    if (held.outcome === 'held') expect(held.brakes).toEqual(['4 rows would change or be added: 66.7 % of the 6 known keys (limit 50.0 %)']);
+    if (held.outcome === 'held') expect(held.brakes).toEqual(['4 known keys would change: 66.7 % of the 6 known keys (limit 50.0 %)']);
     const free = await h.source('product_store', { delta: true, brakes: false });
     await reportOf(await h.push(free, 'day1.csv', csv(DAY1)));
     expect((await reportOf(await h.push(free, 'day2.csv', csv(most)))).rows).toMatchObject({ sent: 4, unchanged: 2 });
@@ -159,7 +159,12 @@ describe('delta push over a source life', () => {
     // Deleting more than max_missing_share of the known keys holds the file.
     const held = await h.push(source, 'day4.csv', csv(rows.slice(0, 0)).concat(`D9,${stores[0]},9.00\n`));
     expect(held.outcome).toBe('held');
-    if (held.outcome === 'held') expect(held.brakes.join()).toMatch(/2 known keys are missing and would be deleted: 100.0 %/);
+    if (held.outcome !== 'held') return;
+    expect(held.brakes.join()).toMatch(/2 known keys are missing and would be deleted: 100.0 %/);
+    // The preview names the first missing keys, with the ids the API gave them.
+    const preview = JSON.parse(await readFile(held.previewPath, 'utf8')) as { first_missing_keys: { key: Record<string, string>; id: string }[] };
+    expect(preview.first_missing_keys.map((m) => m.key.item_id).sort()).toEqual(['D1', 'D2']);
+    expect(preview.first_missing_keys.every((m) => /^[0-9a-f-]{36}$/.test(m.id))).toBe(true);
     expect(keys()).toHaveLength(2);
   });
 

@@ -82,8 +82,7 @@ describe('delta push', () => {
   });
 
   it('does not remember a row the API refused: the next file sends it again', async () => {
-    // Without brakes: in a source of two keys, the refused one is half of them, new again each time.
-    const source = await h.source('product_store', { delta: true, brakes: false });
+    const source = await h.source('product_store', { delta: true });
     // A store the platform does not know: valid locally, refused by the API (unknown_store).
     const unknownStore = '00000000-0000-4000-8000-00000000abcd';
     const file = `item_id,store_id,current_price\nU1,${stores[0]},1.00\nU2,${unknownStore},2.00\n`;
@@ -95,5 +94,15 @@ describe('delta push', () => {
     const r2 = await reportOf(await h.push(source, 'day2.csv', file));
     expect(r2.rows).toMatchObject({ read: 2, sent: 1, accepted: 0, rejected_by_api: 1, unchanged: 1 });
     expect(requests() - before).toBe(2);
+  });
+
+  it('a changed row takes fill_down values from an unchanged row above it, which the send pass does not map', async () => {
+    const source = await h.source('product_store', { delta: true, brakes: false, fill_down: ['store_id'] });
+    const csv = (b: string) => `item_id,store_id,current_price\nF1,${stores[1]},1.00\nF2,,${b}\n`;
+    expect((await reportOf(await h.push(source, 'day1.csv', csv('2.00')))).rows).toMatchObject({ read: 2, sent: 2, accepted: 2 });
+    const r = await reportOf(await h.push(source, 'day2.csv', csv('2.50')));
+    expect(r.rows).toMatchObject({ read: 2, sent: 1, accepted: 1, unchanged: 1, rejected: 0 });
+    const f2 = [...h.sandbox.control.world.productStore.table.rows()].filter((row) => row.item_id === 'F2');
+    expect(f2.map((row) => [row.store_id, row.current_price])).toEqual([[stores[1], '2.50']]);
   });
 });

@@ -101,7 +101,12 @@ export async function daemonHarness(sandboxOptions: SandboxOptions = {}): Promis
       while (found === null) {
         found = await findReport(h.inbox(source), name);
         if (found) break;
-        if (Date.now() > deadline) throw new Error(`no report for ${String(name)} in ${source} after ${timeoutMs} ms`);
+        if (Date.now() > deadline) {
+          // What the inbox holds and what the daemon said: a file that never came through is otherwise a mystery.
+          const inbox = await readdir(h.inbox(source), { recursive: true }).catch(() => []);
+          const said = children.at(-1)?.output().slice(-4000) ?? '(no daemon started)';
+          throw new Error(`no report for ${String(name)} in ${source} after ${timeoutMs} ms; inbox: ${inbox.join(', ')}; daemon output (end):\n${said}`);
+        }
         await new Promise((r) => setTimeout(r, 50));
       }
       return found;

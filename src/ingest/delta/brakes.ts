@@ -2,8 +2,10 @@
  * The brakes: a file that would change too much of what the platform holds is not sent, but held for a person
  * (held-files.ts). Judged on the comparison, before any row is sent:
  *
- * - max_changed_share: rows to send (changed, new, changed on the platform) over the keys the agent knows for the
- *   source. Rows that count as changed only because the source's mapping changed are not counted.
+ * - max_changed_share: known keys whose row the file changes, over the keys the agent knows for the source. New keys
+ *   do not count (they add to what the platform holds: a source growing from a test file to its full export is not
+ *   held), nor rows sent again to put right a change made on the platform, nor rows that count as changed only
+ *   because the source's mapping changed (a person did that).
  * - max_missing_share: keys a snapshot would delete (`missing: delete`) over the known keys.
  * - max_price_change_pct: the largest move of a price from the lower to the higher value (canonical.ts).
  *
@@ -26,14 +28,13 @@ export function trippedBrakes(brakes: Brakes, comparison: Comparison, deletes: b
   const { counts } = comparison;
   if (counts.known === 0) return [];
   const tripped: TrippedBrake[] = [];
-  const toSend = counts.changed + counts.newKeys + counts.platformChanged;
-  const changedShare = toSend / counts.known;
+  const changedShare = counts.changed / counts.known;
   if (brakes.max_changed_share !== false && changedShare > brakes.max_changed_share) {
     tripped.push({
       brake: 'max_changed_share',
       limit: brakes.max_changed_share,
       value: changedShare,
-      message: `${toSend} rows would change or be added: ${pct(changedShare)} of the ${counts.known} known keys (limit ${pct(brakes.max_changed_share)})`,
+      message: `${counts.changed} known keys would change: ${pct(changedShare)} of the ${counts.known} known keys (limit ${pct(brakes.max_changed_share)})`,
     });
   }
   const missingShare = counts.missing / counts.known;

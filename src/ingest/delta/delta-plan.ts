@@ -65,6 +65,8 @@ export interface DeltaPlan {
   /** The missing keys as CSV (snapshot sources with missing keys), in processing/ until the report is written. */
   readonly missingCsv: string | null;
   readonly fates: RowFates;
+  /** Lines the send pass need not map or validate: rows it will not send (unchanged, sent before; ReadInit.unmapped). */
+  readonly unmapped: (line: number) => boolean;
   /** `missing: delete`: the keys to delete once the file's rows are sent (delete-missing.ts), or null. */
   readonly deletions: string | null;
 }
@@ -247,6 +249,7 @@ export async function planDelta(
     tripped,
     missingCsv: c.missing > 0 ? missingCsv : null,
     fates,
+    unmapped: (line) => fates.fateOf(line) !== 'send',
     deletions: deletions !== null && c.missing > 0 ? deletionsPath : null,
   };
 }

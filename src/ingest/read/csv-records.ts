@@ -1,33 +1,28 @@
 /**
- * A CSV file as records (record-source.ts): bytes -> decoder (encoding, BOM, invalid bytes) -> csv-parse (arrays),
- * in constant memory, read only as fast as the reader takes records (backpressure).
+ * A CSV file as records (record-source.ts): bytes -> decoder (encoding, BOM, invalid bytes) -> records
+ * (csv-fast-lane.ts: split directly up to the first quote, csv-parse from there), in constant memory, read only as fast as the reader takes records (backpressure).
  *
  * Line numbers are counted here from the fields (csv-parse's own count takes CRLF inside quotes as two lines). At
- * the end the parser's own record and byte counts must equal what was handed out, or the file fails as
+ * the end the record and byte counts of the split and of csv-parse must equal what was handed out, or the file fails as
  * RECONCILE_FAILED: a loss would be a bug, not silent.
  */
-import { pipeline } from 'node:stream';
-import type { Info, Parser } from 'csv-parse';
 import type { CompiledSource } from './compile-source.ts';
+import { csvRecordStream, type RecordStream } from './csv-fast-lane.ts';
 import { detectDelimiter } from './delimiter.ts';
 import type { DetectedDelimiter } from './delimiter.ts';
 import { DecodeError, FileFormatError } from './errors.ts';
 import { decodeFailure } from './line-at.ts';
-import { breaksIn, createParser, parseFailure } from './parser.ts';
+import { breaksIn, parseFailure } from './parser.ts';
 import type { Parsed } from './parser.ts';
 import { openSource } from './open-source.ts';
 import type { OpenedSource } from './open-source.ts';
 import type { RecordSource, SourceFormat, SourceRecord } from './record-source.ts';
 
-/** Records the reader may hold before it pauses the parser (backpressure; memory stays bounded). */
-export const QUEUED_RECORDS = 256;
-
 class CsvRecords implements RecordSource {
   readonly format: SourceFormat;
   readonly #file: string;
   readonly #source: OpenedSource;
-  readonly #records: DrainingRecords;
-  readonly #parserInfo: () => Info;
+  readonly #records: RecordStream;
   readonly #fed: () => number;
   #endLine = 0;
   #seen = 0;
@@ -43,11 +38,7 @@ class CsvRecords implements RecordSource {
         yield chunk;
       }
     }
-    const parser = createParser(delimiter);
-    // Errors reach us through the iterator; the callback only keeps them from being unhandled.
-    pipeline(counted(), parser, () => undefined);
-    this.#records = drainingRecords(parser);
-    this.#parserInfo = () => parser.info;
+    this.#records = csvRecordStream(counted(), delimiter);
     this.#fed = () => fed;
     this.format = {
       encoding: source.bom.encoding,
@@ -90,7 +81,7 @@ class CsvRecords implements RecordSource {
   }
 
   finish(): void {
-    const info = this.#parserInfo();
+    const info = this.#records.counts();
     if (info.records === this.#seen && info.bytes === this.#fed()) return;
     throw new FileFormatError(
       'RECONCILE_FAILED',
@@ -128,58 +119,6 @@ class CsvRecords implements RecordSource {
     if (error instanceof DecodeError) return decodeFailure(this.#file, this.#source.bom, error);
     return parseFailure(error, this.#file, line);
   }
-}
-
-/**
- * The parser's records as an async iterator that yields every record parsed before an error, then throws it. A
- * stream's own async iterator rejects as soon as the stream errors and drops the records still buffered, so the
- * line reported for an unclosed quote depended on how fast the consumer had read the rows before it.
- */
-interface DrainingRecords extends AsyncIterator<Parsed> {
-  /** A queued record, without waiting; undefined when none is queued (an error or the end is left to `next`). */
-  take(): Parsed | undefined;
-}
-
-function drainingRecords(parser: Parser): DrainingRecords {
-  const queue: Parsed[] = [];
-  let failure: { error: unknown } | null = null;
-  let ended = false;
-  let wake: (() => void) | null = null;
-  const notify = () => {
-    const w = wake;
-    wake = null;
-    w?.();
-  };
-  parser.on('data', (record: Parsed) => {
-    queue.push(record);
-    if (queue.length >= QUEUED_RECORDS) parser.pause();
-    notify();
-  });
-  parser.on('error', (error: unknown) => {
-    failure = { error };
-    notify();
-  });
-  parser.on('end', () => {
-    ended = true;
-    notify();
-  });
-  const take = (): Parsed | undefined => {
-    const record = queue.shift();
-    if (record !== undefined && queue.length < QUEUED_RECORDS / 2 && parser.isPaused()) parser.resume();
-    return record;
-  };
-  return {
-    take,
-    async next(): Promise<IteratorResult<Parsed>> {
-      for (;;) {
-        const record = take();
-        if (record !== undefined) return { value: record, done: false };
-        if (failure !== null) throw (failure).error;
-        if (ended) return { value: undefined, done: true };
-        await new Promise<void>((resolve) => (wake = resolve));
-      }
-    },
-  };
 }
 
 /** Opens `file` as CSV: BOM, decoder, delimiter (detected from the header line when `auto`). */

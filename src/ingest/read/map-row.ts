@@ -59,38 +59,13 @@ export class RowMapper<R> {
   }
 
   map(fields: readonly string[], line: number): Mapped<R> {
-    const cells = this.cells;
-    for (const i of this.plan.used) cells[i] = this.clean(fields[i]);
-    for (const i of this.plan.fillDown) {
-      if (cells[i] === '') cells[i] = this.above[i] ?? '';
-      else this.above[i] = cells[i] as string;
-    }
-    if (this.plan.skipWhenEmpty.length > 0 && this.plan.skipWhenEmpty.every((i) => cells[i] === '')) return { kind: 'skip' };
-
+    if (this.#prepare(fields)) return { kind: 'skip' };
     const out: Record<string, unknown> = {};
     let errors: RowError[] | undefined;
-    for (const p of this.plan.plans) {
-      const cell = this.value(p.sources, line);
-      if (cell === '') {
-        if (p.fallback !== undefined) out[p.field] = p.fallback;
-        continue;
-      }
-      let text = cell;
-      if (p.map !== undefined) {
-        const mapped = p.map.get(cell);
-        if (mapped === undefined) {
-          (errors ??= []).push(this.error(p.field, 'unmapped_value', `${shown(cell)} is not in maps.${p.field}`));
-          continue;
-        }
-        text = mapped;
-      }
-      const value = p.convert(text);
-      if (value instanceof CellError) {
-        (errors ??= []).push(this.error(p.field, value.code, value.message));
-        continue;
-      }
-      out[p.field] = value;
-    }
+    this.#fill(out, line, (field, code, message) => {
+      (errors ??= []).push(this.error(field, code, message));
+      return true;
+    });
     const result = this.schema.safeParse(out, { reportInput: true });
     if (result.success && errors === undefined) return { kind: 'ok', record: result.data as R };
     const failed = new Set(errors?.map((e) => e.field));
@@ -106,6 +81,66 @@ export class RowMapper<R> {
     // A failed parse has at least one issue; the fallback only satisfies the type.
     const first = all[0] ?? this.error(null, 'value_error', 'invalid row');
     return { kind: 'reject', first, errors: all };
+  }
+
+  /**
+   * The row's fields converted, without the schema's checks: null when a cell does not convert or map. For delta
+   * push's comparison, which only hashes rows: a row it finds unchanged was valid when the API accepted it, and every
+   * other row is read again, mapped and validated, by the send pass.
+   */
+  convert(fields: readonly string[], line: number): Mapped<R> | null {
+    if (this.#prepare(fields)) return { kind: 'skip' };
+    const out: Record<string, unknown> = {};
+    return this.#fill(out, line, () => false) ? { kind: 'ok', record: out as R } : null;
+  }
+
+  /** A row not mapped (delta push's send pass: a row it will not send): only what later rows take from it (fill_down). */
+  carry(fields: readonly string[]): void {
+    for (const i of this.plan.fillDown) {
+      const cell = this.clean(fields[i]);
+      if (cell !== '') this.above[i] = cell;
+    }
+  }
+
+  /** Cleans the used cells and fills down; true when the skip rule says the row is not data. */
+  #prepare(fields: readonly string[]): boolean {
+    const cells = this.cells;
+    for (const i of this.plan.used) cells[i] = this.clean(fields[i]);
+    for (const i of this.plan.fillDown) {
+      if (cells[i] === '') cells[i] = this.above[i] ?? '';
+      else this.above[i] = cells[i] as string;
+    }
+    return this.plan.skipWhenEmpty.length > 0 && this.plan.skipWhenEmpty.every((i) => cells[i] === '');
+  }
+
+  /** Fills `out` from the cells; calls `failed` for a cell that does not map or convert (false: stop at once). */
+  #fill(out: Record<string, unknown>, line: number, failed: (field: string, code: string, message: string) => boolean): boolean {
+    let ok = true;
+    for (const p of this.plan.plans) {
+      const cell = this.value(p.sources, line);
+      if (cell === '') {
+        if (p.fallback !== undefined) out[p.field] = p.fallback;
+        continue;
+      }
+      let text = cell;
+      if (p.map !== undefined) {
+        const mapped = p.map.get(cell);
+        if (mapped === undefined) {
+          ok = false;
+          if (!failed(p.field, 'unmapped_value', `${shown(cell)} is not in maps.${p.field}`)) return false;
+          continue;
+        }
+        text = mapped;
+      }
+      const value = p.convert(text);
+      if (value instanceof CellError) {
+        ok = false;
+        if (!failed(p.field, value.code, value.message)) return false;
+        continue;
+      }
+      out[p.field] = value;
+    }
+    return ok;
   }
 
   /** The first non-empty source value; a template is empty when any column it uses is empty. */

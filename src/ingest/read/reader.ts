@@ -18,7 +18,7 @@ import type { Clock } from '../../clock.ts';
 import { cellProblemErrors } from './cell-problems.ts';
 import { compileSource } from './compile-source.ts';
 import type { CompiledSource, ReadOptions } from './compile-source.ts';
-import { QUEUED_RECORDS } from './csv-records.ts';
+import { QUEUED_RECORDS } from './csv-fast-lane.ts';
 import { FileFormatError } from './errors.ts';
 import type { RecordOf } from './field-kinds.ts';
 import { planHeader, type HeaderPlan } from './header.ts';
@@ -59,7 +59,21 @@ export interface ReadInit {
   readonly name?: string;
   /** The clock a workbook's stall timeout runs on (xlsx-records.ts); default the system's. */
   readonly clock?: Clock;
+  /**
+   * Lines whose rows the caller will not look at (delta push's send pass: rows an earlier pass of this file found
+   * unchanged or sent before, so valid): not mapped or validated, handed out as a row with an empty record
+   * (UNMAPPED) and counted as valid. What later rows take from them (fill_down) is kept.
+   */
+  readonly unmapped?: (line: number) => boolean;
+  /**
+   * Rows converted but not validated against the entity's schema (RowMapper.convert): delta push's comparison. A row
+   * whose cells do not convert is a reject with the code `conversion` and no detail; the send pass reads it again.
+   */
+  readonly unvalidated?: boolean;
 }
+
+/** The record of a row the caller asked not to map (ReadInit.unmapped). */
+export const UNMAPPED: Readonly<Record<string, never>> = Object.freeze({});
 
 class MappedRowReader<R> implements RowReader<R> {
   private headerInfo: HeaderInfo;
@@ -75,8 +89,12 @@ class MappedRowReader<R> implements RowReader<R> {
   private rejected = 0;
   private skipped = 0;
   private blankLines = 0;
+  private readonly unmapped: ((line: number) => boolean) | undefined;
+  private readonly unvalidated: boolean;
 
-  constructor(file: string, records: RecordSource, compiled: CompiledSource, fixFile: boolean) {
+  constructor(file: string, records: RecordSource, compiled: CompiledSource, fixFile: boolean, init: ReadInit = {}) {
+    this.unmapped = init.unmapped;
+    this.unvalidated = init.unvalidated === true;
     this.file = file;
     this.records = records;
     this.headerInfo = {
@@ -194,7 +212,18 @@ class MappedRowReader<R> implements RowReader<R> {
       const error = { field: null, code: 'field_count', message };
       return { kind: 'reject', line, rawFields: fields, ...error, errors: [error] };
     }
-    const mapped = mapper.map(fields, record.templateLine ?? line);
+    if (this.unmapped?.(line) === true) {
+      mapper.carry(fields);
+      this.accepted++;
+      return { kind: 'row', line, record: UNMAPPED as R, rawFields: fields };
+    }
+    const templateLine = record.templateLine ?? line;
+    const mapped = this.unvalidated ? mapper.convert(fields, templateLine) : mapper.map(fields, templateLine);
+    if (mapped === null) {
+      this.rejected++;
+      const error = { field: null, code: 'conversion', message: 'a cell does not convert' };
+      return { kind: 'reject', line, rawFields: fields, ...error, errors: [error] };
+    }
     const broken = record.problems !== undefined && record.problems.length > 0 && this.plan !== undefined ? cellProblemErrors(this.plan, record.problems) : null;
     if (broken !== null && mapped.kind !== 'skip') {
       // The cell's own problem first; what the mapping made of its text (an error value is no price) is not repeated.
@@ -271,7 +300,7 @@ export async function readRows<E extends Entity>(
     opened.close();
     throw error;
   }
-  const reader = new MappedRowReader<RecordOf[E]>(file, fix.records, compiled, fix.layout !== null);
+  const reader = new MappedRowReader<RecordOf[E]>(file, fix.records, compiled, fix.layout !== null, init);
   try {
     await reader.readHeader(compiled, groups);
   } catch (error) {

@@ -1,0 +1,192 @@
+/**
+ * The CSV records of a file: split directly while the text holds no quote character, handed to csv-parse from the
+ * line of the first quote on. Most ERP exports never quote a field, and splitting a line on its delimiter costs a
+ * fraction of csv-parse's per-row work (bench:delta reads every row twice, bench:push once: docs/performance.md).
+ *
+ * Without a quote, csv-parse with the reader's options (parser.ts: record delimiters CRLF, LF and CR, no `columns`,
+ * blank lines kept) yields exactly the lines of the text split on the delimiter; test/ingest/csv-fast-lane.test.ts
+ * pins that against csv-parse itself on random texts and random chunkings. Whatever could differ goes to csv-parse
+ * whole: every line from the first one that holds a quote to the end of the file, and a line longer than
+ * MAX_RECORD_BYTES (which csv-parse fails as RECORD_TOO_LARGE).
+ *
+ * Memory: the records of one chunk at a time (the next chunk is read when they are taken), then csv-parse's own
+ * backpressure (drainingRecords).
+ */
+import { pipeline } from 'node:stream';
+import type { Parser } from 'csv-parse';
+import type { DetectedDelimiter } from './delimiter.ts';
+import type { Chunk } from './open-source.ts';
+import { createParser, MAX_RECORD_BYTES, type Parsed } from './parser.ts';
+
+/** Records in file order: `take` without waiting, `next` waiting for the file; errors come from `next`. */
+export interface RecordStream {
+  /** A record ready now, or undefined (then `next` reads on). */
+  take(): Parsed | undefined;
+  next(): Promise<IteratorResult<Parsed>>;
+  /** Records handed out and bytes consumed so far, counted as csv-parse counts them (UTF-8 bytes of the text). */
+  counts(): { records: number; bytes: number };
+}
+
+const RECORD_BREAK = /\r\n|\n|\r/;
+
+/** Where the text's last complete record ends (after its break), or 0. A final CR may be the start of a CRLF. */
+function completeEnd(text: string): number {
+  const lf = text.lastIndexOf('\n');
+  // Only a CR after the last LF matters: searching the tail, not the whole chunk of an LF file.
+  const tail = lf < 0 ? text : text.slice(lf + 1);
+  const cr = tail.lastIndexOf('\r');
+  if (cr < 0) return lf + 1;
+  if (cr < tail.length - 1) return lf + 1 + cr + 1;
+  const previous = cr === 0 ? -1 : tail.lastIndexOf('\r', cr - 1);
+  return previous < 0 ? lf + 1 : lf + 1 + previous + 1;
+}
+
+export function csvRecordStream(chunks: AsyncIterable<Chunk>, delimiter: DetectedDelimiter): RecordStream {
+  const source: AsyncIterator<Chunk, unknown> = chunks[Symbol.asyncIterator]();
+  let queue: Parsed[] = [];
+  let head = 0;
+  let rest = '';
+  let records = 0;
+  let bytes = 0;
+  let ended = false;
+  let slow: { parser: Parser; records: DrainingRecords } | null = null;
+
+  /** Hands out the records of `text`: complete lines, or the file's last line at its end. */
+  const split = (text: string): void => {
+    if (text === '') return;
+    const lines = text.split(RECORD_BREAK);
+    if (lines.at(-1) === '') lines.pop(); // the text ends with a break: nothing after it
+    for (const line of lines) queue.push(line.split(delimiter));
+    records += lines.length;
+    bytes += Buffer.byteLength(text);
+  };
+
+  /** csv-parse for `text` and every chunk after it. */
+  const toParser = (text: string): void => {
+    const parser = createParser(delimiter);
+    async function* remaining(): AsyncGenerator<Chunk> {
+      if (text !== '') yield text;
+      for (;;) {
+        const next = await source.next();
+        if (next.done === true) return;
+        yield next.value;
+      }
+    }
+    // Errors (a decode error, a broken quote) reach the reader through the records' iterator.
+    pipeline(remaining(), parser, () => undefined);
+    slow = { parser, records: drainingRecords(parser) };
+  };
+
+  const pull = async (): Promise<void> => {
+    const next = await source.next();
+    if (next.done === true) {
+      ended = true;
+      split(rest);
+      rest = '';
+      return;
+    }
+    const chunk = next.value;
+    const text = rest + (typeof chunk === 'string' ? chunk : chunk.toString('utf8'));
+    const quote = text.indexOf('"');
+    if (quote >= 0) {
+      const lineStart = Math.max(text.lastIndexOf('\n', quote), text.lastIndexOf('\r', quote)) + 1;
+      split(text.slice(0, lineStart));
+      rest = '';
+      toParser(text.slice(lineStart));
+      return;
+    }
+    const end = completeEnd(text);
+    if (text.length - end > MAX_RECORD_BYTES) {
+      split(text.slice(0, end));
+      rest = '';
+      toParser(text.slice(end));
+      return;
+    }
+    split(text.slice(0, end));
+    rest = text.slice(end);
+  };
+
+  const take = (): Parsed | undefined => {
+    if (head < queue.length) {
+      const record = queue[head++] as Parsed;
+      if (head === queue.length) {
+        queue = [];
+        head = 0;
+      }
+      return record;
+    }
+    return slow?.records.take();
+  };
+
+  return {
+    take,
+    async next(): Promise<IteratorResult<Parsed>> {
+      for (;;) {
+        const record = take();
+        if (record !== undefined) return { value: record, done: false };
+        if (slow !== null) return (slow as { records: DrainingRecords }).records.next();
+        if (ended) return { value: undefined, done: true };
+        await pull();
+      }
+    },
+    counts() {
+      const info = (slow as { parser: Parser } | null)?.parser.info;
+      return { records: records + (info?.records ?? 0), bytes: bytes + (info?.bytes ?? 0) };
+    },
+  };
+}
+
+/** Records the reader may hold before it pauses the parser (backpressure; memory stays bounded). */
+export const QUEUED_RECORDS = 256;
+
+/**
+ * The parser's records as an async iterator that yields every record parsed before an error, then throws it. A
+ * stream's own async iterator rejects as soon as the stream errors and drops the records still buffered, so the
+ * line reported for an unclosed quote depended on how fast the consumer had read the rows before it.
+ */
+interface DrainingRecords extends AsyncIterator<Parsed> {
+  /** A queued record, without waiting; undefined when none is queued (an error or the end is left to `next`). */
+  take(): Parsed | undefined;
+}
+
+function drainingRecords(parser: Parser): DrainingRecords {
+  const queue: Parsed[] = [];
+  let failure: { error: unknown } | null = null;
+  let ended = false;
+  let wake: (() => void) | null = null;
+  const notify = () => {
+    const w = wake;
+    wake = null;
+    w?.();
+  };
+  parser.on('data', (record: Parsed) => {
+    queue.push(record);
+    if (queue.length >= QUEUED_RECORDS) parser.pause();
+    notify();
+  });
+  parser.on('error', (error: unknown) => {
+    failure = { error };
+    notify();
+  });
+  parser.on('end', () => {
+    ended = true;
+    notify();
+  });
+  const take = (): Parsed | undefined => {
+    const record = queue.shift();
+    if (record !== undefined && queue.length < QUEUED_RECORDS / 2 && parser.isPaused()) parser.resume();
+    return record;
+  };
+  return {
+    take,
+    async next(): Promise<IteratorResult<Parsed>> {
+      for (;;) {
+        const record = take();
+        if (record !== undefined) return { value: record, done: false };
+        if (failure !== null) throw (failure).error;
+        if (ended) return { value: undefined, done: true };
+        await new Promise<void>((resolve) => (wake = resolve));
+      }
+    },
+  };
+}
