@@ -64,29 +64,30 @@ describe('PushService', () => {
 
   // Found under load by the security suite: the path stayed "queued" until the first push returned, so a new file
   // handed over under the same name in that window was dropped and never pushed.
-  it('a file written under the same name while the previous one is still being pushed is pushed after it', async () => {
+  it('a file written under the same name while the previous one is still being pushed is pushed after it', { timeout: 120_000 }, async () => {
     const inbox = join(h.dir, 'svc', 'same-name');
     await mkdir(inbox, { recursive: true });
     const source = SourceSchema.parse({ name: 'same', entity: 'transactions', path: inbox, stable_ms: 2000 });
     const results: FileResult[] = [];
     const service = new PushService({ deps: h.deps, sources: [source], clock, logger: h.deps.logger, onResult: (_s, r) => results.push(r) });
     await service.start();
-    // The first file's batch takes 3 s (real time) at the sandbox: long enough to hand the second over meanwhile.
-    h.sandbox.control.setFaults({ latency_ms: 3000, paths: ['POST /v1/transactions/bulk'] });
+    // The first file's batch takes 5 s (real time) at the sandbox: long enough to hand the second over meanwhile,
+    // even on a loaded machine (checked below: nothing was pushed yet when the second was handed over).
+    h.sandbox.control.setFaults({ latency_ms: 5000, paths: ['POST /v1/transactions/bulk'] });
     try {
       await writeFile(join(inbox, 'daily.csv'), 'transaction_id,item_id,transaction_timestamp\nS1,A,2026-11-20T08:00:00Z\n');
-      await until(() => service.status()[0]?.waitingToBeStable === 1, 'the first file to be seen');
+      await until(() => service.status()[0]?.waitingToBeStable === 1, 'the first file to be seen', 60_000);
       await clock.advance(2000);
-      await until(() => readdirSafe(join(inbox, 'processing')).length === 1, 'the first file to be claimed');
+      await until(() => readdirSafe(join(inbox, 'processing')).length === 1, 'the first file to be claimed', 60_000);
       await writeFile(join(inbox, 'daily.csv'), 'transaction_id,item_id,transaction_timestamp\nS2,A,2026-11-20T09:00:00Z\n');
-      await until(() => service.status()[0]?.waitingToBeStable === 1, 'the second file to be seen');
+      await until(() => service.status()[0]?.waitingToBeStable === 1, 'the second file to be seen', 60_000);
       await clock.advance(2000);
-      await until(() => service.status()[0]?.waitingToBeStable === 0, 'the second file to be handed over');
+      await until(() => service.status()[0]?.waitingToBeStable === 0, 'the second file to be handed over', 60_000);
       expect(results, 'the second file was handed over while the first was still being pushed').toHaveLength(0);
     } finally {
       h.sandbox.control.setFaults(null);
     }
-    await until(() => results.length === 2, 'both files to be pushed');
+    await until(() => results.length === 2, 'both files to be pushed', 60_000);
     expect(results.map((r) => r.outcome)).toEqual(['done', 'done']);
     expect(h.sandbox.control.state({ keys: true }).transactions.keys).toEqual(expect.arrayContaining(['S1', 'S2']));
     await service.stop();
