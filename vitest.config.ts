@@ -24,9 +24,65 @@ class EndToEndFirst extends BaseSequencer {
   }
 }
 
+/**
+ * Test files that also run against PostgreSQL (the `postgres` project: the same files with
+ * PRICING_AGENT_TEST_BACKEND=postgres, each file with a throwaway cluster of its own, test/support/state-db.ts): the
+ * store, push, pull, feed, mirror and daemon files. Files that are about SQLite itself (pragmas, WAL, its migrations
+ * from older databases, a POS reading the file from another process) stay SQLite-only.
+ */
+const BOTH_BACKENDS = [
+  'test/store/**/*.test.ts',
+  'test/outbox/price-feed.test.ts',
+  'test/outbox/docs-sql-postgres.test.ts',
+  'test/outbox/store-files.test.ts',
+  'test/pull/approved-prices.test.ts',
+  'test/pull/mirrors.test.ts',
+  'test/pull/reconcile.test.ts',
+  'test/feed/consumer-status.test.ts',
+  'test/feed/long-poll.test.ts',
+  'test/feed/scope.test.ts',
+  'test/feed/server.test.ts',
+  'test/integration/push-bulk.test.ts',
+  'test/integration/push-import.test.ts',
+  'test/integration/push-service.test.ts',
+  'test/integration/push-claim-recovery.test.ts',
+  'test/integration/push-api-faults.test.ts',
+  'test/integration/push-row-fates.test.ts',
+  'test/integration/pull-outbox.test.ts',
+  'test/integration/daemon.test.ts',
+  'test/integration/feed-daemon.test.ts',
+  'test/integration/feed-crash.test.ts',
+  'test/regressions/claim-cut-before-processing-name.test.ts',
+  'test/regressions/grid-mirror-with-columns-set.test.ts',
+  'test/regressions/long-poll-between-commit-and-announcement.test.ts',
+  'test/regressions/rejects-stream-busy-connection.test.ts',
+  'test/cli/state-migrate.test.ts',
+];
+const SQLITE_ONLY = ['test/store/open-sqlite.test.ts', 'test/store/wal-maintenance.test.ts', 'test/store/migrations.test.ts'];
+/** Files about PostgreSQL itself (they need a cluster): the postgres project only. */
+const POSTGRES_ONLY = [
+  'test/store/open-postgres.test.ts',
+  'test/store/copy-state.test.ts',
+  'test/cli/state-migrate.test.ts',
+  'test/outbox/docs-sql-postgres.test.ts',
+];
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts', 'src/**/*.test.ts'],
+    projects: [
+      { extends: true, test: { name: 'sqlite', include: ['test/**/*.test.ts', 'src/**/*.test.ts'], exclude: POSTGRES_ONLY } },
+      {
+        extends: true,
+        test: {
+          name: 'postgres',
+          include: BOTH_BACKENDS,
+          exclude: SQLITE_ONLY,
+          env: { PRICING_AGENT_TEST_BACKEND: 'postgres' },
+          globalSetup: ['test/support/postgres-global-setup.ts'],
+          setupFiles: ['test/support/postgres-file-setup.ts'],
+        },
+      },
+    ],
     // Integration tests start real HTTP servers and child processes, and spend about a third of their time
     // waiting on them: on the 2 cores of CI, 3 workers keep the cores busy (the suite takes ~2 minutes, not ~2.7).
     testTimeout: 30_000,

@@ -44,7 +44,7 @@ try {
     say: (text) => process.stderr.write(`screenshots: ${text}\n`),
     whileRunning: async (url, { db, layout }) => {
       // A POS that has read most of the feed (a second connection, as a POS would have; the agent keeps running).
-      const writer = await openStateDb({ dir: layout.stateDir });
+      const writer = await openStateDb({ dir: layout.stateDir, backend: 'sqlite', postgres: null });
       try {
         await ackConsumer(writer, 'pos-store-12', Math.max(0, (await maxSeq(writer)) - 37));
       } finally {

@@ -14,10 +14,12 @@ function maskUrlPassword(value: string): string {
   return url.toString();
 }
 
-/** A copy of `config` (not frozen) with the API key and any proxy password replaced by "***". */
+/** A copy of `config` (not frozen) with the API key, the PostgreSQL password and any proxy password replaced by "***". */
 export function redactConfig(config: Config): Config {
+  const postgres = config.state.postgres;
   return {
     ...config,
+    state: { ...config.state, postgres: postgres === null ? null : { ...postgres, password: postgres.password === null ? null : MASK } },
     api: {
       ...config.api,
       key: MASK,

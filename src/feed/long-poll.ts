@@ -100,6 +100,8 @@ export class LongPollHub {
   #unwatch: (() => void) | null = null;
   #ticking = false;
   readonly #stop = new AbortController();
+  /** Reads in flight (first pages, rechecks, announced changes): what `idle` waits for. */
+  readonly #inFlight = new Set<Promise<unknown>>();
 
   constructor(db: StateDb, clock: Clock, options: LongPollOptions = {}) {
     this.#db = db;
@@ -111,6 +113,22 @@ export class LongPollHub {
     return this.#waiters.size;
   }
 
+  /**
+   * Resolves once no read of the hub is in flight: every first page, recheck and announced change is handled. For
+   * tests, which then look at the waits: a PostgreSQL state answers on later turns of the event loop, not at once.
+   */
+  async idle(): Promise<void> {
+    while (this.#inFlight.size > 0) await Promise.allSettled([...this.#inFlight]);
+  }
+
+  /** `work`, counted in flight until it settles. */
+  #track<T>(work: Promise<T>): Promise<T> {
+    this.#inFlight.add(work);
+    const done = () => void this.#inFlight.delete(work);
+    work.then(done, done);
+    return work;
+  }
+
   /** The page after `after`, waiting for up to `waitMs` when there is none yet. */
   async poll(request: PollRequest): Promise<PollOutcome> {
     if (request.waitMs > 0 && request.after === this.#processed && this.#inStep() && !this.#stop.signal.aborted && !request.signal.aborted) {
@@ -120,7 +138,7 @@ export class LongPollHub {
     this.#reading += 1;
     this.#watch();
     try {
-      page = await readScopedPage(this.#db, request.consumer.scope, request.after, request.limit);
+      page = await this.#track(readScopedPage(this.#db, request.consumer.scope, request.after, request.limit));
     } finally {
       this.#reading -= 1;
       this.#unwatchIfIdle();
@@ -161,7 +179,7 @@ export class LongPollHub {
       request.signal.addEventListener('abort', onGone, { once: true });
       this.#add(waiter);
       // The hub may have moved past what this request read (a change handled meanwhile): read again now.
-      if (upTo < this.#processed) void this.#recheck(waiter);
+      if (upTo < this.#processed) void this.#track(this.#recheck(waiter));
     });
   }
 
@@ -179,7 +197,7 @@ export class LongPollHub {
       this.#unindex(waiter);
       waiter.consumer = consumer;
       this.#index(waiter);
-      void this.#recheck(waiter);
+      void this.#track(this.#recheck(waiter));
     }
   }
 
@@ -261,7 +279,7 @@ export class LongPollHub {
   /** A commit up to `seq` was announced: handled after the changes before it, one at a time, in order. */
   #changed(seq: number): void {
     if (seq > this.#announced) this.#announced = seq;
-    this.#changes = this.#changes.then(() => this.#process(seq));
+    this.#changes = this.#track(this.#changes.then(() => this.#process(seq)));
   }
 
   /**

@@ -3,6 +3,7 @@
  * SQL. Anything both SQLite (3.45+) and PostgreSQL (15+) understand is written directly, not here.
  */
 import type { SqlValue } from './sql-db.ts';
+import { currentPricesSelect as postgresCurrentPrices } from './postgres/migrations/0002-pull-outbox.ts';
 import { currentPricesSelect as sqliteCurrentPrices } from './sqlite/migrations/0002-pull-outbox.ts';
 
 export interface Dialect {
@@ -64,9 +65,7 @@ export const postgresDialect: Dialect = {
   // The feed's last seq: an index lookup; other tables' commits are not what the watchers of it wait for.
   changeMarker: 'SELECT coalesce(max(seq), 0) FROM price_feed',
   tableExists: `SELECT 1 FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = ?`,
-  currentPricesSelect: () => {
-    throw new Error('PostgreSQL backend not available yet');
-  },
+  currentPricesSelect: postgresCurrentPrices,
 };
 
 /** A PostgreSQL array literal ('{1,2,3}', '{"a","b"}'), elements quoted and escaped. */

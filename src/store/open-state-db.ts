@@ -1,9 +1,12 @@
 /**
- * Opening the state for the configured backend. The only place above the backends that names them: everything else
- * gets a StateDb and the functions of the table families.
+ * Opening the state for the configured backend (`state.backend`). The only place above the backends that names
+ * them: everything else gets a StateDb and the functions of the table families.
  */
+import { mkdirSync } from 'node:fs';
 import type { Config } from '../config/index.ts';
 import { StoreError } from './errors.ts';
+import { openPostgres } from './postgres/open-postgres.ts';
+import { describeLocation } from './postgres/pool.ts';
 import { databasePath, openSqlite } from './sqlite/open-sqlite.ts';
 import type { StateDb } from './state-db.ts';
 
@@ -15,19 +18,33 @@ export interface OpenStateOptions {
   readonly?: boolean;
   /** Milliseconds since the epoch; the project's Clock.now. */
   now?: () => number;
+  /** A connection of the pool failed while idle (PostgreSQL restarted or went away); it is replaced. */
+  onConnectionError?: (error: Error) => void;
 }
 
 /** Opens (creating and migrating it, unless read-only) the state of `state` (the config's `state:` section). */
 export async function openStateDb(state: Config['state'], options: OpenStateOptions = {}): Promise<StateDb> {
-  return openSqlite(databasePath(state.dir), {
+  const common = {
     ...(options.readonly === undefined ? {} : { readonly: options.readonly }),
     ...(options.now === undefined ? {} : { now: options.now }),
-  });
+  };
+  if (state.backend === 'postgres') {
+    const postgres = requirePostgres(state);
+    // This node's own files (per-store exports, temporary files) stay in state.dir: it exists as with SQLite.
+    if (options.readonly !== true) mkdirSync(state.dir, { recursive: true, mode: 0o750 });
+    return openPostgres(postgres, { ...common, ...(options.onConnectionError ? { onIdleError: options.onConnectionError } : {}) });
+  }
+  return openSqlite(databasePath(state.dir), common);
 }
 
-/** The state's location for messages (before it is opened): the SQLite file. */
+/** The state's location for messages (before it is opened): the SQLite file, or the PostgreSQL URL and schema. */
 export function stateLocation(state: Config['state']): string {
-  return databasePath(state.dir);
+  return state.backend === 'postgres' ? describeLocation(requirePostgres(state)) : databasePath(state.dir);
+}
+
+function requirePostgres(state: Config['state']): NonNullable<Config['state']['postgres']> {
+  if (state.postgres === null) throw new StoreError('INVALID_ARGUMENT', 'state.backend is postgres but state.postgres is not set');
+  return state.postgres;
 }
 
 /** True for the error of a read-only open that found no state yet. */

@@ -20,7 +20,7 @@ describe('loadConfig: defaults and shape', () => {
         proxy: null,
         no_proxy: [],
       },
-      state: { dir: join(dir, 'state') },
+      state: { dir: join(dir, 'state'), backend: 'sqlite', postgres: null },
       log: { level: 'info', pretty: false },
       sources: [],
       http: { enabled: true, host: '127.0.0.1', port: 9464, console: true, allowed_hosts: [] },
@@ -80,7 +80,7 @@ describe('loadConfig: errors name the YAML path and line', () => {
 
   it('an unknown key far from any known one lists the allowed keys', async () => {
     const error = await loadError(`${API}state:\n  database_location: /x\n`);
-    expect(error.problems).toEqual([{ path: 'state.database_location', message: 'unknown key (allowed here: dir)', line: 5 }]);
+    expect(error.problems).toEqual([{ path: 'state.database_location', message: 'unknown key (allowed here: dir, backend, postgres)', line: 5 }]);
   });
 
   it('an unknown top-level section', async () => {

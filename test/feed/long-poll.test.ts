@@ -24,8 +24,10 @@ function consumer(name: string, scope: StoreScope) {
   return found;
 }
 
-async function settle(): Promise<void> {
-  for (let i = 0; i < 4; i += 1) await new Promise((r) => setImmediate(r));
+/** Until the hub has handled every commit announced and every read it started (on PostgreSQL those take turns). */
+async function settle(hub: LongPollHub): Promise<void> {
+  for (let i = 0; i < 4; i += 1) await new Promise((r) => setImmediate(r)); // the announcement of a commit
+  await hub.idle();
 }
 
 describe('LongPollHub', () => {
@@ -80,7 +82,7 @@ describe('LongPollHub', () => {
           for (const p of step.polls) await request(p);
           if (step.commit.length > 0) await deliver(db, step.commit.map((store) => approval(++id, { store_id: store })));
           for (const p of step.between) await request(p);
-          await settle();
+          await settle(hub);
           for (const entry of open.splice(0)) {
             if (entry.outcome === null) {
               expect(await readScopedFeed(db, entry.scope, entry.after, entry.limit)).toEqual([]); // nothing for it yet
@@ -91,7 +93,7 @@ describe('LongPollHub', () => {
           }
         }
         hub.close();
-        await settle();
+        await settle(hub);
       }),
       { numRuns: 50, seed: 14 },
     );
@@ -133,7 +135,7 @@ describe('LongPollHub', () => {
     const leaving = new AbortController();
     const left = poll(60_000, leaving.signal);
     const long = poll(60_000);
-    await settle(); // each reads its first page, then waits
+    await settle(hub); // each reads its first page, then waits
     expect(hub.waiting).toBe(3);
     await clock.advance(9_000);
     expect(hub.waiting).toBe(3);

@@ -7,7 +7,6 @@
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { DIALECT_NAMES } from '../../src/sandbox/index.ts';
 import { daemonHarness, until, untilReady, type DaemonHarness } from '../support/daemon-harness.ts';
@@ -22,7 +21,7 @@ afterEach(async () => {
   h = null;
 });
 
-function config(harness: DaemonHarness, sources: string[], extra = ''): string {
+async function config(harness: DaemonHarness, sources: string[], extra = ''): Promise<string> {
   const block: Record<string, string> = {
     products: `  - name: products\n    entity: products\n    path: ./inbox/products\n    stable_ms: 200\n    delimiter: ";"\n    encoding: windows-1252\n    decimal_separator: ","\n    columns: { item_id: Artikelnummer, sku: Artikelnummer, product_name: Bezeichnung }\n`,
     stores: `  - name: stores\n    entity: product_store\n    path: ./inbox/stores\n    stable_ms: 200\n`,
@@ -31,7 +30,7 @@ function config(harness: DaemonHarness, sources: string[], extra = ''): string {
   };
   return [
     `api:\n  base_url: ${harness.sandbox.url}\n  key_file: ./api-key\n`,
-    `state:\n  dir: ./state\n`,
+    await harness.stateYaml(),
     `log:\n  level: info\n`,
     `http:\n  port: 0\n`,
     `daemon:\n  key_check_interval_ms: 1000\n  shutdown_timeout_ms: 30000\n`,
@@ -51,7 +50,7 @@ describe('pricing-agent run', () => {
   it.each(DIALECT_NAMES)('%s: pushes files of four sources, pulls approved prices into the outbox, reports ready, and counts it all in /metrics', async (dialect) => {
     h = await daemonHarness({ approvals: 60, dialect });
     const harness = h;
-    await h.writeConfig(config(h, ['products', 'stores', 'tx', 'competitors']));
+    await h.writeConfig(await config(h, ['products', 'stores', 'tx', 'competitors']));
     const daemon = h.start();
     await untilReady(h);
     const [s1] = h.sandbox.control.state().stores;
@@ -73,13 +72,8 @@ describe('pricing-agent run', () => {
     const approvals = h.sandbox.control.state().approvals;
     expect(approvals.acknowledged).toBeGreaterThan(0);
     expect(approvals.acks.every((a) => a.ack_count === 1 && a.conflicting_acks === 0 && a.repeat_acks === 0)).toBe(true);
-    const feed = new Database(join(h.dir, 'state', 'pricing-agent.db'), { readonly: true });
-    try {
-      const stored = (feed.prepare("SELECT count(DISTINCT approval_id) AS n FROM price_feed WHERE kind = 'price'").get() as { n: number }).n;
-      expect(stored).toBe(approvals.acknowledged);
-    } finally {
-      feed.close();
-    }
+    const stored = await h.stateValue<number>("SELECT count(DISTINCT approval_id) FROM price_feed WHERE kind = 'price'");
+    expect(stored).toBe(approvals.acknowledged);
     expect(JSON.parse((await h.get('/readyz')).body)).toEqual({ ready: true, state: 'running', reasons: [] });
     // The report is written just before the file's ledger row closes and the counters move: poll briefly.
     let metrics = '';
@@ -112,31 +106,19 @@ describe('pricing-agent run', () => {
 
   it('drains on SIGTERM in the middle of a large file, exits 0, and finishes it after a restart with every row once', async () => {
     h = await daemonHarness();
-    await h.writeConfig(config(h, ['tx']));
+    await h.writeConfig(await config(h, ['tx']));
     h.sandbox.control.setFaults({ latency_ms: 15, paths: ['POST /v1/transactions/bulk'] });
     const first = h.start();
     await untilReady(h);
     const rows = 40_000;
     await writeFile(join(h.inbox('tx'), 'big.csv'), transactions(0, rows));
-    const db = join(h.dir, 'state', 'pricing-agent.db');
-    const committedBatches = () => {
-      try {
-        const reader = new Database(db, { readonly: true, fileMustExist: true });
-        try {
-          return (reader.prepare('SELECT count(*) AS n FROM push_batches').get() as { n: number }).n;
-        } finally {
-          reader.close();
-        }
-      } catch {
-        return 0;
-      }
-    };
-    await until(() => committedBatches() >= 5, 'some batches to be committed', 30_000);
+    const committedBatches = async () => (await h?.stateValue<number>('SELECT count(*) FROM push_batches')) ?? 0;
+    await until(async () => (await committedBatches()) >= 5, 'some batches to be committed', 30_000);
     const stoppedAt = Date.now();
     first.child.kill('SIGTERM');
     expect(await first.exited).toEqual({ code: 0, signal: null });
     expect(Date.now() - stoppedAt).toBeLessThan(30_000);
-    const afterStop = committedBatches();
+    const afterStop = await committedBatches();
     expect(afterStop).toBeLessThan(rows / 500); // it really stopped in the middle
     expect(first.output()).toContain('"msg":"pricing-agent stopped"');
 
@@ -154,13 +136,13 @@ describe('pricing-agent run', () => {
 
   it('adds a source on SIGHUP without a restart, and refuses an invalid config keeping the old one', async () => {
     h = await daemonHarness();
-    await h.writeConfig(config(h, ['tx']));
+    await h.writeConfig(await config(h, ['tx']));
     const daemon = h.start();
     await untilReady(h);
-    await h.writeConfig(config(h, ['tx']).replace('sources:', 'sourcez:'));
+    await h.writeConfig((await config(h, ['tx'])).replace('sources:', 'sourcez:'));
     daemon.child.kill('SIGHUP');
     await until(() => daemon.output().includes('reload refused'), 'the invalid config to be refused');
-    await h.writeConfig(config(h, ['tx', 'competitors']));
+    await h.writeConfig(await config(h, ['tx', 'competitors']));
     daemon.child.kill('SIGHUP');
     await until(() => daemon.output().includes('"msg":"config reloaded"'), 'the reload');
     expect(daemon.output()).toMatch(/"sources_added":\["competitors"\]/);
@@ -173,7 +155,7 @@ describe('pricing-agent run', () => {
 
   it('pauses on a rotated key, says so in /readyz, and resumes when a new key is written to the key file', async () => {
     h = await daemonHarness();
-    await h.writeConfig(config(h, ['tx']));
+    await h.writeConfig(await config(h, ['tx']));
     const daemon = h.start();
     await untilReady(h);
     h.sandbox.control.rotateKey(); // the platform user generated a new key: ours now gets 401

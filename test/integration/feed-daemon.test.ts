@@ -33,11 +33,11 @@ let storeA: string;
 let storeB: string;
 const dispatcher = new Agent({ allowH2: false, connect: { ca: TLS_CA } });
 
-function config(schedule: string, withSouth: boolean): string {
+async function config(schedule: string, withSouth: boolean): Promise<string> {
   const south = withSouth ? `    - name: south\n      token_sha256: ${sha256Hex(tokens.south)}\n      stores: [${storeB}]\n` : '';
   return [
     `api:\n  base_url: ${h.sandbox.url}\n  key_file: ./api-key\n`,
-    `state:\n  dir: ./state\n`,
+    await h.stateYaml(),
     `http:\n  port: 0\n`,
     `pull:\n  approved_prices:\n    schedule: "${schedule}"\n    reconcile:\n      schedule: "${NEVER}"\n`,
     `feed:\n  listen: 127.0.0.1:0\n  tls:\n    cert_file: ${TLS.cert_file}\n    key_file: ${TLS.key_file}\n`,
@@ -75,7 +75,7 @@ beforeAll(async () => {
   h = await daemonHarness({ approvals: 0 });
   [storeA = '', storeB = ''] = h.sandbox.control.state().stores;
   writeFileSync(join(h.dir, 'north.token'), `${tokens.north}\n`, { mode: 0o600 });
-  await h.writeConfig(config(NEVER, true));
+  await h.writeConfig(await config(NEVER, true));
   daemon = h.start();
   await untilReady(h);
   feedUrl = /"feed":"(https:\/\/[^"]+)"/.exec(daemon.output())?.[1] ?? '';
@@ -141,7 +141,7 @@ describe('the feed of a running agent, over HTTPS', () => {
     const end = ((await feed('/feed/v1/changes?limit=10000', tokens.central)).json() as Page).next_after;
     const south = feed(`/feed/v1/changes?after=${end}&wait=60`, tokens.south);
     await untilMetric(/^pricing_agent_feed_waiting_requests 1$/m, 'the request to wait');
-    await h.writeConfig(config('* * * * * *', false));
+    await h.writeConfig(await config('* * * * * *', false));
     daemon.child.kill('SIGHUP');
     const revoked = await south;
     expect([revoked.status, revoked.json()]).toEqual([401, { detail: 'the token is not valid for this feed' }]);

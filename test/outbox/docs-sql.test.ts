@@ -5,7 +5,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { sqlValue } from '../support/state-sql.ts';
-import { STORE_A, STORE_B, approval, deliver, openTempDb } from './support.ts';
+import { openTempSqlite as openTempDb } from '../store/support.ts';
+import { STORE_A, STORE_B, approval, deliver } from './support.ts';
 
 function docStatements(): string[] {
   const doc = readFileSync(new URL('../../docs/outbox.md', import.meta.url), 'utf8');

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { sqlRun } from '../support/state-sql.ts';
 import { outboxStats } from '../../src/store/outbox-stats.ts';
 import { ackConsumer, listConsumers, maxSeq, readFeed } from '../../src/store/price-feed.ts';
 import { markAcknowledged, markConflicts } from '../../src/store/acknowledgements.ts';
@@ -31,8 +32,8 @@ describe('the price feed', () => {
     });
     await expect(readFeed(db, -1)).rejects.toThrow(error('INVALID_ARGUMENT'));
     await expect(readFeed(db, 0, 0)).rejects.toThrow(error('INVALID_ARGUMENT'));
-    expect(() => db.sqlite.exec(`UPDATE price_feed SET approved_price = '0' WHERE seq = 1`)).toThrow(/append-only/);
-    expect(() => db.sqlite.exec('DELETE FROM price_feed')).toThrow(/append-only/);
+    await expect(sqlRun(db, `UPDATE price_feed SET approved_price = '0' WHERE seq = 1`)).rejects.toThrow(/append-only/);
+    await expect(sqlRun(db, 'DELETE FROM price_feed')).rejects.toThrow(/append-only/);
   });
 });
 
@@ -62,8 +63,7 @@ describe('consumer offsets', () => {
       { consumer: 'pos-1', last_seq: 3, updated_at: '2026-11-22T10:00:00.000Z', lag: 3 },
     ]);
     // A POS writing its offset with SQL is held to the same rule by a trigger.
-    const raw = db.sqlite.prepare(`INSERT INTO consumer_offsets VALUES ('pos-3', 99, 'x')`);
-    expect(() => raw.run()).toThrow(/beyond the last seq/);
+    await expect(sqlRun(db, `INSERT INTO consumer_offsets VALUES ('pos-3', 99, 'x')`)).rejects.toThrow(/beyond the last seq/);
   });
 });
 

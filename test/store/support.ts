@@ -6,6 +6,7 @@ import type { ApprovedPrice } from '../../src/api/schemas/index.ts';
 import { openSqlite, type SqliteOptions } from '../../src/store/sqlite/open-sqlite.ts';
 import type { SqliteDb } from '../../src/store/sqlite/sqlite-db.ts';
 import type { StateDb } from '../../src/store/state-db.ts';
+import { openTestDb, type TestDbOptions } from '../support/state-db.ts';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 
@@ -20,17 +21,29 @@ export function tempDir(): string {
   return dir;
 }
 
-/** A migrated SQLite database on disk (real WAL), closed after the test. */
-export async function openTempDb(options: SqliteOptions = {}): Promise<SqliteDb> {
+const dirs = new WeakMap<StateDb, string>();
+
+/** A migrated state database on this run's backend (test/support/state-db.ts), closed after the test. */
+export async function openTempDb(options: TestDbOptions = {}): Promise<StateDb> {
+  const dir = tempDir();
+  const db = await openTestDb(dir, options);
+  dirs.set(db, dir);
+  cleanups.push(() => db.close());
+  return db;
+}
+
+/** A migrated SQLite database on disk (real WAL), whatever the run's backend; closed after the test. */
+export async function openTempSqlite(options: SqliteOptions = {}): Promise<SqliteDb> {
   const db = await openSqlite(join(tempDir(), 'state.db'), options);
   cleanups.push(() => db.close());
   return db;
 }
 
 /** A second handle on the state of `db` (from openTempDb), as another process would open it; closed after the test. */
-export async function reopenTempDb(db: StateDb, options: SqliteOptions = {}): Promise<SqliteDb> {
-  if (db.localFile === null) throw new Error('reopenTempDb: not a database of openTempDb');
-  const other = await openSqlite(db.localFile, options);
+export async function reopenTempDb(db: StateDb, options: TestDbOptions = {}): Promise<StateDb> {
+  const dir = dirs.get(db);
+  if (dir === undefined) throw new Error('reopenTempDb: not a database of openTempDb');
+  const other = await openTestDb(dir, options);
   cleanups.push(() => other.close());
   return other;
 }

@@ -3,7 +3,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { WalMaintenance, checkpoint, truncateWalIfFree, walSizeBytes } from '../../src/store/sqlite/wal-maintenance.ts';
 import type { SqliteDb } from '../../src/store/sqlite/sqlite-db.ts';
-import { onCleanup, openTempDb } from './support.ts';
+import { onCleanup, openTempSqlite as openTempDb } from './support.ts';
 
 async function writeSome(db: SqliteDb, n = 200): Promise<void> {
   await db.write(async (tx) => {

@@ -8,7 +8,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { startSandbox, type SandboxHandle, type SandboxOptions } from '../../src/sandbox/index.ts';
+import type { SqlParams } from '../../src/store/sql-db.ts';
 import { CLI_MAIN } from './run-cli.ts';
+import { openTestDb, testStateYaml } from './state-db.ts';
+import { sqlValue } from './state-sql.ts';
 import { until } from './test-logger.ts';
 
 export interface DaemonProcess {
@@ -36,6 +39,10 @@ export interface DaemonHarness {
   report(source: string, name: string | RegExp, timeoutMs?: number): Promise<string>;
   /** The transaction ids the sandbox holds that start with `${prefix}-`. */
   transactionKeys(prefix: string): string[];
+  /** The `state:` section of a config for the daemon (`dir: ./state`), on this run's backend (test/support/state-db.ts). */
+  stateYaml(): Promise<string>;
+  /** The first column of the first row of `sql` on the daemon's state (read-only, beside the daemon); undefined before it exists. */
+  stateValue<V>(sql: string, params?: SqlParams): Promise<V | undefined>;
   close(): Promise<void>;
 }
 
@@ -113,6 +120,16 @@ export async function daemonHarness(sandboxOptions: SandboxOptions = {}): Promis
     },
     transactionKeys(prefix) {
       return (sandbox.control.state({ keys: true }).transactions.keys ?? []).filter((k) => k.startsWith(`${prefix}-`));
+    },
+    stateYaml: () => testStateYaml('./state', join(dir, 'state')),
+    async stateValue<V>(sql: string, params: SqlParams = []) {
+      const db = await openTestDb(join(dir, 'state'), { readonly: true }).catch(() => null);
+      if (db === null) return undefined;
+      try {
+        return await sqlValue<V>(db, sql, params);
+      } finally {
+        await db.close();
+      }
     },
     async close() {
       for (const c of children) if (c.child.exitCode === null && c.child.signalCode === null) c.child.kill('SIGKILL');

@@ -1,9 +1,19 @@
 /**
- * The state database of a test: opened in the test's own temp folder, with the test's clock.
+ * The state database of a test, on the backend the test run is for: SQLite in the test's temp folder, or (the
+ * `postgres` Vitest project, PRICING_AGENT_TEST_BACKEND=postgres) a schema of its own in this test file's throwaway
+ * PostgreSQL cluster (test/support/postgres-cluster.ts), named after the temp folder so that reopening the same
+ * folder reopens the same state.
  */
-import { join } from 'node:path';
-import { openSqlite } from '../../src/store/sqlite/open-sqlite.ts';
+import { createHash } from 'node:crypto';
+import type { Config } from '../../src/config/index.ts';
+import { openStateDb } from '../../src/store/open-state-db.ts';
 import type { StateDb } from '../../src/store/state-db.ts';
+import { startCluster, type TestCluster } from './postgres-cluster.ts';
+
+export type TestBackend = 'sqlite' | 'postgres';
+
+/** The backend of this test run. */
+export const TEST_BACKEND: TestBackend = process.env['PRICING_AGENT_TEST_BACKEND'] === 'postgres' ? 'postgres' : 'sqlite';
 
 export interface TestDbOptions {
   readonly?: boolean;
@@ -11,7 +21,65 @@ export interface TestDbOptions {
   now?: () => number;
 }
 
-/** Opens (creating and migrating it unless read-only) the state database kept in `dir`. */
-export function openTestDb(dir: string, options: TestDbOptions = {}): Promise<StateDb> {
-  return openSqlite(join(dir, 'state.db'), options);
+let template: string | null = null;
+let cluster: Promise<TestCluster> | null = null;
+
+/** The initdb'd template of this run (given by the postgres project's global setup). */
+export function useClusterTemplate(path: string): void {
+  template = path;
+}
+
+/** This test file's cluster, started on first use. */
+export function testCluster(): Promise<TestCluster> {
+  if (template === null) throw new Error('no PostgreSQL template: run the test through the postgres Vitest project');
+  cluster ??= startCluster(template);
+  return cluster;
+}
+
+/** Stops this test file's cluster (the postgres project's setup file does, after the file). */
+export async function stopTestCluster(): Promise<void> {
+  const running = cluster;
+  cluster = null;
+  if (running) (await running).stop();
+}
+
+/** The schema of the state kept for `dir`. */
+export function schemaFor(dir: string): string {
+  return `t_${createHash('sha256').update(dir).digest('hex').slice(0, 20)}`;
+}
+
+/** The `state:` section of a config for `dir` on this run's backend (as loaded: absolute paths). */
+export async function testStateConfig(dir: string): Promise<Config['state']> {
+  if (TEST_BACKEND === 'sqlite') return { dir, backend: 'sqlite', postgres: null };
+  const { url } = await testCluster();
+  return {
+    dir,
+    backend: 'postgres',
+    postgres: {
+      url,
+      password: null,
+      password_file: null,
+      schema: schemaFor(dir),
+      sslmode: 'disable',
+      ca_file: null,
+      pool_size: 10,
+      connect_timeout_ms: 10_000,
+      statement_timeout_ms: 60_000,
+    },
+  };
+}
+
+/**
+ * The `state:` section as YAML lines for a config file a child process loads (`dir` relative to the config file
+ * or absolute, as written).
+ */
+export async function testStateYaml(dir: string, absoluteDir: string = dir): Promise<string> {
+  if (TEST_BACKEND === 'sqlite') return `state:\n  dir: ${dir}\n`;
+  const { url } = await testCluster();
+  return `state:\n  dir: ${dir}\n  backend: postgres\n  postgres:\n    url: ${url}\n    schema: ${schemaFor(absoluteDir)}\n`;
+}
+
+/** Opens (creating and migrating it unless read-only) the state kept for `dir`. */
+export async function openTestDb(dir: string, options: TestDbOptions = {}): Promise<StateDb> {
+  return openStateDb(await testStateConfig(dir), options);
 }

@@ -1,0 +1,24 @@
+/**
+ * The PostgreSQL migrations, run at every read-write open (src/store/migrate.ts). Numbered like the SQLite ones
+ * (sqlite/migrations/): the same name is the same change on both backends, so that `state migrate --to postgres`
+ * and the table families find the same tables and columns on either.
+ *
+ * Adding a migration: write `NNNN-name.ts` exporting a `Migration`, import it and add one line to
+ * POSTGRES_MIGRATIONS (and the same change to sqlite/migrations/). Names sort in run order.
+ */
+import type { Migration } from 'kysely/migration';
+import { migration0001Base } from './0001-base.ts';
+import { migration0002PullOutbox } from './0002-pull-outbox.ts';
+import { migration0003Push } from './0003-push.ts';
+import { migration0004AckState } from './0004-ack-state.ts';
+import { migration0006RowFates } from './0006-row-fates.ts';
+import { migration0007Feed } from './0007-feed.ts';
+
+export const POSTGRES_MIGRATIONS: Readonly<Record<string, Migration>> = {
+  '0001_base': migration0001Base,
+  '0002_pull_outbox': migration0002PullOutbox,
+  '0003_push': migration0003Push,
+  '0004_ack_state': migration0004AckState,
+  '0006_row_fates': migration0006RowFates,
+  '0007_feed': migration0007Feed,
+};

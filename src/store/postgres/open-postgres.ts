@@ -1,0 +1,79 @@
+/**
+ * Opening the PostgreSQL state: the pool, the schema (created when the role may), the migrations (through Kysely's
+ * migrator, whose lock makes two nodes starting at once run them once), or, read-only, a check that the agent
+ * created the schema.
+ */
+import { Kysely, PostgresDialect } from 'kysely';
+import type pg from 'pg';
+import type { PostgresConfig } from '../../config/state-schema.ts';
+import { StoreError } from '../errors.ts';
+import { migrateToLatest } from '../migrate.ts';
+import { POSTGRES_MIGRATIONS } from './migrations/index.ts';
+import { createPool, describeLocation, quoteIdent, type PoolOptions } from './pool.ts';
+import { PostgresDb } from './postgres-db.ts';
+
+export interface PostgresOptions extends Omit<PoolOptions, 'applicationName'> {
+  /** Milliseconds since the epoch; the project's Clock.now. */
+  now?: () => number;
+}
+
+/** Opens (creating the schema and migrating it, unless read-only) the state in `config`'s schema. */
+export async function openPostgres(config: PostgresConfig, options: PostgresOptions = {}): Promise<PostgresDb> {
+  const readonly = options.readonly ?? false;
+  const pool = createPool(config, options);
+  const location = describeLocation(config);
+  const db = new PostgresDb({ location, readonly, pool, schema: config.schema, now: options.now ?? Date.now });
+  try {
+    await connectOnce(pool, location);
+    if (readonly) await requireInitialized(pool, config.schema, location);
+    else {
+      await ensureSchema(pool, config.schema, location);
+      // Kysely only runs the migrations; not destroyed afterwards (that would end the shared pool).
+      const kysely = new Kysely({ dialect: new PostgresDialect({ pool }) });
+      await migrateToLatest(kysely, POSTGRES_MIGRATIONS, { schema: config.schema });
+    }
+  } catch (error) {
+    await db.close().catch(() => undefined);
+    throw error;
+  }
+  return db;
+}
+
+/** A first connection, so that a wrong host, password or certificate is one clear error at start. */
+async function connectOnce(pool: pg.Pool, location: string): Promise<void> {
+  try {
+    const client = await pool.connect();
+    client.release();
+  } catch (error) {
+    throw new StoreError('OPEN_FAILED', `cannot connect to PostgreSQL at ${location}: ${(error as Error).message}`, { cause: error });
+  }
+}
+
+async function schemaExists(pool: pg.Pool, schema: string): Promise<boolean> {
+  return (await pool.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema])).rowCount === 1;
+}
+
+async function ensureSchema(pool: pg.Pool, schema: string, location: string): Promise<void> {
+  if (await schemaExists(pool, schema)) return;
+  try {
+    await pool.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}`);
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== '42501') throw error; // insufficient_privilege
+    const role = (await pool.query<{ r: string }>('SELECT current_user AS r')).rows[0]?.r ?? 'the agent role';
+    const message = `schema ${schema} does not exist at ${location} and ${role} may not create it: run CREATE SCHEMA ${quoteIdent(schema)} AUTHORIZATION ${quoteIdent(role)} as the database owner (docs/ha.md)`;
+    throw new StoreError('OPEN_FAILED', message, { cause: error });
+  }
+}
+
+async function requireInitialized(pool: pg.Pool, schema: string, location: string): Promise<void> {
+  if (!(await schemaExists(pool, schema))) {
+    throw new StoreError('MISSING', `no state at ${location} yet: the agent has not run with this state.postgres`);
+  }
+  const tables = await pool.query(
+    `SELECT 1 FROM information_schema.tables WHERE table_schema = $1 AND table_name IN ('agent_meta', 'price_feed')`,
+    [schema],
+  );
+  if (tables.rowCount !== 2) {
+    throw new StoreError('NOT_INITIALIZED', `schema ${schema} at ${location} was not created by pricing-agent (run the agent once first)`);
+  }
+}

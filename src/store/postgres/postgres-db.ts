@@ -1,0 +1,254 @@
+/**
+ * The PostgreSQL backend: a pg pool, the shared SQL of the table families with its `?` placeholders numbered, and
+ * transactions on one pooled connection each.
+ *
+ * Values: every timestamp and price of the agent is text on this backend too (ISO 8601, decimal strings), so rows
+ * read back are byte for byte what SQLite returns; bigint (ids, seqs, counts) is parsed to a number (the pool's type
+ * parsers, pool.ts), numeric and date/time types stay strings.
+ *
+ * Many rows are written with one statement (`insert`): the rows go as one JSON parameter, expanded by
+ * json_populate_recordset in the table's own row type and inserted in their order (WITH ORDINALITY), so a page of
+ * 500 versions is one round trip, and identity columns (price_feed.seq) are given in the order of the rows.
+ */
+import type pg from 'pg';
+import { postgresDialect } from '../dialect.ts';
+import { insertStatement, SqlDb, type InsertSpec, type Queryable, type SqlParams, type Tx, type WriteOptions } from '../sql-db.ts';
+
+/** What every write transaction runs before its own statements (the HA lease's fencing check). */
+export interface TransactionHooks {
+  /** Runs first in every write transaction, on its connection; throws to refuse the transaction (a stale lease). */
+  beforeWrite?: (tx: Queryable) => Promise<void>;
+}
+
+export class PostgresDb extends SqlDb {
+  readonly dialect = postgresDialect;
+  readonly pool: pg.Pool;
+  readonly schema: string;
+  #hooks: TransactionHooks = {};
+
+  constructor(init: { location: string; readonly: boolean; pool: pg.Pool; schema: string; now: () => number }) {
+    super({ location: init.location, localFile: null, readonly: init.readonly, now: init.now });
+    this.pool = init.pool;
+    this.schema = init.schema;
+  }
+
+  /** Sets the checks every write transaction runs first (the HA lease's fencing token). */
+  setTransactionHooks(hooks: TransactionHooks): void {
+    this.#hooks = hooks;
+  }
+
+  async all<R>(sql: string, params: SqlParams = []): Promise<R[]> {
+    this.refuseInsideTransaction();
+    return (await this.pool.query(numbered(sql), params as unknown[])).rows as R[];
+  }
+
+  async get<R>(sql: string, params: SqlParams = []): Promise<R | undefined> {
+    return (await this.all<R>(sql, params))[0];
+  }
+
+  async value<V>(sql: string, params: SqlParams = []): Promise<V | undefined> {
+    this.refuseInsideTransaction();
+    return firstValue<V>(await this.pool.query({ text: numbered(sql), values: params as unknown[], rowMode: 'array' }));
+  }
+
+  async run(sql: string, params: SqlParams = []): Promise<number> {
+    this.refuseInsideTransaction();
+    return (await this.pool.query(numbered(sql), params as unknown[])).rowCount ?? 0;
+  }
+
+  async insert<R = never>(spec: InsertSpec, rows: readonly SqlParams[]): Promise<R[]> {
+    this.refuseInsideTransaction();
+    return insertRows<R>((text, values) => this.pool.query(text, values), spec, rows);
+  }
+
+  async *batches<R>(sql: string, params: SqlParams, size: number): AsyncGenerator<R[]> {
+    this.refuseInsideTransaction();
+    const client = await this.pool.connect();
+    let broken: Error | undefined;
+    try {
+      // A cursor in a read-only repeatable-read transaction: one snapshot, `size` rows in memory at a time.
+      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+      await client.query(`DECLARE batches NO SCROLL CURSOR FOR ${numbered(sql)}`, params as unknown[]);
+      for (;;) {
+        const { rows } = await client.query(`FETCH FORWARD ${Math.trunc(size)} FROM batches`);
+        if (rows.length === 0) break;
+        yield rows as R[];
+      }
+      await client.query('COMMIT');
+    } catch (error) {
+      broken = connectionBroken(error);
+      throw error;
+    } finally {
+      if (broken === undefined) await client.query('ROLLBACK').catch(() => undefined); // after COMMIT: a no-op
+      client.release(broken);
+    }
+  }
+
+  /** A read-only transaction that sees one snapshot (repeatable read), on a pooled connection. */
+  protected async snapshot<T>(fn: (q: Queryable) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    let broken: Error | undefined;
+    try {
+      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+      const { tx, end } = transactionOn(client, this.now());
+      try {
+        const result = await fn(tx);
+        await client.query('COMMIT');
+        return result;
+      } finally {
+        end();
+      }
+    } catch (error) {
+      broken = connectionBroken(error);
+      if (broken === undefined) await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  protected async transaction<T>(fn: (tx: Tx) => Promise<T>, options: WriteOptions): Promise<T> {
+    const client = await this.pool.connect();
+    let broken: Error | undefined;
+    try {
+      return await runTransaction(client, fn, options, this.#hooks.beforeWrite, () => this.now());
+    } catch (error) {
+      broken = connectionBroken(error);
+      throw error;
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  protected async closeBackend(): Promise<void> {
+    await this.pool.end();
+  }
+}
+
+/** BEGIN, the hook, `fn`, COMMIT on `client`; ROLLBACK when anything throws. */
+async function runTransaction<T>(
+  client: pg.PoolClient,
+  fn: (tx: Tx) => Promise<T>,
+  options: WriteOptions,
+  beforeWrite: ((tx: Queryable) => Promise<void>) | undefined,
+  now: () => string,
+): Promise<T> {
+  // synchronous_commit off: the commit returns before its WAL is flushed; a crash of the server may lose it (never
+  // corrupts): the 'relaxed' contract of WriteOptions.
+  await client.query(options.durability === 'relaxed' ? 'BEGIN; SET LOCAL synchronous_commit = off' : 'BEGIN');
+  const { tx, end } = transactionOn(client, now());
+  try {
+    if (beforeWrite) await beforeWrite(tx);
+    const result = await fn(tx);
+    await client.query('COMMIT');
+    return result;
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined); // a broken connection is released as broken
+    throw error;
+  } finally {
+    end();
+  }
+}
+
+/** The statements of one transaction on `client`, refused once `end` was called. */
+function transactionOn(client: pg.PoolClient, now: string): { tx: Tx; end: () => void } {
+  let open = true;
+  const on = clientQueryable(client);
+  const check = (): void => {
+    if (!open) throw new Error('transaction used after it ended');
+  };
+  const tx: Tx = {
+    dialect: postgresDialect,
+    now,
+    all: async (sql, params) => (check(), on.all(sql, params)),
+    get: async (sql, params) => (check(), on.get(sql, params)),
+    value: async (sql, params) => (check(), on.value(sql, params)),
+    run: async (sql, params) => (check(), on.run(sql, params)),
+    insert: async (spec, rows) => (check(), on.insert(spec, rows)),
+  };
+  return { tx, end: () => (open = false) };
+}
+
+function clientQueryable(client: pg.PoolClient): Queryable {
+  return {
+    dialect: postgresDialect,
+    all: async <R>(sql: string, params: SqlParams = []) => (await client.query(numbered(sql), params as unknown[])).rows as R[],
+    get: async <R>(sql: string, params: SqlParams = []) => (await client.query(numbered(sql), params as unknown[])).rows[0] as R | undefined,
+    value: async <V>(sql: string, params: SqlParams = []) =>
+      firstValue<V>(await client.query({ text: numbered(sql), values: params as unknown[], rowMode: 'array' })),
+    run: async (sql: string, params: SqlParams = []) => (await client.query(numbered(sql), params as unknown[])).rowCount ?? 0,
+    insert: <R>(spec: InsertSpec, rows: readonly SqlParams[]) => insertRows<R>((text, values) => client.query(text, values), spec, rows),
+  };
+}
+
+function firstValue<V>(result: pg.QueryResult): V | undefined {
+  const row = result.rows[0] as unknown[] | undefined;
+  return row === undefined ? undefined : (row[0] as V);
+}
+
+type Query = (text: string, values: unknown[]) => Promise<pg.QueryResult>;
+
+/**
+ * One INSERT for all `rows`. With ON CONFLICT DO UPDATE, a key that repeats among the rows keeps its last row (as
+ * the row-by-row SQLite backend ends up with; PostgreSQL refuses to update one row twice in a statement).
+ */
+async function insertRows<R>(query: Query, spec: InsertSpec, rows: readonly SqlParams[]): Promise<R[]> {
+  if (rows.length === 0) return [];
+  let input = rows;
+  const conflict = spec.onConflict;
+  if (conflict && (conflict.update ?? []).length > 0) {
+    const keyIndexes = conflict.target.map((c) => spec.columns.indexOf(c));
+    const last = new Map<string, number>();
+    rows.forEach((row, i) => last.set(JSON.stringify(keyIndexes.map((k) => row[k])), i));
+    if (last.size < rows.length) input = [...last.values()].sort((a, b) => a - b).map((i) => rows[i] as SqlParams);
+  }
+  const objects = input.map((row) => Object.fromEntries(spec.columns.map((c, i) => [c, jsonValue(row[i] ?? null)])));
+  const columns = spec.columns.map((c) => `r.${c}`).join(', ');
+  const text = insertStatement(
+    spec,
+    `SELECT ${columns} FROM json_populate_recordset(NULL::${spec.table}, $1::json) WITH ORDINALITY AS r ORDER BY r.ordinality`,
+  );
+  const result = await query(text, [JSON.stringify(objects)]);
+  return result.rows as R[];
+}
+
+/** A value as json_populate_recordset reads it into its column: bytes as bytea's hex text (`\\x0a1b`). */
+function jsonValue(value: SqlParams[number]): string | number | null {
+  return value instanceof Uint8Array ? `\\x${Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('hex')}` : value;
+}
+
+const numberedCache = new Map<string, string>();
+
+/** `?` placeholders as PostgreSQL's `$1, $2, ...`, outside quoted literals and identifiers. Cached per text. */
+export function numbered(sql: string): string {
+  let text = numberedCache.get(sql);
+  if (text !== undefined) return text;
+  let out = '';
+  let n = 0;
+  let quote: string | null = null;
+  for (const char of sql) {
+    if (quote !== null) {
+      if (char === quote) quote = null;
+      out += char;
+    } else if (char === "'" || char === '"') {
+      quote = char;
+      out += char;
+    } else if (char === '?') {
+      n += 1;
+      out += `$${n}`;
+    } else out += char;
+  }
+  text = out;
+  if (numberedCache.size < 2000) numberedCache.set(sql, text);
+  return text;
+}
+
+/** The error a connection that must not go back to the pool fails with (the server went away), else undefined. */
+function connectionBroken(error: unknown): Error | undefined {
+  if (!(error instanceof Error)) return undefined;
+  const code = (error as { code?: unknown }).code;
+  // Class 08: connection exception; 57P01-57P03: the server is shutting down or restarting.
+  if (typeof code === 'string' && (code.startsWith('08') || code.startsWith('57P'))) return error;
+  if (/Connection terminated|ECONNRESET|EPIPE/.test(error.message)) return error;
+  return undefined;
+}

@@ -1,0 +1,121 @@
+/**
+ * The PostgreSQL backend's own rules (runs in the postgres project only; the table families' tests run on both):
+ * the schema created when the role may and a clear error when it may not, migrations once even with two nodes
+ * starting together, values read back as SQLite gives them, read-only opens, and the pool's failure modes.
+ */
+import pg from 'pg';
+import { describe, expect, it } from 'vitest';
+import { StoreError } from '../../src/store/errors.ts';
+import { openPostgres } from '../../src/store/postgres/open-postgres.ts';
+import { sqlOf } from '../../src/store/sql-db.ts';
+import { openStateDb } from '../../src/store/open-state-db.ts';
+import { schemaFor, TEST_BACKEND, testCluster, testStateConfig } from '../support/state-db.ts';
+import { onCleanup, tempDir } from './support.ts';
+
+async function expectCode(promise: Promise<unknown>, code: string): Promise<StoreError> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(StoreError);
+  expect((error as StoreError).code).toBe(code);
+  return error as StoreError;
+}
+
+async function superuser(): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: (await testCluster()).url });
+  await client.connect();
+  onCleanup(() => client.end());
+  return client;
+}
+
+describe.runIf(TEST_BACKEND === 'postgres')('openPostgres', () => {
+  it('creates the schema, migrates once, and keeps the database id on a reopen', async () => {
+    const state = await testStateConfig(tempDir());
+    const first = await openStateDb(state);
+    const sql = sqlOf(first);
+    const id = await sql.value(`SELECT value FROM agent_meta WHERE key = 'database_id'`);
+    const names = await sql.all<{ name: string }>('SELECT name FROM kysely_migration ORDER BY name');
+    await first.close();
+    const second = await openStateDb(state);
+    onCleanup(() => second.close());
+    expect(await sqlOf(second).all('SELECT name FROM kysely_migration ORDER BY name')).toEqual(names);
+    expect(names.map((n) => n.name).slice(0, 4)).toEqual(['0001_base', '0002_pull_outbox', '0003_push', '0004_ack_state']);
+    expect(await sqlOf(second).value(`SELECT value FROM agent_meta WHERE key = 'database_id'`)).toBe(id);
+    expect(second.location).toBe(`${state.postgres?.url ?? ''} (schema ${state.postgres?.schema ?? ''})`);
+    expect(second.localFile).toBeNull();
+  });
+
+  it('two nodes starting at once migrate the schema once', async () => {
+    const state = await testStateConfig(tempDir());
+    const [a, b] = await Promise.all([openStateDb(state), openStateDb(state)]);
+    onCleanup(() => a.close());
+    onCleanup(() => b.close());
+    const rows = await sqlOf(a).all<{ n: number }>('SELECT count(*) AS n FROM kysely_migration GROUP BY name');
+    expect(rows.every((r) => r.n === 1)).toBe(true);
+    expect(await sqlOf(b).value(`SELECT count(*) FROM agent_meta WHERE key = 'database_id'`)).toBe(1);
+  });
+
+  it('reads values as SQLite gives them: bigint as numbers, text as sent, JSON fields of the record as text', async () => {
+    const db = sqlOf(await openStateDb(await testStateConfig(tempDir())));
+    onCleanup(() => db.close());
+    expect(await db.value('SELECT count(*) FROM price_feed')).toBe(0);
+    expect(await db.value(`SELECT 9007199254740991::bigint`)).toBe(Number.MAX_SAFE_INTEGER);
+    expect(await db.value(`SELECT 1.10::numeric`)).toBe('1.10');
+    expect(await db.value(`SELECT '2026-11-23'::date`)).toBe('2026-11-23');
+    expect(await db.value(`SELECT '2026-11-23T10:00:00.123456Z'::timestamptz AT TIME ZONE 'UTC'`)).toBe('2026-11-23 10:00:00.123456');
+    await expect(db.value(`SELECT 9007199254740993::bigint`)).rejects.toThrow(/beyond/);
+  });
+
+  it('a role that may not create the schema gets a clear error; once the owner creates it, it works', async () => {
+    const admin = await superuser();
+    const dir = tempDir();
+    const role = `r_${schemaFor(dir).slice(2, 14)}`;
+    await admin.query(`CREATE ROLE ${role} LOGIN`);
+    const state = await testStateConfig(dir);
+    const url = state.postgres?.url.replace('postgres@', `${role}@`) ?? '';
+    const limited = { ...state, postgres: { ...(state.postgres as NonNullable<typeof state.postgres>), url } };
+    await admin.query(`REVOKE CREATE ON DATABASE postgres FROM PUBLIC`);
+    try {
+      const error = await expectCode(openStateDb(limited), 'OPEN_FAILED');
+      expect(error.message).toContain(`CREATE SCHEMA "${limited.postgres.schema}" AUTHORIZATION "${role}"`);
+      await admin.query(`CREATE SCHEMA ${limited.postgres.schema} AUTHORIZATION ${role}`);
+      const db = await openStateDb(limited);
+      onCleanup(() => db.close());
+      expect(await sqlOf(db).value('SELECT count(*) FROM agent_meta')).toBe(2);
+    } finally {
+      await admin.query(`GRANT CREATE ON DATABASE postgres TO PUBLIC`);
+    }
+  });
+
+  it('opens read-only without creating anything, and refuses writes', async () => {
+    const state = await testStateConfig(tempDir());
+    await expectCode(openStateDb(state, { readonly: true }), 'MISSING');
+    await (await openStateDb(state)).close();
+    const ro = sqlOf(await openStateDb(state, { readonly: true }));
+    onCleanup(() => ro.close());
+    expect(await ro.value('SELECT count(*) FROM agent_meta')).toBe(2);
+    await expect(ro.write(() => Promise.resolve(1))).rejects.toThrow(expect.objectContaining({ code: 'READ_ONLY' }) as Error);
+    // The connection itself is read-only too: nothing written by mistake behind the store's back.
+    await expect(ro.run(`INSERT INTO pull_state VALUES ('job', NULL, 't')`)).rejects.toThrow(/read-only/);
+  });
+
+  it('a wrong port is one clear error at open, within the connect timeout', async () => {
+    const state = await testStateConfig(tempDir());
+    const postgres = { ...(state.postgres as NonNullable<typeof state.postgres>), url: 'postgres://postgres@127.0.0.1:1/postgres', connect_timeout_ms: 2000 };
+    const error = await expectCode(openPostgres(postgres), 'OPEN_FAILED');
+    expect(error.message).toContain('cannot connect to PostgreSQL at postgres://postgres@127.0.0.1:1/postgres');
+  });
+
+  it('a connection the server kills while idle is replaced, without crashing the process', async () => {
+    const admin = await superuser();
+    const errors: Error[] = [];
+    const state = await testStateConfig(tempDir());
+    const db = sqlOf(await openPostgres(state.postgres as NonNullable<typeof state.postgres>, { onIdleError: (e) => errors.push(e) }));
+    onCleanup(() => db.close());
+    expect(await db.value('SELECT 1')).toBe(1);
+    await admin.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'pricing-agent' AND pid <> pg_backend_pid()`);
+    await expect.poll(() => errors.length).toBeGreaterThan(0);
+    expect(await db.value('SELECT 2')).toBe(2);
+  });
+});
