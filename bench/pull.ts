@@ -12,8 +12,12 @@
  *
  *   bench:pull agent=<rows/s> minimal=<rows/s> ratio=<x.xx> agent_rss_mb=<n>
  *
- *   node bench/pull.ts [--approvals 100000] [--rounds 2]
+ *   node bench/pull.ts [--approvals 100000] [--rounds 2] [--backend postgres]
  * Target: ratio >= 0.8.
+ *
+ * --backend postgres: each round also runs the agent with its state in PostgreSQL (a throwaway cluster on this
+ * machine, durable like a production server: bench/postgres-target.ts) against the agent's sandbox reset again, and
+ * the last line adds `agent_postgres=<rows/s> backend_ratio=<PostgreSQL over SQLite>` (target >= 0.7).
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -28,14 +32,19 @@ import { systemClock } from '../src/clock.ts';
 import { createLogger } from '../src/log.ts';
 import { runApprovedPricesPull } from '../src/pull/approved-prices.ts';
 import type { ApprovedPrice } from '../src/api/schemas/index.ts';
+import { openStateDb } from '../src/store/open-state-db.ts';
 import { openSqlite } from '../src/store/sqlite/open-sqlite.ts';
 import { compileForBench } from './compiled.ts';
+import { BACKENDS, benchState, startBenchPostgres } from './postgres-target.ts';
 
 const { values } = parseArgs({
   options: {
     approvals: { type: 'string', default: '100000' },
     rounds: { type: 'string', default: '2' },
     role: { type: 'string' },
+    backend: { type: 'string', default: 'sqlite' },
+    'pg-url': { type: 'string' },
+    'pg-schema': { type: 'string' },
     url: { type: 'string' },
     key: { type: 'string' },
     dir: { type: 'string' },
@@ -71,7 +80,8 @@ async function report(side: (url: string, key: string, dir: string) => Promise<S
 
 /** The agent's pull, as the daemon and `pull --once` run it: the same functions, database and client set-up. */
 async function agent(url: string, key: string, dir: string): Promise<Side> {
-  const db = await openSqlite(join(dir, 'pricing-agent.db'));
+  const postgres = values['pg-url'] === undefined ? null : { url: values['pg-url'], schema: values['pg-schema'] ?? 'bench' };
+  const db = await openStateDb(benchState(dir, postgres));
   const dispatcher = createDispatcher({ maxConnections: 4 });
   const client = new ApiClient({ baseUrl: url, apiKey: key, dispatcher });
   const logger = createLogger({ level: 'warn', destination: 2 });
@@ -173,8 +183,9 @@ function startSandbox(approvals: string): Promise<{ child: ChildProcess; url: st
   });
 }
 
-function runSide(worker: string, role: 'agent' | 'minimal' | 'floor', url: string, key: string, dir: string): Promise<Result> {
-  const child = fork(worker, ['--role', role, '--url', url, '--key', key, '--dir', dir], {
+function runSide(worker: string, role: 'agent' | 'minimal' | 'floor', url: string, key: string, dir: string, postgres?: { url: string; schema: string }): Promise<Result> {
+  const pg = postgres ? ['--pg-url', postgres.url, '--pg-schema', postgres.schema] : [];
+  const child = fork(worker, ['--role', role, '--url', url, '--key', key, '--dir', dir, ...pg], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     // The flags the agent is deployed with (src/cli/main.ts shebang, systemd unit, Dockerfile), for every side.
     execArgv: ['--max-semi-space-size=8', '--max-old-space-size=1536'],
@@ -207,8 +218,11 @@ function best(results: Result[]): Result {
  */
 async function main(): Promise<void> {
   // Every side runs this file compiled to JavaScript, as the agent ships (bench/compiled.ts).
+  const backend = BACKENDS.find((b) => b === values.backend);
+  if (backend === undefined) throw new Error(`--backend must be sqlite or postgres, got ${values.backend}`);
   const compiled = await compileForBench();
   const worker = compiled.path(import.meta.url);
+  const cluster = backend === 'postgres' ? await startBenchPostgres() : null;
   const sandboxes = await Promise.all([startSandbox(values.approvals), startSandbox(values.approvals)]);
   const dirs: string[] = [];
   const fresh = (): string => {
@@ -221,15 +235,20 @@ async function main(): Promise<void> {
     if (!forAgent || !forMinimal) throw new Error('sandboxes did not start');
     const agents: Result[] = [];
     const minimals: Result[] = [];
+    const postgresAgents: Result[] = [];
     for (let round = 0; round < Number(values.rounds); round += 1) {
       if (round > 0) await Promise.all([reset(forAgent.url), reset(forMinimal.url)]);
       agents.push(await runSide(worker, 'agent', forAgent.url, forAgent.key, fresh()));
       minimals.push(await runSide(worker, 'minimal', forMinimal.url, forMinimal.key, fresh()));
       const [a, m] = [agents[round] as Result, minimals[round] as Result];
-      console.log(
-        `round ${round + 1}: agent ${rate(a)} rows/s (${a.cpuSeconds.toFixed(1)} s CPU), ` +
-          `minimal ${rate(m)} rows/s (${m.cpuSeconds.toFixed(1)} s CPU)`,
-      );
+      let text = `round ${round + 1}: agent ${rate(a)} rows/s (${a.cpuSeconds.toFixed(1)} s CPU), minimal ${rate(m)} rows/s (${m.cpuSeconds.toFixed(1)} s CPU)`;
+      if (cluster) {
+        await reset(forAgent.url);
+        const p = await runSide(worker, 'agent', forAgent.url, forAgent.key, fresh(), { url: cluster.url, schema: `bench_pull_${round}` });
+        postgresAgents.push(p);
+        text += `, agent on PostgreSQL ${rate(p)} rows/s (${p.cpuSeconds.toFixed(1)} s CPU)`;
+      }
+      console.log(text);
     }
     await reset(forMinimal.url);
     const floor = await runSide(worker, 'floor', forMinimal.url, forMinimal.key, fresh());
@@ -240,11 +259,16 @@ async function main(): Promise<void> {
     console.log(`agent    ${a.rows} rows in ${a.seconds.toFixed(2)} s (best of ${agents.length}), peak RSS ${rss} MB`);
     console.log(`minimal  ${m.rows} rows in ${m.seconds.toFixed(2)} s (best of ${minimals.length}), peak RSS ${m.maxRssMb} MB`);
     console.log(`floor    ${floor.rows} rows in ${floor.seconds.toFixed(2)} s: ${rate(floor)} rows/s into a bare (id, record) table`);
-    console.log(
-      `bench:pull agent=${rate(a)} minimal=${rate(m)} ratio=${(rate(a) / rate(m)).toFixed(2)} agent_rss_mb=${rss}`,
-    );
+    let last = `bench:pull agent=${rate(a)} minimal=${rate(m)} ratio=${(rate(a) / rate(m)).toFixed(2)} agent_rss_mb=${rss}`;
+    if (postgresAgents.length > 0) {
+      const p = best(postgresAgents);
+      if (p.rows !== a.rows) throw new Error(`the agent pulled ${p.rows} rows on PostgreSQL, ${a.rows} on SQLite`);
+      last += ` agent_postgres=${rate(p)} backend_ratio=${(rate(p) / rate(a)).toFixed(2)}`;
+    }
+    console.log(last);
   } finally {
     for (const s of sandboxes) s.child.kill('SIGTERM');
+    cluster?.stop();
     for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
     await compiled.remove();
   }

@@ -31,6 +31,10 @@ export const STORE_ERROR_CODES = [
   'SEQ_BEYOND_FEED',
   /** A consumer offset that would move backwards (allowed only when forced). */
   'OFFSET_BACKWARDS',
+  /** A state copy found rows in the target: it copies only into an empty schema. */
+  'TARGET_NOT_EMPTY',
+  /** The two sides of a state copy have different tables or columns (different agent versions). */
+  'SCHEMA_MISMATCH',
   /** Bad argument (negative seq, empty name, invalid date). */
   'INVALID_ARGUMENT',
 ] as const;

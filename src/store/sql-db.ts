@@ -138,6 +138,12 @@ export abstract class SqlDb implements StateDb, Queryable {
   /** The backend's read transaction for `read`. */
   protected abstract snapshot<T>(fn: (q: Queryable) => Promise<T>): Promise<T>;
 
+  /**
+   * The rows of `sql` in batches of up to `size`, read from one consistent snapshot (for copying whole tables:
+   * constant memory whatever their size). Other calls on this handle wait until the generator is done or dropped.
+   */
+  abstract batches<R>(sql: string, params: SqlParams, size: number): AsyncGenerator<R[]>;
+
   /** The backend's transaction: begin, `fn`, commit (rollback when `fn` throws). */
   protected abstract transaction<T>(fn: (tx: Tx) => Promise<T>, options: WriteOptions): Promise<T>;
 

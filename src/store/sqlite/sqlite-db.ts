@@ -103,6 +103,30 @@ export class SqliteDb extends SqlDb {
     return this.#exclusive('BEGIN', fn, false);
   }
 
+  async *batches<R>(sql: string, params: SqlParams, size: number): AsyncGenerator<R[]> {
+    // The statement stays open between batches: the connection is held (`#active`) until the generator ends, as
+    // any other statement would fail with "This database connection is busy executing a query".
+    await this.#idle();
+    let release!: () => void;
+    this.#active = new Promise<void>((resolve) => (release = resolve));
+    this.statement('BEGIN').run(); // one snapshot for the whole read
+    try {
+      let batch: R[] = [];
+      for (const row of this.sqlite.prepare<unknown[], R>(sql).iterate(...params)) {
+        batch.push(row);
+        if (batch.length >= size) {
+          yield batch;
+          batch = [];
+        }
+      }
+      if (batch.length > 0) yield batch;
+    } finally {
+      if (this.sqlite.inTransaction) this.statement('COMMIT').run();
+      this.#active = null;
+      release();
+    }
+  }
+
   protected async transaction<T>(fn: (tx: Tx) => Promise<T>, options: WriteOptions): Promise<T> {
     return this.#exclusive('BEGIN IMMEDIATE', fn, options.durability === 'relaxed');
   }

@@ -1,0 +1,79 @@
+/**
+ * `pricing-agent state migrate --to postgres`: moves a site's SQLite state into the empty PostgreSQL schema of
+ * `state.postgres` (src/store/copy-state.ts does the copy: every table, ids and feed seqs kept, the database id
+ * kept, one transaction). Then the config switches to `state.backend: postgres` and nothing is sent or acknowledged
+ * again. The agent must be stopped meanwhile: refused while a daemon answers on the configured address.
+ *
+ * Exit codes: 0 copied; 1 refused or failed (the target is left as it was); 2 a configuration mistake.
+ */
+import { Command, Option } from 'commander';
+import type { Config } from '../../config/index.ts';
+import { checkDaemon } from '../../status/daemon-probe.ts';
+import { copyState, type CopiedTable } from '../../store/copy-state.ts';
+import { openStateDb, stateLocation } from '../../store/open-state-db.ts';
+import { configOption, loadConfigForCommand } from './config.ts';
+import { runCommand } from './errors.ts';
+
+class MigrateRefusedError extends Error {
+  readonly exitCode = 1;
+}
+
+interface MigrateOptions {
+  readonly config: string;
+  readonly to: 'postgres';
+  readonly json?: boolean;
+}
+
+async function migrate(config: Config, say: (text: string) => void): Promise<{ from: string; to: string; tables: CopiedTable[] }> {
+  if (config.state.backend === 'postgres') {
+    throw new MigrateRefusedError('state.backend is already postgres: there is nothing to migrate');
+  }
+  if (config.state.postgres === null) {
+    throw new MigrateRefusedError('set state.postgres (url, password_file or password, schema) to say where the state goes; keep state.backend: sqlite until the copy is done');
+  }
+  const daemon = await checkDaemon(config);
+  if (daemon.state === 'ready' || daemon.state === 'not_ready') {
+    throw new MigrateRefusedError(`an agent answers at ${daemon.url ?? '?'}: stop it first (it would keep writing the SQLite state during the copy)`);
+  }
+  const sqliteState = { ...config.state, backend: 'sqlite' as const };
+  const postgresState = { ...config.state, backend: 'postgres' as const };
+  const source = await openStateDb(sqliteState);
+  try {
+    const target = await openStateDb(postgresState);
+    try {
+      say(`copying ${stateLocation(sqliteState)} into ${stateLocation(postgresState)}`);
+      const tables = await copyState(source, target, { onTable: (t) => say(`  ${t.table}: ${t.rows} rows`) });
+      return { from: source.location, to: target.location, tables };
+    } finally {
+      await target.close();
+    }
+  } finally {
+    await source.close();
+  }
+}
+
+export function stateCommand(): Command {
+  const command = new Command('state').description('move the state between backends');
+  command
+    .command('migrate')
+    .description('copy the SQLite state into the empty PostgreSQL schema of state.postgres (the agent must be stopped)')
+    .addOption(new Option('--to <backend>', 'the backend to copy to').choices(['postgres']).makeOptionMandatory())
+    .option('--json', 'print the copied tables as JSON')
+    .addOption(configOption())
+    .action(
+      runCommand(async (options: MigrateOptions) => {
+        const config = await loadConfigForCommand(options.config);
+        const say = options.json === true ? () => undefined : (text: string) => process.stderr.write(`${text}\n`);
+        const result = await migrate(config, say);
+        const rows = result.tables.reduce((n, t) => n + t.rows, 0);
+        if (options.json === true) process.stdout.write(`${JSON.stringify(result)}\n`);
+        else {
+          process.stdout.write(
+            `copied ${rows} rows in ${result.tables.length} tables to ${result.to}.\n` +
+              `Next: set state.backend: postgres in ${options.config}, then start the agent. The SQLite file stays as it was (keep it as a backup).\n`,
+          );
+        }
+      }),
+    );
+  return command;
+}

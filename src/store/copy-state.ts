@@ -1,0 +1,113 @@
+/**
+ * Copying a whole state into an empty one on another backend (`pricing-agent state migrate --to postgres`): every
+ * table, every row with its ids and seqs as they are, and the database id, so that a running site moves without
+ * re-sending or re-acknowledging anything and its POS systems keep their feed offsets.
+ *
+ * The tables and columns come from the two databases' catalogs (schema-info.ts): a table that both backends'
+ * migrations create is copied without being listed here. Tables are copied parents first (foreign keys), rows in
+ * primary-key order, in batches read from one snapshot of the source. The whole copy is ONE transaction of the
+ * target: if anything fails (or the process dies), the target is left as empty as it was, and the copy can simply
+ * be run again. The source is only read.
+ */
+import { StoreError } from './errors.ts';
+import { dataColumns, listTables, primaryKey, referencedTables, resetIdentities } from './schema-info.ts';
+import { sqlOf, type SqlDb, type SqlParams, type Tx } from './sql-db.ts';
+import type { StateDb } from './state-db.ts';
+
+export interface CopiedTable {
+  table: string;
+  rows: number;
+}
+
+export interface CopyOptions {
+  /** Rows per read and per insert. */
+  batchSize?: number;
+  /** Called after each table. */
+  onTable?: (copied: CopiedTable) => void;
+}
+
+/**
+ * Tables that must come after others they have no foreign key to: consumer offsets are checked against the feed's
+ * last seq by a trigger, so the feed goes first.
+ */
+const COPY_LAST = new Set(['consumer_offsets']);
+
+/** agent_meta is copied over the target's own rows (its fresh database_id must not survive). */
+const META = 'agent_meta';
+
+/**
+ * Copies every row of `from` into `to`, which must hold nothing yet (a freshly migrated schema).
+ * @throws StoreError TARGET_NOT_EMPTY, SCHEMA_MISMATCH; the target is unchanged then.
+ */
+export async function copyState(from: StateDb, to: StateDb, options: CopyOptions = {}): Promise<CopiedTable[]> {
+  const source = sqlOf(from);
+  const target = sqlOf(to);
+  const batchSize = options.batchSize ?? 2000;
+  const tables = await copyOrder(source, target);
+  return target.write(async (tx) => {
+    for (const table of tables) {
+      if (table === META) continue;
+      const rows = await tx.value<number>(`SELECT count(*) FROM ${table}`);
+      if (rows !== 0) {
+        throw new StoreError('TARGET_NOT_EMPTY', `${to.location} is not empty (${table} has ${rows} rows): copy into a new, empty schema`);
+      }
+    }
+    const copied: CopiedTable[] = [];
+    for (const table of tables) {
+      const columns = await dataColumns(source, table);
+      if (table === META) await tx.run(`DELETE FROM ${META}`);
+      const order = (await primaryKey(source, table)).join(', ') || columns.join(', ');
+      let rows = 0;
+      for await (const batch of source.batches<Record<string, unknown>>(`SELECT ${columns.join(', ')} FROM ${table} ORDER BY ${order}`, [], batchSize)) {
+        await tx.insert({ table, columns }, batch.map((row) => columns.map((c) => row[c] as SqlParams[number])));
+        rows += batch.length;
+      }
+      if (table === META) await recordMigration(tx, from.location);
+      const entry = { table, rows };
+      copied.push(entry);
+      options.onTable?.(entry);
+    }
+    await resetIdentities(tx);
+    return copied;
+  });
+}
+
+/** Notes in agent_meta where the state came from (the database_id stays the source's). */
+async function recordMigration(tx: Tx, from: string): Promise<void> {
+  await tx.insert(
+    { table: META, columns: ['key', 'value'], onConflict: { target: ['key'], update: ['value'] } },
+    [
+      ['migrated_from', from],
+      ['migrated_at', tx.now],
+    ],
+  );
+}
+
+/** The source's tables, parents before children; each must exist in the target with the same data columns. */
+async function copyOrder(source: SqlDb, target: SqlDb): Promise<string[]> {
+  const tables = await listTables(source);
+  const targetTables = new Set(await listTables(target));
+  for (const table of tables) {
+    if (!targetTables.has(table)) {
+      throw new StoreError('SCHEMA_MISMATCH', `${target.location} has no table ${table}: both sides must run the same agent version`);
+    }
+    const [a, b] = [await dataColumns(source, table), await dataColumns(target, table)];
+    if ([...a].sort().join() !== [...b].sort().join()) {
+      throw new StoreError('SCHEMA_MISMATCH', `${table} has columns ${a.join(', ')} here and ${b.join(', ')} there: both sides must run the same agent version`);
+    }
+  }
+  const parents = new Map<string, string[]>();
+  for (const table of tables) parents.set(table, (await referencedTables(source, table)).filter((p) => p !== table));
+  const ordered: string[] = [];
+  const visit = (table: string, path: Set<string>): void => {
+    if (ordered.includes(table)) return;
+    if (path.has(table)) throw new StoreError('SCHEMA_MISMATCH', `foreign keys form a cycle through ${table}`);
+    path.add(table);
+    for (const parent of parents.get(table) ?? []) visit(parent, path);
+    path.delete(table);
+    ordered.push(table);
+  };
+  for (const table of tables.filter((t) => !COPY_LAST.has(t))) visit(table, new Set());
+  for (const table of tables.filter((t) => COPY_LAST.has(t))) visit(table, new Set());
+  return ordered;
+}
