@@ -11,6 +11,7 @@
  * Hashes are 64-bit signed integers (src/ingest/delta/hash.ts): bound as decimal text (the INTEGER column takes it as
  * the integer on both backends) and read as their 32-bit halves or as text, so no driver needs 64-bit integers.
  */
+import type { Dialect } from './dialect.ts';
 import { sqlOf, type Tx } from './sql-db.ts';
 import type { StateDb } from './state-db.ts';
 
@@ -122,9 +123,12 @@ export async function keyDetail(db: StateDb, scopeId: number, keyHash: bigint): 
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-/** A UUID as 16 bytes (36 as text), anything else as text. */
-function storedId(id: string | number | null): string | Uint8Array | null {
-  if (typeof id === 'string' && UUID.test(id)) return Buffer.from(id.replace(/-/g, ''), 'hex');
+/**
+ * SQLite: a UUID as 16 bytes (36 as text), anything else as text. PostgreSQL: text (a column has one type there;
+ * migration 0008 postgres).
+ */
+function storedId(id: string | number | null, dialect: Dialect['name']): string | Uint8Array | null {
+  if (dialect === 'sqlite' && typeof id === 'string' && UUID.test(id)) return Buffer.from(id.replace(/-/g, ''), 'hex');
   return id === null ? null : String(id);
 }
 
@@ -144,11 +148,11 @@ const KEY_COLUMNS = ['scope_id', 'key_hash', 'content', 'generation', 'price', '
  * A row the answer gave no id keeps the id remembered before (missing: delete needs it).
  */
 export function rememberAccepted(scopeId: number, generation: number, fileId: number, rows: readonly AcceptedKey[]): TxStep {
-  const values = (r: AcceptedKey) => [scopeId, r.keyHash.toString(), r.content.toString(), generation, r.price, storedId(r.platformId), fileId, r.keyText];
-  const withId = rows.filter((r) => r.platformId !== null).map(values);
-  const withoutId = rows.filter((r) => r.platformId === null).map(values);
   const update = ['content', 'generation', 'price', 'file_id', 'key_text'];
   return async (tx) => {
+    const values = (r: AcceptedKey) => [scopeId, r.keyHash.toString(), r.content.toString(), generation, r.price, storedId(r.platformId, tx.dialect.name), fileId, r.keyText];
+    const withId = rows.filter((r) => r.platformId !== null).map(values);
+    const withoutId = rows.filter((r) => r.platformId === null).map(values);
     const target = ['scope_id', 'key_hash'];
     if (withId.length > 0) await tx.insert({ table: 'delta_keys', columns: KEY_COLUMNS, onConflict: { target, update: [...update, 'platform_id'] } }, withId);
     if (withoutId.length > 0) await tx.insert({ table: 'delta_keys', columns: KEY_COLUMNS, onConflict: { target, update } }, withoutId);
