@@ -48,6 +48,7 @@ const BOTH_BACKENDS = [
   'test/integration/push-claim-recovery.test.ts',
   'test/integration/push-api-faults.test.ts',
   'test/integration/push-row-fates.test.ts',
+  'test/integration/push-fix.test.ts',
   'test/delta/delta-push.test.ts',
   'test/delta/delta-lifecycle.test.ts',
   'test/integration/pull-outbox.test.ts',
