@@ -35,6 +35,8 @@ export const STORE_ERROR_CODES = [
   'TARGET_NOT_EMPTY',
   /** The two sides of a state copy have different tables or columns (different agent versions). */
   'SCHEMA_MISMATCH',
+  /** A write of an HA node whose lease ended (another node is active): refused, nothing committed. */
+  'FENCED',
   /** Bad argument (negative seq, empty name, invalid date). */
   'INVALID_ARGUMENT',
 ] as const;

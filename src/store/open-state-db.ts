@@ -20,6 +20,11 @@ export interface OpenStateOptions {
   now?: () => number;
   /** A connection of the pool failed while idle (PostgreSQL restarted or went away); it is replaced. */
   onConnectionError?: (error: Error) => void;
+  /**
+   * PostgreSQL: PostgreSQL ends a session idle inside a transaction for this long (ms). HA sets it below the lease,
+   * so that a node frozen inside a transaction cannot hold a takeover back for longer (library notes).
+   */
+  idleInTransactionTimeoutMs?: number;
 }
 
 /** Opens (creating and migrating it, unless read-only) the state of `state` (the config's `state:` section). */
@@ -32,7 +37,11 @@ export async function openStateDb(state: Config['state'], options: OpenStateOpti
     const postgres = requirePostgres(state);
     // This node's own files (per-store exports, temporary files) stay in state.dir: it exists as with SQLite.
     if (options.readonly !== true) mkdirSync(state.dir, { recursive: true, mode: 0o750 });
-    return openPostgres(postgres, { ...common, ...(options.onConnectionError ? { onIdleError: options.onConnectionError } : {}) });
+    return openPostgres(postgres, {
+      ...common,
+      ...(options.onConnectionError ? { onIdleError: options.onConnectionError } : {}),
+      ...(options.idleInTransactionTimeoutMs === undefined ? {} : { idleInTransactionTimeoutMs: options.idleInTransactionTimeoutMs }),
+    });
   }
   return openSqlite(databasePath(state.dir), common);
 }

@@ -63,7 +63,7 @@ export class PostgresDb extends SqlDb {
 
   async *batches<R>(sql: string, params: SqlParams, size: number): AsyncGenerator<R[]> {
     this.refuseInsideTransaction();
-    const client = await this.pool.connect();
+    const { client, release } = await this.#checkout();
     let broken: Error | undefined;
     try {
       // A cursor in a read-only repeatable-read transaction: one snapshot, `size` rows in memory at a time.
@@ -80,13 +80,34 @@ export class PostgresDb extends SqlDb {
       throw error;
     } finally {
       if (broken === undefined) await client.query('ROLLBACK').catch(() => undefined); // after COMMIT: a no-op
-      client.release(broken);
+      release(broken);
     }
+  }
+
+  /**
+   * A pooled connection for a transaction. While it is checked out, an error the server sends between statements
+   * (PostgreSQL ending the session: idle_in_transaction_session_timeout while this process was frozen, a restart)
+   * is kept, not thrown as an uncaught exception, and the connection is then dropped instead of returned to the pool.
+   */
+  async #checkout(): Promise<{ client: pg.PoolClient; release: (broken?: Error) => void }> {
+    const client = await this.pool.connect();
+    let lost: Error | undefined;
+    const onError = (error: Error): void => {
+      lost = error;
+    };
+    client.on('error', onError);
+    return {
+      client,
+      release: (broken) => {
+        client.off('error', onError);
+        client.release(broken ?? lost);
+      },
+    };
   }
 
   /** A read-only transaction that sees one snapshot (repeatable read), on a pooled connection. */
   protected async snapshot<T>(fn: (q: Queryable) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
+    const { client, release } = await this.#checkout();
     let broken: Error | undefined;
     try {
       await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
@@ -103,12 +124,12 @@ export class PostgresDb extends SqlDb {
       if (broken === undefined) await client.query('ROLLBACK').catch(() => undefined);
       throw error;
     } finally {
-      client.release(broken);
+      release(broken);
     }
   }
 
   protected async transaction<T>(fn: (tx: Tx) => Promise<T>, options: WriteOptions): Promise<T> {
-    const client = await this.pool.connect();
+    const { client, release } = await this.#checkout();
     let broken: Error | undefined;
     try {
       return await runTransaction(client, fn, options, this.#hooks.beforeWrite, () => this.now());
@@ -116,7 +137,7 @@ export class PostgresDb extends SqlDb {
       broken = connectionBroken(error);
       throw error;
     } finally {
-      client.release(broken);
+      release(broken);
     }
   }
 

@@ -14,6 +14,7 @@ import { migration0004AckState } from './0004-ack-state.ts';
 import { migration0006RowFates } from './0006-row-fates.ts';
 import { migration0007Feed } from './0007-feed.ts';
 import { migration0008Delta } from './0008-delta.ts';
+import { migration0009HaLease } from './0009-ha-lease.ts';
 import { migration0010FixesFile } from './0010-fixes-file.ts';
 
 export const POSTGRES_MIGRATIONS: Readonly<Record<string, Migration>> = {
@@ -24,5 +25,6 @@ export const POSTGRES_MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0006_row_fates': migration0006RowFates,
   '0007_feed': migration0007Feed,
   '0008_delta': migration0008Delta,
+  '0009_ha_lease': migration0009HaLease,
   '0010_fixes_file': migration0010FixesFile,
 };
