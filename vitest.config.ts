@@ -55,6 +55,7 @@ const BOTH_BACKENDS = [
   'test/integration/daemon.test.ts',
   'test/integration/feed-daemon.test.ts',
   'test/integration/feed-crash.test.ts',
+  'test/integration/ha-failover.test.ts',
   'test/regressions/claim-cut-before-processing-name.test.ts',
   'test/regressions/grid-mirror-with-columns-set.test.ts',
   'test/regressions/long-poll-between-commit-and-announcement.test.ts',
@@ -68,6 +69,7 @@ const POSTGRES_ONLY = [
   'test/store/copy-state.test.ts',
   'test/cli/state-migrate.test.ts',
   'test/outbox/docs-sql-postgres.test.ts',
+  'test/integration/ha-failover.test.ts',
 ];
 
 export default defineConfig({

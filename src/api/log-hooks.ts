@@ -21,6 +21,7 @@ export function loggingHooks(logger: Logger, next: TransportHooks = {}): Transpo
       next.onRateLimited?.(e);
     },
     onRetryAfter: (e) => next.onRetryAfter?.(e),
+    beforeSend: (e) => next.beforeSend?.(e),
     onKeyRejected: (e) => {
       logger.error({ operation: e.operation }, 'api key rejected (401): put a new key in api.key or api.key_file');
       next.onKeyRejected?.(e);

@@ -55,6 +55,11 @@ export interface TransportHooks {
   onKeyRejected?(event: { operation: OperationName }): void;
   /** A 429 closed the gate until `untilMs` (epoch ms). */
   onRetryAfter?(event: { operation: OperationName; untilMs: number }): void;
+  /**
+   * Runs just before each attempt goes on the wire; throwing an ApiError refuses it (nothing is sent). HA: a node
+   * that is not the active one, or whose lease may have ended (it was paused), sends nothing.
+   */
+  beforeSend?(event: { operation: OperationName }): void;
 }
 
 /**
@@ -155,6 +160,7 @@ export class ApiTransport {
         // sending the rejected key again.
         const key = this.#apiKey;
         if (this.#refuseRejectedKey && key === this.#rejectedKey) throw new ApiKeyRejectedError(operation);
+        this.#hooks.beforeSend?.({ operation });
         const started = this.#clock.now();
         const response = await this.#attempt(req, url, key);
         if (response.status === 401) this.#rejectedKey = key;

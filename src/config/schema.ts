@@ -10,6 +10,7 @@ import { z } from 'zod';
 import { apiSchema } from './api-schema.ts';
 import { daemonSchema, httpSchema } from './daemon-schema.ts';
 import { feedSchema } from './feed-schema.ts';
+import { haSchema } from './ha-schema.ts';
 import { logSchema } from './log-schema.ts';
 import { outboxSchema } from './outbox-schema.ts';
 import { pullSchema } from './pull-schema.ts';
@@ -28,6 +29,11 @@ export function configSchema(ctx: SectionContext) {
     http: httpSchema(ctx).prefault({}),
     daemon: daemonSchema(ctx).prefault({}),
     feed: feedSchema(ctx).prefault({}),
+    ha: haSchema(ctx).prefault({}),
+  }).superRefine((config, zctx) => {
+    if (config.ha.enabled && config.state.backend !== 'postgres') {
+      zctx.addIssue({ code: 'custom', path: ['ha', 'enabled'], message: 'ha.enabled needs the state in PostgreSQL: set state.backend: postgres (docs/ha.md)' });
+    }
   });
 }
 

@@ -29,6 +29,9 @@ import { KEY_STATE_REASONS, KeyMonitor, keyCheckOf } from './key-monitor.ts';
 import { AgentMetrics } from './metrics.ts';
 import { Scheduler } from './scheduler.ts';
 import { StateDirGuard } from './state-dir.ts';
+import { HaCoordinator } from './ha-coordinator.ts';
+import { AGENT_VERSION } from '../version.ts';
+import { API_ERROR_CODES, ApiError } from '../api/errors.ts';
 
 export const AGENT_STATES = ['starting', 'running', 'draining', 'stopped', 'failed'] as const;
 export type AgentState = (typeof AGENT_STATES)[number];
@@ -57,6 +60,8 @@ export class Agent {
   #metrics: AgentMetrics | null = null;
   #feed: FeedServer | null = null;
   #deadline: ApplyDeadlineMonitor | null = null;
+  /** With ha.enabled: this node's role; without, null (the agent is always active). */
+  #ha: HaCoordinator | null = null;
   readonly #reloadConfig: (() => Promise<Config>) | undefined;
   readonly #stateDir: StateDirGuard;
 
@@ -79,7 +84,12 @@ export class Agent {
   async start(): Promise<void> {
     const config = this.#config;
     try {
-      const db = await openStateDb(config.state, { now: () => this.#clock.now() });
+      const ha = config.ha.enabled ? config.ha : null;
+      const db = await openStateDb(config.state, {
+        now: () => this.#clock.now(),
+        // A node frozen inside a transaction must not hold a takeover back past the lease (library notes).
+        ...(ha ? { idleInTransactionTimeoutMs: Math.trunc((ha.lease_s * 1000) / 2) } : {}),
+      });
       this.#db = db;
       const deadline = new ApplyDeadlineMonitor({ db, feed: () => this.#config.feed, clock: this.#clock, logger: this.#logger });
       this.#deadline = deadline;
@@ -107,6 +117,8 @@ export class Agent {
             metrics.rateLimitWaitSeconds.inc(e.waitMs / 1000);
           },
           onKeyRejected: () => this.#keys?.reportRejected(),
+          // HA: only the active node sends, and only within its lease (a node paused past it sends nothing).
+          ...(ha ? { beforeSend: (e: { operation: string }) => this.#refuseUnlessActive(e.operation) } : {}),
         },
       });
       this.#api = api;
@@ -129,52 +141,39 @@ export class Agent {
           ...(config.http.console ? { console: consoleHandler(this.#consoleContext()) } : {}),
         });
       }
-      if (config.feed.listen !== null) this.#feed = await this.#startFeed(db, metrics);
-      if (config.feed.consumers.length > 0) deadline.start();
-      const keyState = await keys.verify();
-      // Work is taken only with a usable state directory and a working key (found by the chaos suite's disk tests:
-      // with the state disk full or read-only the agent kept claiming files and starting pulls it could not record).
-      const waitForKey = (signal: AbortSignal) => this.#waitForWork(signal);
-      this.#push = new PushService({
-        deps: { db, client: api.client, clock: this.#clock, logger: this.#logger, maxInFlight: config.api.max_connections },
-        sources: config.sources,
-        clock: this.#clock,
-        logger: this.#logger,
-        waitForKey,
-        onResult: (source, result) => {
-          metrics.files.inc({ source, outcome: result.outcome });
-          if ('file' in result && (result.outcome === 'done' || result.outcome === 'failed')) {
-            const f = result.file;
-            metrics.rows.inc({ entity: f.entity, result: 'accepted' }, f.rows_accepted ?? 0);
-            metrics.rows.inc({ entity: f.entity, result: 'rejected' }, f.rows_rejected ?? 0);
-            metrics.rows.inc({ entity: f.entity, result: 'superseded' }, f.rows_superseded ?? 0);
-            metrics.rows.inc({ entity: f.entity, result: 'unchanged' }, f.rows_unchanged ?? 0);
-            metrics.rows.inc({ entity: f.entity, result: 'skipped' }, f.rows_skipped ?? 0);
-          }
-        },
-      });
-      await this.#push.start();
-      this.#scheduler = new Scheduler({
-        logger: this.#logger,
-        clock: this.#clock,
-        onRun: (name, outcome) => {
-          metrics.jobRuns.inc({ job: name, outcome });
-          if (outcome === 'success') metrics.jobLastSuccess.set({ job: name }, this.#clock.now() / 1000);
-        },
-      });
-      for (const job of scheduledJobs(config, { db, client: api.client, clock: this.#clock, logger: this.#logger, metrics, waitForKey })) {
-        this.#scheduler.add(job);
+      if (ha) {
+        const coordinator = new HaCoordinator({
+          db,
+          node: ha.node_name,
+          leaseMs: ha.lease_s * 1000,
+          clock: this.#clock,
+          logger: this.#logger,
+          version: AGENT_VERSION,
+          onActive: () => this.#startWork(),
+          onStandby: () => this.#stopWork(),
+          onRole: (role) => metrics.setHaRole(role),
+        });
+        this.#ha = coordinator;
+        metrics.setHaRole('standby');
+        coordinator.start();
+      } else {
+        await this.#startWork();
       }
-      this.#scheduler.start();
-      // Unfinished pulls and listings are resumed at once, not at the next tick.
-      for (const name of this.#scheduler.names()) void this.#scheduler.runNow(name);
       db.startMaintenance({
         isIdle: () => this.#isIdle(),
         onError: (error) => this.#logger.warn({ error: String(error) }, 'state database housekeeping failed; tried again at the next tick'),
       });
       this.#state = 'running';
       this.#logger.info(
-        { sources: config.sources.length, jobs: this.#scheduler.names(), http: this.#http?.url ?? null, feed: this.#feed?.url ?? null, api_key_state: keyState, state_dir: config.state.dir },
+        {
+          sources: config.sources.length,
+          jobs: this.#scheduler?.names() ?? [],
+          http: this.#http?.url ?? null,
+          feed: this.#feed?.url ?? null,
+          api_key_state: this.#keys.state,
+          state_dir: config.state.dir,
+          ...(ha ? { ha_node: ha.node_name, ha_role: this.#ha?.role ?? 'standby' } : {}),
+        },
         'pricing-agent running',
       );
     } catch (error) {
@@ -182,6 +181,80 @@ export class Agent {
       await this.#closeAll();
       throw error;
     }
+  }
+
+  /**
+   * The work of the active node (every node without HA): the feed, the apply deadlines, the key check, the watchers
+   * and the schedules. Unfinished files, pulls and listings are resumed first.
+   */
+  async #startWork(): Promise<void> {
+    const config = this.#config;
+    const db = this.#db;
+    const api = this.#api;
+    const keys = this.#keys;
+    const metrics = this.#metrics;
+    const deadline = this.#deadline;
+    if (!db || !api || !keys || !metrics || !deadline) throw new Error('the agent is not started');
+    if (config.feed.listen !== null) this.#feed = await this.#startFeed(db, metrics);
+    if (config.feed.consumers.length > 0) deadline.start();
+    const keyState = await keys.verify();
+    // Work is taken only with a usable state directory and a working key (found by the chaos suite's disk tests:
+    // with the state disk full or read-only the agent kept claiming files and starting pulls it could not record).
+    const waitForKey = (signal: AbortSignal) => this.#waitForWork(signal);
+    this.#push = new PushService({
+      deps: { db, client: api.client, clock: this.#clock, logger: this.#logger, maxInFlight: config.api.max_connections },
+      sources: config.sources,
+      clock: this.#clock,
+      logger: this.#logger,
+      waitForKey,
+      onResult: (source, result) => {
+        metrics.files.inc({ source, outcome: result.outcome });
+        if ('file' in result && (result.outcome === 'done' || result.outcome === 'failed')) {
+          const f = result.file;
+          metrics.rows.inc({ entity: f.entity, result: 'accepted' }, f.rows_accepted ?? 0);
+          metrics.rows.inc({ entity: f.entity, result: 'rejected' }, f.rows_rejected ?? 0);
+          metrics.rows.inc({ entity: f.entity, result: 'superseded' }, f.rows_superseded ?? 0);
+          metrics.rows.inc({ entity: f.entity, result: 'unchanged' }, f.rows_unchanged ?? 0);
+          metrics.rows.inc({ entity: f.entity, result: 'skipped' }, f.rows_skipped ?? 0);
+        }
+      },
+    });
+    await this.#push.start();
+    this.#scheduler = new Scheduler({
+      logger: this.#logger,
+      clock: this.#clock,
+      onRun: (name, outcome) => {
+        metrics.jobRuns.inc({ job: name, outcome });
+        if (outcome === 'success') metrics.jobLastSuccess.set({ job: name }, this.#clock.now() / 1000);
+      },
+    });
+    for (const job of scheduledJobs(config, { db, client: api.client, clock: this.#clock, logger: this.#logger, metrics, waitForKey })) {
+      this.#scheduler.add(job);
+    }
+    this.#scheduler.start();
+    // Unfinished pulls and listings are resumed at once, not at the next tick.
+    for (const name of this.#scheduler.names()) void this.#scheduler.runNow(name);
+    if (this.#ha) this.#logger.info({ api_key_state: keyState, sources: config.sources.length }, 'HA: taking work as the active node');
+  }
+
+  /** Stops the work of #startWork (HA: the lease was lost, or the agent drains). Batches in flight finish or are refused. */
+  async #stopWork(): Promise<void> {
+    const [feed, push, scheduler] = [this.#feed, this.#push, this.#scheduler];
+    this.#feed = null;
+    this.#push = null;
+    this.#scheduler = null;
+    await feed?.close();
+    this.#deadline?.stop();
+    await Promise.all([push?.stop(), scheduler?.stop()]);
+  }
+
+  /** HA: refuses a request of a node that is not the active one, or whose lease may have ended. */
+  #refuseUnlessActive(operation: string): void {
+    if (this.#ha === null || this.#ha.mayAct()) return;
+    throw new ApiError(API_ERROR_CODES.aborted, `node ${this.#ha.node} is not the active node (or its lease ended): nothing is sent`, {
+      operation,
+      retryable: false,
+    });
   }
 
   /** What the web console reads: the config in force, this agent's own readiness and key state. */
@@ -221,14 +294,16 @@ export class Agent {
   readiness(): Readiness {
     const reasons: string[] = [];
     if (this.#state !== 'running') reasons.push(`the agent is ${this.#state}`);
+    const standby = this.#ha !== null && this.#ha.role === 'standby';
     const key = this.#keys?.state ?? 'unknown';
-    if (key !== 'ok') reasons.push(KEY_STATE_REASONS[key]);
+    // A standby sends nothing, so it has not checked the key: the active node that takes over does.
+    if (key !== 'ok' && !standby) reasons.push(KEY_STATE_REASONS[key]);
     const stateProblem = this.#stateDir.problem();
     if (stateProblem) reasons.push(stateProblem);
     for (const source of this.#push?.status() ?? []) {
       if (source.watcher === 'missing') reasons.push(`the inbox folder of source ${source.name} is missing`);
     }
-    return { ready: reasons.length === 0, reasons };
+    return { ready: reasons.length === 0, reasons, ...(this.#ha ? { role: this.#ha.role, node: this.#ha.node } : {}) };
   }
 
   /** Resolves when the state directory can take work and the key works; rejects on a drain. */
@@ -304,9 +379,11 @@ export class Agent {
     if (this.#state === 'stopped' || this.#state === 'draining') return;
     this.#state = 'draining';
     this.#logger.info('draining: finishing work in flight');
-    await this.#feed?.close();
     this.#keys?.stop();
-    await Promise.all([this.#push?.stop(), this.#scheduler?.stop()]);
+    // HA: the work stops (its batches in flight commit while the lease holds), then the lease is released so that
+    // the standby takes over at once.
+    await this.#stopWork();
+    await this.#ha?.stop();
     await this.#closeAll();
     this.#state = 'stopped';
     this.#logger.info('pricing-agent stopped');

@@ -1,6 +1,7 @@
 /**
  * The local HTTP server: /healthz (the process is alive), /readyz (200 only when the key was verified, the database
- * is writable and every pipeline runs; else 503 with the reasons), /metrics (Prometheus text), and the read-only web
+ * is writable and every pipeline runs; else 503 with the reasons; with HA its role, and `?role=active` answers 200
+ * only on the active node), /metrics (Prometheus text), and the read-only web
  * console on every other path it knows (src/console/). Loopback by default; nothing here needs or shows a secret.
  */
 import { createServer, type Server, type ServerResponse } from 'node:http';
@@ -11,6 +12,9 @@ import type { ConsoleHandler } from '../console/console-server.ts';
 export interface Readiness {
   ready: boolean;
   reasons: string[];
+  /** With ha.enabled: this node's role and name (a healthy standby is ready too). */
+  role?: 'active' | 'standby';
+  node?: string;
 }
 
 export interface HealthServerOptions {
@@ -40,7 +44,11 @@ export async function startHealthServer(options: HealthServerOptions): Promise<H
     if (path === '/healthz') return json(res, 200, { status: 'alive', state: options.state() });
     if (path === '/readyz') {
       const readiness = options.readiness();
-      return json(res, readiness.ready ? 200 : 503, { ready: readiness.ready, state: options.state(), reasons: readiness.reasons });
+      const role = readiness.role === undefined ? {} : { role: readiness.role, node: readiness.node };
+      // `?role=active` (for load balancers in front of an HA pair): 200 only on the active node.
+      const wantActive = new URL(req.url ?? '/', 'http://x').searchParams.get('role') === 'active';
+      const ok = readiness.ready && (!wantActive || (readiness.role ?? 'active') === 'active');
+      return json(res, ok ? 200 : 503, { ready: readiness.ready, state: options.state(), ...role, reasons: readiness.reasons });
     }
     if (path === '/metrics') {
       options.registry.metrics().then(

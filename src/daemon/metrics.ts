@@ -34,6 +34,8 @@ export class AgentMetrics {
   readonly jobRuns = new Counter({ name: 'pricing_agent_job_runs_total', help: 'Scheduled job runs, by job and outcome.', labelNames: ['job', 'outcome'], registers: [this.registry] });
   readonly jobLastSuccess = new Gauge({ name: 'pricing_agent_job_last_success_timestamp_seconds', help: 'Unix time of the last successful run of each scheduled job.', labelNames: ['job'], registers: [this.registry] });
   readonly keyRejected = new Gauge({ name: 'pricing_agent_api_key_rejected', help: '1 while the API rejects the key (401), else 0.', registers: [this.registry] });
+  /** No sample without ha.enabled. */
+  readonly haRole = new Gauge({ name: 'pricing_agent_ha_role', help: 'HA: 1 for this node\'s role (active or standby), 0 for the other.', labelNames: ['role'], registers: [this.registry] });
   // Seconds from the platform's approved_at to the commit of the version in the outbox: the pull schedule plus the pull.
   readonly approvalToOutbox = new Histogram({ name: 'pricing_agent_approval_to_outbox_seconds', help: 'Time from approval on the platform (approved_at) to the commit in the outbox, per version stored.', buckets: [5, 15, 30, 60, 90, 120, 300, 600, 1800, 3600, 7200, 21600, 86400], registers: [this.registry] });
   readonly feedRequests = new Counter({ name: 'pricing_agent_feed_requests_total', help: 'Feed API requests answered, by consumer.', labelNames: ['consumer'], registers: [this.registry] });
@@ -42,6 +44,12 @@ export class AgentMetrics {
   readonly feedUnauthorized = new Counter({ name: 'pricing_agent_feed_unauthorized_requests_total', help: 'Feed API requests without a valid token (401, or 429 for an address that keeps sending them).', registers: [this.registry] });
   readonly feedConnections = new Gauge({ name: 'pricing_agent_feed_connections', help: 'Open connections to the feed listener.', registers: [this.registry] });
   readonly feedWaiting = new Gauge({ name: 'pricing_agent_feed_waiting_requests', help: 'Long-polls of the feed waiting for a row.', registers: [this.registry] });
+
+  /** HA: this node's role (without ha.enabled the metric has no sample). */
+  setHaRole(role: 'active' | 'standby'): void {
+    this.haRole.set({ role: 'active' }, role === 'active' ? 1 : 0);
+    this.haRole.set({ role: 'standby' }, role === 'standby' ? 1 : 0);
+  }
 
   constructor(sources: MetricsSources) {
     const registers = [this.registry];

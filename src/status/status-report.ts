@@ -11,6 +11,7 @@ import type { Config } from '../config/index.ts';
 import { type FeedOverview, feedOverview } from '../feed/consumer-status.ts';
 import { isMissingState, openStateDb, stateLocation } from '../store/open-state-db.ts';
 import { hasTable } from '../store/meta.ts';
+import { haOverview, type HaOverview } from './ha-overview.ts';
 import { processingFiles, type ProcessingFile } from '../store/push-ledger-views.ts';
 import type { StateDb } from '../store/state-db.ts';
 import type { DaemonCheck } from './daemon-probe.ts';
@@ -50,6 +51,8 @@ export interface StatusReport {
   mirrors: MirrorOverview[];
   /** The feed's consumers per store: offsets, applied seqs, lag, overdue stores (src/feed/consumer-status.ts). */
   feed: FeedOverview | null;
+  /** The HA pair (docs/ha.md): the lease and every node's role; null without HA. */
+  ha: HaOverview | null;
   api_key: KeyCheck;
   daemon: DaemonCheck;
   /** False when the key is rejected or the daemon answers "not ready"; `problems` says why. */
@@ -57,7 +60,7 @@ export interface StatusReport {
   problems: string[];
 }
 
-export type DatabaseParts = Pick<StatusReport, 'database' | 'sources' | 'processing_files' | 'held_files' | 'pull' | 'outbox' | 'mirrors' | 'feed'>;
+export type DatabaseParts = Pick<StatusReport, 'database' | 'sources' | 'processing_files' | 'held_files' | 'pull' | 'outbox' | 'mirrors' | 'feed' | 'ha'>;
 
 async function openReadOnly(config: Config): Promise<{ db: StateDb | null; info: DatabaseInfo }> {
   const path = stateLocation(config.state);
@@ -95,6 +98,7 @@ export async function gatherDatabaseParts(config: Config, now: Date): Promise<Da
       outbox: pulled?.outbox ?? null,
       mirrors: db ? await mirrorOverview(db) : [],
       feed: db ? await feedOverview(db, config.feed, now.getTime()) : null,
+      ha: db ? await haOverview(db, config) : null,
     };
   } finally {
     await db?.close();

@@ -43,7 +43,17 @@ describe('loadConfig: defaults and shape', () => {
         rate_limit: { requests_per_second: 20, burst: 100 },
         max_connections: 4096,
       },
+      ha: { enabled: false, node_name: expect.stringMatching(/^[A-Za-z0-9]/) as string, lease_s: 10 },
     });
+  });
+
+  it('ha.enabled needs the state in PostgreSQL; lease_s stays within 3..120', async () => {
+    const error = await loadError(`${API}ha:\n  enabled: true\n  node_name: backoffice-a\n`);
+    expect(error.problems).toEqual([
+      expect.objectContaining({ path: 'ha.enabled', message: 'ha.enabled needs the state in PostgreSQL: set state.backend: postgres (docs/ha.md)' }),
+    ]);
+    expect((await loadError(`${API}ha:\n  lease_s: 2\n`)).problems[0]).toMatchObject({ path: 'ha.lease_s' });
+    expect((await loadError(`${API}ha:\n  node_name: "a b"\n`)).problems[0]).toMatchObject({ path: 'ha.node_name' });
   });
 
   it('treats an empty value as not set', async () => {

@@ -1,6 +1,6 @@
 /**
  * config.example.yaml is the configuration reference the README links. For the sections of the deployment
-* (api, state, log, http, daemon, feed), every key of the schema, nested ones included, must appear in the example's
+ * (api, state, log, http, daemon, feed, ha), every key of the schema, nested ones included, must appear in the example's
  * section, set or commented out, right below a comment that explains it. (test/config/example.test.ts checks the
  * top-level keys of every section; the owners of pull, outbox and sources check theirs.)
  */
@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { configSchema } from '../../src/config/schema.ts';
 import { readRepoFile } from './support.ts';
 
-const SECTIONS = ['api', 'state', 'log', 'http', 'daemon', 'feed'] as const;
+const SECTIONS = ['api', 'state', 'log', 'http', 'daemon', 'feed', 'ha'] as const;
 
 interface JsonSchema {
   properties?: Record<string, JsonSchema>;

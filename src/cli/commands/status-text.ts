@@ -3,6 +3,7 @@
  * `--json`, fewer words.
  */
 import type { FeedOverview } from '../../feed/consumer-status.ts';
+import type { HaOverview } from '../../status/ha-overview.ts';
 import type { DaemonCheck } from '../../status/daemon-probe.ts';
 import type { KeyCheck, StatusReport } from '../../status/status-report.ts';
 import type { PullOverview, OutboxOverview, MirrorOverview } from '../../status/pull-overview.ts';
@@ -95,6 +96,19 @@ function feedLines(f: FeedOverview, now: Date): [string, string][] {
   return lines;
 }
 
+function haLines(ha: HaOverview, now: Date): [string, string][] {
+  const lease = ha.lease;
+  const holder =
+    lease === null
+      ? 'no node has taken the lease yet'
+      : lease.remaining_ms > 0
+        ? `active: ${lease.holder} (lease token ${lease.token}, renewed until ${shortTime(lease.expires_at, now)})`
+        : `no active node: the lease of ${lease.holder} expired ${shortTime(lease.expires_at, now)}`;
+  const lines: [string, string][] = [['HA', `${ha.this_node === null ? '' : `this node ${ha.this_node}; `}${holder}`]];
+  for (const n of ha.nodes) lines.push(['', `${n.node}: ${n.role}, last seen ${shortTime(n.seen_at, now)}, version ${n.version}`]);
+  return lines;
+}
+
 /** Every label block of the output shares this width, so that all values start in one column. */
 const LABEL_WIDTH = 'Approvals'.length;
 
@@ -144,6 +158,7 @@ export function statusText(r: StatusReport, now: Date): string {
   if (r.pull) more.push(...pullLines(r.pull, now));
   if (r.outbox) more.push(...outboxLines(r.outbox, now));
   if (r.feed) more.push(...feedLines(r.feed, now));
+  if (r.ha) more.push(...haLines(r.ha, now));
   if (r.database.state === 'ok') more.push(['Mirrors', mirrorLine(r.mirrors, now)]);
   if (more.length > 0) lines.push('', ...labelled(more, LABEL_WIDTH));
   if (r.problems.length > 0) lines.push('', ...r.problems.map((p) => `NOT OK: ${p}`));
