@@ -10,7 +10,11 @@
  * has loaded and opened its database (once per agent start, not per file).
  * Then the agent pushes a file 4x as large, to show that its memory does not grow with the file.
  *
- *   node bench/push.ts [--rows 1000000] [--rounds 2] [--quick] [--node-flags="--cpu-prof --cpu-prof-dir=prof"]
+ *   node bench/push.ts [--rows 1000000] [--rounds 2] [--quick] [--backend postgres] [--node-flags="--cpu-prof --cpu-prof-dir=prof"]
+ *
+ * --backend postgres: each round also runs the agent with its state in PostgreSQL (a throwaway cluster on this
+ * machine, durable like a production server: bench/postgres-target.ts), and the last line adds
+ * `agent_postgres=<rows/s> backend_ratio=<PostgreSQL over SQLite>` (target >= 0.7).
  *
  * --rounds: rounds of minimal then agent, the best of each counts; --quick skips the 4x run; --node-flags are given to
  * both contenders' processes (profiling, GC settings; default the production flags, see src/cli/main.ts);
@@ -30,6 +34,7 @@ import { TransactionWrite } from '../src/api/schemas/index.ts';
 import { transactionsFile } from '../test/fixtures/push/push-fixtures.ts';
 import { compileForBench } from './compiled.ts';
 import { CHILD_OPTIONS, forkSandbox, runChild } from './children.ts';
+import { BACKENDS, type Backend, benchState, startBenchPostgres, type BenchPostgres } from './postgres-target.ts';
 
 const BATCH = 1000;
 const CONNECTIONS = 4;
@@ -53,22 +58,27 @@ interface WorkerResult {
  * The agent: pushFile in this process, as the daemon and `push` run it. Loading the modules and opening the state
  * database happen once when the agent starts, not per file, so they are done here, before the clock starts.
  */
-async function agentWorker(target: Target, file: string, dir: string, syncNormal: boolean): Promise<() => Promise<number>> {
+/** The agent's state in PostgreSQL for a `--backend postgres` run (a schema of the bench cluster), else null. */
+type PostgresRun = { url: string; schema: string } | null;
+
+async function agentWorker(target: Target, file: string, dir: string, syncNormal: boolean, postgres: PostgresRun): Promise<() => Promise<number>> {
   const { ApiClient } = await import('../src/api/client.ts');
   const { createDispatcher } = await import('../src/api/dispatcher.ts');
   const { SourceSchema } = await import('../src/config/source-schema.ts');
   const { compileSource } = await import('../src/ingest/read/index.ts');
   const { pushFile } = await import('../src/ingest/push-file.ts');
   const { openSqlite, databasePath } = await import('../src/store/sqlite/open-sqlite.ts');
+  const { openStateDb } = await import('../src/store/open-state-db.ts');
   const { createLogger } = await import('../src/log.ts');
   const { systemClock } = await import('../src/clock.ts');
 
   const inbox = join(dir, 'inbox');
   const config = SourceSchema.parse({ name: 'bench', entity: 'transactions', path: inbox, batch_size: BATCH });
   const source = { name: 'bench', entity: 'transactions', mode: 'bulk' as const, inbox, batchSize: BATCH, read: compileSource(config) };
-  const db = await openSqlite(databasePath(join(dir, 'state')));
+  const sqlite = postgres === null ? await openSqlite(databasePath(join(dir, 'state'))) : null;
   // Diagnosis only (--sync-normal): what the per-batch fsync of synchronous=FULL costs the push.
-  if (syncNormal) db.sqlite.pragma('synchronous = NORMAL');
+  if (syncNormal) sqlite?.sqlite.pragma('synchronous = NORMAL');
+  const db = sqlite ?? (await openStateDb(benchState(join(dir, 'state'), postgres)));
   const dispatcher = createDispatcher({ maxConnections: CONNECTIONS });
   const client = new ApiClient({ baseUrl: target.url, apiKey: target.apiKey, dispatcher });
   const logger = createLogger({ level: 'warn', destination: 2 });
@@ -122,8 +132,8 @@ async function minimalWorker(target: Target, file: string): Promise<number> {
   return accepted;
 }
 
-async function runWorker(kind: string, target: Target, file: string, dir: string, syncNormal: boolean): Promise<void> {
-  const run = kind === 'agent' ? await agentWorker(target, file, dir, syncNormal) : () => minimalWorker(target, file);
+async function runWorker(kind: string, target: Target, file: string, dir: string, syncNormal: boolean, postgres: PostgresRun): Promise<void> {
+  const run = kind === 'agent' ? await agentWorker(target, file, dir, syncNormal, postgres) : () => minimalWorker(target, file);
   const started = performance.now();
   const cpu = process.cpuUsage();
   const rows = await run();
@@ -143,11 +153,12 @@ interface RunOptions {
   readonly syncNormal: boolean;
 }
 
-async function contender(kind: 'agent' | 'minimal', file: string, dir: string, options: RunOptions): Promise<WorkerResult> {
+async function contender(kind: 'agent' | 'minimal', file: string, dir: string, options: RunOptions, postgres: PostgresRun = null): Promise<WorkerResult> {
   const sandbox = await forkSandbox();
   try {
     const args = ['--worker', kind, '--url', sandbox.url, '--key', sandbox.apiKey, '--file', file, '--dir', dir];
     if (options.syncNormal) args.push('--sync-normal');
+    if (postgres) args.push('--pg-url', postgres.url, '--pg-schema', postgres.schema);
     return await runChild<WorkerResult>(options.worker, args, [...process.execArgv, ...options.nodeFlags], kind);
   } finally {
     await sandbox.stop();
@@ -177,9 +188,11 @@ function line(label: string, r: WorkerResult): string {
   return `${label.padEnd(12)} ${fmt(r.rows).padStart(10)} rows in ${r.seconds.toFixed(1).padStart(6)} s  ${fmt(perSecond(r)).padStart(9)} rows/s  CPU ${r.cpuSeconds.toFixed(1).padStart(5)} s  peak RSS ${r.peakRssMb.toFixed(0)} MB`;
 }
 
-async function orchestrate(rows: number, rounds: number, quick: boolean, options: RunOptions): Promise<void> {
+async function orchestrate(rows: number, rounds: number, quick: boolean, options: RunOptions, backend: Backend): Promise<void> {
   const root = await mkdtemp(join(tmpdir(), 'pa-bench-push-'));
+  let cluster: BenchPostgres | null = null;
   try {
+    if (backend === 'postgres') cluster = await startBenchPostgres();
     console.log(`bench:push  ${fmt(rows)} transactions, batches of ${BATCH}, ${CONNECTIONS} connections, sandbox in its own process`);
     if (options.syncNormal) console.log('EXPERIMENT: the state database of the agent at synchronous=NORMAL (not how the agent ships)');
     const base = await generate(root, 'm1', rows);
@@ -187,6 +200,7 @@ async function orchestrate(rows: number, rounds: number, quick: boolean, options
     // one least disturbed). Peak RSS is the agent's largest over all its runs.
     const minimals: WorkerResult[] = [];
     const agents: WorkerResult[] = [];
+    const postgresAgents: WorkerResult[] = [];
     for (let round = 1; round <= rounds; round += 1) {
       const m = await contender('minimal', base, root, options);
       console.log(line(`minimal #${round}`, m));
@@ -196,6 +210,14 @@ async function orchestrate(rows: number, rounds: number, quick: boolean, options
       if (a.rows !== rows || m.rows !== rows) throw new Error(`rows accepted: agent ${a.rows}, minimal ${m.rows}, expected ${rows}`);
       minimals.push(m);
       agents.push(a);
+      if (cluster) {
+        // The same file, the same work, the state in PostgreSQL (a fresh schema per round).
+        const pgCopy = await agentCopy(root, base, `m1-${round}-pg`);
+        const p = await contender('agent', pgCopy.agentFile, pgCopy.agentDir, options, { url: cluster.url, schema: `bench_${round}` });
+        console.log(line(`agent pg #${round}`, p));
+        if (p.rows !== rows) throw new Error(`rows accepted by the agent on PostgreSQL: ${p.rows}, expected ${rows}`);
+        postgresAgents.push(p);
+      }
     }
     const minimal = best(minimals);
     const agent = best(agents);
@@ -210,8 +232,14 @@ async function orchestrate(rows: number, rounds: number, quick: boolean, options
       peak = Math.max(peak, large.peakRssMb);
     }
     const ratio = perSecond(agent) / perSecond(minimal);
-    console.log(`bench:push agent=${perSecond(agent)} minimal=${perSecond(minimal)} ratio=${ratio.toFixed(2)} agent_rss_mb=${Math.round(peak)}`);
+    let last = `bench:push agent=${perSecond(agent)} minimal=${perSecond(minimal)} ratio=${ratio.toFixed(2)} agent_rss_mb=${Math.round(peak)}`;
+    if (postgresAgents.length > 0) {
+      const onPostgres = best(postgresAgents);
+      last += ` agent_postgres=${perSecond(onPostgres)} backend_ratio=${(perSecond(onPostgres) / perSecond(agent)).toFixed(2)}`;
+    }
+    console.log(last);
   } finally {
+    cluster?.stop();
     await rm(root, { recursive: true, force: true });
   }
 }
@@ -222,20 +250,26 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '2' },
     quick: { type: 'boolean', default: false },
     'sync-normal': { type: 'boolean', default: false },
+    backend: { type: 'string', default: 'sqlite' },
+    'pg-url': { type: 'string' },
+    'pg-schema': { type: 'string' },
     ...CHILD_OPTIONS,
   },
 });
 
 if (values.worker !== undefined) {
   const target = { url: values.url ?? '', apiKey: values.key ?? '' };
-  await runWorker(values.worker, target, values.file ?? '', values.dir ?? '', values['sync-normal']);
+  const postgres = values['pg-url'] === undefined ? null : { url: values['pg-url'], schema: values['pg-schema'] ?? 'bench' };
+  await runWorker(values.worker, target, values.file ?? '', values.dir ?? '', values['sync-normal'], postgres);
   process.disconnect?.();
 } else {
   const nodeFlags = values['node-flags'].split(' ').filter((f) => f !== '');
   const compiled = await compileForBench();
   try {
     const worker = compiled.path(import.meta.url);
-    await orchestrate(Number(values.rows), Number(values.rounds), values.quick, { worker, nodeFlags, syncNormal: values['sync-normal'] });
+    const backend = BACKENDS.find((b) => b === values.backend);
+    if (backend === undefined) throw new Error(`--backend must be sqlite or postgres, got ${values.backend}`);
+    await orchestrate(Number(values.rows), Number(values.rounds), values.quick, { worker, nodeFlags, syncNormal: values['sync-normal'] }, backend);
   } finally {
     await compiled.remove();
   }
