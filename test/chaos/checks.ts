@@ -15,7 +15,7 @@
  */
 import type { SandboxHandle } from '../../src/sandbox/index.ts';
 import type { DaemonProcess } from '../support/daemon-harness.ts';
-import { filesContaining, readOutbox, rejectRecords, reportsIn, type FoundReport } from './evidence.ts';
+import { filesContaining, readOutbox, rejectRecords, reportsIn, type FoundReport, type OutboxView } from './evidence.ts';
 import { CHAOS_ENTITIES, competitorKey, productStoreKey, SOURCE_OF, type ChaosEntity, type ChaosFile } from './files.ts';
 import { metricLabelProblems } from './metrics-labels.ts';
 import type { ChaosOptions } from './runner.ts';
@@ -41,6 +41,13 @@ export interface RunRecord {
   settleError: string | null;
   /** Sandbox clock (epoch ms) of every 429 that closed a rate-limit window. */
   readonly trips: number[];
+  /** The outbox as a POS reads it; default: the SQLite file of the run's single agent. */
+  readonly outbox?: () => Promise<OutboxView | null>;
+}
+
+/** The run's outbox (record.outbox, else the SQLite file in the run's state folder). */
+export async function outboxOf(record: RunRecord): Promise<OutboxView | null> {
+  return record.outbox ? record.outbox() : readOutbox(`${record.dir}/state/pricing-agent.db`);
 }
 
 /**
@@ -163,7 +170,7 @@ export async function runChecks(record: RunRecord, sandbox: SandboxHandle): Prom
   add('every file archived or failed with a report; counts reconcile', problems.length === 0, `drops ${dropCount}, reports ${reportCount} (${byStatus})${problems.length > 0 ? `; ${problems.slice(0, 3).join('; ')}` : ''}`);
 
   // 5-7. The outbox against the platform.
-  const outbox = readOutbox(`${record.dir}/state/pricing-agent.db`);
+  const outbox = await outboxOf(record);
   const approvals = sandbox.control.world.approvals.all();
   const delivered = approvals.filter((a) => a.export_status !== 'pending');
   const deliveredIds = new Set(delivered.map((a) => a.id));

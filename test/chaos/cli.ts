@@ -1,14 +1,21 @@
 /**
  * `npm run test:chaos -- [--seed N] [--kills K] [--minutes M] [--files F] [--rows R] [--fault-rate P]
- * [--latency-ms L] [--tx-mode bulk|import] [--settle-timeout-s S] [--keep]`
+ * [--latency-ms L] [--tx-mode bulk|import] [--settle-timeout-s S] [--keep] [--ha [--stops S] [--lease-s L]]`
  *
  * Runs the chaos scenario (runner.ts), prints its results table, and exits 1 when a check failed (the run's folder
  * is then kept for inspection), 2 for bad arguments. Defaults: the CI run (about 1 minute of chaos).
  * A long run: `npm run test:chaos -- --minutes 30 --kills 120 --files 600`.
+ *
+ * --ha: the failover proof of an HA pair instead (ha-runner.ts), on a throwaway PostgreSQL cluster started for the
+ * run (test/support/postgres-cluster.ts); --stops SIGSTOPs of the active past its lease (default 4), --lease-s its
+ * lease (default 3). A long run: `npm run test:chaos -- --ha --minutes 10 --kills 40 --stops 12 --files 120`.
  */
 import { parseArgs } from 'node:util';
-import { formatTable } from './checks.ts';
-import { CHAOS_DEFAULTS, runChaos, type ChaosOptions } from './runner.ts';
+// The runners are imported below, once the backend of the run is set (test/support/state-db.ts reads it when it is
+// loaded); only types and the options come from them here.
+import { CHAOS_DEFAULTS, type ChaosOptions } from './options.ts';
+import type { ChaosResult } from './runner.ts';
+import type { HaChaosOptions } from './ha-runner.ts';
 
 function number(value: string | undefined, name: string, fallback: number): number {
   if (value === undefined) return fallback;
@@ -17,7 +24,7 @@ function number(value: string | undefined, name: string, fallback: number): numb
   return n;
 }
 
-function options(argv: string[]): ChaosOptions {
+function options(argv: string[]): HaChaosOptions & { ha: boolean } {
   const { values } = parseArgs({
     args: argv,
     options: {
@@ -31,10 +38,14 @@ function options(argv: string[]): ChaosOptions {
       'tx-mode': { type: 'string' },
       'settle-timeout-s': { type: 'string' },
       keep: { type: 'boolean' },
+      ha: { type: 'boolean' },
+      stops: { type: 'string' },
+      'lease-s': { type: 'string' },
     },
   });
   const d = CHAOS_DEFAULTS;
-  const txMode = values['tx-mode'] ?? d.txMode;
+  const ha = values.ha ?? false;
+  const txMode = values['tx-mode'] ?? (ha ? 'bulk' : d.txMode);
   if (txMode !== 'bulk' && txMode !== 'import') throw new Error('--tx-mode must be bulk or import');
   const faultRate = number(values['fault-rate'], 'fault-rate', d.faultRate);
   if (faultRate > 1) throw new Error('--fault-rate is a share of requests, at most 1');
@@ -50,10 +61,13 @@ function options(argv: string[]): ChaosOptions {
     settleTimeoutMs: number(values['settle-timeout-s'], 'settle-timeout-s', d.settleTimeoutMs / 1000) * 1000,
     keep: values.keep ?? false,
     progress: (line) => process.stderr.write(`${line}\n`),
+    ha,
+    stops: Math.trunc(number(values.stops, 'stops', 4)),
+    leaseS: Math.trunc(number(values['lease-s'], 'lease-s', 3)),
   };
 }
 
-let parsed: ChaosOptions;
+let parsed: ReturnType<typeof options>;
 try {
   parsed = options(process.argv.slice(2));
 } catch (error) {
@@ -61,7 +75,26 @@ try {
   process.exit(2);
 }
 const started = Date.now();
-const result = await runChaos(parsed);
+// Before anything loads test/support/state-db.ts (checks.ts does): it reads the backend once.
+if (parsed.ha) process.env['PRICING_AGENT_TEST_BACKEND'] = 'postgres';
+const { formatTable } = await import('./checks.ts');
+let result: ChaosResult;
+if (parsed.ha) {
+  const { createTemplate, removeTemplate } = await import('../support/postgres-cluster.ts');
+  const { stopTestCluster, useClusterTemplate } = await import('../support/state-db.ts');
+  const template = createTemplate();
+  try {
+    useClusterTemplate(template);
+    const { runHaChaos } = await import('./ha-runner.ts');
+    result = await runHaChaos(parsed);
+  } finally {
+    await stopTestCluster();
+    removeTemplate(template);
+  }
+} else {
+  const { runChaos } = await import('./runner.ts');
+  result = await runChaos(parsed satisfies ChaosOptions);
+}
 process.stdout.write(`${formatTable(result.checks)}\n`);
 process.stdout.write(`\n${result.ok ? 'all checks passed' : 'SOME CHECKS FAILED'} in ${Math.round((Date.now() - started) / 1000)} s${result.ok && !parsed.keep ? '' : `; run folder kept: ${result.dir}`}\n`);
 process.exit(result.ok ? 0 : 1);

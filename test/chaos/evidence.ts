@@ -8,6 +8,8 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { parse } from 'csv-parse/sync';
 import type { PushReport, PushReportRows } from '../../src/ingest/report.ts';
+import { openTestDb } from '../support/state-db.ts';
+import { sqlColumn, sqlRows } from '../support/state-sql.ts';
 
 export interface FoundReport {
   readonly path: string;
@@ -96,6 +98,30 @@ export function readOutbox(dbPath: string): OutboxView | null {
     return null; // still being created or migrated
   } finally {
     db?.close();
+  }
+}
+
+/**
+ * The outbox of a state on this run's backend (a PostgreSQL state of an HA pair), as readOutbox reads a SQLite file;
+ * null while the state does not exist yet.
+ */
+export async function readStateOutbox(stateDir: string): Promise<OutboxView | null> {
+  const db = await openTestDb(stateDir, { readonly: true }).catch(() => null);
+  if (db === null) return null;
+  try {
+    const prices = await sqlColumn<number>(db, `SELECT approval_id FROM price_feed WHERE kind = 'price' ORDER BY seq`);
+    const withdrawals = await sqlColumn<number>(db, `SELECT approval_id FROM price_feed WHERE kind = 'withdrawal' ORDER BY seq`);
+    const acks = await sqlRows<{ id: number; ack_status: string | null }>(db, 'SELECT a.id, k.status AS ack_status FROM approved_prices a LEFT JOIN approval_acks k ON k.approval_id = a.id');
+    return {
+      prices: prices.map(Number),
+      withdrawals: withdrawals.map(Number),
+      ackStatus: new Map(acks.map((a) => [Number(a.id), a.ack_status])),
+      pendingAcks: acks.filter((a) => a.ack_status === 'pending').length,
+    };
+  } catch {
+    return null; // still being created or migrated
+  } finally {
+    await db.close();
   }
 }
 

@@ -6,6 +6,7 @@
 import { OPERATIONS } from '../../src/api/operations.ts';
 import { ENTITIES } from '../../src/api/schemas/index.ts';
 import { MIRROR_STREAM_NAMES } from '../../src/config/pull-schema.ts';
+import { HA_ROLES } from '../../src/store/ha-lease.ts';
 
 export interface LabelRules {
   /** The configured source names. */
@@ -32,6 +33,8 @@ function validators(rules: LabelRules): Record<string, (value: string) => boolea
     job: (v) => JOBS.has(v),
     stream: (v) => (MIRROR_STREAM_NAMES as readonly string[]).includes(v),
     consumer: (v) => consumers.has(v),
+    // pricing_agent_ha_role (an HA pair).
+    role: (v) => (HA_ROLES as readonly string[]).includes(v),
     // The agent's and Node's version (pricing_agent_info, nodejs_version_info).
     version: (v) => /^v?\d+\.\d+\.\d+(-[\w.]+)?$/.test(v),
     major: (v) => /^\d{1,3}$/.test(v),

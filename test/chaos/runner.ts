@@ -11,43 +11,14 @@ import { join } from 'node:path';
 import { ControlError } from '../../src/sandbox/index.ts';
 import { daemonHarness, type DaemonHarness, type DaemonProcess } from '../support/daemon-harness.ts';
 import { runCli } from '../support/run-cli.ts';
-import { runChecks, type CheckRow, type RunRecord } from './checks.ts';
-import { readOutbox, reportsIn, unfinishedIn } from './evidence.ts';
+import { outboxOf, runChecks, type CheckRow, type RunRecord } from './checks.ts';
+import { reportsIn, unfinishedIn } from './evidence.ts';
 import { CHAOS_ENTITIES, SOURCE_OF, sourcesYaml } from './files.ts';
 import { Prng } from '../../src/sandbox/prng.ts';
 import { planTimeline, type ChaosEvent } from './timeline.ts';
+import { CHAOS_DEFAULTS, type ChaosOptions } from './options.ts';
 
-export interface ChaosOptions {
-  readonly seed: number;
-  /** SIGKILLs during the chaotic phase (each followed by a restart). */
-  readonly kills: number;
-  readonly durationMs: number;
-  readonly files: number;
-  /** Average rows per file. */
-  readonly rows: number;
-  /** Share of API requests answered with a fault (5xx, dropped connections), split evenly over the five kinds. */
-  readonly faultRate: number;
-  readonly latencyMs: number;
-  readonly txMode: 'bulk' | 'import';
-  /** How long the final daemon may take to settle. */
-  readonly settleTimeoutMs: number;
-  /** Keep the run's folder even when every check passed. */
-  readonly keep: boolean;
-  readonly progress?: (line: string) => void;
-}
-
-export const CHAOS_DEFAULTS: ChaosOptions = {
-  seed: 1,
-  kills: 12,
-  durationMs: 60_000,
-  files: 32,
-  rows: 160,
-  faultRate: 0.12,
-  latencyMs: 10,
-  txMode: 'import',
-  settleTimeoutMs: 90_000,
-  keep: false,
-};
+export { CHAOS_DEFAULTS, type ChaosOptions } from './options.ts';
 
 export interface ChaosResult {
   readonly ok: boolean;
@@ -56,7 +27,12 @@ export interface ChaosResult {
   readonly record: RunRecord;
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
+
+/** The pull of every chaos scenario: a page every 2 s, a reconciliation every 4 s. */
+export const CHAOS_PULL_YAML =
+  `pull:\n  approved_prices:\n    schedule: "*/2 * * * * *"\n    page_size: 25\n` +
+  `    reconcile:\n      schedule: "*/4 * * * * *"\n      lookback_days: 0\n`;
 
 function configYaml(h: DaemonHarness, o: ChaosOptions): string {
   return [
@@ -68,8 +44,7 @@ function configYaml(h: DaemonHarness, o: ChaosOptions): string {
     `log:\n  level: info\n`,
     `http:\n  port: 0\n`,
     `daemon:\n  key_check_interval_ms: 1000\n  shutdown_timeout_ms: 20000\n`,
-    `pull:\n  approved_prices:\n    schedule: "*/2 * * * * *"\n    page_size: 25\n`,
-    `    reconcile:\n      schedule: "*/4 * * * * *"\n      lookback_days: 0\n`,
+    CHAOS_PULL_YAML,
     `sources:\n${sourcesYaml({ txMode: o.txMode })}`,
   ].join('');
 }
@@ -144,7 +119,7 @@ export async function runChaos(options: Partial<ChaosOptions> = {}): Promise<Cha
       record.settleError = error instanceof Error ? error.message : String(error);
     }
     record.settledMs = Date.now() - settleFrom;
-    if (final.child.exitCode === null) await capture(h, record);
+    if (final.child.exitCode === null) await capture(record, (path) => h.get(path), h.configFile);
     final.child.kill('SIGTERM');
     record.finalStopCode = (await final.exited).code;
   } finally {
@@ -158,20 +133,6 @@ export async function runChaos(options: Partial<ChaosOptions> = {}): Promise<Cha
 
   async function apply(event: ChaosEvent): Promise<void> {
     switch (event.kind) {
-      case 'drop':
-      case 'redrop': {
-        const inbox = h.inbox(event.file.source);
-        const target = join(inbox, event.file.name);
-        const method = event.kind === 'drop' ? event.method : 'direct';
-        if (event.kind === 'redrop') await unlink(`${target}.done`).catch(() => undefined);
-        if (method === 'rename') {
-          await writeFile(`${target}.part`, event.file.bytes);
-          await rename(`${target}.part`, target);
-        } else await writeFile(target, event.file.bytes);
-        if (method === 'marker') await writeFile(`${target}.done`, '');
-        record.drops.push({ file: event.file, redrop: event.kind === 'redrop' });
-        return;
-      }
       case 'kill': {
         const victim = record.daemons.at(-1);
         if (victim) {
@@ -180,27 +141,6 @@ export async function runChaos(options: Partial<ChaosOptions> = {}): Promise<Cha
         }
         record.kills += 1;
         start();
-        return;
-      }
-      case 'approvals':
-        record.approvalsInjected += control.injectApprovals({ count: event.count }).length;
-        return;
-      case 'amend':
-      case 'cancel': {
-        const current = control.world.approvals.all().filter((a) => a.cancelled_at === null && a.supersededBy === null);
-        if (current.length === 0) return;
-        const target = rng.pick(current);
-        try {
-          if (event.kind === 'amend') {
-            control.amend(target.id, { approved_price: `${rng.int(1, 99)}.${rng.int(10, 99)}`, reason: 'chaos' });
-            record.amended += 1;
-          } else {
-            control.cancel(target.id);
-            record.cancelled += 1;
-          }
-        } catch (error) {
-          if (!(error instanceof ControlError)) throw error;
-        }
         return;
       }
       case 'burst':
@@ -216,6 +156,55 @@ export async function runChaos(options: Partial<ChaosOptions> = {}): Promise<Cha
         await writeFile(h.keyFile, `${key}\n`, { mode: 0o600 });
         return;
       }
+      default:
+        await applyWorldEvent(h, record, rng, event);
+    }
+  }
+}
+
+/** The events of the world around the agent (files dropped, approvals changing on the platform), for every scenario. */
+export async function applyWorldEvent(
+  h: DaemonHarness,
+  record: RunRecord,
+  rng: Prng,
+  event: Extract<ChaosEvent, { kind: 'drop' | 'redrop' | 'approvals' | 'amend' | 'cancel' }>,
+): Promise<void> {
+  const control = h.sandbox.control;
+  switch (event.kind) {
+    case 'drop':
+    case 'redrop': {
+      const inbox = h.inbox(event.file.source);
+      const target = join(inbox, event.file.name);
+      const method = event.kind === 'drop' ? event.method : 'direct';
+      if (event.kind === 'redrop') await unlink(`${target}.done`).catch(() => undefined);
+      if (method === 'rename') {
+        await writeFile(`${target}.part`, event.file.bytes);
+        await rename(`${target}.part`, target);
+      } else await writeFile(target, event.file.bytes);
+      if (method === 'marker') await writeFile(`${target}.done`, '');
+      record.drops.push({ file: event.file, redrop: event.kind === 'redrop' });
+      return;
+    }
+    case 'approvals':
+      record.approvalsInjected += control.injectApprovals({ count: event.count }).length;
+      return;
+    case 'amend':
+    case 'cancel': {
+      const current = control.world.approvals.all().filter((a) => a.cancelled_at === null && a.supersededBy === null);
+      if (current.length === 0) return;
+      const target = rng.pick(current);
+      try {
+        if (event.kind === 'amend') {
+          control.amend(target.id, { approved_price: `${rng.int(1, 99)}.${rng.int(10, 99)}`, reason: 'chaos' });
+          record.amended += 1;
+        } else {
+          control.cancel(target.id);
+          record.cancelled += 1;
+        }
+      } catch (error) {
+        if (!(error instanceof ControlError)) throw error;
+      }
+      return;
     }
   }
 }
@@ -235,13 +224,13 @@ function recordTrips(h: DaemonHarness, record: RunRecord): void {
   };
 }
 
-function insertByTime(queue: ChaosEvent[], event: ChaosEvent): void {
+export function insertByTime(queue: ChaosEvent[], event: ChaosEvent): void {
   const at = queue.findIndex((e) => e.at > event.at);
   if (at < 0) queue.push(event);
   else queue.splice(at, 0, event);
 }
 
-async function reported(h: DaemonHarness, source: string, name: string): Promise<boolean> {
+export async function reported(h: DaemonHarness, source: string, name: string): Promise<boolean> {
   return (await reportsIn(h.inbox(source))).some((r) => r.file === name);
 }
 
@@ -250,9 +239,8 @@ async function reported(h: DaemonHarness, source: string, name: string): Promise
  * processing/, nothing deliverable is waiting on the platform, nothing waits for an acknowledgement locally, and a
  * history reconciliation ran after the last change.
  */
-async function settle(h: DaemonHarness, record: RunRecord, final: DaemonProcess, timeoutMs: number): Promise<void> {
+export async function settle(h: DaemonHarness, record: RunRecord, final: DaemonProcess, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  const dbPath = join(h.dir, 'state', 'pricing-agent.db');
   for (;;) {
     let why = '';
     for (const entity of CHAOS_ENTITIES) {
@@ -268,7 +256,7 @@ async function settle(h: DaemonHarness, record: RunRecord, final: DaemonProcess,
       .all()
       .filter((a) => a.export_status !== 'acknowledged' && a.cancelled_at === null && a.supersededBy === null);
     if (deliverable.length > 0) why ||= `${deliverable.length} approvals not acknowledged on the platform`;
-    const outbox = readOutbox(dbPath);
+    const outbox = await outboxOf(record);
     if (!outbox) why ||= 'no outbox yet';
     else if (outbox.pendingAcks > 0) why ||= `${outbox.pendingAcks} acknowledgements pending locally`;
     if (!final.output().includes('approved prices reconciled with the history')) why ||= 'no reconciliation since the final start';
@@ -279,18 +267,25 @@ async function settle(h: DaemonHarness, record: RunRecord, final: DaemonProcess,
   }
 }
 
-/** What the agent shows people at the end: /metrics, /readyz, and the CLI's status and outbox output. */
-async function capture(h: DaemonHarness, record: RunRecord): Promise<void> {
-  record.captures['metrics'] = (await h.get('/metrics')).body;
-  record.captures['readyz'] = (await h.get('/readyz')).body;
-  record.captures['healthz'] = (await h.get('/healthz')).body;
+/**
+ * What the agent shows people at the end: /metrics, /readyz, and the CLI's status and outbox output (of the daemon
+ * `get` reaches, with `configFile`: the single daemon, or the active node of an HA pair).
+ */
+export async function capture(
+  record: RunRecord,
+  get: (path: string) => Promise<{ body: string }>,
+  configFile: string,
+): Promise<void> {
+  record.captures['metrics'] = (await get('/metrics')).body;
+  record.captures['readyz'] = (await get('/readyz')).body;
+  record.captures['healthz'] = (await get('/healthz')).body;
   for (const args of [['status'], ['outbox', 'stats'], ['files']]) {
-    const run = await runCli([...args, '--config', h.configFile]);
+    const run = await runCli([...args, '--config', configFile]);
     record.captures[`cli-${args.join('-')}`] = `exit ${run.code}\n${run.stdout}${run.stderr}`;
   }
-  await Promise.all(Object.entries(record.captures).map(([name, text]) => writeFile(join(h.dir, `capture-${name}.txt`), text)));
+  await Promise.all(Object.entries(record.captures).map(([name, text]) => writeFile(join(record.dir, `capture-${name}.txt`), text)));
 }
 
-async function writeLogs(record: RunRecord): Promise<void> {
+export async function writeLogs(record: RunRecord): Promise<void> {
   await Promise.all(record.daemons.map((d, i) => writeFile(join(record.dir, `daemon-${String(i).padStart(2, '0')}.log`), d.output())));
 }

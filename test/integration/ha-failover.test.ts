@@ -12,67 +12,16 @@
  * The postgres project only (HA needs the state in PostgreSQL).
  */
 import { writeFile } from 'node:fs/promises';
-import { createServer, request as httpRequest, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { spawn } from 'node:child_process';
-import { request } from 'undici';
 import { afterEach, describe, expect, it, onTestFailed } from 'vitest';
 import { daemonHarness, type DaemonHarness } from '../support/daemon-harness.ts';
-import { CLI_MAIN, runCli } from '../support/run-cli.ts';
-import { TEST_BACKEND, testStateYaml } from '../support/state-db.ts';
+import { haNode, readyz, untilActive, type HaNode } from '../support/ha-pair.ts';
+import { runCli } from '../support/run-cli.ts';
+import { TEST_BACKEND } from '../support/state-db.ts';
 import { until } from '../support/test-logger.ts';
 
 const LEASE_S = 3;
-
-/** A forwarding proxy in front of the sandbox: what one node sent, and when it arrived. */
-interface LoggingProxy {
-  url: string;
-  log: { at: number; method: string; path: string; status?: number }[];
-  close(): Promise<void>;
-}
-
-async function loggingProxy(target: string): Promise<LoggingProxy> {
-  const upstream = new URL(target);
-  const log: LoggingProxy['log'] = [];
-  const server: Server = createServer((req, res) => {
-    const entry: LoggingProxy['log'][number] = { at: Date.now(), method: req.method ?? '', path: req.url ?? '' };
-    log.push(entry);
-    const forward = httpRequest(
-      { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers },
-      (answer) => {
-        entry.status = answer.statusCode;
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      },
-    );
-    forward.on('error', () => res.destroy());
-    req.pipe(forward);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    log,
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
-
-interface Node {
-  name: string;
-  proxy: LoggingProxy;
-  configFile: string;
-  start(): void;
-  signal(signal: NodeJS.Signals): void;
-  /** GET on the node's HTTP server (its port from the running line of its current process). */
-  get(path: string): Promise<{ status: number; body: string }>;
-  exited(): Promise<unknown>;
-  output(): string;
-}
+const SOURCES = '  - name: tx\n    entity: transactions\n    path: ./inbox/tx\n    stable_ms: 200\n    batch_size: 200\n';
 
 function transactions(prefix: string, count: number): string {
   const lines = ['transaction_id,item_id,transaction_timestamp,quantity,price'];
@@ -80,66 +29,8 @@ function transactions(prefix: string, count: number): string {
   return `${lines.join('\n')}\n`;
 }
 
-async function node(h: DaemonHarness, name: string): Promise<Node> {
-  const proxy = await loggingProxy(h.sandbox.url);
-  const configFile = join(h.dir, `${name}.yaml`);
-  await writeFile(
-    configFile,
-    [
-      `api:\n  base_url: ${proxy.url}\n  key_file: ./api-key\n`,
-      await testStateYaml(`./state-${name}`, join(h.dir, 'state')), // one schema, a state.dir per node
-      `log:\n  level: info\n`,
-      `http:\n  port: 0\n`,
-      `daemon:\n  shutdown_timeout_ms: 30000\n`,
-      `ha:\n  enabled: true\n  node_name: ${name}\n  lease_s: ${LEASE_S}\n`,
-      `sources:\n  - name: tx\n    entity: transactions\n    path: ./inbox/tx\n    stable_ms: 200\n    batch_size: 200\n`,
-    ].join(''),
-  );
-  let out = '';
-  let child: ReturnType<typeof spawn> | null = null;
-  let exit: Promise<unknown> = Promise.resolve();
-  return {
-    name,
-    proxy,
-    configFile,
-    start() {
-      out = '';
-      const c = spawn(process.execPath, [CLI_MAIN, 'run', '--config', configFile], { stdio: ['ignore', 'pipe', 'pipe'] });
-      c.stdout?.on('data', (b: Buffer) => (out += b.toString()));
-      c.stderr?.on('data', (b: Buffer) => (out += b.toString()));
-      exit = new Promise((resolve) => c.on('exit', resolve));
-      child = c;
-    },
-    signal(signal) {
-      child?.kill(signal);
-    },
-    async get(path) {
-      const url = /"http":"(http:\/\/[^"]+)"/.exec(out)?.[1];
-      if (!url) throw new Error(`${name} has not reported its HTTP address yet`);
-      const res = await request(`${url}${path}`);
-      return { status: res.statusCode, body: await res.body.text() };
-    },
-    exited: () => exit,
-    output: () => out,
-  };
-}
-
-async function readyz(n: Node, query = ''): Promise<{ status: number; role?: string }> {
-  try {
-    const res = await n.get(`/readyz${query}`);
-    return { status: res.status, ...(JSON.parse(res.body) as { role?: string }) };
-  } catch {
-    return { status: 0 };
-  }
-}
-
-/** Waits until `n` answers /readyz?role=active with 200. */
-async function untilActive(n: Node): Promise<void> {
-  await until(async () => (await readyz(n, '?role=active')).status === 200, `${n.name} active`, 60_000);
-}
-
 let h: DaemonHarness | null = null;
-const nodes: Node[] = [];
+const nodes: HaNode[] = [];
 afterEach(async () => {
   for (const n of nodes.splice(0)) {
     n.signal('SIGCONT');
@@ -156,7 +47,7 @@ describe.runIf(TEST_BACKEND === 'postgres')('an HA pair', () => {
     h = await daemonHarness();
     const harness = h;
     harness.sandbox.control.setFaults({ latency_ms: 40, paths: ['POST /v1/transactions/bulk'] });
-    const [a, b] = [await node(harness, 'node-a'), await node(harness, 'node-b')];
+    const [a, b] = [await haNode(harness, 'node-a', { leaseS: LEASE_S, sources: SOURCES }), await haNode(harness, 'node-b', { leaseS: LEASE_S, sources: SOURCES })];
     nodes.push(a, b);
     onTestFailed(() => {
       for (const n of [a, b]) console.log(`--- ${n.name}\n${n.output().slice(-6000)}`);
@@ -204,11 +95,21 @@ describe.runIf(TEST_BACKEND === 'postgres')('an HA pair', () => {
     expect(harness.transactionKeys('S')).toHaveLength(6_000);
     expect((await readyz(a, '?role=active')).status).toBe(200);
 
-    // status (any node's config) shows the pair: the lease's holder and each node's role.
-    const status = await runCli(['status', '--config', b.configFile, '--json']);
-    const report = JSON.parse(status.stdout) as { ha: { this_node: string; lease: { holder: string; token: number }; nodes: { node: string; role: string }[] } };
-    expect(report.ha).toMatchObject({ this_node: 'node-b', lease: { holder: 'node-a', token: 3 } });
-    expect(report.ha.nodes.map((n) => [n.node, n.role])).toEqual([
+    // status (any node's config) shows the pair: the lease's holder and each node's role (as each last said: the
+    // stepped-down node says so once its work has stopped).
+    type HaStatus = { ha: { this_node: string; lease: { holder: string; token: number }; nodes: { node: string; role: string }[] } };
+    let report: HaStatus | null = null;
+    await until(
+      async () => {
+        report = JSON.parse((await runCli(['status', '--config', b.configFile, '--json'])).stdout) as HaStatus;
+        return report.ha.nodes.find((n) => n.node === 'node-b')?.role === 'standby';
+      },
+      'status showing node-b as a standby',
+      30_000,
+    );
+    const ha = (report as HaStatus | null)?.ha;
+    expect(ha).toMatchObject({ this_node: 'node-b', lease: { holder: 'node-a', token: 3 } });
+    expect(ha?.nodes.map((n) => [n.node, n.role])).toEqual([
       ['node-a', 'active'],
       ['node-b', 'standby'],
     ]);

@@ -1,0 +1,163 @@
+/**
+ * Nodes of an HA pair for tests (docs/ha.md): `pricing-agent run` child processes that share one PostgreSQL state
+ * (one schema, a state.dir each) and the harness's inbox folders, each reaching the sandbox through a forwarding proxy
+ * of its own that logs what that node sent and when it arrived (the evidence that a standby, or an active paused
+ * past its lease, sent nothing).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import { createServer, request as httpRequest, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { request } from 'undici';
+import type { DaemonHarness, DaemonProcess } from './daemon-harness.ts';
+import { CLI_MAIN } from './run-cli.ts';
+import { testStateYaml } from './state-db.ts';
+import { until } from './test-logger.ts';
+
+/** A forwarding proxy in front of the sandbox: what one node sent, when it arrived, and the status it got. */
+export interface LoggingProxy {
+  readonly url: string;
+  readonly log: { at: number; method: string; path: string; status?: number }[];
+  close(): Promise<void>;
+}
+
+export async function loggingProxy(target: string): Promise<LoggingProxy> {
+  const upstream = new URL(target);
+  const log: LoggingProxy['log'] = [];
+  const server: Server = createServer((req, res) => {
+    const entry: LoggingProxy['log'][number] = { at: Date.now(), method: req.method ?? '', path: req.url ?? '' };
+    log.push(entry);
+    const forward = httpRequest({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
+      entry.status = answer.statusCode;
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+    });
+    forward.on('error', () => res.destroy());
+    req.pipe(forward);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    log,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+export interface HaNode {
+  readonly name: string;
+  readonly proxy: LoggingProxy;
+  readonly configFile: string;
+  /** Every process of this node, oldest first. */
+  readonly processes: DaemonProcess[];
+  start(): DaemonProcess;
+  signal(signal: NodeJS.Signals): void;
+  /** Whether its current process is running (not exited; it may be stopped). */
+  running(): boolean;
+  /** GET on the HTTP server of its current process (the port from its running line). */
+  get(path: string): Promise<{ status: number; body: string }>;
+  exited(): Promise<unknown>;
+  output(): string;
+}
+
+export interface HaNodeOptions {
+  readonly leaseS: number;
+  /** The `sources:` list items (YAML, indented by two). */
+  readonly sources: string;
+  /** More top-level sections (pull:, ...). */
+  readonly extra?: string;
+  /** More `api:` keys (indented by two). */
+  readonly api?: string;
+}
+
+export async function haNode(h: DaemonHarness, name: string, options: HaNodeOptions): Promise<HaNode> {
+  const proxy = await loggingProxy(h.sandbox.url);
+  const configFile = join(h.dir, `${name}.yaml`);
+  await writeFile(
+    configFile,
+    [
+      `api:\n  base_url: ${proxy.url}\n  key_file: ./api-key\n${options.api ?? ''}`,
+      await testStateYaml(`./state-${name}`, join(h.dir, 'state')), // one schema, a state.dir per node
+      `log:\n  level: info\n`,
+      `http:\n  port: 0\n`,
+      `daemon:\n  shutdown_timeout_ms: 20000\n`,
+      `ha:\n  enabled: true\n  node_name: ${name}\n  lease_s: ${options.leaseS}\n`,
+      options.extra ?? '',
+      `sources:\n${options.sources}`,
+    ].join(''),
+  );
+  const processes: DaemonProcess[] = [];
+  const current = (): DaemonProcess | undefined => processes.at(-1);
+  return {
+    name,
+    proxy,
+    configFile,
+    processes,
+    start() {
+      const child: ChildProcess = spawn(process.execPath, [CLI_MAIN, 'run', '--config', configFile], {
+        env: { ...process.env, PRICING_AGENT_CONFIG: undefined, PRICING_AGENT_DEBUG: undefined },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let out = '';
+      child.stdout?.on('data', (b: Buffer) => (out += b.toString()));
+      child.stderr?.on('data', (b: Buffer) => (out += b.toString()));
+      const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+      const stop = async () => {
+        child.kill('SIGTERM');
+        return (await exited).code;
+      };
+      const proc: DaemonProcess = { child, output: () => out, exited, stop };
+      processes.push(proc);
+      return proc;
+    },
+    signal(signal) {
+      current()?.child.kill(signal);
+    },
+    running() {
+      const c = current()?.child;
+      return c !== undefined && c.exitCode === null && c.signalCode === null;
+    },
+    async get(path) {
+      const url = /"http":"(http:\/\/[^"]+)"/.exec(current()?.output() ?? '')?.[1];
+      if (!url) throw new Error(`${name} has not reported its HTTP address yet`);
+      const res = await request(`${url}${path}`, { headersTimeout: 5_000, bodyTimeout: 5_000 });
+      return { status: res.statusCode, body: await res.body.text() };
+    },
+    exited: () => current()?.exited ?? Promise.resolve(),
+    output: () => current()?.output() ?? '',
+  };
+}
+
+/** /readyz of the node's current process: its status and role; status 0 while it does not answer. */
+export async function readyz(n: HaNode, query = ''): Promise<{ status: number; role?: string }> {
+  try {
+    const res = await n.get(`/readyz${query}`);
+    return { status: res.status, ...(JSON.parse(res.body) as { role?: string }) };
+  } catch {
+    return { status: 0 };
+  }
+}
+
+/** Waits until `n` answers /readyz?role=active with 200. */
+export async function untilActive(n: HaNode, timeoutMs = 60_000): Promise<void> {
+  await until(async () => (await readyz(n, '?role=active')).status === 200, `${n.name} active`, timeoutMs);
+}
+
+/** The node that answers /readyz?role=active with 200 (waiting for one, e.g. during a takeover). */
+export async function activeNode(nodes: readonly HaNode[], timeoutMs = 60_000): Promise<HaNode> {
+  let found: HaNode | null = null;
+  await until(
+    async () => {
+      for (const n of nodes) if (n.running() && (await readyz(n, '?role=active')).status === 200) found = n;
+      return found !== null;
+    },
+    'an active node',
+    timeoutMs,
+  );
+  return found as unknown as HaNode;
+}
