@@ -13,10 +13,10 @@ import { Prng } from '../../src/sandbox/prng.ts';
 import { daemonHarness } from '../support/daemon-harness.ts';
 import { activeNode, haNode, readyz, untilActive, type HaNode } from '../support/ha-pair.ts';
 import { until } from '../support/test-logger.ts';
-import { runChecks, type CheckRow, type RunRecord } from './checks.ts';
+import { runChecks, type CheckRow } from './checks.ts';
 import { readStateOutbox } from './evidence.ts';
 import { sourcesYaml } from './files.ts';
-import { applyWorldEvent, capture, CHAOS_DEFAULTS, CHAOS_PULL_YAML, insertByTime, reported, settle, sleep, writeLogs, type ChaosOptions, type ChaosResult } from './runner.ts';
+import { applyWorldEvent, capture, newRunRecord, CHAOS_DEFAULTS, CHAOS_PULL_YAML, insertByTime, reported, settle, sleep, writeLogs, type ChaosOptions, type ChaosResult } from './runner.ts';
 import { planTimeline, type ChaosEvent } from './timeline.ts';
 
 export interface HaChaosOptions extends ChaosOptions {
@@ -45,26 +45,7 @@ export async function runHaChaos(options: Partial<HaChaosOptions> = {}): Promise
   const rng = new Prng(o.seed, 'chaos');
   const h = await daemonHarness({ seed: o.seed, approvals: 40, largeGridRows: 0 });
   const control = h.sandbox.control;
-  const record: RunRecord = {
-    options: o,
-    dir: h.dir,
-    keyFile: h.keyFile,
-    keys: [h.sandbox.apiKey],
-    drops: [],
-    redropsSkipped: 0,
-    kills: 0,
-    daemons: [],
-    approvalsInjected: 0,
-    amended: 0,
-    cancelled: 0,
-    finalStopCode: null,
-    captures: {},
-    startedAt: Date.now(),
-    settledMs: 0,
-    settleError: null,
-    trips: [],
-    outbox: () => readStateOutbox(join(h.dir, 'state')),
-  };
+  const record = newRunRecord(h, o, () => readStateOutbox(join(h.dir, 'state')));
   const stops: StopRecord[] = [];
   const nodeOptions = {
     leaseS: o.leaseS,

@@ -49,15 +49,9 @@ function configYaml(h: DaemonHarness, o: ChaosOptions): string {
   ].join('');
 }
 
-export async function runChaos(options: Partial<ChaosOptions> = {}): Promise<ChaosResult> {
-  const o: ChaosOptions = { ...CHAOS_DEFAULTS, ...options };
-  const say = o.progress ?? (() => undefined);
-  // The sandbox's seeded generator, on a stream of its own: same seed, same timeline of drops, kills, approvals and
-  // bursts (the moments a kill lands still vary with the machine's timing).
-  const rng = new Prng(o.seed, 'chaos');
-  const h = await daemonHarness({ seed: o.seed, approvals: 40, largeGridRows: 0 });
-  const control = h.sandbox.control;
-  const record: RunRecord = {
+/** The record of a run that starts now, on the harness `h`. */
+export function newRunRecord(h: DaemonHarness, o: ChaosOptions, outbox?: RunRecord['outbox']): RunRecord {
+  return {
     options: o,
     dir: h.dir,
     keyFile: h.keyFile,
@@ -75,7 +69,19 @@ export async function runChaos(options: Partial<ChaosOptions> = {}): Promise<Cha
     settledMs: 0,
     settleError: null,
     trips: [],
+    ...(outbox ? { outbox } : {}),
   };
+}
+
+export async function runChaos(options: Partial<ChaosOptions> = {}): Promise<ChaosResult> {
+  const o: ChaosOptions = { ...CHAOS_DEFAULTS, ...options };
+  const say = o.progress ?? (() => undefined);
+  // The sandbox's seeded generator, on a stream of its own: same seed, same timeline of drops, kills, approvals and
+  // bursts (the moments a kill lands still vary with the machine's timing).
+  const rng = new Prng(o.seed, 'chaos');
+  const h = await daemonHarness({ seed: o.seed, approvals: 40, largeGridRows: 0 });
+  const control = h.sandbox.control;
+  const record = newRunRecord(h, o);
   const start = () => {
     const daemon = h.start();
     record.daemons.push(daemon);
