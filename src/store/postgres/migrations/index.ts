@@ -11,6 +11,7 @@ import { migration0001Base } from './0001-base.ts';
 import { migration0002PullOutbox } from './0002-pull-outbox.ts';
 import { migration0003Push } from './0003-push.ts';
 import { migration0004AckState } from './0004-ack-state.ts';
+import { migration0005ApiState } from './0005-api-state.ts';
 import { migration0006RowFates } from './0006-row-fates.ts';
 import { migration0007Feed } from './0007-feed.ts';
 import { migration0008Delta } from './0008-delta.ts';
@@ -22,6 +23,7 @@ export const POSTGRES_MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0002_pull_outbox': migration0002PullOutbox,
   '0003_push': migration0003Push,
   '0004_ack_state': migration0004AckState,
+  '0005_api_state': migration0005ApiState,
   '0006_row_fates': migration0006RowFates,
   '0007_feed': migration0007Feed,
   '0008_delta': migration0008Delta,
