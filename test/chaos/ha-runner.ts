@@ -39,6 +39,12 @@ interface StopRecord {
 
 type HaEvent = ChaosEvent | { at: number; kind: 'stop' };
 
+/** Every request the node sent was answered, the last one at least 50 ms ago (or it sent none yet). */
+function nothingOnTheWire(n: HaNode): boolean {
+  const last = n.proxy.log.at(-1);
+  return last === undefined || (Date.now() - last.at >= 50 && n.proxy.log.every((r) => r.status !== undefined));
+}
+
 export async function runHaChaos(options: Partial<HaChaosOptions> = {}): Promise<ChaosResult> {
   const o: HaChaosOptions = { ...HA_CHAOS_DEFAULTS, ...options };
   const say = o.progress ?? (() => undefined);
@@ -144,6 +150,9 @@ export async function runHaChaos(options: Partial<HaChaosOptions> = {}): Promise
     const victim = await activeNode(nodes);
     const other = nodes.find((n) => n !== victim) as HaNode;
     if (!other.running()) return; // just killed and restarting: the next stop will do
+    // Frozen between requests: a request the operating system already had when the process froze goes out, which
+    // no process can take back; what must not go out is one begun after it woke (docs/ha.md).
+    await until(() => nothingOnTheWire(victim), `${victim.name} with nothing on the wire`, 30_000).catch(() => undefined);
     victim.signal('SIGSTOP');
     const stoppedAt = Date.now();
     await untilActive(other, 60_000);

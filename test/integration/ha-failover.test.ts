@@ -29,6 +29,12 @@ function transactions(prefix: string, count: number): string {
   return `${lines.join('\n')}\n`;
 }
 
+/** Every request the node sent was answered, the last one at least `ms` ago. */
+function quietSince(n: HaNode, ms: number): boolean {
+  const last = n.proxy.log.at(-1);
+  return last !== undefined && Date.now() - last.at >= ms && n.proxy.log.every((r) => r.status !== undefined);
+}
+
 let h: DaemonHarness | null = null;
 const nodes: HaNode[] = [];
 afterEach(async () => {
@@ -81,6 +87,9 @@ describe.runIf(TEST_BACKEND === 'postgres')('an HA pair', () => {
     // Frozen while it waits to retry a 503: on waking, the retry is due at once, before any commit could fail.
     harness.sandbox.control.setFaults({ error_503: 1, paths: ['POST /v1/transactions/bulk'] });
     await until(() => b.proxy.log.some((r) => r.status === 503), 'a 503 answered to node-b', 60_000);
+    // Frozen between requests (nothing of it on the wire): a request the operating system already had when the
+    // process froze goes out, which no process can take back; what must not go out is a request begun after it woke.
+    await until(() => quietSince(b, 50), 'node-b with nothing on the wire', 60_000);
     b.signal('SIGSTOP');
     const stoppedAt = Date.now();
     await untilActive(a); // after b's lease ended on the database's clock
