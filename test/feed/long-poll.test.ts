@@ -13,7 +13,6 @@ import { ConsumerDirectory } from '../../src/feed/consumers.ts';
 import { LongPollHub, type PollOutcome } from '../../src/feed/long-poll.ts';
 import { maxSeq, readScopedFeed, type StoreScope } from '../../src/store/price-feed.ts';
 import { ManualClock } from '../support/manual-clock.ts';
-import { TEST_BACKEND } from '../support/state-db.ts';
 import { approval, deliver, openTempDb } from '../outbox/support.ts';
 
 const STORES = ['s1', 's2', 's3', 's4', 's5'];
@@ -96,8 +95,7 @@ describe('LongPollHub', () => {
         hub.close();
         await settle(hub);
       }),
-      // Each run is dozens of commits and reads: on PostgreSQL each is a round trip, so fewer runs there (same seed).
-      { numRuns: TEST_BACKEND === 'postgres' ? 5 : 50, seed: 14 },
+      { numRuns: 50, seed: 14 },
     );
   });
 
