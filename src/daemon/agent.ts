@@ -195,9 +195,12 @@ export class Agent {
     const metrics = this.#metrics;
     const deadline = this.#deadline;
     if (!db || !api || !keys || !metrics || !deadline) throw new Error('the agent is not started');
+    // HA: the node may have stepped down (or the agent begun to drain) while this was starting: start nothing more.
+    const wanted = () => this.#state !== 'draining' && this.#state !== 'stopped' && (this.#ha === null || this.#ha.mayAct());
     if (config.feed.listen !== null) this.#feed = await this.#startFeed(db, metrics);
     if (config.feed.consumers.length > 0) deadline.start();
     const keyState = await keys.verify();
+    if (!wanted()) return;
     // Work is taken only with a usable state directory and a working key (found by the chaos suite's disk tests:
     // with the state disk full or read-only the agent kept claiming files and starting pulls it could not record).
     const waitForKey = (signal: AbortSignal) => this.#waitForWork(signal);

@@ -11,7 +11,7 @@ import { ApiClient } from '../../src/api/client.ts';
 import { JOB_POLL_QUEUED_MS } from '../../src/api/schemas/index.ts';
 import { processClaimed, pushFile } from '../../src/ingest/push-file.ts';
 import { jobPollOf } from '../../src/store/api-state.ts';
-import { openSqlite as openDatabase } from '../../src/store/sqlite/open-sqlite.ts';
+import { openTestDb } from '../support/state-db.ts';
 import { sqlValue } from '../support/state-sql.ts';
 import { getFile } from '../../src/store/push-ledger.ts';
 import { ManualClock, drive } from '../support/manual-clock.ts';
@@ -48,7 +48,7 @@ it('a restarted agent polls a queued job when its next poll is due, not at once'
   expect((await first).outcome).toBe('deferred');
 
   // The restarted agent: a new connection to the state database and a new client that counts its polls.
-  const db = await openDatabase(join(h.dir, 'state.db'));
+  const db = await openTestDb(h.dir); // the harness's state, on this run's backend
   const dispatcher = new Agent({ allowH2: false, connections: 2 });
   let polls = 0;
   const onResponse = (e: { operation: string }) => {
