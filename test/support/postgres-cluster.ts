@@ -38,10 +38,16 @@ function requireBinDir(): string {
 
 const asRoot = process.getuid?.() === 0;
 
+/**
+ * runuser is in /usr/sbin (util-linux), which a CI job's PATH may leave out (`env -i PATH=/usr/local/bin:/usr/bin:/bin`
+ * made every PostgreSQL test fail with `spawnSync runuser ENOENT`): looked for there first, then on PATH.
+ */
+const RUNUSER = ['/usr/sbin/runuser', '/sbin/runuser', '/usr/bin/runuser'].find((path) => existsSync(path)) ?? 'runuser';
+
 /** Runs a PostgreSQL program, as the postgres user when this process is root. */
 function runPg(program: string, args: string[]): string {
   const bin = join(requireBinDir(), program);
-  const [file, argv] = asRoot ? ['runuser', ['-u', 'postgres', '--', bin, ...args]] : [bin, args];
+  const [file, argv] = asRoot ? [RUNUSER, ['-u', 'postgres', '--', bin, ...args]] : [bin, args];
   try {
     return execFileSync(file, argv, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   } catch (error) {
