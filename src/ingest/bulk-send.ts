@@ -17,7 +17,7 @@ import type { ApiClient } from '../api/client.ts';
 import { BUSINESS_KEYS, type BulkResponse, type Entity } from '../api/schemas/index.ts';
 import type { DuplicateKeyPolicy } from '../config/mapping-schema.ts';
 import type { StateDb } from '../store/state-db.ts';
-import { commitBatch, committedBatches, fileCounts, keyHashesOf, lastBatchIndex, recordRejects, resetUnchanged, type RejectRow } from '../store/push-ledger.ts';
+import { commitBatch, committedBatches, fileCounts, keyHashesOf, lastBatchIndex, recordRejects, type RejectRow } from '../store/push-ledger.ts';
 import type { RowFates } from './delta/delta-plan.ts';
 import type { RowOutcome } from './read/index.ts';
 import {
@@ -56,7 +56,8 @@ export interface BulkFile {
    * Delta push (src/ingest/delta/delta-plan.ts): the fate of each valid row (sent, or unchanged: the API holds it as
    * it is), decided here with the others, and what to remember of the rows the API accepts. Batches are then numbered
    * after the ones committed before a restart and none is skipped by its number (the comparison knows which rows were
-   * sent), and unchanged rows are counted afresh by every attempt (resetUnchanged).
+   * sent or counted: every row within a committed batch's lines, delta-plan.ts), and unchanged rows are counted by the
+   * batch they were found in, once.
    */
   readonly fates?: RowFates | undefined;
 }
@@ -171,8 +172,6 @@ export type Reopen = ReopenRows<Row>;
  */
 export async function sendBulk(ctx: BulkSendContext, file: BulkFile, rows: AsyncIterable<readonly RowOutcome<Row>[]>, reopen: Reopen): Promise<void> {
   const fates = file.fates;
-  // A delta file counts its unchanged rows again on every attempt: the ones an earlier attempt counted are reset.
-  if (fates) await resetUnchanged(ctx.db, file.id);
   const committed = fates ? new Set<number>() : await committedBatches(ctx.db, file.id);
   const send = bulkOf(ctx.client, file.entity);
   const keyOf = BUSINESS_KEYS[file.entity];

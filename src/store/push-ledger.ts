@@ -270,11 +270,36 @@ export async function apiRejectedLines(db: StateDb, fileId: number): Promise<Set
 }
 
 /**
- * Delta push: an attempt at a file counts its unchanged rows itself, in its own batches; the counts of an earlier
- * attempt are zeroed first, so that a resumed file does not count a row twice.
+ * Delta push: the spans of lines (first to last, both included) of the file's committed batches, sorted and merged.
+ * Batches are cut in file order, so every valid row within a span was settled by a committed batch (sent and
+ * answered, or counted unchanged): a resumed attempt neither sends nor counts it again.
  */
-export async function resetUnchanged(db: StateDb, fileId: number): Promise<void> {
-  await sqlOf(db).write((tx) => tx.run(`UPDATE push_batches SET rows_unchanged = 0 WHERE file_id = ? AND rows_unchanged > 0`, [fileId]));
+export async function committedSpans(db: StateDb, fileId: number): Promise<[number, number][]> {
+  const rows = await sqlOf(db).all<{ first_line: number; last_line: number }>(
+    `SELECT first_line, last_line FROM push_batches WHERE file_id = ? ORDER BY first_line`,
+    [fileId],
+  );
+  const spans: [number, number][] = [];
+  for (const { first_line: first, last_line: last } of rows) {
+    const previous = spans.at(-1);
+    if (previous !== undefined && first <= previous[1] + 1) previous[1] = Math.max(previous[1], last);
+    else spans.push([first, last]);
+  }
+  return spans;
+}
+
+/** Whether `line` lies within one of `spans` (committedSpans: sorted, disjoint). */
+export function inSpans(spans: readonly (readonly [number, number])[], line: number): boolean {
+  let lo = 0;
+  let hi = spans.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    const [first, last] = spans[mid] as readonly [number, number];
+    if (line < first) hi = mid - 1;
+    else if (line > last) lo = mid + 1;
+    else return true;
+  }
+  return false;
 }
 
 /** The highest batch index committed for the file, or -1. */

@@ -87,6 +87,30 @@ describe('delta push over a source life', () => {
     expect(r.rows).toMatchObject({ read: 6, sent: 4, accepted: 4, unchanged: 2, rejected: 0 });
   });
 
+  it('resumes a stopped full send after another file of its source finished, without sending or counting a row twice', async () => {
+    // The chaos suite's case: a source's first file (sent in full) stopped after its first batch; an older file of the
+    // source, deferred before, finishes first with the same keys and remembers its own file id for them.
+    const source = await h.source('product_store', { delta: true, batch_size: 2, brakes: false });
+    const stop = new AbortController();
+    const first = countingClient(() => stop.abort(new Error('stopped for the test')));
+    const { writeFile } = await import('node:fs/promises');
+    const file = join(source.inbox, 'first.csv');
+    await writeFile(file, csv(DAY1));
+    const stopped = await pushFile({ ...h.deps, client: first.client, signal: stop.signal }, source, file);
+    expect(stopped.outcome).toBe('deferred');
+    expect(first.rows()).toBe(2);
+    if (stopped.outcome !== 'deferred') return;
+    // Its prices of the first two rows differ: their keys are then remembered under its own file id.
+    const older = DAY1.map(([item, store, price], i): [string, number, string] => [item, store, i < 2 ? `${i + 20}.00` : price]);
+    const other = await reportOf(await h.push(source, 'other.csv', csv(older)));
+    expect(other.rows).toMatchObject({ read: 6, sent: 6, unchanged: 0 });
+    const second = countingClient();
+    const resumed = await processClaimed({ ...h.deps, client: second.client }, source, stopped.file.id);
+    expect(second.rows()).toBe(4); // the first batch's rows are not sent again
+    const r = await reportOf(resumed);
+    expect(r.rows).toMatchObject({ read: 6, sent: 6, accepted: 6, unchanged: 0, rejected: 0 });
+  });
+
   it('holds a file that moves a price by more than max_price_change_pct, with a preview, and sends it once released', async () => {
     const source = await h.source('product_store', { delta: true });
     await reportOf(await h.push(source, 'day1.csv', csv(DAY1)));

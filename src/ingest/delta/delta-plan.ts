@@ -9,8 +9,8 @@
  *
  * What survives a crash: nothing here writes the state but the scope's fingerprint and the file's delta record (its
  * mode, counts and brake verdict, written before the first batch goes). A resumed file is compared again: rows
- * accepted by the earlier attempt now compare equal and are counted as sent, not sent twice; rows the API refused
- * then are not sent again; the brakes, passed once, are not judged again; a full send stays full.
+ * within the earlier attempt's committed batches (accepted, refused or counted unchanged) are neither sent nor counted
+ * again, whatever they compare as now; the brakes, passed once, are not judged again; a full send stays full.
  */
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
@@ -21,7 +21,7 @@ import type { Clock } from '../../clock.ts';
 import type { DeltaSettings } from '../../config/delta-schema.ts';
 import { csvLine } from '../../csv-text.ts';
 import { deltaFile, deltaScope, findScope, rememberAccepted, saveDeltaFile, takeRelease, useFingerprint, type DeltaScope, type TxStep } from '../../store/delta-state.ts';
-import { apiRejectedLines, type PushFile } from '../../store/push-ledger.ts';
+import { committedSpans, inSpans, type PushFile } from '../../store/push-ledger.ts';
 import type { StateDb } from '../../store/state-db.ts';
 import { processingDir } from '../folders.ts';
 import type { RowReader } from '../read/index.ts';
@@ -208,11 +208,15 @@ export async function planDelta(
     brakes: tripped.length > 0 ? JSON.stringify(tripped) : null,
   });
 
-  const refused = await apiRejectedLines(db, file.id);
+  // Rows within an earlier attempt's committed batches were settled there (sent and answered, or counted unchanged).
+  // Told by the batches' lines, not by the comparison alone: another file of the source finished between the two
+  // attempts (a deferred one, resumed after a restart) remembers its own file id for the keys they share, and these
+  // rows then compare as unchanged, or as changed: a full send would send them again and count them twice.
+  const settled = await committedSpans(db, file.id);
   const keepKeys = source.delta.snapshot;
   const fates: RowFates = {
     fateOf(line) {
-      if (refused.has(line)) return 'sent_before'; // refused by the API in a committed batch: not sent again
+      if (inSpans(settled, line)) return 'sent_before'; // sent or counted by a committed batch: not again
       switch (comparison.verdicts.get(line)) {
         case VERDICT.unchanged:
           return mode === 'full' ? 'send' : 'unchanged';
