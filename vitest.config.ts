@@ -55,6 +55,7 @@ const BOTH_BACKENDS = [
   'test/integration/feed-daemon.test.ts',
   'test/integration/feed-crash.test.ts',
   'test/integration/ha-failover.test.ts',
+  'test/integration/ha-feed.test.ts',
   'test/chaos/ha-chaos.test.ts',
   'test/regressions/claim-cut-before-processing-name.test.ts',
   'test/regressions/grid-mirror-with-columns-set.test.ts',
@@ -70,6 +71,7 @@ const POSTGRES_ONLY = [
   'test/cli/state-migrate.test.ts',
   'test/outbox/docs-sql-postgres.test.ts',
   'test/integration/ha-failover.test.ts',
+  'test/integration/ha-feed.test.ts',
   'test/chaos/ha-chaos.test.ts',
 ];
 

@@ -141,6 +141,10 @@ export class Agent {
           ...(config.http.console ? { console: consoleHandler(this.#consoleContext()) } : {}),
         });
       }
+      // Every node serves the feed, a standby too (docs/ha.md): it reads the shared state, and a consumer's own
+      // writes (offsets, confirmations) are stored by any node. It listens before the first pull runs, so that POS
+      // systems waiting on it see its commits.
+      if (config.feed.listen !== null) this.#feed = await this.#startFeed(db, metrics);
       if (ha) {
         const coordinator = new HaCoordinator({
           db,
@@ -184,8 +188,8 @@ export class Agent {
   }
 
   /**
-   * The work of the active node (every node without HA): the feed, the apply deadlines, the key check, the watchers
-   * and the schedules. Unfinished files, pulls and listings are resumed first.
+   * The work of the active node (every node without HA): the apply deadlines, the key check, the watchers and the
+   * schedules. Unfinished files, pulls and listings are resumed first. (The feed is not work: every node serves it.)
    */
   async #startWork(): Promise<void> {
     const config = this.#config;
@@ -197,7 +201,6 @@ export class Agent {
     if (!db || !api || !keys || !metrics || !deadline) throw new Error('the agent is not started');
     // HA: the node may have stepped down (or the agent begun to drain) while this was starting: start nothing more.
     const wanted = () => this.#state !== 'draining' && this.#state !== 'stopped' && (this.#ha === null || this.#ha.mayAct());
-    if (config.feed.listen !== null) this.#feed = await this.#startFeed(db, metrics);
     if (config.feed.consumers.length > 0) deadline.start();
     const keyState = await keys.verify();
     if (!wanted()) return;
@@ -242,11 +245,9 @@ export class Agent {
 
   /** Stops the work of #startWork (HA: the lease was lost, or the agent drains). Batches in flight finish or are refused. */
   async #stopWork(): Promise<void> {
-    const [feed, push, scheduler] = [this.#feed, this.#push, this.#scheduler];
-    this.#feed = null;
+    const [push, scheduler] = [this.#push, this.#scheduler];
     this.#push = null;
     this.#scheduler = null;
-    await feed?.close();
     this.#deadline?.stop();
     await Promise.all([push?.stop(), scheduler?.stop()]);
   }
@@ -352,7 +353,7 @@ export class Agent {
     if (this.#feed) await this.#feed.reconfigure(next.feed);
     else if (next.feed.listen !== null) this.#logger.warn('feed.listen is now set: restart the agent to start the feed');
     this.#deadline?.stop();
-    if (next.feed.consumers.length > 0) this.#deadline?.start();
+    if (next.feed.consumers.length > 0 && this.#ha?.role !== 'standby') this.#deadline?.start(); // the active's work
     const sources = await this.#push?.reconfigure(next.sources);
     await this.#reschedule(next);
     void this.#keys?.verify();
@@ -383,6 +384,7 @@ export class Agent {
     this.#state = 'draining';
     this.#logger.info('draining: finishing work in flight');
     this.#keys?.stop();
+    await this.#feed?.close(); // waiting long-polls are answered first
     // HA: the work stops (its batches in flight commit while the lease holds), then the lease is released so that
     // the standby takes over at once.
     await this.#stopWork();

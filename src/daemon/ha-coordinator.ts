@@ -5,15 +5,16 @@
  *   standby --lease taken--> active --renewal refused, or not renewed in time--> standby --> ...
  *
  * - Becoming active: the store is fenced with the new token (every commit checks it), then `onActive` starts the
- *   work (watchers, schedules, feed). Files a dead active left in processing/ are resumed by the push service's
+ *   work (watchers, schedules). Files a dead active left in processing/ are resumed by the push service's
  *   start-up from their last checkpoint, as after a restart.
  * - Stepping down: `onStandby` stops the work. The fence keeps the old token, so nothing commits meanwhile, and
  *   `mayAct` is false, so nothing is sent (the API client asks it before every request: `beforeSend`).
  * - Paused past the lease (SIGSTOP, a VM freeze, a long GC): on waking, `mayAct` is already false (the lease's end,
  *   as last renewed, by this process's clock, with a margin), so nothing goes out before the loop finds the lease
  *   lost and steps down; a commit would be refused by the fence anyway.
- * - A standby sends nothing and commits nothing through the store (fenced with token 0, which no lease has); it
- *   serves /healthz, /readyz (ready, role standby) and /metrics.
+ * - A standby sends nothing and commits nothing of the agent's work (fenced with token 0, which no lease has); it
+ *   serves /healthz, /readyz (ready, role standby), /metrics and the feed (the agent starts it on every node: a
+ *   consumer's own offsets and confirmations are not the agent's work and are stored by any node, docs/ha.md).
  */
 import type { Clock } from '../clock.ts';
 import type { Logger } from '../log.ts';

@@ -1,7 +1,8 @@
 /**
  * What the feed API records about its consumers (migration 0007_feed): when each was last seen, and per consumer and
  * store the highest seq the store confirmed it applied. Owner of feed_consumers and feed_applied: nothing else
- * writes them. Offsets are consumer_offsets, written by price-feed.ts.
+ * writes them. Offsets are consumer_offsets, written by price-feed.ts. Every write here is a consumer's own
+ * bookkeeping (WriteOptions.owner 'consumer'): under HA, the standby stores it too (docs/ha.md).
  *
  * A confirmation never moves back: a late or repeated `POST /feed/v1/applied` with a lower seq changes nothing, so
  * the applied seq only says "every price of this store up to here is on the shelf", never less than was said before.
@@ -32,7 +33,7 @@ export async function recordLastSeen(db: StateDb, seen: ReadonlyMap<string, stri
         );
       }
     },
-    { durability: 'relaxed' },
+    { durability: 'relaxed', owner: 'consumer' },
   );
 }
 
@@ -55,14 +56,20 @@ export async function recordApplied(db: StateDb, consumer: string, storeId: stri
     if (seq > max) throw new StoreError('SEQ_BEYOND_FEED', `seq ${seq} is beyond the last seq of the feed (${max})`);
     const current = await tx.value<number>('SELECT applied_seq FROM feed_applied WHERE consumer = ? AND store_id = ?', [consumer, storeId]);
     if (current !== undefined && current >= seq) return { applied_seq: current, moved: false };
-    await tx.run(
+    // Guarded as well: a confirmation committed meanwhile (another request, another node of an HA pair) is not undone.
+    const changed = await tx.run(
       `INSERT INTO feed_applied (consumer, store_id, applied_seq, applied_at, confirmed_at) VALUES (?, ?, ?, ?, ?)
        ON CONFLICT (consumer, store_id) DO UPDATE SET applied_seq = excluded.applied_seq,
-         applied_at = excluded.applied_at, confirmed_at = excluded.confirmed_at`,
+         applied_at = excluded.applied_at, confirmed_at = excluded.confirmed_at
+       WHERE feed_applied.applied_seq < excluded.applied_seq`,
       [consumer, storeId, seq, appliedAt, tx.now],
     );
+    if (changed === 0) {
+      const stored = await tx.value<number>('SELECT applied_seq FROM feed_applied WHERE consumer = ? AND store_id = ?', [consumer, storeId]);
+      return { applied_seq: stored ?? seq, moved: false };
+    }
     return { applied_seq: seq, moved: true };
-  });
+  }, { owner: 'consumer' });
 }
 
 /** Every confirmation recorded, by consumer then store. */

@@ -7,7 +7,8 @@
  *   of the active). Every take adds one to the token: the old holder's token is stale from that instant.
  * - The holder renews it (every lease / 3, the daemon's job): expires_at moves to now() + lease. A renewal that finds
  *   the row changed or expired fails: the lease is lost.
- * - Fencing: once `fence(token)` is set, every write transaction of this handle first runs
+ * - Fencing: once `fence(token)` is set, every write transaction of this handle that does the agent's work (all but
+ *   a feed consumer's own bookkeeping, WriteOptions.owner 'consumer', which any node stores) first runs
  *   `SELECT ... FROM ha_lease WHERE holder = me AND token = t AND expires_at > now() FOR SHARE` and is refused
  *   (StoreError FENCED, nothing committed) when the row is not there. The share lock makes a takeover's UPDATE wait
  *   for the old holder's transactions in flight, so none of them commits after the new holder took over. A holder
@@ -110,8 +111,8 @@ export class HaLease {
   }
 
   /**
-   * From now on, every write transaction of this handle commits only while this node holds the lease with `token`.
-   * Token 0 (no lease has it): nothing commits (a standby).
+   * From now on, every write transaction of this handle (the agent's work) commits only while this node holds the
+   * lease with `token`. Token 0 (no lease has it): nothing of the agent's work commits (a standby).
    */
   fence(token: number): void {
     const node = this.node;

@@ -7,7 +7,8 @@
  * Consumer offsets: `last_seq` = the highest seq the consumer (a POS, an export, a person with the CLI) has
  * finished with; it resumes with `seq > last_seq`. An offset past the end of the feed would make the consumer skip
  * rows appended later, so it is refused (here and, for POS systems writing with SQL, by a trigger). Moving an
- * offset backwards replays rows: only on purpose (`force`).
+ * offset backwards replays rows: only on purpose (`force`). An offset is the consumer's own bookkeeping
+ * (WriteOptions.owner 'consumer'): under HA the standby stores it too (docs/ha.md).
  */
 import type { Selectable } from 'kysely';
 import { StoreError } from './errors.ts';
@@ -195,13 +196,20 @@ async function writeOffset(db: StateDb, consumer: string, seq: number, backwards
         throw new StoreError('OFFSET_BACKWARDS', `${consumer} is at ${current.last_seq}; moving back to ${seq} needs --force`);
       }
     }
-    await tx.run(
+    // Unless moved back on purpose, the offset moves only forward, also against a transaction committing the same
+    // consumer's offset meanwhile (another request, another node of an HA pair): the row as it is then decides.
+    const changed = await tx.run(
       `INSERT INTO consumer_offsets (consumer, last_seq, updated_at) VALUES (?, ?, ?)
-       ON CONFLICT (consumer) DO UPDATE SET last_seq = excluded.last_seq, updated_at = excluded.updated_at`,
-      [consumer, seq, tx.now],
+       ON CONFLICT (consumer) DO UPDATE SET last_seq = excluded.last_seq, updated_at = excluded.updated_at
+       WHERE ? = 1 OR consumer_offsets.last_seq <= excluded.last_seq`,
+      [consumer, seq, tx.now, backwards === 'move' ? 1 : 0],
     );
+    if (changed === 0) {
+      const stored = await tx.get<{ last_seq: number; updated_at: string }>('SELECT last_seq, updated_at FROM consumer_offsets WHERE consumer = ?', [consumer]);
+      if (stored !== undefined) return { consumer, last_seq: stored.last_seq, updated_at: stored.updated_at, lag: max - stored.last_seq };
+    }
     return { consumer, last_seq: seq, updated_at: tx.now, lag: max - seq };
-  });
+  }, { owner: 'consumer' });
 }
 
 /** Every consumer with its lag, the most behind first. */

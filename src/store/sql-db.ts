@@ -62,6 +62,14 @@ export interface WriteOptions {
    * acknowledged"). Never for anything acknowledged to the API or read by a POS.
    */
   durability?: 'full' | 'relaxed';
+  /**
+   * Whose state the transaction writes. 'agent' (the default): the agent's own work, which under HA only the active
+   * node commits (the lease's fence, postgres-db.ts TransactionHooks). 'consumer': a feed consumer's own bookkeeping
+   * (its offset, the seq a store applied, when it was last seen), which any node of an HA pair stores for the consumer
+   * that asked, the standby too (docs/ha.md, "The feed on a standby"): such writes never move anything back, so two
+   * nodes writing them at once cannot conflict, and they do none of the work the fence guards.
+   */
+  owner?: 'agent' | 'consumer';
 }
 
 /** Which database's transaction the current async context runs inside (to refuse calls that would deadlock). */

@@ -7,7 +7,8 @@
 import { describe, expect, it } from 'vitest';
 import { HaLease, haLeaseState, listHaNodes } from '../../src/store/ha-lease.ts';
 import { openStateDb } from '../../src/store/open-state-db.ts';
-import { ackConsumer } from '../../src/store/price-feed.ts';
+import { recordApplied, recordLastSeen } from '../../src/store/feed-consumers.ts';
+import { advanceConsumer } from '../../src/store/price-feed.ts';
 import type { StateDb } from '../../src/store/state-db.ts';
 import { sqlRun, sqlValue } from '../support/state-sql.ts';
 import { TEST_BACKEND, testStateConfig } from '../support/state-db.ts';
@@ -53,9 +54,14 @@ describe.runIf(TEST_BACKEND === 'postgres')('the HA lease', () => {
     expect(await leaseB.tryAcquire()).toEqual({ token: 2, validMs: LEASE_MS });
     leaseB.fence(2);
     await deliver(b, [approval(3)]);
-    await expect(ackConsumer(a, 'pos-1', 1)).rejects.toThrow(fenced);
+    await expect(deliver(a, [approval(2)])).rejects.toThrow(fenced);
     expect(await leaseA.tryAcquire()).toBeNull(); // B holds it now
     expect(await sqlValue(admin, 'SELECT count(*) FROM price_feed')).toBe(2); // approvals 1 and 3, never 2
+    // A feed consumer's own bookkeeping is not the agent's work: any node stores it (docs/ha.md), a fenced one too.
+    expect(await advanceConsumer(a, 'pos-1', 1)).toMatchObject({ last_seq: 1 });
+    expect(await recordApplied(a, 'pos-1', 'S1', 1, null)).toEqual({ applied_seq: 1, moved: true });
+    await recordLastSeen(a, new Map([['pos-1', '2026-11-24T10:00:00.000Z']]));
+    expect(await advanceConsumer(b, 'pos-1', 0)).toMatchObject({ last_seq: 1 }); // never moved back
 
     // A drain releases the lease: the other node takes it at once, with a new token.
     await leaseB.release(2);
@@ -94,6 +100,37 @@ describe.runIf(TEST_BACKEND === 'postgres')('the HA lease', () => {
     thaw();
     await expect(commit).rejects.toThrow();
     expect(await sqlValue(admin, `SELECT count(*) FROM agent_meta WHERE key = 'frozen'`)).toBe(0);
+  });
+
+  it("two nodes writing one consumer's offset and confirmation at once never move them back", async () => {
+    const { a, b, admin } = await pair();
+    await deliver(admin, [approval(1), approval(2), approval(3)]);
+    await advanceConsumer(admin, 'pos-1', 1);
+    await recordApplied(admin, 'pos-1', 'S1', 1, null);
+    // B's request moved them to 3 and has not committed yet when A's request, moving them to 2, writes.
+    let commitB!: () => void;
+    const held = new Promise<void>((resolve) => (commitB = resolve));
+    let written!: () => void;
+    const wroteB = new Promise<void>((resolve) => (written = resolve));
+    const { sqlOf } = await import('../../src/store/sql-db.ts');
+    const writeB = sqlOf(b).write(async (tx) => {
+      await tx.run(`UPDATE consumer_offsets SET last_seq = 3 WHERE consumer = 'pos-1'`);
+      await tx.run(`UPDATE feed_applied SET applied_seq = 3 WHERE consumer = 'pos-1'`);
+      written();
+      await held;
+    });
+    await wroteB;
+    const offsetA = advanceConsumer(a, 'pos-1', 2);
+    const appliedA = recordApplied(a, 'pos-1', 'S1', 2, null);
+    const waiting = `SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()`;
+    for (let i = 0; i < 400 && ((await sqlValue<number>(admin, waiting)) ?? 0) < 2; i += 1) await new Promise((r) => setTimeout(r, 10));
+    expect(await sqlValue<number>(admin, waiting)).toBe(2); // both of A's writes wait for B's row locks
+    commitB();
+    await writeB;
+    expect(await offsetA).toMatchObject({ last_seq: 3 });
+    expect(await appliedA).toEqual({ applied_seq: 3, moved: false });
+    expect(await sqlValue(admin, `SELECT last_seq FROM consumer_offsets WHERE consumer = 'pos-1'`)).toBe(3);
+    expect(await sqlValue(admin, `SELECT applied_seq FROM feed_applied WHERE consumer = 'pos-1'`)).toBe(3);
   });
 
   it('status sees each node and its role', async () => {

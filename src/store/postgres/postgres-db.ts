@@ -16,7 +16,10 @@ import { insertStatement, SqlDb, type InsertSpec, type Queryable, type SqlParams
 
 /** What every write transaction runs before its own statements (the HA lease's fencing check). */
 export interface TransactionHooks {
-  /** Runs first in every write transaction, on its connection; throws to refuse the transaction (a stale lease). */
+  /**
+   * Runs first in every write transaction of the agent's own work (not those of WriteOptions.owner 'consumer'), on its
+   * connection; throws to refuse the transaction (a stale lease).
+   */
   beforeWrite?: (tx: Queryable) => Promise<void>;
 }
 
@@ -132,7 +135,8 @@ export class PostgresDb extends SqlDb {
     const { client, release } = await this.#checkout();
     let broken: Error | undefined;
     try {
-      return await runTransaction(client, fn, options, this.#hooks.beforeWrite, () => this.now());
+      const beforeWrite = options.owner === 'consumer' ? undefined : this.#hooks.beforeWrite; // a consumer's own state: any node
+      return await runTransaction(client, fn, options, beforeWrite, () => this.now());
     } catch (error) {
       broken = connectionBroken(error);
       throw error;
