@@ -67,6 +67,7 @@ const SQLITE_ONLY = ['test/store/open-sqlite.test.ts', 'test/store/wal-maintenan
 /** Files about PostgreSQL itself (they need a cluster): the postgres project only. */
 const POSTGRES_ONLY = [
   'test/store/open-postgres.test.ts',
+  'test/store/postgres-tls.test.ts',
   'test/store/copy-state.test.ts',
   'test/cli/state-migrate.test.ts',
   'test/outbox/docs-sql-postgres.test.ts',

@@ -9,7 +9,7 @@
  * [library notes] initdb 0.8-1.0 s, start 0.26 s, `cp -a` of a template 0.1 s: initdb once, copy per suite.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, chmodSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -102,6 +102,26 @@ export interface ClusterOptions {
    * backends pay for durability. Tests run without (nothing of a test cluster has to survive a power cut).
    */
   durable?: boolean;
+  /**
+   * TLS: the server's certificate and key (PEM), `ssl = on`. With `only`, pg_hba.conf accepts TCP connections over
+   * TLS only (`hostssl`), as a production server may.
+   */
+  tls?: { readonly cert: string; readonly key: string; readonly only?: boolean };
+}
+
+/** Writes a file of the cluster (its server certificate, pg_hba.conf), owned by the postgres user when root. */
+function writeClusterFile(path: string, text: string): void {
+  writeFileSync(path, text, { mode: 0o600 });
+  if (asRoot) execFileSync('chown', ['postgres:postgres', path]);
+}
+
+/** The settings and files of `ClusterOptions.tls`, written into the data folder. */
+function tlsSettings(data: string, tls: ClusterOptions['tls']): string[] {
+  if (tls === undefined) return [];
+  writeClusterFile(join(data, 'server.crt'), tls.cert);
+  writeClusterFile(join(data, 'server.key'), tls.key);
+  if (tls.only === true) writeClusterFile(join(data, 'pg_hba.conf'), 'local all all trust\nhostssl all all 127.0.0.1/32 trust\n');
+  return ['-c ssl=on', '-c ssl_cert_file=server.crt', '-c ssl_key_file=server.key'];
 }
 
 /** Copies the template and starts it on a free loopback port (a few tries: another process may take the port). */
@@ -112,13 +132,14 @@ export async function startCluster(template: string, clusterOptions: ClusterOpti
   execFileSync('cp', ['-a', template, data]);
   execFileSync('mkdir', ['-m', '0700', socket]);
   if (asRoot) execFileSync('chown', ['postgres:postgres', socket]);
+  const tls = tlsSettings(data, clusterOptions.tls);
   let lastError: unknown;
   for (let attempt = 0; attempt < 5; attempt += 1) {
     const port = await freePort();
     const durability = clusterOptions.durable === true
       ? ['-c shared_buffers=128MB']
       : ['-c fsync=off', '-c synchronous_commit=off', '-c full_page_writes=off', '-c shared_buffers=32MB'];
-    const options = [`-p ${port}`, `-k ${socket}`, '-c listen_addresses=127.0.0.1', '-c max_connections=60', ...durability].join(' ');
+    const options = [`-p ${port}`, `-k ${socket}`, '-c listen_addresses=127.0.0.1', '-c max_connections=60', ...durability, ...tls].join(' ');
     try {
       runPg('pg_ctl', ['-D', data, '-l', join(base, 'server.log'), '-o', options, '-w', '-t', '30', 'start']);
       let stopped = false;

@@ -24,7 +24,7 @@ export async function openPostgres(config: PostgresConfig, options: PostgresOpti
   const location = describeLocation(config);
   const db = new PostgresDb({ location, readonly, pool, schema: config.schema, now: options.now ?? Date.now });
   try {
-    await connectOnce(pool, location);
+    await connectOnce(pool, config, location);
     if (readonly) await requireInitialized(pool, config.schema, location);
     else {
       await ensureSchema(pool, config.schema, location);
@@ -40,13 +40,51 @@ export async function openPostgres(config: PostgresConfig, options: PostgresOpti
 }
 
 /** A first connection, so that a wrong host, password or certificate is one clear error at start. */
-async function connectOnce(pool: pg.Pool, location: string): Promise<void> {
+async function connectOnce(pool: pg.Pool, config: PostgresConfig, location: string): Promise<void> {
   try {
     const client = await pool.connect();
     client.release();
   } catch (error) {
-    throw new StoreError('OPEN_FAILED', `cannot connect to PostgreSQL at ${location}: ${(error as Error).message}`, { cause: error });
+    const reason = connectAdvice(error, config) ?? (error as Error).message;
+    throw new StoreError('OPEN_FAILED', `cannot connect to PostgreSQL at ${location}: ${reason}`, { cause: error });
   }
+}
+
+/** Node's codes for a certificate chain that no trusted CA signed. */
+const UNTRUSTED = new Set([
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'CERT_UNTRUSTED',
+]);
+
+/**
+ * What is wrong and what to do, for a first connection refused over TLS settings the user can fix in the config
+ * (docs/postgresql.md, step 2); null for anything else (the driver's message is clear enough: a wrong host, port,
+ * password or database). Node's own advice (`--use-system-ca`) is not what an agent's user needs.
+ */
+export function connectAdvice(error: unknown, config: PostgresConfig): string | null {
+  const code = (error as { code?: unknown }).code;
+  const message = error instanceof Error ? error.message : '';
+  const host = new URL(config.url).hostname;
+  if (typeof code === 'string' && UNTRUSTED.has(code)) {
+    return config.ca_file === null
+      ? "the server's certificate is not trusted (no CA this machine trusts signed it): set state.postgres.ca_file to the PEM file of the CA that did"
+      : `the server's certificate is not trusted: the CA in state.postgres.ca_file (${config.ca_file}) did not sign it; point ca_file at the CA that did`;
+  }
+  if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') {
+    return `the server's certificate is not issued for ${host}: use a host name it names in state.postgres.url (or sslmode: verify-ca, which checks the CA only)`;
+  }
+  if (code === 'CERT_HAS_EXPIRED') return "the server's certificate has expired: the database's administrator must renew it";
+  if (code === '28000' && message.includes('no encryption')) {
+    return `the server accepts only TLS connections from this host (pg_hba.conf hostssl), and state.postgres.sslmode is disable: set it to verify-full (or require)`;
+  }
+  if (message.includes('does not support SSL')) {
+    return `the server does not offer TLS and state.postgres.sslmode is ${config.sslmode}: turn ssl on at the server, or set sslmode: disable on a network you trust`;
+  }
+  return null;
 }
 
 async function schemaExists(pool: pg.Pool, schema: string): Promise<boolean> {
