@@ -2,7 +2,7 @@ import { appendFile, mkdir, mkdtemp, rename, rm, utimes, writeFile } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { InboxWatcher } from '../../src/ingest/watch/inbox-watcher.ts';
+import { DEFAULT_RESCAN_INTERVAL_MS, InboxWatcher } from '../../src/ingest/watch/inbox-watcher.ts';
 import { nameRules } from '../../src/ingest/watch/file-name-rules.ts';
 import { ManualClock } from '../support/manual-clock.ts';
 import { captureLogger, until } from '../support/test-logger.ts';
@@ -10,7 +10,7 @@ import { captureLogger, until } from '../support/test-logger.ts';
 const STABLE_MS = 5_000;
 const watchers: InboxWatcher[] = [];
 
-async function setup(options: { poll?: boolean; precreate?: (dir: string) => Promise<void> } = {}) {
+async function setup(options: { poll?: boolean; pollIntervalMs?: number; precreate?: (dir: string) => Promise<void> } = {}) {
   const dir = await mkdtemp(join(tmpdir(), 'pa-inbox-'));
   await options.precreate?.(dir);
   const clock = new ManualClock();
@@ -21,7 +21,7 @@ async function setup(options: { poll?: boolean; precreate?: (dir: string) => Pro
     rules: nameRules('*.csv', '.done'),
     stableMs: STABLE_MS,
     poll: options.poll ?? false,
-    pollIntervalMs: 50,
+    pollIntervalMs: options.pollIntervalMs ?? 50,
     clock,
     logger,
     onReady: (file) => ready.push(file),
@@ -148,5 +148,18 @@ describe('InboxWatcher', () => {
     await until(() => watcher.waiting.length === 1, 'the polled file to be seen');
     await passStability(clock, () => ready.length === 1, 'hand-over');
     expect(ready).toEqual([join(dir, 'share.CSV')]);
+  });
+
+  it('finds a file no event announced at its next rescan, the safety net for a lost event', async () => {
+    // Polling once an hour: chokidar reports nothing during the test, so only the rescan can find the file.
+    const { dir, clock, ready, watcher, lines } = await setup({ poll: true, pollIntervalMs: 3_600_000 });
+    await writeFile(join(dir, 'quiet.csv'), 'x\n');
+    await clock.advance(DEFAULT_RESCAN_INTERVAL_MS - 1);
+    expect(watcher.waiting, 'nothing lists the folder before the rescan').toEqual([]);
+    await clock.advance(1);
+    await until(() => watcher.waiting.length === 1, 'the rescan to see the file');
+    await passStability(clock, () => ready.length === 1, 'hand-over');
+    expect(ready).toEqual([join(dir, 'quiet.csv')]);
+    expect(lines().find((l) => l['msg'] === 'inbox rescan found files no event announced')?.['files']).toEqual(['quiet.csv']);
   });
 });

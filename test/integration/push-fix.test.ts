@@ -17,6 +17,7 @@ import { listText, showText } from '../../src/cli/commands/files-text.ts';
 import { listFiles, showFile } from '../../src/status/file-list.ts';
 import { expectReconciled, rejectLines, reportOf } from '../fixtures/push/push-report.ts';
 import { workbook } from '../ingest/support/workbooks.ts';
+import { untilSeen } from '../support/inbox-seen.ts';
 import { ManualClock, drive } from '../support/manual-clock.ts';
 import { pushHarness, type PushHarness } from '../support/push-harness.ts';
 import { until } from '../support/test-logger.ts';
@@ -198,7 +199,7 @@ describe('the inbox picks up rejects CSVs dropped back', () => {
     await service.start();
     try {
       await writeFile(join(inbox, 'liste.xlsx.rejects.csv'), `\uFEFFline,item_id,store_id,current_price,field,code,message\r\n2,WF-1,${stores[0]},6.5,current_price,x,y\r\n`);
-      await until(() => service.status().every((s) => s.waitingToBeStable === 1), 'the rejects CSV to be seen', 60_000);
+      await untilSeen(clock, () => service.status().every((s) => s.waitingToBeStable === 1), 'the rejects CSV to be seen');
       await clock.advance(2000);
       // A real push to the sandbox: on a machine loaded by the whole suite it took more than until's 10 s default.
       await until(() => results.length === 1, 'the rejects CSV to be pushed', 60_000);

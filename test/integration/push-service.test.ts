@@ -11,6 +11,7 @@ import { claimFile } from '../../src/ingest/claim.ts';
 import { PushService } from '../../src/ingest/push-service.ts';
 import type { FileResult } from '../../src/ingest/push-file.ts';
 import { getFile } from '../../src/store/push-ledger.ts';
+import { untilSeen } from '../support/inbox-seen.ts';
 import { ManualClock } from '../support/manual-clock.ts';
 import { pushHarness, type PushHarness } from '../support/push-harness.ts';
 import { until } from '../support/test-logger.ts';
@@ -50,7 +51,7 @@ describe('PushService', () => {
 
     await writeFile(join(txInbox, 'new.csv'), 'transaction_id,item_id,transaction_timestamp\nN1,A,2026-11-20T09:00:00Z\n');
     await writeFile(join(prodInbox, 'p.csv'), 'item_id,sku\nP1,P1\n');
-    await until(() => service.status().every((s) => s.waitingToBeStable === 1), 'both files to be seen');
+    await untilSeen(clock, () => service.status().every((s) => s.waitingToBeStable === 1), 'both files to be seen');
     await clock.advance(2000);
     await until(() => results.length === 3, 'both new files to be pushed');
     expect(results.map((r) => `${r.source}:${r.result.outcome}`).sort()).toEqual(['products:done', 'tx:done', 'tx:done']);
@@ -76,11 +77,11 @@ describe('PushService', () => {
     h.sandbox.control.setFaults({ latency_ms: 5000, paths: ['POST /v1/transactions/bulk'] });
     try {
       await writeFile(join(inbox, 'daily.csv'), 'transaction_id,item_id,transaction_timestamp\nS1,A,2026-11-20T08:00:00Z\n');
-      await until(() => service.status()[0]?.waitingToBeStable === 1, 'the first file to be seen', 60_000);
+      await untilSeen(clock, () => service.status()[0]?.waitingToBeStable === 1, 'the first file to be seen');
       await clock.advance(2000);
       await until(() => readdirSafe(join(inbox, 'processing')).length === 1, 'the first file to be claimed', 60_000);
       await writeFile(join(inbox, 'daily.csv'), 'transaction_id,item_id,transaction_timestamp\nS2,A,2026-11-20T09:00:00Z\n');
-      await until(() => service.status()[0]?.waitingToBeStable === 1, 'the second file to be seen', 60_000);
+      await untilSeen(clock, () => service.status()[0]?.waitingToBeStable === 1, 'the second file to be seen');
       await clock.advance(2000);
       await until(() => service.status()[0]?.waitingToBeStable === 0, 'the second file to be handed over', 60_000);
       expect(results, 'the second file was handed over while the first was still being pushed').toHaveLength(0);

@@ -12,6 +12,7 @@ import type { FileResult } from '../../src/ingest/push-file.ts';
 import { PushService } from '../../src/ingest/push-service.ts';
 import { expectReconciled, rejectLines, reportOf } from '../fixtures/push/push-report.ts';
 import { asMacroEnabled, bigWorkbook, encrypted, legacyXls, truncated, workbook, type SheetSpec } from '../ingest/support/workbooks.ts';
+import { untilSeen } from '../support/inbox-seen.ts';
 import { ManualClock, drive } from '../support/manual-clock.ts';
 import { pushHarness, type PushHarness } from '../support/push-harness.ts';
 import { until } from '../support/test-logger.ts';
@@ -213,7 +214,7 @@ describe('a watched workbook source', () => {
     try {
       const file = await workbook(h.dir, 'dropped.xlsx', [{ name: 'S', rows: [['item_id', 'store_id', 'current_price'], ['D-1', stores[0], 5.5]] }]);
       await writeFile(join(inbox, 'dropped.xlsx'), await readFile(file));
-      await until(() => service.status().every((s) => s.waitingToBeStable === 1), 'the workbook to be seen');
+      await untilSeen(clock, () => service.status().every((s) => s.waitingToBeStable === 1), 'the workbook to be seen');
       await clock.advance(2000);
       await until(() => results.length === 1, 'the workbook to be pushed');
       expect(results[0]?.outcome).toBe('done');

@@ -4,7 +4,10 @@
  * (chokidar reports them at once without any write-finish wait, so `ignoreInitial` and our own listing instead).
  *
  * Correctness does not depend on change events: every check re-stats the file, so a missed event only delays a
- * file, never hands over a half-written one. Events only make the first check happen sooner.
+ * file, never hands over a half-written one, and the folder is listed again every `rescanIntervalMs` (60 s by
+ * default) whatever the events said, so a file no event announced is still seen. chokidar has lost one under load:
+ * a file written under the name of one just claimed (renamed away) in the same instant. Events only make the first
+ * check happen sooner.
  *
  * A folder that disappears (an unmounted share, a deleted directory) is waited for and watched again when it comes
  * back; nothing else is affected.
@@ -32,11 +35,14 @@ export interface InboxWatcherOptions {
   readonly onReady: (file: string) => void;
   /** How often to look for a missing folder again. */
   readonly rewatchIntervalMs?: number;
+  /** How often to list the folder whatever the events say (the safety net for a lost event). */
+  readonly rescanIntervalMs?: number;
 }
 
 export type WatcherState = 'starting' | 'watching' | 'missing' | 'closed';
 
 export const DEFAULT_REWATCH_INTERVAL_MS = 10_000; // 10 s
+export const DEFAULT_RESCAN_INTERVAL_MS = 60_000; // 1 min: a lost event delays a file by at most this much
 
 export class InboxWatcher {
   readonly #o: InboxWatcherOptions;
@@ -47,6 +53,7 @@ export class InboxWatcher {
   readonly #closing = new AbortController();
   #watcher: FSWatcher | null = null;
   #state: WatcherState = 'starting';
+  #rescanning = false;
 
   constructor(options: InboxWatcherOptions) {
     this.#o = options;
@@ -100,9 +107,10 @@ export class InboxWatcher {
     await new Promise<void>((resolve) => watcher.once('ready', resolve));
     this.#state = 'watching';
     await this.rescan();
+    this.#keepRescanning();
   }
 
-  /** Lists the folder and considers every entry; used at start and after the folder comes back. */
+  /** Lists the folder and considers every entry; used at start, after the folder comes back, and by the safety net. */
   async rescan(): Promise<void> {
     let names: string[];
     try {
@@ -126,6 +134,28 @@ export class InboxWatcher {
     this.#checks.clear();
     await this.#watcher?.close();
     this.#watcher = null;
+  }
+
+  /**
+   * Lists the folder every rescan interval until close(); one loop for the watcher's life, across restarts. A data
+   * file it finds that no event announced is logged at debug: the safety net caught a lost event.
+   */
+  #keepRescanning(): void {
+    if (this.#rescanning) return;
+    this.#rescanning = true;
+    const interval = this.#o.rescanIntervalMs ?? DEFAULT_RESCAN_INTERVAL_MS;
+    const loop = async (): Promise<void> => {
+      for (;;) {
+        await this.#o.clock.sleep(interval, this.#closing.signal);
+        if (this.#state !== 'watching') continue;
+        const known = new Set([...this.#tracker.tracked, ...this.#handedOver.keys()]);
+        const before = await readdir(this.#o.dir).catch(() => [] as string[]);
+        const unannounced = before.filter((name) => isDataFile(name, this.#o.rules) && !known.has(join(this.#o.dir, name)));
+        if (unannounced.length > 0) this.#o.logger.debug({ inbox: this.#o.dir, files: unannounced }, 'inbox rescan found files no event announced');
+        await this.rescan();
+      }
+    };
+    loop().catch(() => undefined); // aborted by close()
   }
 
   async #consider(path: string): Promise<void> {
