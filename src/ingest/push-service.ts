@@ -3,8 +3,10 @@
  * another, in the order they became complete (an ERP's exports keep their order); sources run side by side.
  *
  * Start-up resumes unfinished work first: files left in processing/ (claimed, uploading, waiting for a job) are
- * pushed again before new files are taken. A deferred file (API down, rate limited, key rejected, disk full) is
- * queued again at its retry time. While the key is rejected nothing is sent: each queue waits on `waitForKey`.
+ * pushed again before new files are taken. A deferred file (API down, rate limited, key rejected, disk full) keeps
+ * its place at the head of its source's queue, and the source waits for its retry time: a newer export sent in the
+ * meantime would be overwritten by the older one when it is retried (and its cause would hold the newer one back
+ * anyway). While the key is rejected nothing is sent: each queue waits on `waitForKey`.
  *
  * stop() drains: watchers stop, no new file is taken, the file being pushed stops after its batches in flight
  * are answered and committed (it stays in processing/ and is resumed at the next start).
@@ -54,7 +56,6 @@ class SourceRunner {
   readonly #stop: AbortSignal;
   readonly #queue: Job[] = [];
   readonly #queuedPaths = new Set<string>();
-  readonly #retries = new Set<number>();
   #wake: (() => void) | null = null;
   #busy = false;
   #worker: Promise<void> | null = null;
@@ -137,6 +138,7 @@ class SourceRunner {
         break; // stopping
       }
       this.#busy = true;
+      let retryAt: number | null = null;
       try {
         const deps: PushDeps = { ...this.#o.deps, signal: this.#stop };
         const result = job.kind === 'path' ? await pushFile(deps, this.source, job.path) : await processClaimed(deps, this.source, job.fileId);
@@ -146,10 +148,10 @@ class SourceRunner {
         }
         this.#o.onResult?.(this.#config.name, result);
         if (result.outcome === 'deferred' && !this.#stop.aborted) {
-          // A rejected key is not a failing API: the file goes back in the queue at once, where the worker waits
-          // for the key to work again; other deferrals wait for their retry time.
-          if (result.error.code === API_ERROR_CODES.keyRejected) this.#enqueue({ kind: 'file', fileId: result.file.id });
-          else this.#retryAt(result.file.id, Date.parse(result.retryAt));
+          // Back to the head of the queue, ahead of newer files. A rejected key is not a failing API: the worker
+          // goes straight back to waiting for the key; other deferrals wait for their retry time first.
+          this.#queue.unshift({ kind: 'file', fileId: result.file.id });
+          if (result.error.code !== API_ERROR_CODES.keyRejected) retryAt = Date.parse(result.retryAt);
         }
       } catch (error) {
         // An unexpected failure (a bug, the state database unusable): logged; the file stays where it is.
@@ -158,19 +160,8 @@ class SourceRunner {
       } finally {
         this.#busy = false;
       }
+      if (retryAt !== null) await this.#o.clock.sleep(Math.max(0, retryAt - this.#o.clock.now()), this.#stop).catch(() => undefined); // stopping
     }
-  }
-
-  #retryAt(fileId: number, at: number): void {
-    if (this.#retries.has(fileId)) return;
-    this.#retries.add(fileId);
-    this.#o.clock.sleep(Math.max(0, at - this.#o.clock.now()), this.#stop).then(
-      () => {
-        this.#retries.delete(fileId);
-        this.#enqueue({ kind: 'file', fileId });
-      },
-      () => this.#retries.delete(fileId),
-    );
   }
 }
 

@@ -93,6 +93,46 @@ describe('PushService', () => {
     expect(h.sandbox.control.state({ keys: true }).transactions.keys).toEqual(expect.arrayContaining(['S1', 'S2']));
     await service.stop();
   });
+
+  // Found in the chaos suite's evidence: a deferred file went back to the end of the queue, so a newer export of
+  // the same source was sent first and then overwritten by the older one at its retry.
+  it('a deferred file keeps its place: a newer file of its source waits behind it and is sent after it', { timeout: 120_000 }, async () => {
+    const inbox = join(h.dir, 'svc', 'ordered');
+    await mkdir(inbox, { recursive: true });
+    // Without delta: its brakes would hold a file that changes the one known key (not what this test is about).
+    const source = SourceSchema.parse({ name: 'ordered', entity: 'products', path: inbox, stable_ms: 2000, delta: false });
+    const results: FileResult[] = [];
+    const service = new PushService({ deps: h.deps, sources: [source], clock, logger: h.deps.logger, onResult: (_s, r) => results.push(r) });
+    await service.start();
+    const status = () => service.status()[0];
+    h.sandbox.control.setFaults({ error_503: 1, paths: ['POST /v1/products/bulk'] });
+    try {
+      await writeFile(join(inbox, 'monday.csv'), 'item_id,sku,product_name\nORD1,ORD1,monday\n');
+      await untilSeen(clock, () => status()?.waitingToBeStable === 1, 'monday.csv to be seen');
+      await clock.advance(2000);
+      // The client's backoff waits (1 s, 2 s, 4 s, 8 s) run on the test's clock: move it a second at a time.
+      for (let step = 0; step < 120 && results.length === 0; step += 1) {
+        await new Promise((r) => setTimeout(r, 10));
+        if (results.length === 0 && clock.waiting > 0) await clock.advance(1000);
+      }
+      await until(() => results.length === 1, 'monday.csv to be deferred');
+      expect(results[0]?.outcome).toBe('deferred');
+
+      await writeFile(join(inbox, 'tuesday.csv'), 'item_id,sku,product_name\nORD1,ORD1,tuesday\n');
+      await untilSeen(clock, () => status()?.waitingToBeStable === 1 || status()?.queued === 2, 'tuesday.csv to be seen');
+      await clock.advance(2000);
+      await until(() => status()?.queued === 2, 'tuesday.csv to be queued behind the deferred monday.csv');
+      expect(status()?.busy).toBe(false);
+      expect(results, 'nothing was tried while monday.csv waits for its retry').toHaveLength(1);
+    } finally {
+      h.sandbox.control.setFaults(null);
+    }
+    await clock.advance(30_000); // monday.csv's retry time
+    await until(() => results.filter((r) => r.outcome === 'done').length === 2, 'both files to be pushed', 60_000);
+    const done = results.flatMap((r) => (r.outcome === 'done' ? [r.file.original_name] : []));
+    expect(done, 'the files of a source are sent in the order they came').toEqual(['monday.csv', 'tuesday.csv']);
+    await service.stop();
+  });
 });
 
 function readdirSafe(dir: string): string[] {
