@@ -160,11 +160,14 @@ describe('symlinks and paths', () => {
     const outside = await mkdtemp(join(tmpdir(), 'pa-outside-'));
     await mkdir(join(outside, 'a'));
     await mkdir(join(outside, 'f'));
+    // One source each: a deferred file holds the newer files of its source back, so two files of one source
+    // would never both meet their link.
     await symlink(join(outside, 'a'), join(h.inbox('tx'), 'archive'));
-    await symlink(join(outside, 'f'), join(h.inbox('tx'), 'failed'));
+    await symlink(join(outside, 'f'), join(h.inbox('competitors'), 'failed'));
     await writeFile(join(h.inbox('tx'), 'to-archive.csv'), GOOD);
-    await writeFile(join(h.inbox('tx'), 'to-fail.csv'), '');
-    const held = () => readdirSafe(join(h?.inbox('tx') ?? '', 'processing')).filter((n) => /to-(archive|fail)\.csv$/.test(n)).length;
+    await writeFile(join(h.inbox('competitors'), 'to-fail.csv'), '');
+    const heldIn = (source: string) => readdirSafe(join(h?.inbox(source) ?? '', 'processing')).filter((n) => /to-(archive|fail)\.csv$/.test(n));
+    const held = () => heldIn('tx').length + heldIn('competitors').length;
     await until(() => held() === 2 && (daemon.output().match(/file deferred/g)?.length ?? 0) >= 2, 'both files to be held back', 30_000);
     expect(await readdir(outside, { recursive: true })).toEqual(expect.arrayContaining(['a', 'f']));
     expect(await readdir(outside, { recursive: true })).toHaveLength(2);
