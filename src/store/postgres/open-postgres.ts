@@ -96,7 +96,11 @@ async function ensureSchema(pool: pg.Pool, schema: string, location: string): Pr
   try {
     await pool.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}`);
   } catch (error) {
-    if ((error as { code?: unknown }).code !== '42501') throw error; // insufficient_privilege
+    // IF NOT EXISTS is no guard against a node creating the schema at the same instant: PostgreSQL then answers
+    // unique_violation on pg_namespace (or duplicate_schema). Either way the schema is there, which is all we need.
+    const code = (error as { code?: unknown }).code;
+    if (code === '23505' || code === '42P06') return;
+    if (code !== '42501') throw error; // insufficient_privilege
     const role = (await pool.query<{ r: string }>('SELECT current_user AS r')).rows[0]?.r ?? 'the agent role';
     const message = `schema ${schema} does not exist at ${location} and ${role} may not create it: run CREATE SCHEMA ${quoteIdent(schema)} AUTHORIZATION ${quoteIdent(role)} as the database owner (docs/ha.md)`;
     throw new StoreError('OPEN_FAILED', message, { cause: error });
