@@ -39,6 +39,7 @@ const BOTH_BACKENDS = [
   'test/pull/mirrors.test.ts',
   'test/pull/reconcile.test.ts',
   'test/feed/consumer-status.test.ts',
+  'test/feed/long-poll.test.ts',
   'test/feed/scope.test.ts',
   'test/feed/server.test.ts',
   'test/integration/push-bulk.test.ts',

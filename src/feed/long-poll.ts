@@ -11,8 +11,9 @@
  * Invariant: a waiter is handed the rows of a change only when it has seen the feed up to where the change starts
  * (`seenUpTo`) and found nothing for it there. The hub watches the feed from the moment a request starts reading, so
  * a commit announced while the request reads is not lost; changes are handled one at a time, in order, and a request
- * that registers (or a waiter that rechecks) below what the hub has handled (`#processed`) reads again at once, as
- * often as the feed moved meanwhile. So no commit can slip between a request's read and its wait, and the rows a
+ * that registers (or a waiter that rechecks) below what the hub has handled (`#processed`), or below the end of the
+ * change it is handing out (`#handling`: that change serves the waiters found when it began), reads again at once,
+ * as often as the feed moved meanwhile. So no commit can slip between a request's read and its wait, and the rows a
  * change brings to a waiter are exactly its page.
  *
  * A page says how far it has seen (`upTo`): the seq of its last row when it is full, else the end of what was read
@@ -93,6 +94,8 @@ export class LongPollHub {
   #announced = 0;
   /** Every change up to this seq has been handed to the waiters that had seen up to its start. */
   #processed = 0;
+  /** The end of the change being handed out now (#process), 0 when none: it may miss a waiter registering meanwhile. */
+  #handling = 0;
   /** Requests reading their first page: the feed is watched meanwhile. */
   #reading = 0;
   /** The lowest end of a read since the watch started; null: none yet, or not watching (see "In step"). */
@@ -178,8 +181,9 @@ export class LongPollHub {
       };
       request.signal.addEventListener('abort', onGone, { once: true });
       this.#add(waiter);
-      // The hub may have moved past what this request read (a change handled meanwhile): read again now.
-      if (upTo < this.#processed) void this.#track(this.#recheck(waiter));
+      // The hub may have moved past what this request read (a change handled meanwhile), or be handing out a change
+      // it has not seen, to the waiters it found when it began: read again now.
+      if (upTo < Math.max(this.#processed, this.#handling)) void this.#track(this.#recheck(waiter));
     });
   }
 
@@ -291,6 +295,7 @@ export class LongPollHub {
     const from = this.#processed;
     if (seq <= from) return;
     const eligible = [...this.#waiters].filter((w) => w.seenUpTo >= from);
+    this.#handling = seq;
     try {
       if (eligible.length === 0) return;
       if (seq - from > (this.#options.distributeMax ?? DISTRIBUTE_MAX)) await this.#recheckConcerned(from, seq, new Set(eligible));
@@ -299,6 +304,7 @@ export class LongPollHub {
       // The read failed (the database away for a moment): the waits end at their deadline with what they have.
     } finally {
       if (seq > this.#processed) this.#processed = seq;
+      this.#handling = 0;
     }
   }
 

@@ -97,7 +97,7 @@ describe('LongPollHub', () => {
       }),
       { numRuns: 50, seed: 14 },
     );
-  });
+  }, 60_000); // on PostgreSQL each commit and read is a round trip: about 6 s alone, more beside the rest of the suite
 
   it('answers a till that comes back after a quiet spell with the rows committed meanwhile, while another reads', async () => {
     const clock = new ManualClock();
