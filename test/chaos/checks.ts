@@ -15,6 +15,7 @@
  */
 import type { SandboxHandle } from '../../src/sandbox/index.ts';
 import type { DaemonProcess } from '../support/daemon-harness.ts';
+import type { PushReportRows } from '../../src/ingest/report.ts';
 import { filesContaining, readOutbox, rejectRecords, reportsIn, type FoundReport, type OutboxView } from './evidence.ts';
 import { CHAOS_ENTITIES, competitorKey, productStoreKey, SOURCE_OF, type ChaosEntity, type ChaosFile } from './files.ts';
 import { metricLabelProblems } from './metrics-labels.ts';
@@ -83,6 +84,41 @@ function sandboxKeys(sandbox: SandboxHandle, entity: ChaosEntity): string[] {
   }
 }
 
+/** The entity of the chaos run's delta source: its files are nightly exports of one assortment (files.ts). */
+const DELTA_ENTITY: ChaosEntity = 'product_store';
+
+/**
+ * Delta push of the stores source, file by file, against what it must have decided. The files of a source are pushed
+ * one after another in the order they were claimed; before each, the agent holds the last accepted version of every
+ * key of the earlier files (the platform holds the same). A valid row is unchanged exactly when that version is the
+ * row itself; every other row is sent (the source's first file wholly: nothing is known yet). Exact per file: a row
+ * the platform already held was never sent, and a row it did not hold was never skipped.
+ */
+function deltaVerdict(done: readonly { file: ChaosFile; report: FoundReport & { rows: PushReportRows } }[]): { ok: boolean; detail: string } {
+  const held = new Map<string, string>();
+  const wrong: string[] = [];
+  let sent = 0;
+  let unchanged = 0;
+  let expectedTotal = 0;
+  for (const { file, report } of [...done].sort((a, b) => a.report.claimedAt.localeCompare(b.report.claimedAt))) {
+    let expected = 0;
+    file.validKeys.forEach((key, i) => {
+      if (held.get(key) === file.validRows[i]) expected += 1;
+    });
+    file.validKeys.forEach((key, i) => held.set(key, file.validRows[i] ?? ''));
+    if (report.rows.unchanged !== expected) wrong.push(`${file.name}: unchanged ${report.rows.unchanged}, expected ${expected}`);
+    sent += report.rows.sent;
+    unchanged += report.rows.unchanged;
+    expectedTotal += expected;
+  }
+  // With one file (or none) the source never had anything to compare with: say so rather than look like delta at work.
+  const alone = done.length < 2 ? `; only ${done.length} file(s) of the source were pushed, so no row could be unchanged (a run needs --files 6 or more for two)` : '';
+  return {
+    ok: wrong.length === 0,
+    detail: `${done.length} files in claim order: rows sent ${sent}, unchanged ${unchanged} (expected ${expectedTotal})${wrong.length > 0 ? `; ${wrong.slice(0, 3).join('; ')}` : ''}${alone}`,
+  };
+}
+
 export async function runChecks(record: RunRecord, sandbox: SandboxHandle): Promise<CheckRow[]> {
   const rows: CheckRow[] = [];
   const add = (check: string, ok: boolean | null, detail: string) => rows.push({ check, ok, detail });
@@ -139,7 +175,7 @@ export async function runChecks(record: RunRecord, sandbox: SandboxHandle): Prom
   let reportCount = 0;
   const problems: string[] = [];
   const statuses = new Map<string, number>();
-  const delta = { unchanged: 0, sent: 0 };
+  const deltaReports: { file: ChaosFile; report: FoundReport & { rows: PushReportRows } }[] = [];
   for (const file of new Map(record.drops.map((d) => [`${d.file.source}/${d.file.name}`, d.file])).values()) {
     const drops = record.drops.filter((d) => d.file === file).length;
     const found = reportsOf(file);
@@ -158,15 +194,12 @@ export async function runChecks(record: RunRecord, sandbox: SandboxHandle): Prom
       const reconciles = c.accepted + c.rejected + c.superseded + c.unchanged === c.read && c.rejected_locally + c.rejected_by_api === c.rejected && c.accepted + c.rejected_by_api === c.sent;
       const expected = c.read === file.rows && c.rejected === file.invalid.length && c.accepted + c.superseded + c.unchanged === file.validKeys.length;
       if (!reconciles || !expected) problems.push(`${file.name}: ${JSON.stringify(c)}`);
-      if (file.entity === 'product_store') {
-        delta.unchanged += c.unchanged;
-        delta.sent += c.sent;
-      }
+      if (file.entity === DELTA_ENTITY) deltaReports.push({ file, report: { ...r, rows: c } });
     }
   }
   const byStatus = [...statuses].map(([s, n]) => `${s} ${n}`).join(', ');
-  // The stores source is a nightly export of one assortment (files.ts): after its first file, most rows are unchanged.
-  add('the delta source (stores) sent what changed, not what the platform holds', delta.unchanged > delta.sent, `stores rows sent ${delta.sent}, unchanged ${delta.unchanged}`);
+  const delta = deltaVerdict(deltaReports);
+  add('the delta source (stores) sent what changed, not what the platform holds', delta.ok, delta.detail);
   add('every file archived or failed with a report; counts reconcile', problems.length === 0, `drops ${dropCount}, reports ${reportCount} (${byStatus})${problems.length > 0 ? `; ${problems.slice(0, 3).join('; ')}` : ''}`);
 
   // 5-7. The outbox against the platform.

@@ -16,6 +16,8 @@ export interface FoundReport {
   readonly file: string;
   readonly status: string;
   readonly rows: PushReportRows | null;
+  /** When the file was claimed: the files of a source are pushed one after another, in this order. */
+  readonly claimedAt: string;
   readonly rejectsFile: string | null;
   readonly error: { code: string; message: string } | null;
 }
@@ -37,7 +39,7 @@ export async function reportsIn(inbox: string): Promise<FoundReport[]> {
     for (const path of await walk(join(inbox, top))) {
       if (!path.endsWith('.report.json')) continue;
       const json = JSON.parse(await readFile(path, 'utf8')) as PushReport;
-      out.push({ path, file: json.file, status: json.status, rows: json.rows, rejectsFile: json.rejects_file, error: json.error });
+      out.push({ path, file: json.file, status: json.status, rows: json.rows, claimedAt: json.timings.claimed_at, rejectsFile: json.rejects_file, error: json.error });
     }
   }
   return out;

@@ -40,6 +40,8 @@ export interface ChaosFile {
   readonly rows: number;
   /** Business keys of the valid rows (see `keyOf*` for the form per entity). */
   readonly validKeys: readonly string[];
+  /** The text of each valid row, in the order of validKeys: the version of its key the file carries. */
+  readonly validRows: readonly string[];
   readonly invalid: readonly InvalidRow[];
   readonly encoding: 'windows-1252' | 'utf-8' | 'utf-8-bom';
 }
@@ -65,6 +67,7 @@ interface Built {
   header: string;
   lines: string[];
   validKeys: string[];
+  validRows: string[];
   invalid: InvalidRow[];
 }
 
@@ -72,7 +75,7 @@ interface Built {
  * One file of `rows` rows; `badShare` of them invalid (at least one when > 0). `n` makes its keys unique.
  */
 export function buildFile(entity: ChaosEntity, n: number, rows: number, badShare: number, stores: readonly string[], rng: Prng): ChaosFile {
-  const built: Built = { header: '', lines: [], validKeys: [], invalid: [] };
+  const built: Built = { header: '', lines: [], validKeys: [], validRows: [], invalid: [] };
   const bad = new Set<number>();
   if (badShare > 0) {
     const count = Math.max(1, Math.round(rows * badShare));
@@ -82,6 +85,7 @@ export function buildFile(entity: ChaosEntity, n: number, rows: number, badShare
   for (let j = 0; j < rows; j += 1) {
     const line = j + 2;
     const isBad = bad.has(j);
+    const validBefore = built.validKeys.length;
     switch (entity) {
       case 'products': {
         built.header = 'Artikelnummer;Bezeichnung;Marke';
@@ -143,6 +147,7 @@ export function buildFile(entity: ChaosEntity, n: number, rows: number, badShare
         break;
       }
     }
+    if (built.validKeys.length > validBefore) built.validRows.push(built.lines.at(-1) ?? '');
   }
   const text = `${built.header}\n${built.lines.join('\n')}\n`;
   let encoding: ChaosFile['encoding'] = 'utf-8';
@@ -155,7 +160,7 @@ export function buildFile(entity: ChaosEntity, n: number, rows: number, badShare
     bytes = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(text, 'utf8')]);
   } else bytes = Buffer.from(text, 'utf8');
   const name = `${SOURCE_OF[entity]}-${String(n).padStart(4, '0')}.csv`;
-  return { name, entity, source: SOURCE_OF[entity], bytes, rows, validKeys: built.validKeys, invalid: built.invalid, encoding };
+  return { name, entity, source: SOURCE_OF[entity], bytes, rows, validKeys: built.validKeys, validRows: built.validRows, invalid: built.invalid, encoding };
 }
 
 /** The source blocks of the chaos config (YAML), one per entity. */
