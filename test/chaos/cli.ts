@@ -1,10 +1,12 @@
 /**
  * `npm run test:chaos -- [--seed N] [--kills K] [--minutes M] [--files F] [--rows R] [--fault-rate P]
- * [--latency-ms L] [--tx-mode bulk|import] [--settle-timeout-s S] [--keep] [--ha [--stops S] [--lease-s L]]`
+ * [--latency-ms L] [--tx-mode bulk|import] [--dialect NAME] [--settle-timeout-s S] [--keep] [--ha [--stops S]
+ * [--lease-s L]]`
  *
  * Runs the chaos scenario (runner.ts), prints its results table, and exits 1 when a check failed (the run's folder
  * is then kept for inspection), 2 for bad arguments. Defaults: the CI run (about 1 minute of chaos).
- * A long run: `npm run test:chaos -- --minutes 30 --kills 120 --files 600`.
+ * A long run: `npm run test:chaos -- --minutes 30 --kills 120 --files 600`. --dialect: the reading of the API
+ * document the sandbox plays (default, terse, strict, lenient: src/sandbox/dialect.ts).
  *
  * --ha: the failover proof of an HA pair instead (ha-runner.ts), on a throwaway PostgreSQL cluster started for the
  * run (test/support/postgres-cluster.ts); --stops SIGSTOPs of the active past its lease (default 4), --lease-s its
@@ -14,6 +16,7 @@ import { parseArgs } from 'node:util';
 // The runners are imported below, once the backend of the run is set (test/support/state-db.ts reads it when it is
 // loaded); only types and the options come from them here.
 import { CHAOS_DEFAULTS, type ChaosOptions } from './options.ts';
+import { DIALECT_NAMES } from '../../src/sandbox/dialect.ts';
 import type { ChaosResult } from './runner.ts';
 import type { HaChaosOptions } from './ha-runner.ts';
 
@@ -36,6 +39,7 @@ function options(argv: string[]): HaChaosOptions & { ha: boolean } {
       'fault-rate': { type: 'string' },
       'latency-ms': { type: 'string' },
       'tx-mode': { type: 'string' },
+      dialect: { type: 'string' },
       'settle-timeout-s': { type: 'string' },
       keep: { type: 'boolean' },
       ha: { type: 'boolean' },
@@ -47,6 +51,8 @@ function options(argv: string[]): HaChaosOptions & { ha: boolean } {
   const ha = values.ha ?? false;
   const txMode = values['tx-mode'] ?? (ha ? 'bulk' : d.txMode);
   if (txMode !== 'bulk' && txMode !== 'import') throw new Error('--tx-mode must be bulk or import');
+  const dialect = values.dialect === undefined ? d.dialect : DIALECT_NAMES.find((n) => n === values.dialect);
+  if (dialect === undefined) throw new Error(`--dialect must be one of ${DIALECT_NAMES.join(', ')} (got ${values.dialect})`);
   const faultRate = number(values['fault-rate'], 'fault-rate', d.faultRate);
   if (faultRate > 1) throw new Error('--fault-rate is a share of requests, at most 1');
   return {
@@ -58,6 +64,7 @@ function options(argv: string[]): HaChaosOptions & { ha: boolean } {
     faultRate,
     latencyMs: Math.trunc(number(values['latency-ms'], 'latency-ms', d.latencyMs)),
     txMode,
+    dialect,
     settleTimeoutMs: number(values['settle-timeout-s'], 'settle-timeout-s', d.settleTimeoutMs / 1000) * 1000,
     keep: values.keep ?? false,
     progress: (line) => process.stderr.write(`${line}\n`),

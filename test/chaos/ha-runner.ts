@@ -49,7 +49,7 @@ export async function runHaChaos(options: Partial<HaChaosOptions> = {}): Promise
   const o: HaChaosOptions = { ...HA_CHAOS_DEFAULTS, ...options };
   const say = o.progress ?? (() => undefined);
   const rng = new Prng(o.seed, 'chaos');
-  const h = await daemonHarness({ seed: o.seed, approvals: 40, largeGridRows: 0 });
+  const h = await daemonHarness({ seed: o.seed, approvals: 40, largeGridRows: 0, dialect: o.dialect });
   const control = h.sandbox.control;
   const record = newRunRecord(h, o, () => readStateOutbox(join(h.dir, 'state')));
   const stops: StopRecord[] = [];

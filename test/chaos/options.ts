@@ -1,3 +1,5 @@
+import type { DialectName } from '../../src/sandbox/index.ts';
+
 /**
  * The options of the chaos scenarios and their defaults (the CI run), in a module of their own: cli.ts reads them
  * before it knows which backend the run is for (the runners load the state helpers, which read it once).
@@ -14,6 +16,8 @@ export interface ChaosOptions {
   readonly faultRate: number;
   readonly latencyMs: number;
   readonly txMode: 'bulk' | 'import';
+  /** The reading of the API document the sandbox plays (src/sandbox/dialect.ts). */
+  readonly dialect: DialectName;
   /** How long the final daemon may take to settle. */
   readonly settleTimeoutMs: number;
   /** Keep the run's folder even when every check passed. */
@@ -30,6 +34,7 @@ export const CHAOS_DEFAULTS: ChaosOptions = {
   faultRate: 0.12,
   latencyMs: 10,
   txMode: 'import',
+  dialect: 'default',
   settleTimeoutMs: 90_000,
   keep: false,
 };

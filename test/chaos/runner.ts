@@ -79,7 +79,7 @@ export async function runChaos(options: Partial<ChaosOptions> = {}): Promise<Cha
   // The sandbox's seeded generator, on a stream of its own: same seed, same timeline of drops, kills, approvals and
   // bursts (the moments a kill lands still vary with the machine's timing).
   const rng = new Prng(o.seed, 'chaos');
-  const h = await daemonHarness({ seed: o.seed, approvals: 40, largeGridRows: 0 });
+  const h = await daemonHarness({ seed: o.seed, approvals: 40, largeGridRows: 0, dialect: o.dialect });
   const control = h.sandbox.control;
   const record = newRunRecord(h, o);
   const start = () => {
@@ -94,7 +94,7 @@ export async function runChaos(options: Partial<ChaosOptions> = {}): Promise<Cha
     const each = o.faultRate / 5;
     control.setFaults({ error_500: each, error_502: each, error_503: each, drop_before_commit: each, drop_after_commit: each, latency_ms: o.latencyMs });
     const timeline = planTimeline(rng, { durationMs: o.durationMs, kills: o.kills, files: o.files, rows: o.rows, stores: control.state({ keys: false }).stores });
-    say(`chaos: seed ${o.seed}, ${timeline.length} events over ${Math.round(o.durationMs / 1000)} s, run folder ${h.dir}`);
+    say(`chaos: seed ${o.seed}, dialect ${o.dialect}, ${timeline.length} events over ${Math.round(o.durationMs / 1000)} s, run folder ${h.dir}`);
     const began = Date.now();
     const queue = [...timeline];
     while (queue.length > 0) {
