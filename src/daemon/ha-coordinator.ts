@@ -12,6 +12,9 @@
  * - Paused past the lease (SIGSTOP, a VM freeze, a long GC): on waking, `mayAct` is already false (the lease's end,
  *   as last renewed, by this process's clock, with a margin), so nothing goes out before the loop finds the lease
  *   lost and steps down; a commit would be refused by the fence anyway.
+ * - Cut off (a cable pulled, the database silent: no error, no answer): a renewal still unanswered when the lease
+ *   ends by this process's clock is given up and the node steps down then, so that /readyz and status stop calling
+ *   it active while the other node takes over. Its late answer, if the network comes back, is ignored.
  * - A standby sends nothing and commits nothing of the agent's work (fenced with token 0, which no lease has); it
  *   serves /healthz, /readyz (ready, role standby), /metrics and the feed (the agent starts it on every node: a
  *   consumer's own offsets and confirmations are not the agent's work and are stored by any node, docs/ha.md).
@@ -97,7 +100,7 @@ export class HaCoordinator {
     await this.#lease.announce('standby', null, version, true).catch(() => undefined);
     while (!this.#stop.signal.aborted) {
       try {
-        await this.#step();
+        await this.#withinLease(this.#step());
         if (this.#failing) logger.info('the HA lease is reachable again');
         this.#failing = false;
       } catch (error) {
@@ -114,11 +117,31 @@ export class HaCoordinator {
     }
   }
 
+  /**
+   * Waits for `step`, but for an active node no longer than its lease: a renewal the database never answers (it is
+   * unreachable without any error, as when a cable is pulled) fails when the lease ends by this process's clock.
+   */
+  async #withinLease(step: Promise<void>): Promise<void> {
+    if (this.#role !== 'active') return step;
+    const { clock } = this.#options;
+    const settled = new AbortController();
+    const expired = clock.sleep(Math.max(0, this.#validUntil - clock.now()), AbortSignal.any([settled.signal, this.#stop.signal])).then(() => {
+      throw new Error('the HA lease could not be renewed before it ended (no answer from the database)');
+    });
+    try {
+      await Promise.race([step, expired]);
+    } finally {
+      settled.abort();
+    }
+  }
+
   async #step(): Promise<void> {
     const { clock, version } = this.#options;
     const sentAt = clock.now();
     if (this.#role === 'active' && this.#token !== null) {
-      const grant = await this.#lease.renew(this.#token);
+      const token = this.#token;
+      const grant = await this.#lease.renew(token);
+      if (this.#token !== token) return; // answered after #withinLease gave up on it: this node stood down meanwhile
       if (grant === null || !this.mayAct()) {
         // Lost, or renewed too late to know that no other node took over in between: step down either way.
         await this.#stepDown(grant === null ? 'another node took the lease over (or it expired)' : 'the lease was renewed too late');

@@ -8,6 +8,9 @@
  *   from its last checkpoint, and every row reaches the sandbox exactly once.
  * - SIGSTOP of the active in the middle of a file, past its lease: the standby takes over and finishes the file;
  *   after SIGCONT the old active sends nothing (its proxy's log) and steps down to standby.
+ * - The network cable of either server pulled in the middle of a file (PostgreSQL and the platform silent, nothing
+ *   closed): the other takes over and finishes the file; the cut-off node begins no request after its lease could
+ *   have ended; plugged back, what it had written goes through (as TCP would deliver it), and it stands by.
  *
  * The postgres project only (HA needs the state in PostgreSQL).
  */
@@ -43,6 +46,8 @@ afterEach(async () => {
     n.signal('SIGKILL');
     await n.exited();
     await n.proxy.close();
+    await n.network?.postgres.close();
+    await n.network?.api.close();
   }
   await h?.close();
   h = null;
@@ -123,5 +128,58 @@ describe.runIf(TEST_BACKEND === 'postgres')('an HA pair', () => {
       ['node-b', 'standby'],
     ]);
     expect((await runCli(['status', '--config', b.configFile])).stdout).toMatch(/HA\s+this node node-b; active: node-a \(lease token 3/);
+  }, 240_000);
+
+  it('the network cable of either server pulled in the middle of a file: the other takes over; plugged back, the cut-off node stands by', async () => {
+    h = await daemonHarness();
+    const harness = h;
+    harness.sandbox.control.setFaults({ latency_ms: 40, paths: ['POST /v1/transactions/bulk'] });
+    const options = { leaseS: LEASE_S, sources: SOURCES, network: true };
+    const [a, b] = [await haNode(harness, 'node-a', options), await haNode(harness, 'node-b', options)];
+    nodes.push(a, b);
+    onTestFailed(() => {
+      for (const n of [a, b]) console.log(`--- ${n.name}\n${n.output().slice(-6000)}`);
+    });
+    a.start();
+    await untilActive(a);
+    b.start();
+    await until(async () => (await readyz(b)).role === 'standby', 'node-b standing by', 60_000);
+
+    let round = 0;
+    for (const [active, standby] of [
+      [a, b],
+      [b, a],
+    ] as const) {
+      round += 1;
+      const prefix = `NET${round}`;
+      const name = `unplugged-${round}.csv`;
+      await writeFile(join(harness.inbox('tx'), name), transactions(prefix, 6_000));
+      await until(() => harness.transactionKeys(prefix).length >= 600, `rows of ${name} in the sandbox`, 60_000);
+      const cables = active.network;
+      if (cables === null) throw new Error('unreachable');
+      cables.postgres.unplug();
+      cables.api.unplug();
+      const unpluggedAt = Date.now();
+      // Cut off, it cannot hear that it lost the lease: it stands down when the lease ends by its own clock.
+      await until(async () => (await readyz(active)).role === 'standby', `${active.name} standing down while cut off`, 60_000);
+      expect((await readyz(active, '?role=active')).status).toBe(503);
+      await untilActive(standby);
+      await harness.report('tx', name, 120_000);
+      expect(harness.transactionKeys(prefix)).toHaveLength(6_000);
+      // Its last renewal was before the cable was pulled, so its lease ended at most lease_s later by any clock.
+      const lateWrites = cables.api.written.filter((w) => w.at > unpluggedAt + LEASE_S * 1_000);
+      expect(lateWrites, `${active.name} wrote to the platform after its lease could have ended`).toEqual([]);
+
+      const reachable = () => active.output().split('the HA lease is reachable again').length - 1;
+      const reachableBefore = reachable();
+      const pluggedAt = Date.now();
+      cables.postgres.plug();
+      cables.api.plug();
+      await until(() => reachable() > reachableBefore, `${active.name} reaching the database once plugged back`, 60_000);
+      expect((await readyz(active)).role).toBe('standby');
+      expect(cables.api.written.filter((w) => w.at >= pluggedAt), `${active.name} began a request once plugged back`).toEqual([]);
+      expect((await readyz(standby, '?role=active')).status).toBe(200);
+      expect(harness.transactionKeys(prefix)).toHaveLength(6_000);
+    }
   }, 240_000);
 });

@@ -2,7 +2,8 @@
  * Nodes of an HA pair for tests (docs/ha.md): `pricing-agent run` child processes that share one PostgreSQL state
  * (one schema, a state.dir each) and the harness's inbox folders, each reaching the sandbox through a forwarding proxy
  * of its own that logs what that node sent and when it arrived (the evidence that a standby, or an active paused
- * past its lease, sent nothing).
+ * past its lease, sent nothing). With `network: true` a node reaches PostgreSQL and its proxy through cables
+ * (cable.ts) that a test unplugs: the node's server losing its network.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
@@ -10,6 +11,7 @@ import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { request } from 'undici';
+import { cable, type Cable } from './cable.ts';
 import type { DaemonHarness, DaemonProcess } from './daemon-harness.ts';
 import { CLI_MAIN } from './run-cli.ts';
 import { testStateYaml } from './state-db.ts';
@@ -63,6 +65,8 @@ export interface HaNode {
   get(path: string): Promise<{ status: number; body: string }>;
   exited(): Promise<unknown>;
   output(): string;
+  /** With `network: true`: its cables to PostgreSQL and to the platform (its proxy); null otherwise. */
+  readonly network: { readonly postgres: Cable; readonly api: Cable } | null;
 }
 
 export interface HaNodeOptions {
@@ -73,16 +77,31 @@ export interface HaNodeOptions {
   readonly extra?: string;
   /** More `api:` keys (indented by two). */
   readonly api?: string;
+  /** Reach PostgreSQL and the proxy through cables the test can unplug. */
+  readonly network?: boolean;
 }
 
 export async function haNode(h: DaemonHarness, name: string, options: HaNodeOptions): Promise<HaNode> {
   const proxy = await loggingProxy(h.sandbox.url);
   const configFile = join(h.dir, `${name}.yaml`);
+  let stateYaml = await testStateYaml(`./state-${name}`, join(h.dir, 'state')); // one schema, a state.dir per node
+  let apiUrl = proxy.url;
+  let network: HaNode['network'] = null;
+  if (options.network === true) {
+    const pg = /postgres:\/\/[^@\s]*@([\d.]+):(\d+)/.exec(stateYaml);
+    if (pg === null) throw new Error('network: true needs the state in PostgreSQL over TCP');
+    network = {
+      postgres: await cable({ host: pg[1] as string, port: Number(pg[2]) }),
+      api: await cable({ host: '127.0.0.1', port: Number(new URL(proxy.url).port) }),
+    };
+    stateYaml = stateYaml.replace(`${pg[1]}:${pg[2]}`, network.postgres.address);
+    apiUrl = `http://${network.api.address}`;
+  }
   await writeFile(
     configFile,
     [
-      `api:\n  base_url: ${proxy.url}\n  key_file: ./api-key\n${options.api ?? ''}`,
-      await testStateYaml(`./state-${name}`, join(h.dir, 'state')), // one schema, a state.dir per node
+      `api:\n  base_url: ${apiUrl}\n  key_file: ./api-key\n${options.api ?? ''}`,
+      stateYaml,
       `log:\n  level: info\n`,
       `http:\n  port: 0\n`,
       `daemon:\n  shutdown_timeout_ms: 20000\n`,
@@ -96,6 +115,7 @@ export async function haNode(h: DaemonHarness, name: string, options: HaNodeOpti
   return {
     name,
     proxy,
+    network,
     configFile,
     processes,
     start() {
