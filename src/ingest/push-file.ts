@@ -149,8 +149,9 @@ export async function processClaimed(deps: PushDeps, source: PushSource, fileId:
       }
       if (plan.tripped.length > 0) return await holdOrDefer(deps, file, plan, open);
     }
-    // The send pass maps and validates only the rows it may send (ReadInit.unmapped).
-    const reader = await open(plan === null ? {} : { unmapped: plan.unmapped });
+    // The send pass maps and validates only the rows it may send (ReadInit.unmapped), and leaves the lines of rows it
+    // will not send unsplit where it can (ReadInit.unread).
+    const reader = await open(plan === null ? {} : { unmapped: plan.unmapped, unread: plan.unread });
     const progress = deps.onProgress ? setInterval(() => deps.onProgress?.(reader.progress()), 200) : null;
     try {
       if (file.mode === 'import') {

@@ -101,6 +101,7 @@ export class Probation {
   }
 
   #forget(): void {
+    if (this.#lines.length === 0) return; // once per accepted row (and per unchanged one): nothing to drop most times
     this.#lines = [];
     this.#states = [];
     this.#at.clear();

@@ -108,7 +108,8 @@ export async function keysAfter(db: StateDb, scopeId: number, after: bigint | nu
       content & 4294967295 AS "contentLo", generation, price, file_id
     FROM delta_keys WHERE scope_id = ? ${after === null ? '' : 'AND key_hash > ?'} ORDER BY key_hash LIMIT ?`;
   const rows = await sqlOf(db).all<DeltaKeyRow>(sql, after === null ? [scopeId, limit] : [scopeId, after.toString(), limit]);
-  // PostgreSQL answers a bigint as text: the halves fit a number.
+  // PostgreSQL answers a bigint as text: the halves fit a number. SQLite answers numbers: no copy per row.
+  if (rows.length === 0 || typeof rows[0]?.keyHi === 'number') return rows;
   return rows.map((r) => ({ ...r, keyHi: Number(r.keyHi), keyLo: Number(r.keyLo), contentHi: Number(r.contentHi), contentLo: Number(r.contentLo) }));
 }
 

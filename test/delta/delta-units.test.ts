@@ -10,8 +10,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { SourceSchema } from '../../src/config/source-schema.ts';
 import { canonicalDecimal, canonicalText, contentHash, priceMovePct } from '../../src/ingest/delta/canonical.ts';
-import { compareHashes, fromSigned64, hash64, murmur32, toSigned64 } from '../../src/ingest/delta/hash.ts';
-import { SortedRuns, type RunEntry } from '../../src/ingest/delta/sorted-runs.ts';
+import { compareHashes, fromSigned64, hash64, Hash64Stream, murmur32, toSigned64 } from '../../src/ingest/delta/hash.ts';
+import { SortedRuns } from '../../src/ingest/delta/sorted-runs.ts';
 import { sourceDelta } from '../../src/ingest/delta/source-delta.ts';
 import { VERDICT, Verdicts } from '../../src/ingest/delta/verdicts.ts';
 
@@ -19,14 +19,19 @@ describe('sorted runs', () => {
   it('yields every entry once, in (signed 64-bit key hash, line) order, through spills and a k-way merge', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'pa-runs-'));
     const entry = fc.record({ keyHi: fc.nat(0xffffffff), keyLo: fc.nat(0xffffffff), price: fc.oneof(fc.constant(Number.NaN), fc.double({ noNaN: true })) });
+    type Entry = { keyHi: number; keyLo: number; contentHi: number; contentLo: number; line: number; price: number };
     await fc.assert(
       fc.asyncProperty(fc.array(entry, { maxLength: 300 }), fc.integer({ min: 1, max: 40 }), async (entries, runSize) => {
         const runs = new SortedRuns(dir, runSize);
         // Few distinct keys as well as many: repeated keys must keep file order.
-        const all: RunEntry[] = entries.map((e, i) => ({ ...e, keyHi: i % 3 === 0 ? 7 : e.keyHi, check: i, contentHi: i, contentLo: i * 2, line: i + 2 }));
-        for (const e of all) await runs.add(e);
-        const out: RunEntry[] = [];
-        for await (const e of runs.entries()) out.push({ ...e });
+        const all: Entry[] = entries.map((e, i) => ({ ...e, keyHi: i % 3 === 0 ? 7 : e.keyHi, contentHi: i, contentLo: i * 2, line: i + 2 }));
+        for (const e of all) await runs.add(e.keyHi, e.keyLo, e.contentHi, e.contentLo, e.line, e.price);
+        const out: Entry[] = [];
+        for await (const b of runs.blocks()) {
+          for (let i = 0; i < b.size; i++) {
+            out.push({ keyHi: b.keyHi[i] as number, keyLo: b.keyLo[i] as number, contentHi: b.contentHi[i] as number, contentLo: b.contentLo[i] as number, line: b.line[i] as number, price: b.price[i] as number });
+          }
+        }
         const expected = [...all].sort((a, b) => {
           const d = toSigned64(a.keyHi, a.keyLo) - toSigned64(b.keyHi, b.keyLo);
           return d < 0n ? -1 : d > 0n ? 1 : a.line - b.line;
@@ -36,6 +41,26 @@ describe('sorted runs', () => {
       }),
       { numRuns: 60 },
     );
+  });
+
+  it('merges runs whose entries fill several read blocks', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'pa-runs-'));
+    const runs = new SortedRuns(dir, 5000);
+    const n = 12_345;
+    // A multiplicative scramble: distinct keys in no order, several blocks of 2048 per run.
+    for (let i = 0; i < n; i++) await runs.add(Math.imul(i, 0x9e3779b1) >>> 0, i, 0, 0, i + 2, i);
+    let previous = -(2n ** 63n) - 1n;
+    let seen = 0;
+    for await (const b of runs.blocks()) {
+      for (let i = 0; i < b.size; i++) {
+        const key = toSigned64(b.keyHi[i] as number, b.keyLo[i] as number);
+        expect(key > previous).toBe(true);
+        expect(b.price[i]).toBe((b.line[i] as number) - 2);
+        previous = key;
+        seen++;
+      }
+    }
+    expect(seen).toBe(n);
   });
 });
 
@@ -61,6 +86,19 @@ describe('hashes', () => {
     }
     expect(keys.size).toBe(20_000);
   });
+
+  it('streams hash64: any text cut in any pieces hashes as the whole text', () => {
+    const stream = new Hash64Stream();
+    fc.assert(
+      fc.property(fc.array(fc.string({ unit: 'binary', maxLength: 12 }), { maxLength: 8 }), (pieces) => {
+        stream.begin();
+        for (const piece of pieces) stream.add(piece);
+        stream.finish();
+        expect({ hi: stream.hi, lo: stream.lo }).toEqual(hash64(pieces.join('')));
+      }),
+      { numRuns: 500 },
+    );
+  });
 });
 
 describe('the canonical form', () => {
@@ -71,11 +109,31 @@ describe('the canonical form', () => {
     expect(canonicalDecimal('1e3')).toBe('1e3'); // not a plain decimal: kept, so it never equals 1000
   });
 
+  it('takes the shortcut for decimals already canonical only where the full rule gives the same text', () => {
+    // The rule as one regular expression (canonicalDecimal skips it for text it proves canonical).
+    const byRule = (text: string): string => {
+      const match = /^([+-]?)0*(\d*)(?:\.(\d*?)0*)?$/.exec(text.trim());
+      if (match === null) return text.trim();
+      const [, sign, whole = '', fraction = ''] = match;
+      if (whole === '' && fraction === '' && !/\d/.test(text)) return text.trim();
+      const digits = `${whole === '' ? '0' : whole}${fraction === '' ? '' : `.${fraction}`}`;
+      return digits === '0' || sign !== '-' ? digits : `-${digits}`;
+    };
+    const decimalish = fc.stringMatching(/^[ +-]?[0-9]{0,4}(\.[0-9]{0,4})?[ ]?$/);
+    fc.assert(fc.property(fc.oneof(decimalish, fc.string({ maxLength: 6 })), (text) => {
+      expect(canonicalDecimal(text)).toBe(byRule(text));
+    }), { numRuns: 3000 });
+    fc.assert(fc.property(fc.oneof(fc.integer(), fc.double()), (n) => {
+      expect(canonicalDecimal(n)).toBe(byRule(String(n)));
+    }));
+  });
+
   it('covers the fields the file fills: the agent record and the platform record hash alike', () => {
     const fields = ['current_price', 'item_id', 'stock_on_hand', 'store_id'];
     const sent = { item_id: 'A', store_id: 'S', current_price: '1.50', stock_on_hand: 3 };
     const held = { id: 'x', item_id: 'A', store_id: 'S', current_price: '1.5', stock_on_hand: '3', store_name: 'set in the UI', updated_at: '2026-11-20T10:00:00Z' };
     expect(contentHash('product_store', held, fields)).toEqual(contentHash('product_store', sent, fields));
+    expect(contentHash('product_store', held, fields)).toEqual(hash64(canonicalText('product_store', sent, fields))); // streamed, not built
     expect(contentHash('product_store', { ...held, current_price: '1.49' }, fields)).not.toEqual(contentHash('product_store', sent, fields));
     // An empty value is no value; an instant is an instant whatever its offset.
     expect(canonicalText('product_store', { ...sent, regular_price: null }, [...fields, 'regular_price'])).toBe(canonicalText('product_store', sent, fields));

@@ -9,6 +9,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { csvRecordStream } from '../../src/ingest/read/csv-fast-lane.ts';
 import { createParser, type Parsed } from '../../src/ingest/read/parser.ts';
+import { UNREAD_FIELDS } from '../../src/ingest/read/record-source.ts';
 
 async function viaCsvParse(text: string, delimiter: ',' | ';'): Promise<{ records: Parsed[]; bytes: number }> {
   const parser = createParser(delimiter);
@@ -17,9 +18,14 @@ async function viaCsvParse(text: string, delimiter: ',' | ';'): Promise<{ record
   return { records, bytes: parser.info.bytes };
 }
 
-async function viaFastLane(chunks: readonly (string | Buffer)[], delimiter: ',' | ';'): Promise<{ records: Parsed[]; counts: { records: number; bytes: number } }> {
+async function viaFastLane(
+  chunks: readonly (string | Buffer)[],
+  delimiter: ',' | ';',
+  unread?: (line: number) => boolean,
+): Promise<{ records: Parsed[]; counts: { records: number; bytes: number } }> {
   // Readable.from hands the chunks out one at a time, as the file's decoder does (strings stay strings).
   const stream = csvRecordStream(Readable.from(chunks, { objectMode: true }) as AsyncIterable<string | Buffer>, delimiter);
+  if (unread !== undefined) stream.skipUnread(unread);
   const records: Parsed[] = [];
   for (;;) {
     const taken = stream.take();
@@ -88,5 +94,40 @@ describe('the CSV fast lane', () => {
     const fast = await viaFastLane(cut(text, [3, 9, 10], false), ';');
     expect(fast.records).toEqual([['id', 'name'], ['1', 'a'], [''], ['2', 'b'], ['3', 'c']]);
     expect(fast.counts).toEqual({ records: 5, bytes: Buffer.byteLength(text) });
+  });
+
+  it('hands out the lines it is told will not be read unsplit, every other record as csv-parse gives it', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(alphabet(true), { maxLength: 80 }).map((parts) => parts.join('')),
+        fc.array(fc.nat(), { maxLength: 6 }),
+        fc.func(fc.boolean()),
+        async (text, cuts, skip) => {
+          let expected: Parsed[];
+          try {
+            expected = (await viaCsvParse(text, ',')).records;
+          } catch {
+            return; // a broken quote fails either way (the test above)
+          }
+          const asked = new Set<number>();
+          const fast = await viaFastLane(cut(text, cuts, false), ',', (line) => {
+            asked.add(line);
+            return skip(line);
+          });
+          expect(fast.records.length).toBe(expected.length);
+          let line = 1;
+          fast.records.forEach((record, i) => {
+            if (record === UNREAD_FIELDS) {
+              // Only a line of the fast lane (no quote up to it), and only one it was told to skip: then it is one line.
+              expect(asked.has(line) && skip(line)).toBe(true);
+              const upToIt = text.split(/(\r\n|\n|\r)/).slice(0, 2 * line - 1).join('');
+              expect(upToIt).not.toContain('"');
+            } else expect(record).toEqual(expected[i]);
+            line += 1 + (record.join(',').match(/\r\n|\r|\n/g)?.length ?? 0);
+          });
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 });

@@ -14,7 +14,7 @@
  */
 import type { Entity } from '../../api/schemas/index.ts';
 import { ENTITY_FIELDS, type FieldKind } from '../read/index.ts';
-import { hash64, type Hash64 } from './hash.ts';
+import { Hash64Stream, type Hash64 } from './hash.ts';
 
 export const CANONICAL_FORM_VERSION = 1;
 
@@ -26,9 +26,38 @@ export const PRICE_FIELD: Readonly<Record<Entity, string | null>> = {
   competitor_prices: 'effective_price',
 };
 
+/**
+ * True when `text` is already a canonical decimal: an optional `-`, digits without a leading zero (or one `0`), and
+ * a fraction without trailing zeros; never `-0`. Most cells are: they skip the regular expression.
+ */
+function isCanonicalDecimal(text: string): boolean {
+  const n = text.length;
+  let i = text.charCodeAt(0) === 0x2d ? 1 : 0;
+  const start = i;
+  let zero = true;
+  for (; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x2e) break;
+    if (c < 0x30 || c > 0x39) return false;
+    if (c !== 0x30) zero = false;
+  }
+  const whole = i - start;
+  if (whole === 0 || (whole > 1 && text.charCodeAt(start) === 0x30)) return false;
+  if (i === n) return !(zero && start === 1);
+  // A fraction: at least one digit, the last one not 0.
+  if (i === n - 1 || text.charCodeAt(n - 1) === 0x30) return false;
+  for (i += 1; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x30 || c > 0x39) return false;
+  }
+  return true;
+}
+
 /** `12.50` -> `12.5`, `-0.0` -> `0`, `.5` -> `0.5`; a value that is not a plain decimal is kept as it is. */
 export function canonicalDecimal(value: string | number): string {
+  if (typeof value === 'number' && Number.isSafeInteger(value)) return String(value === 0 ? 0 : value);
   const text = typeof value === 'number' ? String(value) : value.trim();
+  if (isCanonicalDecimal(text)) return text;
   const match = /^([+-]?)0*(\d*)(?:\.(\d*?)0*)?$/.exec(text);
   if (match === null) return text;
   const [, sign, whole = '', fraction = ''] = match;
@@ -90,10 +119,25 @@ export function sortedFields(fields: Iterable<string>): string[] {
   return [...new Set(fields)].sort();
 }
 
-/** The hash of a row as the API accepts it; never 0/0 (the state's mark for a row the platform changed). */
+const hasher = new Hash64Stream();
+
+/**
+ * The hash of a row as the API accepts it: hash64 of its canonical text, streamed without building the text (once
+ * per row of every file a delta source compares). Never 0/0 (the state's mark for a row the platform changed).
+ */
 export function contentHash(entity: Entity, record: Readonly<Record<string, unknown>>, fields: readonly string[]): Hash64 {
-  const h = hash64(canonicalText(entity, record, fields));
-  return h.hi === 0 && h.lo === 0 ? { hi: 0, lo: 1 } : h;
+  const kinds = KINDS[entity];
+  hasher.begin();
+  for (const field of fields) {
+    const value = canonicalValue(kinds.get(field) ?? 'string', record[field]);
+    if (value === null) continue;
+    hasher.add(field);
+    hasher.add('\u0001');
+    hasher.add(value);
+    hasher.add('\u0002');
+  }
+  hasher.finish();
+  return hasher.hi === 0 && hasher.lo === 0 ? { hi: 0, lo: 1 } : { hi: hasher.hi, lo: hasher.lo };
 }
 
 /** The canonical price of a record (for the price brake and its preview), or null. */

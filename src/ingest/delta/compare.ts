@@ -11,8 +11,9 @@
  * sent (new, changed, changed on the platform, or remembered under another mapping). Remembered keys the file lacks
  * are missing (snapshot sources). A key with several rows in the file is left to the send pass: every one of its
  * rows is sent there, under the one superseded-row rule (duplicate-keys.ts), as without delta. (This pass does not
- * validate rows, so it cannot tell which of them would be valid, and two keys sharing a 64-bit hash, told apart by
- * a 32-bit check, land there too: never compared, never superseded.)
+ * validate rows, so it cannot tell which of them would be valid. Two distinct keys of the file sharing a 64-bit hash
+ * land there too, as one repeated key: both sent, never compared; the send pass, which compares keys, supersedes
+ * neither.)
  *
  * Nothing is written here: the state changes only when the API accepts a row (bulk-send) or deletes a key.
  */
@@ -20,8 +21,8 @@ import { KEY_SEPARATOR, type Entity } from '../../api/schemas/index.ts';
 import { keyDetail, keysAfter, type DeltaKeyRow } from '../../store/delta-state.ts';
 import type { StateDb } from '../../store/state-db.ts';
 import { contentHash, priceMovePct, priceOf } from './canonical.ts';
-import { compareHashes, fromSigned64, hash64, hashCheck, toSigned64 } from './hash.ts';
-import { SortedRuns, type RunEntry } from './sorted-runs.ts';
+import { compareHashes, fromSigned64, hash64, Hash64Stream, toSigned64 } from './hash.ts';
+import { SortedRuns } from './sorted-runs.ts';
 import { VERDICT, Verdicts } from './verdicts.ts';
 
 /** Price moves the preview of a held file lists. */
@@ -103,38 +104,53 @@ type Row = Readonly<Record<string, unknown>>;
 /** The first pass: every valid row of `rows` into sorted runs. `rows` yields the reader's outcomes in chunks. */
 async function collect(input: CompareInput, rows: AsyncIterable<readonly { kind: string; line: number; record?: Row }[]>): Promise<SortedRuns> {
   const runs = new SortedRuns(input.scratchDir);
+  const key = new Hash64Stream();
   for await (const chunk of rows) {
     for (const outcome of chunk) {
       if (outcome.kind !== 'row' || outcome.record === undefined) continue;
       const record = outcome.record;
-      const keyText = input.keyOf(record);
-      const key = hash64(keyText);
+      key.begin();
+      key.add(input.keyOf(record));
+      key.finish();
       const content = contentHash(input.entity, record, input.fields);
       const price = priceOf(input.entity, record);
-      await runs.add({
-        keyHi: key.hi,
-        keyLo: key.lo,
-        check: hashCheck(keyText),
-        contentHi: content.hi,
-        contentLo: content.lo,
-        line: outcome.line,
-        price: price === null ? Number.NaN : Number(price),
-      });
+      const spilling = runs.add(key.hi, key.lo, content.hi, content.lo, outcome.line, price === null ? Number.NaN : Number(price));
+      if (spilling !== null) await spilling;
     }
   }
   return runs;
 }
 
-/** The remembered keys of the scope in key-hash order, a page at a time. */
-async function* remembered(db: StateDb | null, scopeId: number): AsyncGenerator<DeltaKeyRow> {
-  if (db === null) return;
-  let after: bigint | null = null;
-  for (;;) {
-    const page = await keysAfter(db, scopeId, after, STATE_PAGE);
-    for (const row of page) yield row;
-    const last = page.at(-1);
-    if (last === undefined || page.length < STATE_PAGE) return;
-    after = toSigned64(last.keyHi, last.keyLo);
+/** The remembered keys of the scope in key-hash order, read a page at a time: `row` is the current one. */
+class Remembered {
+  page: DeltaKeyRow[] = [];
+  at = 0;
+  #ended: boolean;
+  readonly #db: StateDb | null;
+  readonly #scopeId: number;
+
+  constructor(db: StateDb | null, scopeId: number) {
+    this.#db = db;
+    this.#scopeId = scopeId;
+    this.#ended = db === null;
+  }
+
+  /** The current key; undefined at the end of the page (then `load`, unless `ended`). */
+  get row(): DeltaKeyRow | undefined {
+    return this.page[this.at];
+  }
+
+  /** No key after this page. */
+  get ended(): boolean {
+    return this.#ended && this.at >= this.page.length;
+  }
+
+  async load(): Promise<void> {
+    const last = this.page.at(-1);
+    const after = last === undefined ? null : toSigned64(last.keyHi, last.keyLo);
+    this.page = this.#ended || this.#db === null ? [] : await keysAfter(this.#db, this.#scopeId, after, STATE_PAGE);
+    this.at = 0;
+    if (this.page.length < STATE_PAGE) this.#ended = true;
   }
 }
 
@@ -166,10 +182,9 @@ export async function compareFile(input: CompareInput, rows: AsyncIterable<reado
   const firstMissing: MissingKey[] = [];
   const fileId = input.fileId === null ? -1 : input.fileId;
 
-  const state = remembered(input.db, input.scopeId);
-  let s = (await state.next()).value as DeltaKeyRow | undefined;
+  const state = new Remembered(input.db, input.scopeId);
+  await state.load();
   const missing = async (row: DeltaKeyRow): Promise<void> => {
-    if (!input.snapshot) return;
     counts.missing += 1;
     const keyHash = toSigned64(row.keyHi, row.keyLo);
     const detail = input.db === null ? { key_text: null, platform_id: null } : await keyDetail(input.db, input.scopeId, keyHash);
@@ -177,75 +192,117 @@ export async function compareFile(input: CompareInput, rows: AsyncIterable<reado
     if (firstMissing.length < PREVIEW_MISSING_KEYS) firstMissing.push(key);
     await input.onMissing?.(key);
   };
-  const nextState = async (): Promise<void> => {
-    counts.known += 1;
-    s = (await state.next()).value as DeltaKeyRow | undefined;
-  };
 
-  const decide = (group: RunEntry[], row: DeltaKeyRow | undefined): void => {
-    if (group.length > 1) {
-      for (const e of group) verdicts.set(e.line, VERDICT.send);
-      counts.repeated += group.length;
+  /**
+   * The key being gathered from the merged entries: its first row's hashes, line and price, and the lines of any
+   * further rows of the same key (`more`). Kept as numbers: an object per entry cost more than the comparison.
+   */
+  let has = false;
+  let keyHi = 0;
+  let keyLo = 0;
+  let contentHi = 0;
+  let contentLo = 0;
+  let line = 0;
+  let price = Number.NaN;
+  const more: number[] = [];
+
+  const decide = (row: DeltaKeyRow | undefined): void => {
+    if (more.length > 0) {
+      verdicts.set(line, VERDICT.send);
+      for (const l of more) verdicts.set(l, VERDICT.send);
+      counts.repeated += 1 + more.length;
       return;
     }
-    const winner = group[0] as RunEntry;
     if (row === undefined) {
       counts.newKeys += 1;
-      verdicts.set(winner.line, VERDICT.send);
+      verdicts.set(line, VERDICT.send);
       return;
     }
     const remapped = row.generation !== input.generation;
-    const same = row.contentHi === (winner.contentHi | 0) && row.contentLo === winner.contentLo;
+    const same = row.contentHi === (contentHi | 0) && row.contentLo === contentLo;
     if (!remapped && same) {
       const sentBefore = row.file_id === fileId;
       if (sentBefore) counts.sentBefore += 1;
       else counts.unchanged += 1;
-      verdicts.set(winner.line, sentBefore ? VERDICT.sentBefore : VERDICT.unchanged);
+      verdicts.set(line, sentBefore ? VERDICT.sentBefore : VERDICT.unchanged);
       return;
     }
     if (remapped) counts.remapped += 1;
     else if (row.contentHi === 0 && row.contentLo === 0) counts.platformChanged += 1;
     else counts.changed += 1;
-    verdicts.set(winner.line, VERDICT.send);
-    if (row.price !== null && !Number.isNaN(winner.price)) {
-      const after = String(winner.price);
+    verdicts.set(line, VERDICT.send);
+    if (row.price !== null && !Number.isNaN(price)) {
+      const after = String(price);
       const pct = priceMovePct(row.price, after);
       if (pct !== null) {
         maxPriceMovePct = Math.max(maxPriceMovePct ?? 0, pct);
-        if (pct > 0) keepLargest(priceMoves, { line: winner.line, before: row.price, after, pct });
+        if (pct > 0) keepLargest(priceMoves, { line, before: row.price, after, pct });
       }
     }
   };
 
-  let group: RunEntry[] = [];
-  const flush = async (): Promise<void> => {
-    if (group.length === 0) return;
-    const first = group[0] as RunEntry;
-    while (s !== undefined && compareHashes(s.keyHi, s.keyLo, first.keyHi, first.keyLo) < 0) {
-      await missing(s);
-      await nextState();
-    }
+  /**
+   * Decides the gathered key against the state; the remembered keys before it are missing. Returns a promise only
+   * when it has to wait (the next page of the state, a missing key named): not once per row.
+   */
+  const settle = (): Promise<unknown> | null => {
+    if (!has) return null;
     let row: DeltaKeyRow | undefined;
-    if (s !== undefined && compareHashes(s.keyHi, s.keyLo, first.keyHi, first.keyLo) === 0) {
-      row = s;
-      await nextState();
+    for (;;) {
+      const s = state.row;
+      if (s === undefined) {
+        if (state.ended) break;
+        return state.load().then(settle);
+      }
+      const order = compareHashes(s.keyHi, s.keyLo, keyHi, keyLo);
+      if (order > 0) break;
+      counts.known += 1;
+      state.at += 1;
+      if (order === 0) {
+        row = s;
+        break;
+      }
+      if (input.snapshot) return missing(s).then(settle);
     }
-    decide(group, row);
-    group = [];
+    decide(row);
+    has = false;
+    more.length = 0;
+    return null;
   };
   try {
-    for await (const entry of runs.entries()) {
-      const first = group[0];
-      if (first !== undefined && (first.keyHi !== entry.keyHi || first.keyLo !== entry.keyLo)) await flush();
-      group.push(entry);
+    for await (const block of runs.blocks()) {
+      for (let i = 0; i < block.size; i++) {
+        const hi = block.keyHi[i] as number;
+        const lo = block.keyLo[i] as number;
+        if (has && hi === keyHi && lo === keyLo) {
+          more.push(block.line[i] as number);
+          continue;
+        }
+        const waiting = settle();
+        if (waiting !== null) await waiting;
+        has = true;
+        keyHi = hi;
+        keyLo = lo;
+        contentHi = block.contentHi[i] as number;
+        contentLo = block.contentLo[i] as number;
+        line = block.line[i] as number;
+        price = block.price[i] as number;
+      }
     }
-    await flush();
-    while (s !== undefined) {
-      await missing(s);
-      await nextState();
+    await settle();
+    // The remembered keys after the file's last one.
+    for (;;) {
+      const s = state.row;
+      if (s === undefined) {
+        if (state.ended) break;
+        await state.load();
+        continue;
+      }
+      counts.known += 1;
+      state.at += 1;
+      if (input.snapshot) await missing(s);
     }
   } finally {
-    await state.return(undefined);
     await runs.remove();
   }
   return { verdicts, counts, priceMoves, maxPriceMovePct, firstMissing };

@@ -67,6 +67,11 @@ export interface DeltaPlan {
   readonly fates: RowFates;
   /** Lines the send pass need not map or validate: rows it will not send (unchanged, sent before; ReadInit.unmapped). */
   readonly unmapped: (line: number) => boolean;
+  /**
+   * Of those, the lines the comparison read as rows (unchanged or sent before): the send pass may leave them unsplit
+   * (ReadInit.unread). A line settled only by a committed batch's span may be a blank line or a reject: not these.
+   */
+  readonly unread: (line: number) => boolean;
   /** `missing: delete`: the keys to delete once the file's rows are sent (delete-missing.ts), or null. */
   readonly deletions: string | null;
 }
@@ -254,6 +259,10 @@ export async function planDelta(
     missingCsv: c.missing > 0 ? missingCsv : null,
     fates,
     unmapped: (line) => fates.fateOf(line) !== 'send',
+    unread: (line) => {
+      const verdict = comparison.verdicts.get(line);
+      return (verdict === VERDICT.unchanged || verdict === VERDICT.sentBefore) && fates.fateOf(line) !== 'send';
+    },
     deletions: deletions !== null && c.missing > 0 ? deletionsPath : null,
   };
 }

@@ -6,18 +6,32 @@
  *
  * A 64-bit value is carried as two unsigned 32-bit halves and stored as one signed 64-bit integer (toSigned64), the
  * order SQLite and PostgreSQL sort it in; compareHashes orders the halves the same way.
+ *
+ * The comparison hashes every row of a file, so Hash64Stream runs both seeds side by side in one pass (a block is
+ * scrambled once, then mixed into each seed's state: MurmurHash3's block scramble does not depend on the seed), over
+ * a text fed in pieces (no string built), into reused state (no object per hash). It equals hash64, which stays the
+ * definition (test/delta/delta-units.test.ts).
  */
 
 const C1 = 0xcc9e2d51;
 const C2 = 0x1b873593;
 
-function mix(h: number, k: number): number {
+/** A 32-bit block scrambled: the seed-independent half of a MurmurHash3 round. */
+function scramble(k: number): number {
   k = Math.imul(k, C1);
   k = (k << 15) | (k >>> 17);
-  k = Math.imul(k, C2);
+  return Math.imul(k, C2);
+}
+
+/** A scrambled block mixed into one seed's state. */
+function step(h: number, k: number): number {
   h ^= k;
   h = (h << 13) | (h >>> 19);
   return (Math.imul(h, 5) + 0xe6546b64) | 0;
+}
+
+function mix(h: number, k: number): number {
+  return step(h, scramble(k));
 }
 
 function finish(h: number, length: number): number {
@@ -52,15 +66,67 @@ export interface Hash64 {
 
 const SEED_HI = 0x9747b28c;
 const SEED_LO = 0x2f1a8e53;
-const SEED_CHECK = 0x5bd1e995;
 
 export function hash64(text: string): Hash64 {
   return { hi: murmur32(text, SEED_HI), lo: murmur32(text, SEED_LO) };
 }
 
-/** 32 more bits of a key, from a third seed: tells two keys apart that share a 64-bit hash (a file's duplicates). */
-export function hashCheck(text: string): number {
-  return murmur32(text, SEED_CHECK);
+/**
+ * hash64 of a text given in pieces (`begin`, `add` each, `finish`), without building the text: the content hash of a
+ * row (canonical.ts) streams its fields' names and values. An instance is reused from one text to the next.
+ */
+export class Hash64Stream {
+  hi = 0;
+  lo = 0;
+  #a = SEED_HI;
+  #b = SEED_LO;
+  /** The first code unit of a block whose second is in the next piece, or -1. */
+  #pending = -1;
+  #length = 0;
+
+  begin(): void {
+    this.#a = SEED_HI;
+    this.#b = SEED_LO;
+    this.#pending = -1;
+    this.#length = 0;
+  }
+
+  add(text: string): void {
+    const n = text.length;
+    if (n === 0) return;
+    let a = this.#a;
+    let b = this.#b;
+    let i = 0;
+    if (this.#pending >= 0) {
+      const k = scramble(this.#pending | (text.charCodeAt(0) << 16));
+      a = step(a, k);
+      b = step(b, k);
+      i = 1;
+    }
+    const end = i + ((n - i) & ~1);
+    for (; i < end; i += 2) {
+      const k = scramble(text.charCodeAt(i) | (text.charCodeAt(i + 1) << 16));
+      a = step(a, k);
+      b = step(b, k);
+    }
+    this.#pending = i < n ? text.charCodeAt(i) : -1;
+    this.#a = a;
+    this.#b = b;
+    this.#length += n;
+  }
+
+  /** Ends the text: `hi` and `lo` are hash64 of it. */
+  finish(): void {
+    let a = this.#a;
+    let b = this.#b;
+    if (this.#pending >= 0) {
+      const k = scramble(this.#pending);
+      a ^= k;
+      b ^= k;
+    }
+    this.hi = finish(a, this.#length);
+    this.lo = finish(b, this.#length);
+  }
 }
 
 /** The signed 64-bit integer the state stores for a hash (its sort order is compareHashes'). */

@@ -2,72 +2,72 @@
  * A file's rows as (key hash, line, ...) entries in key-hash order, in bounded memory whatever the file's size: an
  * external sort. Entries are collected in fixed typed arrays of RUN_ENTRIES; a full buffer is sorted (a stable radix
  * sort on the 64-bit key hash, so rows of one key stay in file order) and written to a run file in `dir`; reading
- * merges the runs. Memory: one buffer (about 2 MiB) while writing, one block per run while reading.
+ * merges the runs. Memory: one buffer (about 2 MiB) while writing, one block per run and one output block while
+ * reading.
  *
- * Entry layout in a run file (little-endian, ENTRY_BYTES): key hash high, key hash low, key check, content hash
- * high, content hash low, line (unsigned 32-bit each), price (float64, NaN when none).
+ * No object per entry (a file of millions of rows made the garbage collector the comparison's largest cost): entries
+ * go in as numbers and come out in blocks of columns (EntryBlock), reused from one block to the next.
+ *
+ * Entry layout in a run file (ENTRY_BYTES, the host's byte order: a run is written and read by the same process): key
+ * hash high, key hash low, content hash high, content hash low, line (unsigned 32-bit each), a spare word, price
+ * (float64, NaN when none).
  */
 import { open, rm, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import { compareHashes } from './hash.ts';
 
 export const RUN_ENTRIES = 1 << 16;
 const ENTRY_BYTES = 32;
+/** 32-bit words per entry, and the float64 slot of the price within an entry. */
+const WORDS = ENTRY_BYTES / 4;
+const PRICE_SLOT = 3;
 const BLOCK_ENTRIES = 2048;
 
-export interface RunEntry {
-  keyHi: number;
-  keyLo: number;
-  check: number;
-  contentHi: number;
-  contentLo: number;
-  line: number;
+/** Up to BLOCK_ENTRIES merged entries, in (key hash, line) order, as columns; `size` of them are set. */
+export class EntryBlock {
+  size = 0;
+  readonly keyHi = new Uint32Array(BLOCK_ENTRIES);
+  readonly keyLo = new Uint32Array(BLOCK_ENTRIES);
+  readonly contentHi = new Uint32Array(BLOCK_ENTRIES);
+  readonly contentLo = new Uint32Array(BLOCK_ENTRIES);
+  readonly line = new Uint32Array(BLOCK_ENTRIES);
   /** NaN: no price. */
-  price: number;
+  readonly price = new Float64Array(BLOCK_ENTRIES);
 }
 
-class Buffered {
-  readonly capacity: number;
-  readonly keyHi: Uint32Array;
-  readonly keyLo: Uint32Array;
-  readonly check: Uint32Array;
-  readonly contentHi: Uint32Array;
-  readonly contentLo: Uint32Array;
-  readonly line: Uint32Array;
-  readonly price: Float64Array;
-  size = 0;
+/** Entries as laid out in a run file: `words` (32-bit) and `prices` (float64) views of one buffer. */
+class Entries {
+  readonly bytes: Uint8Array;
+  readonly words: Uint32Array;
+  readonly prices: Float64Array;
 
   constructor(capacity: number) {
-    this.capacity = capacity;
-    this.keyHi = new Uint32Array(capacity);
-    this.keyLo = new Uint32Array(capacity);
-    this.check = new Uint32Array(capacity);
-    this.contentHi = new Uint32Array(capacity);
-    this.contentLo = new Uint32Array(capacity);
-    this.line = new Uint32Array(capacity);
-    this.price = new Float64Array(capacity);
+    const buffer = new ArrayBuffer(capacity * ENTRY_BYTES);
+    this.bytes = new Uint8Array(buffer);
+    this.words = new Uint32Array(buffer);
+    this.prices = new Float64Array(buffer);
   }
 }
 
-/** Stable LSD radix sort of the buffer's first `size` entries by signed 64-bit key hash: the order of indices. */
-function sortedOrder(b: Buffered): Uint32Array {
-  let order = new Uint32Array(b.size);
-  for (let i = 0; i < b.size; i++) order[i] = i;
-  let next = new Uint32Array(b.size);
+/** Stable LSD radix sort of the first `size` entries by signed 64-bit key hash: the order of indices. */
+function sortedOrder(words: Uint32Array, size: number): Uint32Array {
+  let order = new Uint32Array(size);
+  for (let i = 0; i < size; i++) order[i] = i;
+  let next = new Uint32Array(size);
   const counts = new Uint32Array(65537);
-  const digits: ((i: number) => number)[] = [
-    (i) => (b.keyLo[i] as number) & 0xffff,
-    (i) => (b.keyLo[i] as number) >>> 16,
-    (i) => (b.keyHi[i] as number) & 0xffff,
-    (i) => ((b.keyHi[i] as number) >>> 16) ^ 0x8000, // the sign bit flipped: signed order
+  // keyLo's low and high 16 bits, then keyHi's, its sign bit flipped (signed order).
+  const passes = [
+    { word: 1, shift: 0, flip: 0 },
+    { word: 1, shift: 16, flip: 0 },
+    { word: 0, shift: 0, flip: 0 },
+    { word: 0, shift: 16, flip: 0x8000 },
   ];
-  for (const digit of digits) {
+  for (const { word, shift, flip } of passes) {
     counts.fill(0);
-    for (let j = 0; j < b.size; j++) (counts[digit(order[j] as number) + 1] as number)++;
+    for (let j = 0; j < size; j++) (counts[((((words[(order[j] as number) * WORDS + word] as number) >>> shift) & 0xffff) ^ flip) + 1] as number)++;
     for (let d = 0; d < 65536; d++) counts[d + 1] = (counts[d + 1] as number) + (counts[d] as number);
-    for (let j = 0; j < b.size; j++) {
+    for (let j = 0; j < size; j++) {
       const i = order[j] as number;
-      const d = digit(i);
+      const d = (((words[i * WORDS + word] as number) >>> shift) & 0xffff) ^ flip;
       next[counts[d] as number] = i;
       counts[d] = (counts[d] as number) + 1;
     }
@@ -76,47 +76,72 @@ function sortedOrder(b: Buffered): Uint32Array {
   return order;
 }
 
-/** Collects entries; `finish()` returns a reader over all of them in (key hash, line) order. */
+/** The buffer's first `size` entries in sorted order, in a new buffer of the same layout. */
+function sortedCopy(from: Entries, size: number): Entries {
+  const order = sortedOrder(from.words, size);
+  const to = new Entries(size);
+  const source = from.words;
+  const target = to.words;
+  for (let j = 0; j < size; j++) {
+    const a = (order[j] as number) * WORDS;
+    const b = j * WORDS;
+    for (let w = 0; w < WORDS; w++) target[b + w] = source[a + w] as number;
+  }
+  return to;
+}
+
+/** Collects entries; `blocks()` reads all of them back in (key hash, line) order. */
 export class SortedRuns {
   readonly #dir: string;
-  readonly #buffer: Buffered;
+  readonly #capacity: number;
+  readonly #buffer: Entries;
   readonly #runs: string[] = [];
+  #size = 0;
   #count = 0;
 
   /** `runEntries`: entries per run (tests use small runs to exercise the merge). */
   constructor(dir: string, runEntries = RUN_ENTRIES) {
     this.#dir = dir;
-    this.#buffer = new Buffered(runEntries);
+    this.#capacity = runEntries;
+    this.#buffer = new Entries(runEntries);
   }
 
   get count(): number {
     return this.#count;
   }
 
-  async add(e: RunEntry): Promise<void> {
-    const b = this.#buffer;
-    const i = b.size;
-    b.keyHi[i] = e.keyHi;
-    b.keyLo[i] = e.keyLo;
-    b.check[i] = e.check;
-    b.contentHi[i] = e.contentHi;
-    b.contentLo[i] = e.contentLo;
-    b.line[i] = e.line;
-    b.price[i] = e.price;
-    b.size += 1;
+  /**
+   * Adds an entry (`price`: NaN for none). Returns null, or, when the buffer just filled up, the promise of its spill
+   * to disk (await it: one await per run, not per entry).
+   */
+  add(keyHi: number, keyLo: number, contentHi: number, contentLo: number, line: number, price: number): Promise<void> | null {
+    const i = this.#size;
+    const words = this.#buffer.words;
+    const at = i * WORDS;
+    words[at] = keyHi;
+    words[at + 1] = keyLo;
+    words[at + 2] = contentHi;
+    words[at + 3] = contentLo;
+    words[at + 4] = line;
+    this.#buffer.prices[i * (WORDS / 2) + PRICE_SLOT] = price;
+    this.#size = i + 1;
     this.#count += 1;
-    if (b.size === b.capacity) await this.#spill();
+    return this.#size === this.#capacity ? this.#spill() : null;
   }
 
-  /** Every entry in order; the run files are removed when the iteration ends (or is abandoned). */
-  async *entries(): AsyncGenerator<RunEntry> {
-    const sources: Source[] = [];
+  /**
+   * Every entry in order, a block at a time (the same EntryBlock, refilled: read it before asking for the next). The
+   * run files are removed when the iteration ends (or is abandoned).
+   */
+  async *blocks(): AsyncGenerator<EntryBlock> {
+    const sources: Run[] = [];
     try {
       if (this.#runs.length === 0) {
-        sources.push(memorySource(this.#buffer, sortedOrder(this.#buffer)));
+        const sorted = sortedCopy(this.#buffer, this.#size);
+        sources.push(new Run(sorted, this.#size, null));
       } else {
-        if (this.#buffer.size > 0) await this.#spill();
-        for (const path of this.#runs) sources.push(await fileSource(path));
+        if (this.#size > 0) await this.#spill();
+        for (const path of this.#runs) sources.push(await Run.open(path));
       }
       yield* merge(sources);
     } finally {
@@ -130,139 +155,114 @@ export class SortedRuns {
   }
 
   async #spill(): Promise<void> {
-    const b = this.#buffer;
-    const order = sortedOrder(b);
-    const bytes = Buffer.allocUnsafe(b.size * ENTRY_BYTES);
-    for (let j = 0; j < b.size; j++) {
-      const i = order[j] as number;
-      const at = j * ENTRY_BYTES;
-      bytes.writeUInt32LE(b.keyHi[i] as number, at);
-      bytes.writeUInt32LE(b.keyLo[i] as number, at + 4);
-      bytes.writeUInt32LE(b.check[i] as number, at + 8);
-      bytes.writeUInt32LE(b.contentHi[i] as number, at + 12);
-      bytes.writeUInt32LE(b.contentLo[i] as number, at + 16);
-      bytes.writeUInt32LE(b.line[i] as number, at + 20);
-      bytes.writeDoubleLE(b.price[i] as number, at + 24);
-    }
+    // The buffer is free again as soon as it is copied: before the first await.
+    const sorted = sortedCopy(this.#buffer, this.#size);
+    this.#size = 0;
     const path = join(this.#dir, `run-${this.#runs.length}`);
+    this.#runs.push(path);
     const handle = await open(path, 'w', 0o600);
     try {
-      await handle.write(bytes);
+      await handle.write(sorted.bytes);
     } finally {
       await handle.close();
     }
-    this.#runs.push(path);
-    b.size = 0;
   }
 }
 
-/** One sorted sequence being merged: its current entry, or null at its end. */
-interface Source {
-  current: RunEntry | null;
-  advance(): Promise<void>;
-  close(): Promise<void>;
+/** One sorted sequence being merged: a block of its entries in memory, `at` the current one. */
+class Run {
+  entries: Entries;
+  /** Entries in the block; `at` === `filled` once the block is used up. */
+  filled: number;
+  at = 0;
+  readonly #handle: FileHandle | null;
+  #position = 0;
+
+  constructor(entries: Entries, filled: number, handle: FileHandle | null) {
+    this.entries = entries;
+    this.filled = filled;
+    this.#handle = handle;
+  }
+
+  static async open(path: string): Promise<Run> {
+    const run = new Run(new Entries(BLOCK_ENTRIES), 0, await open(path, 'r'));
+    await run.load();
+    return run;
+  }
+
+  /** Reads the next block (none left: `filled` stays 0). */
+  async load(): Promise<void> {
+    this.at = 0;
+    this.filled = 0;
+    if (this.#handle === null) return;
+    const { bytesRead } = await this.#handle.read(this.entries.bytes, 0, this.entries.bytes.length, this.#position);
+    this.#position += bytesRead;
+    this.filled = Math.floor(bytesRead / ENTRY_BYTES);
+  }
+
+  async close(): Promise<void> {
+    await this.#handle?.close();
+  }
 }
 
-function memorySource(b: Buffered, order: Uint32Array): Source {
-  let j = 0;
-  const at = (k: number): RunEntry | null => {
-    if (k >= order.length) return null;
-    const i = order[k] as number;
-    return {
-      keyHi: b.keyHi[i] as number,
-      keyLo: b.keyLo[i] as number,
-      check: b.check[i] as number,
-      contentHi: b.contentHi[i] as number,
-      contentLo: b.contentLo[i] as number,
-      line: b.line[i] as number,
-      price: b.price[i] as number,
-    };
-  };
-  const source: Source = {
-    current: at(0),
-    advance: () => {
-      j += 1;
-      source.current = at(j);
-      return Promise.resolve();
-    },
-    close: () => Promise.resolve(),
-  };
-  return source;
+/** Orders two runs' current entries by (signed 64-bit key hash, line). */
+function before(a: Run, b: Run): boolean {
+  const aw = a.entries.words;
+  const bw = b.entries.words;
+  const ai = a.at * WORDS;
+  const bi = b.at * WORDS;
+  const ah = (aw[ai] as number) | 0;
+  const bh = (bw[bi] as number) | 0;
+  if (ah !== bh) return ah < bh;
+  const al = aw[ai + 1] as number;
+  const bl = bw[bi + 1] as number;
+  if (al !== bl) return al < bl;
+  return (aw[ai + 4] as number) < (bw[bi + 4] as number);
 }
 
-async function fileSource(path: string): Promise<Source> {
-  const handle: FileHandle = await open(path, 'r');
-  const block = Buffer.allocUnsafe(BLOCK_ENTRIES * ENTRY_BYTES);
-  let position = 0;
-  let filled = 0;
-  let offset = 0;
-  const load = async (): Promise<void> => {
-    const { bytesRead } = await handle.read(block, 0, block.length, position);
-    position += bytesRead;
-    filled = bytesRead;
-    offset = 0;
-  };
-  const read = (): RunEntry | null => {
-    if (offset + ENTRY_BYTES > filled) return null;
-    const e = {
-      keyHi: block.readUInt32LE(offset),
-      keyLo: block.readUInt32LE(offset + 4),
-      check: block.readUInt32LE(offset + 8),
-      contentHi: block.readUInt32LE(offset + 12),
-      contentLo: block.readUInt32LE(offset + 16),
-      line: block.readUInt32LE(offset + 20),
-      price: block.readDoubleLE(offset + 24),
-    };
-    offset += ENTRY_BYTES;
-    return e;
-  };
-  await load();
-  const source: Source = {
-    current: read(),
-    async advance() {
-      let e = read();
-      if (e === null) {
-        await load();
-        e = read();
-      }
-      source.current = e;
-    },
-    close: () => handle.close(),
-  };
-  return source;
-}
-
-function before(a: RunEntry, b: RunEntry): boolean {
-  const c = compareHashes(a.keyHi, a.keyLo, b.keyHi, b.keyLo);
-  return c < 0 || (c === 0 && a.line < b.line);
-}
-
-/** A k-way merge with a binary heap of the sources' current entries. */
-async function* merge(sources: Source[]): AsyncGenerator<RunEntry> {
-  const heap = sources.filter((s) => s.current !== null);
-  const less = (i: number, j: number) => before((heap[i] as Source).current as RunEntry, (heap[j] as Source).current as RunEntry);
-  const swap = (i: number, j: number) => ([heap[i], heap[j]] = [heap[j] as Source, heap[i] as Source]);
-  const down = (i: number) => {
+/** A k-way merge with a binary heap of the runs, by their current entries; yields full blocks, then the rest. */
+async function* merge(sources: Run[]): AsyncGenerator<EntryBlock> {
+  const heap = sources.filter((s) => s.at < s.filled);
+  const down = (start: number): void => {
+    let i = start;
     for (;;) {
       const l = 2 * i + 1;
       const r = l + 1;
       let m = i;
-      if (l < heap.length && less(l, m)) m = l;
-      if (r < heap.length && less(r, m)) m = r;
+      if (l < heap.length && before(heap[l] as Run, heap[m] as Run)) m = l;
+      if (r < heap.length && before(heap[r] as Run, heap[m] as Run)) m = r;
       if (m === i) return;
-      swap(i, m);
+      [heap[i], heap[m]] = [heap[m] as Run, heap[i] as Run];
       i = m;
     }
   };
   for (let i = (heap.length >> 1) - 1; i >= 0; i--) down(i);
+  const out = new EntryBlock();
   while (heap.length > 0) {
-    const top = heap[0] as Source;
-    yield top.current as RunEntry;
-    await top.advance();
-    if (top.current === null) {
-      const last = heap.pop() as Source;
-      if (heap.length > 0) heap[0] = last;
+    const top = heap[0] as Run;
+    const words = top.entries.words;
+    const w = top.at * WORDS;
+    const o = out.size;
+    out.keyHi[o] = words[w] as number;
+    out.keyLo[o] = words[w + 1] as number;
+    out.contentHi[o] = words[w + 2] as number;
+    out.contentLo[o] = words[w + 3] as number;
+    out.line[o] = words[w + 4] as number;
+    out.price[o] = top.entries.prices[top.at * (WORDS / 2) + PRICE_SLOT] as number;
+    out.size = o + 1;
+    top.at += 1;
+    if (top.at === top.filled) {
+      await top.load();
+      if (top.filled === 0) {
+        const last = heap.pop() as Run;
+        if (heap.length > 0 && last !== top) heap[0] = last;
+      }
     }
-    down(0);
+    if (heap.length > 0) down(0);
+    if (out.size === BLOCK_ENTRIES) {
+      yield out;
+      out.size = 0;
+    }
   }
+  if (out.size > 0) yield out;
 }

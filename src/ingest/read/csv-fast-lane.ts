@@ -17,6 +17,7 @@ import type { Parser } from 'csv-parse';
 import type { DetectedDelimiter } from './delimiter.ts';
 import type { Chunk } from './open-source.ts';
 import { createParser, MAX_RECORD_BYTES, type Parsed } from './parser.ts';
+import { UNREAD_FIELDS } from './record-source.ts';
 
 /** Records in file order: `take` without waiting, `next` waiting for the file; errors come from `next`. */
 export interface RecordStream {
@@ -25,6 +26,11 @@ export interface RecordStream {
   next(): Promise<IteratorResult<Parsed>>;
   /** Records handed out and bytes consumed so far, counted as csv-parse counts them (UTF-8 bytes of the text). */
   counts(): { records: number; bytes: number };
+  /**
+   * From now on, a line of the fast lane for which `unread(line)` holds is handed out as UNREAD_FIELDS, not split
+   * (record-source.ts skipUnread). The fast lane's records are one line each, so the nth record is on line n.
+   */
+  skipUnread(unread: (line: number) => boolean): void;
 }
 
 const RECORD_BREAK = /\r\n|\n|\r/;
@@ -50,13 +56,19 @@ export function csvRecordStream(chunks: AsyncIterable<Chunk>, delimiter: Detecte
   let bytes = 0;
   let ended = false;
   let slow: { parser: Parser; records: DrainingRecords } | null = null;
+  let unread: ((line: number) => boolean) | null = null;
 
   /** Hands out the records of `text`: complete lines, or the file's last line at its end. */
   const split = (text: string): void => {
     if (text === '') return;
     const lines = text.split(RECORD_BREAK);
     if (lines.at(-1) === '') lines.pop(); // the text ends with a break: nothing after it
-    for (const line of lines) queue.push(line.split(delimiter));
+    if (unread === null) for (const line of lines) queue.push(line.split(delimiter));
+    else {
+      const skip = unread;
+      // `records` lines came before this text: its first line is line records + 1.
+      for (let i = 0; i < lines.length; i++) queue.push(skip(records + i + 1) ? UNREAD_FIELDS : (lines[i] as string).split(delimiter));
+    }
     records += lines.length;
     bytes += Buffer.byteLength(text);
   };
@@ -128,6 +140,9 @@ export function csvRecordStream(chunks: AsyncIterable<Chunk>, delimiter: Detecte
         if (ended) return { value: undefined, done: true };
         await pull();
       }
+    },
+    skipUnread(predicate) {
+      unread = predicate;
     },
     counts() {
       const info = (slow as { parser: Parser } | null)?.parser.info;

@@ -16,7 +16,7 @@ import { breaksIn, parseFailure } from './parser.ts';
 import type { Parsed } from './parser.ts';
 import { openSource } from './open-source.ts';
 import type { OpenedSource } from './open-source.ts';
-import type { RecordSource, SourceFormat, SourceRecord } from './record-source.ts';
+import { UNREAD_FIELDS, type RecordSource, type SourceFormat, type SourceRecord } from './record-source.ts';
 
 class CsvRecords implements RecordSource {
   readonly format: SourceFormat;
@@ -80,6 +80,10 @@ class CsvRecords implements RecordSource {
     );
   }
 
+  skipUnread(unread: (line: number) => boolean): void {
+    this.#records.skipUnread(unread);
+  }
+
   finish(): void {
     const info = this.#records.counts();
     if (info.records === this.#seen && info.bytes === this.#fed()) return;
@@ -101,6 +105,10 @@ class CsvRecords implements RecordSource {
   /** The record with the line it starts on; advances the line count past it. */
   #record(fields: Parsed): SourceRecord {
     const line = this.#endLine + 1;
+    if (fields === UNREAD_FIELDS) {
+      this.#endLine = line; // the fast lane's records are one line each
+      return { fields, line, endLine: line };
+    }
     // One line per record, plus the line breaks its fields hold (csv-parse's own count takes CRLF as two).
     const breaks = breaksIn(fields);
     if (breaks < 0) {

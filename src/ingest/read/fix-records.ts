@@ -68,6 +68,11 @@ class FixRecords implements RecordSource {
     this.#inner.checkWidth(record, this.#own === null ? width : this.#width);
   }
 
+  /** A fix file's records are rebuilt from their cells: only records passed through unchanged may go unread. */
+  skipUnread(unread: (line: number) => boolean): void {
+    if (this.#own === null) this.#inner.skipUnread?.(unread);
+  }
+
   finish(): void {
     this.#inner.finish();
   }

@@ -26,7 +26,7 @@ import { isBlank } from './parser.ts';
 import { RowMapper, type RowError } from './map-row.ts';
 import { fixAwareRecords } from './fix-records.ts';
 import { openRecords } from './open-records.ts';
-import type { RecordSource, SourceRecord } from './record-source.ts';
+import { UNREAD_FIELDS, type RecordSource, type SourceRecord } from './record-source.ts';
 import type { HeaderInfo, ReadProgress, ReadSummary, RowOutcome } from './types.ts';
 
 /**
@@ -66,6 +66,12 @@ export interface ReadInit {
    */
   readonly unmapped?: (line: number) => boolean;
   /**
+   * Of the `unmapped` lines, those the caller knows to be valid rows (an earlier pass of this same file read them):
+   * a CSV source may hand them out without splitting them (RecordSource.skipUnread), unless a fill_down column must be
+   * carried down from them. Counted as valid rows, like any unmapped row.
+   */
+  readonly unread?: (line: number) => boolean;
+  /**
    * Rows converted but not validated against the entity's schema (RowMapper.convert): delta push's comparison. A row
    * whose cells do not convert is a reject with the code `conversion` and no detail; the send pass reads it again.
    */
@@ -90,10 +96,12 @@ class MappedRowReader<R> implements RowReader<R> {
   private skipped = 0;
   private blankLines = 0;
   private readonly unmapped: ((line: number) => boolean) | undefined;
+  private readonly unread: ((line: number) => boolean) | undefined;
   private readonly unvalidated: boolean;
 
   constructor(file: string, records: RecordSource, compiled: CompiledSource, fixFile: boolean, init: ReadInit = {}) {
     this.unmapped = init.unmapped;
+    this.unread = init.unread;
     this.unvalidated = init.unvalidated === true;
     this.file = file;
     this.records = records;
@@ -124,6 +132,7 @@ class MappedRowReader<R> implements RowReader<R> {
     const plan = planHeader(first.fields, compiled, this.file, fileGroups);
     this.mapper = new RowMapper<R>(plan, compiled.schema, compiled.clean);
     this.plan = plan;
+    if (this.unread !== undefined && plan.fillDown.length === 0) this.records.skipUnread?.(this.unread);
     this.headerInfo = {
       ...this.headerInfo,
       headers: plan.headers,
@@ -200,6 +209,12 @@ class MappedRowReader<R> implements RowReader<R> {
   private outcome(record: SourceRecord, mapper: RowMapper<R>, width: number): RowOutcome<R> | null {
     const { fields, line } = record;
     this.lastLine = record.endLine;
+    if (fields === UNREAD_FIELDS) {
+      // A line the caller said it will not look at (unmapped), left unsplit by the source: it was a valid row.
+      this.rows++;
+      this.accepted++;
+      return { kind: 'row', line, record: UNMAPPED as R, rawFields: fields };
+    }
     if (isBlank(fields)) {
       this.blankLines++;
       return null;

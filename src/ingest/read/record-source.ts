@@ -17,8 +17,14 @@ export interface CellProblem {
   readonly message: string;
 }
 
+/**
+ * The cells of a record handed out unsplit (RecordSource.skipUnread): a line the reader was told it will not look at.
+ * Compared by identity; never a record's real cells.
+ */
+export const UNREAD_FIELDS: string[] = Object.freeze([]) as unknown as string[];
+
 export interface SourceRecord {
-  /** The record's cells as the file holds them (untrimmed). */
+  /** The record's cells as the file holds them (untrimmed), or UNREAD_FIELDS (skipUnread). */
   readonly fields: string[];
   /** 1-based line the record starts on (a spreadsheet: its row number). */
   readonly line: number;
@@ -53,6 +59,12 @@ export interface RecordSource {
    * which fails the file rather than becoming one row. Sources without that failure mode ignore it.
    */
   checkWidth(record: SourceRecord, width: number): void;
+  /**
+   * Optional: lines whose cells the reader will not read (ReadInit.unmapped, with nothing carried down from them):
+   * the source may hand such a record out with UNREAD_FIELDS instead of splitting it. Applies to records split from
+   * then on. A source without it hands out every record's cells.
+   */
+  skipUnread?(unread: (line: number) => boolean): void;
   /** After the last record: the source's own record and byte counts must match what was handed out. */
   finish(): void;
   /** Bytes of the file read so far and its size, for a progress bar. */
