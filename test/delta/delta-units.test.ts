@@ -135,8 +135,15 @@ describe('the canonical form', () => {
     expect(contentHash('product_store', held, fields)).toEqual(contentHash('product_store', sent, fields));
     expect(contentHash('product_store', held, fields)).toEqual(hash64(canonicalText('product_store', sent, fields))); // streamed, not built
     expect(contentHash('product_store', { ...held, current_price: '1.49' }, fields)).not.toEqual(contentHash('product_store', sent, fields));
-    // An empty value is no value; an instant is an instant whatever its offset.
-    expect(canonicalText('product_store', { ...sent, regular_price: null }, [...fields, 'regular_price'])).toBe(canonicalText('product_store', sent, fields));
+    // An empty value is no value (absent, null or empty alike), and not the same as any value; an instant is an instant
+    // whatever its offset.
+    const withPrice = [...fields, 'regular_price'].sort();
+    const noPrice = canonicalText('product_store', sent, withPrice);
+    expect(canonicalText('product_store', { ...sent, regular_price: null }, withPrice)).toBe(noPrice);
+    expect(canonicalText('product_store', { ...sent, regular_price: '' }, withPrice)).toBe(noPrice);
+    expect(canonicalText('product_store', { ...sent, regular_price: '0' }, withPrice)).not.toBe(noPrice);
+    // Values do not slide into another field's place.
+    expect(canonicalText('product_store', { ...sent, item_id: 'AS', store_id: '' }, fields)).not.toBe(canonicalText('product_store', { ...sent, item_id: 'A', store_id: 'S' }, fields));
     expect(canonicalText('transactions', { transaction_timestamp: '2026-11-20T10:00:00Z' }, ['transaction_timestamp'])).toBe(
       canonicalText('transactions', { transaction_timestamp: '2026-11-20T11:00:00+01:00' }, ['transaction_timestamp']),
     );

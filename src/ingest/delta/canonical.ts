@@ -2,7 +2,10 @@
  * The agent's canonical form of a row: what "the same row" means for delta push. Two records with the same canonical
  * text write the same thing on the platform; the state keeps a 64-bit hash of it per key (contentHash).
  *
- * - Fields in name order; a field without a value (absent, null or empty) is left out, as the agent never sends one.
+ * - The values of the fields the file fills, in name order, each followed by a separator; a field without a value
+ *   (absent, null or empty: the agent never sends one) is a mark of its own. The names are not in the text: the list
+ *   of fields is part of the source's fingerprint, so two texts compared always cover the same fields (version 2:
+ *   version 1 spelled every name out, and hashing them was most of the comparison's hashing).
  * - Decimals without their lexical noise: `012.50`, `12.5` and the number 12.5 are all `12.5`; integers likewise.
  * - Dates as `YYYY-MM-DD`, datetimes as the instant (`10:00:00Z` and `11:00:00+01:00` are one), booleans as
  *   true/false, strings as they are.
@@ -16,7 +19,11 @@ import type { Entity } from '../../api/schemas/index.ts';
 import { ENTITY_FIELDS, type FieldKind } from '../read/index.ts';
 import { Hash64Stream, type Hash64 } from './hash.ts';
 
-export const CANONICAL_FORM_VERSION = 1;
+export const CANONICAL_FORM_VERSION = 2;
+
+/** After a field's value, and in place of a field without one. */
+const END_OF_VALUE = '\u0002';
+const NO_VALUE = '\u0003';
 
 /** The field whose moves the price brake watches, per entity (none for products). */
 export const PRICE_FIELD: Readonly<Record<Entity, string | null>> = {
@@ -100,16 +107,24 @@ const KINDS: Readonly<Record<Entity, ReadonlyMap<string, FieldKind>>> = {
   competitor_prices: new Map(ENTITY_FIELDS.competitor_prices.map((f) => [f.name, f.kind])),
 };
 
-/**
- * The canonical text of `record` over `fields` (sorted, no duplicates). Custom columns (products) are strings.
- */
+/** The kinds of `fields` for the entity (custom columns of products are strings), computed once per list. */
+const kindLists = new WeakMap<readonly string[], readonly FieldKind[]>();
+function kindsOf(entity: Entity, fields: readonly string[]): readonly FieldKind[] {
+  let kinds = kindLists.get(fields);
+  if (kinds === undefined) {
+    kinds = fields.map((field) => KINDS[entity].get(field) ?? 'string');
+    kindLists.set(fields, kinds);
+  }
+  return kinds;
+}
+
+/** The canonical text of `record` over `fields` (sorted, no duplicates). */
 export function canonicalText(entity: Entity, record: Readonly<Record<string, unknown>>, fields: readonly string[]): string {
-  const kinds = KINDS[entity];
+  const kinds = kindsOf(entity, fields);
   let text = '';
-  for (const field of fields) {
-    const value = canonicalValue(kinds.get(field) ?? 'string', record[field]);
-    if (value === null) continue;
-    text += `${field}\u0001${value}\u0002`;
+  for (let i = 0; i < fields.length; i++) {
+    const value = canonicalValue(kinds[i] as FieldKind, record[fields[i] as string]);
+    text += value === null ? NO_VALUE : `${value}${END_OF_VALUE}`;
   }
   return text;
 }
@@ -126,15 +141,15 @@ const hasher = new Hash64Stream();
  * per row of every file a delta source compares). Never 0/0 (the state's mark for a row the platform changed).
  */
 export function contentHash(entity: Entity, record: Readonly<Record<string, unknown>>, fields: readonly string[]): Hash64 {
-  const kinds = KINDS[entity];
+  const kinds = kindsOf(entity, fields);
   hasher.begin();
-  for (const field of fields) {
-    const value = canonicalValue(kinds.get(field) ?? 'string', record[field]);
-    if (value === null) continue;
-    hasher.add(field);
-    hasher.add('\u0001');
-    hasher.add(value);
-    hasher.add('\u0002');
+  for (let i = 0; i < fields.length; i++) {
+    const value = canonicalValue(kinds[i] as FieldKind, record[fields[i] as string]);
+    if (value === null) hasher.add(NO_VALUE);
+    else {
+      hasher.add(value);
+      hasher.add(END_OF_VALUE);
+    }
   }
   hasher.finish();
   return hasher.hi === 0 && hasher.lo === 0 ? { hi: 0, lo: 1 } : { hi: hasher.hi, lo: hasher.lo };
