@@ -275,9 +275,10 @@ export async function sendBulk(ctx: BulkSendContext, file: BulkFile, rows: Async
           probation.rejected(outcome.line);
           continue;
         }
-        if (fates !== undefined && fates.fateOf(outcome.line) !== 'send') {
+        const fate = fates === undefined ? 'send' : fates.fateOf(outcome.line);
+        if (fate !== 'send') {
           // Unchanged (the API holds it as it is), or sent and answered by an earlier attempt at this file.
-          if (fates.fateOf(outcome.line) === 'unchanged') countUnchanged(batch, outcome.line, probation);
+          if (fate === 'unchanged') countUnchanged(batch, outcome.line, probation);
           continue;
         }
         batch.rows.push(outcome.record);

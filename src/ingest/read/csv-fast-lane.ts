@@ -61,16 +61,33 @@ export function csvRecordStream(chunks: AsyncIterable<Chunk>, delimiter: Detecte
   /** Hands out the records of `text`: complete lines, or the file's last line at its end. */
   const split = (text: string): void => {
     if (text === '') return;
-    const lines = text.split(RECORD_BREAK);
-    if (lines.at(-1) === '') lines.pop(); // the text ends with a break: nothing after it
-    if (unread === null) for (const line of lines) queue.push(line.split(delimiter));
+    if (unread !== null && !text.includes('\r')) splitSkipping(text, unread);
     else {
-      const skip = unread;
-      // `records` lines came before this text: its first line is line records + 1.
-      for (let i = 0; i < lines.length; i++) queue.push(skip(records + i + 1) ? UNREAD_FIELDS : (lines[i] as string).split(delimiter));
+      const lines = text.split(RECORD_BREAK);
+      if (lines.at(-1) === '') lines.pop(); // the text ends with a break: nothing after it
+      if (unread === null) for (const line of lines) queue.push(line.split(delimiter));
+      else {
+        const skip = unread;
+        // `records` lines came before this text: its first line is line records + 1.
+        for (let i = 0; i < lines.length; i++) queue.push(skip(records + i + 1) ? UNREAD_FIELDS : (lines[i] as string).split(delimiter));
+      }
+      records += lines.length;
     }
-    records += lines.length;
     bytes += Buffer.byteLength(text);
+  };
+
+  /** `split` for a text whose only breaks are LFs: a line not to be read is not even cut out of the text. */
+  const splitSkipping = (text: string, skip: (line: number) => boolean): void => {
+    let start = 0;
+    let line = records;
+    while (start < text.length) {
+      let end = text.indexOf('\n', start);
+      if (end < 0) end = text.length;
+      line += 1;
+      queue.push(skip(line) ? UNREAD_FIELDS : text.slice(start, end).split(delimiter));
+      start = end + 1;
+    }
+    records = line;
   };
 
   /** csv-parse for `text` and every chunk after it. */
