@@ -98,6 +98,8 @@ export class SortedRuns {
   readonly #runs: string[] = [];
   #size = 0;
   #count = 0;
+  /** The last run's write, still going while the next run fills (null: none yet). */
+  #writing: Promise<void> | null = null;
 
   /** `runEntries`: entries per run (tests use small runs to exercise the merge). */
   constructor(dir: string, runEntries = RUN_ENTRIES) {
@@ -111,8 +113,9 @@ export class SortedRuns {
   }
 
   /**
-   * Adds an entry (`price`: NaN for none). Returns null, or, when the buffer just filled up, the promise of its spill
-   * to disk (await it: one await per run, not per entry).
+   * Adds an entry (`price`: NaN for none). Returns null, or, when the buffer just filled up, a promise to await before
+   * the next `add` (one per run, not per entry): the run is sorted at once and written while the next one fills; the
+   * promise is the write of the run before it (usually long done), so at most two runs are in memory.
    */
   add(keyHi: number, keyLo: number, contentHi: number, contentLo: number, line: number, price: number): Promise<void> | null {
     const i = this.#size;
@@ -129,6 +132,21 @@ export class SortedRuns {
     return this.#size === this.#capacity ? this.#spill() : null;
   }
 
+  /** Sorts the buffer into a run and starts writing it; resolves when the previous run's write is done. */
+  #spill(): Promise<void> {
+    // The buffer is free again as soon as it is copied.
+    const sorted = sortedCopy(this.#buffer, this.#size);
+    this.#size = 0;
+    const path = join(this.#dir, `run-${this.#runs.length}`);
+    this.#runs.push(path);
+    const previous = this.#writing ?? Promise.resolve();
+    const writing = previous.then(() => writeRun(path, sorted));
+    // Awaited by the next spill or by blocks(); until then a failed write must not count as unhandled.
+    writing.catch(() => undefined);
+    this.#writing = writing;
+    return previous;
+  }
+
   /**
    * Every entry in order, a block at a time (the same EntryBlock, refilled: read it before asking for the next). The
    * run files are removed when the iteration ends (or is abandoned).
@@ -141,6 +159,7 @@ export class SortedRuns {
         sources.push(new Run(sorted, this.#size, null));
       } else {
         if (this.#size > 0) await this.#spill();
+        await this.#writing;
         for (const path of this.#runs) sources.push(await Run.open(path));
       }
       yield* merge(sources);
@@ -154,22 +173,21 @@ export class SortedRuns {
     for (const path of this.#runs.splice(0)) await rm(path, { force: true });
   }
 
-  async #spill(): Promise<void> {
-    // The buffer is free again as soon as it is copied: before the first await.
-    const sorted = sortedCopy(this.#buffer, this.#size);
-    this.#size = 0;
-    const path = join(this.#dir, `run-${this.#runs.length}`);
-    this.#runs.push(path);
-    const handle = await open(path, 'w', 0o600);
-    try {
-      await handle.write(sorted.bytes);
-    } finally {
-      await handle.close();
-    }
+}
+
+async function writeRun(path: string, sorted: Entries): Promise<void> {
+  const handle = await open(path, 'w', 0o600);
+  try {
+    await handle.write(sorted.bytes);
+  } finally {
+    await handle.close();
   }
 }
 
-/** One sorted sequence being merged: a block of its entries in memory, `at` the current one. */
+/**
+ * One sorted sequence being merged: a block of its entries in memory, `at` the current one. A run read from a file
+ * reads its next block while this one is merged (two blocks a run), so the merge seldom waits for the disk.
+ */
 class Run {
   entries: Entries;
   /** Entries in the block; `at` === `filled` once the block is used up. */
@@ -177,6 +195,9 @@ class Run {
   at = 0;
   readonly #handle: FileHandle | null;
   #position = 0;
+  #spare: Entries | null = null;
+  /** The next block being read into #spare: its entry count. */
+  #next: Promise<number> | null = null;
 
   constructor(entries: Entries, filled: number, handle: FileHandle | null) {
     this.entries = entries;
@@ -186,21 +207,41 @@ class Run {
 
   static async open(path: string): Promise<Run> {
     const run = new Run(new Entries(BLOCK_ENTRIES), 0, await open(path, 'r'));
+    run.#spare = new Entries(BLOCK_ENTRIES);
+    run.#prefetch();
     await run.load();
     return run;
   }
 
-  /** Reads the next block (none left: `filled` stays 0). */
+  #prefetch(): void {
+    const handle = this.#handle;
+    const spare = this.#spare;
+    if (handle === null || spare === null) return;
+    const position = this.#position;
+    this.#position += spare.bytes.length;
+    this.#next = handle.read(spare.bytes, 0, spare.bytes.length, position).then(({ bytesRead }) => Math.floor(bytesRead / ENTRY_BYTES));
+    // Awaited by load() or dropped by close(): a failed read must not count as unhandled meanwhile.
+    this.#next.catch(() => undefined);
+  }
+
+  /** Moves to the next block (none left: `filled` is 0). */
   async load(): Promise<void> {
     this.at = 0;
     this.filled = 0;
-    if (this.#handle === null) return;
-    const { bytesRead } = await this.#handle.read(this.entries.bytes, 0, this.entries.bytes.length, this.#position);
-    this.#position += bytesRead;
-    this.filled = Math.floor(bytesRead / ENTRY_BYTES);
+    if (this.#next === null) return;
+    const filled = await this.#next;
+    this.#next = null;
+    if (filled === 0) return;
+    const current = this.entries;
+    this.entries = this.#spare as Entries;
+    this.#spare = current;
+    this.filled = filled;
+    this.#prefetch();
   }
 
   async close(): Promise<void> {
+    // A read still going is waited for: the handle is not closed under it.
+    await this.#next?.catch(() => undefined);
     await this.#handle?.close();
   }
 }
