@@ -11,7 +11,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Prng } from '../../src/sandbox/prng.ts';
 import { daemonHarness } from '../support/daemon-harness.ts';
-import { activeNode, haNode, readyz, untilActive, type HaNode } from '../support/ha-pair.ts';
+import { activeNode, endNodes, haPair, readyz, untilActive, type HaNode } from '../support/ha-pair.ts';
 import { until } from '../support/test-logger.ts';
 import { runChecks, type CheckRow } from './checks.ts';
 import { readStateOutbox } from './evidence.ts';
@@ -59,7 +59,7 @@ export async function runHaChaos(options: Partial<HaChaosOptions> = {}): Promise
     api: '  timeout_ms: 10000\n  max_connections: 3\n',
     extra: CHAOS_PULL_YAML,
   };
-  const nodes: HaNode[] = [await haNode(h, 'node-a', nodeOptions), await haNode(h, 'node-b', nodeOptions)];
+  const nodes: HaNode[] = await haPair(h, nodeOptions);
   const start = (n: HaNode) => record.daemons.push(n.start());
   try {
     start(nodes[0] as HaNode);
@@ -112,12 +112,7 @@ export async function runHaChaos(options: Partial<HaChaosOptions> = {}): Promise
     }
     record.finalStopCode = codes.find((c) => c !== 0) ?? 0;
   } finally {
-    for (const n of nodes) {
-      n.signal('SIGCONT');
-      if (n.running()) n.signal('SIGKILL');
-      await n.exited();
-      await n.proxy.close();
-    }
+    await endNodes(nodes);
     await h.close();
     await writeLogs(record);
   }

@@ -18,7 +18,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, onTestFailed } from 'vitest';
 import { daemonHarness, type DaemonHarness } from '../support/daemon-harness.ts';
-import { haNode, readyz, untilActive, type HaNode } from '../support/ha-pair.ts';
+import { endNodes, haPair, nodesOutput, readyz, untilActive, type HaNode } from '../support/ha-pair.ts';
 import { runCli } from '../support/run-cli.ts';
 import { TEST_BACKEND } from '../support/state-db.ts';
 import { until } from '../support/test-logger.ts';
@@ -41,14 +41,7 @@ function quietSince(n: HaNode, ms: number): boolean {
 let h: DaemonHarness | null = null;
 const nodes: HaNode[] = [];
 afterEach(async () => {
-  for (const n of nodes.splice(0)) {
-    n.signal('SIGCONT');
-    n.signal('SIGKILL');
-    await n.exited();
-    await n.proxy.close();
-    await n.network?.postgres.close();
-    await n.network?.api.close();
-  }
+  await endNodes(nodes.splice(0));
   await h?.close();
   h = null;
 });
@@ -58,11 +51,9 @@ describe.runIf(TEST_BACKEND === 'postgres')('an HA pair', () => {
     h = await daemonHarness();
     const harness = h;
     harness.sandbox.control.setFaults({ latency_ms: 40, paths: ['POST /v1/transactions/bulk'] });
-    const [a, b] = [await haNode(harness, 'node-a', { leaseS: LEASE_S, sources: SOURCES }), await haNode(harness, 'node-b', { leaseS: LEASE_S, sources: SOURCES })];
+    const [a, b] = await haPair(harness, { leaseS: LEASE_S, sources: SOURCES });
     nodes.push(a, b);
-    onTestFailed(() => {
-      for (const n of [a, b]) console.log(`--- ${n.name}\n${n.output().slice(-6000)}`);
-    });
+    onTestFailed(() => console.log(nodesOutput([a, b])));
     a.start();
     await untilActive(a);
     b.start();
@@ -135,11 +126,9 @@ describe.runIf(TEST_BACKEND === 'postgres')('an HA pair', () => {
     const harness = h;
     harness.sandbox.control.setFaults({ latency_ms: 40, paths: ['POST /v1/transactions/bulk'] });
     const options = { leaseS: LEASE_S, sources: SOURCES, network: true };
-    const [a, b] = [await haNode(harness, 'node-a', options), await haNode(harness, 'node-b', options)];
+    const [a, b] = await haPair(harness, options);
     nodes.push(a, b);
-    onTestFailed(() => {
-      for (const n of [a, b]) console.log(`--- ${n.name}\n${n.output().slice(-6000)}`);
-    });
+    onTestFailed(() => console.log(nodesOutput([a, b])));
     a.start();
     await untilActive(a);
     b.start();

@@ -15,7 +15,7 @@ import { request } from 'undici';
 import { afterEach, describe, expect, it, onTestFailed } from 'vitest';
 import { sha256Hex } from '../../src/config/feed-schema.ts';
 import { daemonHarness, type DaemonHarness } from '../support/daemon-harness.ts';
-import { haNode, readyz, untilActive, type HaNode } from '../support/ha-pair.ts';
+import { endNodes, haPair, nodesOutput, readyz, untilActive, type HaNode } from '../support/ha-pair.ts';
 import { TEST_BACKEND } from '../support/state-db.ts';
 import { until } from '../support/test-logger.ts';
 
@@ -55,11 +55,7 @@ async function feed(n: HaNode, path: string, init: { method?: 'GET' | 'PUT' | 'P
 let h: DaemonHarness | null = null;
 const nodes: HaNode[] = [];
 afterEach(async () => {
-  for (const n of nodes.splice(0)) {
-    n.signal('SIGKILL');
-    await n.exited();
-    await n.proxy.close();
-  }
+  await endNodes(nodes.splice(0));
   await h?.close();
   h = null;
 });
@@ -68,14 +64,9 @@ describe.runIf(TEST_BACKEND === 'postgres')('the feed of an HA pair', () => {
   it('the standby serves the rows the active committed, stores the till offset and confirmations, and answers with no active', async () => {
     h = await daemonHarness({ approvals: 0 });
     const harness = h;
-    const [a, b] = [
-      await haNode(harness, 'node-a', { leaseS: LEASE_S, sources: SOURCES, extra: EXTRA }),
-      await haNode(harness, 'node-b', { leaseS: LEASE_S, sources: SOURCES, extra: EXTRA }),
-    ];
+    const [a, b] = await haPair(harness, { leaseS: LEASE_S, sources: SOURCES, extra: EXTRA });
     nodes.push(a, b);
-    onTestFailed(() => {
-      for (const n of [a, b]) console.log(`--- ${n.name}\n${n.output().slice(-6000)}`);
-    });
+    onTestFailed(() => console.log(nodesOutput([a, b])));
     a.start();
     await untilActive(a);
     b.start();

@@ -50,6 +50,16 @@ function config(sslmode: SslMode, ca: string | null): PostgresConfig {
   };
 }
 
+/** Opens the state with `postgres` and says whether its connection is encrypted. */
+async function encrypted(postgres: PostgresConfig): Promise<unknown> {
+  const db = await openPostgres(postgres);
+  try {
+    return await sqlValue(db, 'SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()');
+  } finally {
+    await db.close();
+  }
+}
+
 /** The error an open fails with. */
 async function refused(sslmode: SslMode, ca: string | null): Promise<StoreError> {
   const error = await openPostgres(config(sslmode, ca)).then(
@@ -78,12 +88,7 @@ afterAll(() => {
 
 describe.runIf(TEST_BACKEND === 'postgres')('sslmode against a TLS PostgreSQL server', () => {
   it('verify-full with the private CA in ca_file connects, encrypted', async () => {
-    const db = await openPostgres(config('verify-full', caFile));
-    try {
-      expect(await sqlValue(db, 'SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()')).toBe(true);
-    } finally {
-      await db.close();
-    }
+    expect(await encrypted(config('verify-full', caFile))).toBe(true);
   });
 
   it('verify-full without the CA is refused with one sentence that names ca_file', async () => {
@@ -93,13 +98,8 @@ describe.runIf(TEST_BACKEND === 'postgres')('sslmode against a TLS PostgreSQL se
     expect(error.message).not.toContain('\n');
   });
 
-  it('require connects without checking the certificate', async () => {
-    const db = await openPostgres(config('require', null));
-    try {
-      expect(await sqlValue(db, 'SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()')).toBe(true);
-    } finally {
-      await db.close();
-    }
+  it('require connects without checking the certificate, encrypted', async () => {
+    expect(await encrypted(config('require', null))).toBe(true);
   });
 
   it('disable against a server that takes TLS only is refused with one sentence that names sslmode', async () => {

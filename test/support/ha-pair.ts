@@ -181,3 +181,25 @@ export async function activeNode(nodes: readonly HaNode[], timeoutMs = 60_000): 
   );
   return found as unknown as HaNode;
 }
+
+/** The two nodes of a pair on `h`: node-a and node-b. */
+export async function haPair(h: DaemonHarness, options: HaNodeOptions): Promise<[HaNode, HaNode]> {
+  return [await haNode(h, 'node-a', options), await haNode(h, 'node-b', options)];
+}
+
+/** The end of each node's output (for a failed test). */
+export function nodesOutput(nodes: readonly HaNode[]): string {
+  return nodes.map((n) => `--- ${n.name}\n${n.output().slice(-6000)}`).join('\n');
+}
+
+/** Ends every process of `nodes` (a stopped one too: SIGCONT, then SIGKILL) and closes their proxies and cables. */
+export async function endNodes(nodes: readonly HaNode[]): Promise<void> {
+  for (const n of nodes) {
+    n.signal('SIGCONT');
+    n.signal('SIGKILL');
+    await n.exited();
+    await n.proxy.close();
+    await n.network?.postgres.close();
+    await n.network?.api.close();
+  }
+}
