@@ -18,7 +18,6 @@ import {
   type DeliveryIntent,
   insertDeliveryIntent,
   type NewDeliveryIntent,
-  requirePendingIntent,
 } from './delivery-intents.ts';
 import { StoreError } from './errors.ts';
 import { announceFeed } from './feed-changes.ts';
@@ -73,9 +72,9 @@ export async function storeDeliveredPage(
   next?: Omit<NewDeliveryIntent, 'cursor'>,
 ): Promise<StoredPage> {
   const stored = await sqlOf(db).write(async (tx) => {
-    const intent = await requirePendingIntent(tx, intentId);
+    const job = await completeDeliveryIntent(tx, intentId, nextCursor, items.length); // first: refused unless pending
     const page: StoredPage = { inserted: 0, insertedIds: [], duplicates: 0, feedRows: 0, lastSeq: null };
-    const fresh = await insertVersions(tx, items, intent.id);
+    const fresh = await insertVersions(tx, items, intentId);
     const cancelled = items.filter((item) => item.cancelled_at);
     const withdrawn = await withdrawnIds(tx, cancelled.map((item) => item.id));
     const newIds = page.insertedIds;
@@ -98,9 +97,8 @@ export async function storeDeliveredPage(
     page.feedRows = seqs.length;
     page.lastSeq = seqs.at(-1) ?? null;
     await recordPending(tx, newIds); // only versions this page stored: a version stored before keeps its state
-    await completeDeliveryIntent(tx, intent, nextCursor, items.length);
     if (next && nextCursor !== null) {
-      page.nextIntent = await insertDeliveryIntent(tx, { ...next, job: intent.job, cursor: nextCursor });
+      page.nextIntent = await insertDeliveryIntent(tx, { ...next, job, cursor: nextCursor }, true);
     }
     return page;
   });
