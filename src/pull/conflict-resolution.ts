@@ -1,9 +1,12 @@
 /**
  * What the agent records for an id the platform refused to acknowledge (409), after reading it back from the
  * history:
- * - cancelled (cancelled_at set): a 'withdrawal' row in the feed (once per id) and status 'conflict' (approval_acks);
  * - already acknowledged (the 409 says so, or the history shows an export_status past 'exported_api'): marked
- *   'acknowledged' without being sent again;
+ *   'acknowledged' without being sent again, as the platform has it, even when it was cancelled since (an
+ *   acknowledgement whose answer was lost, then a cancellation: found by the chaos run against the terse dialect,
+ *   whose 409 gives no reason); a withdrawal row too when the history shows it cancelled;
+ * - cancelled (cancelled_at set) and not acknowledged: a 'withdrawal' row in the feed (once per id) and status
+ *   'conflict' (approval_acks);
  * - superseded by an amendment: status 'conflict'; the amendment is a new version that arrives by the deliveries
  *   and supersedes this one in current_prices through its predecessor_id;
  * - anything else: status 'conflict' with the reason ('unknown' when neither the body nor the history explains
@@ -66,8 +69,8 @@ export async function classifyFromHistory(
   const decided = new Set<number>();
   for (const id of ids) {
     const version = versions.get(id);
-    if (version?.cancelled_at) await withdraw(ctx, version);
-    else if (version && isAcknowledgedStatus(version.export_status)) await alreadyAcknowledged(ctx, id);
+    if (version && isAcknowledgedStatus(version.export_status)) await alreadyAcknowledged(ctx, id, version);
+    else if (version?.cancelled_at) await withdraw(ctx, version);
     else if (await hasStoredSuccessor(ctx.deps.db, id)) await conflict(ctx, id, 'superseded');
     else continue;
     decided.add(id);
@@ -81,12 +84,12 @@ async function resolveOne(
   version: ApprovedPrice | undefined,
   signal: AbortSignal | undefined,
 ): Promise<void> {
-  if (version?.cancelled_at) {
-    await withdraw(ctx, version);
+  if (refused.reason === 'already_acknowledged' || (version && isAcknowledgedStatus(version.export_status))) {
+    await alreadyAcknowledged(ctx, refused.id, version);
     return;
   }
-  if (refused.reason === 'already_acknowledged' || (version && isAcknowledgedStatus(version.export_status))) {
-    await alreadyAcknowledged(ctx, refused.id);
+  if (version?.cancelled_at) {
+    await withdraw(ctx, version);
     return;
   }
   let reason = refused.reason;
@@ -104,13 +107,19 @@ async function resolveOne(
 }
 
 async function withdraw(ctx: ResolveContext, version: ApprovedPrice): Promise<void> {
-  const seq = await recordWithdrawal(ctx.deps.db, version);
-  if (seq !== null) ctx.stats.withdrawals += 1;
+  await feedWithdrawal(ctx, version);
   await conflict(ctx, version.id, 'cancelled');
 }
 
-async function alreadyAcknowledged(ctx: ResolveContext, id: number): Promise<void> {
+async function feedWithdrawal(ctx: ResolveContext, version: ApprovedPrice): Promise<void> {
+  const seq = await recordWithdrawal(ctx.deps.db, version);
+  if (seq !== null) ctx.stats.withdrawals += 1;
+}
+
+/** `version`: as the history shows it, when it was read (its cancellation, if any, goes to the feed). */
+async function alreadyAcknowledged(ctx: ResolveContext, id: number, version?: ApprovedPrice): Promise<void> {
   ctx.stats.alreadyAcknowledged += await markAcknowledged(ctx.deps.db, [id]);
+  if (version?.cancelled_at) await feedWithdrawal(ctx, version);
 }
 
 async function conflict(ctx: ResolveContext, id: number, reason: string): Promise<void> {
