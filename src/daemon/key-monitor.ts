@@ -9,7 +9,10 @@
  * nobody notices. When the API was merely unreachable, the same key is verified again every interval.
  *
  * At a 401 the key file is read at once, before anything pauses for an interval (issue 11, failure 10): whoever
- * rotated the key has usually written the new one already, and the agent goes on with it without a pause.
+ * rotated the key has usually written the new one already, and the agent goes on with it without a pause. While
+ * the key does not work, the file is also read again every couple of seconds (a local read: the API is asked only
+ * when the file holds a key not yet tried), so a key written later, or caught half-written at the 401 (`echo KEY >
+ * file` empties the file first), is picked up within seconds, not at the next interval.
  */
 import { ApiError, API_ERROR_CODES } from '../api/errors.ts';
 import type { ApiClient } from '../api/client.ts';
@@ -32,6 +35,9 @@ export function keyCheckOf(state: KeyState, baseUrl: string): KeyCheck {
   if (state === 'unknown') return { state: 'skipped', base_url: baseUrl, message: KEY_STATE_REASONS.unknown };
   return { state, base_url: baseUrl, message: KEY_STATE_REASONS[state] };
 }
+
+/** While the key does not work, how often api.key_file is read again for a key not yet tried. */
+export const KEY_FILE_REREAD_MS = 2_000; // 2 s
 
 export interface KeyMonitorOptions {
   readonly client: ApiClient;
@@ -152,15 +158,28 @@ export class KeyMonitor {
     }
   }
 
+  /** Whether api.key_file (or api.key) now holds a key neither in use nor rejected; an unreadable or empty file does not. */
+  async #holdsUntriedKey(): Promise<boolean> {
+    try {
+      const key = await this.#o.readKey();
+      return key !== this.#currentKey && key !== this.#rejectedKey;
+    } catch {
+      return false;
+    }
+  }
+
   #startChecking(): void {
     if (this.#checking) return;
     this.#checking = (async () => {
+      let checkedAt = this.#o.clock.now();
       while (this.#state !== 'ok' && !this.#stop.signal.aborted) {
         try {
-          await this.#o.clock.sleep(this.#o.intervalMs, this.#stop.signal);
+          await this.#o.clock.sleep(Math.min(this.#o.intervalMs, KEY_FILE_REREAD_MS), this.#stop.signal);
         } catch {
           return;
         }
+        if (this.#o.clock.now() - checkedAt < this.#o.intervalMs && !(await this.#holdsUntriedKey())) continue;
+        checkedAt = this.#o.clock.now();
         await this.#checkOnce();
       }
     })().finally(() => {

@@ -3,7 +3,7 @@
  * the key file already held the new key. At a 401 the daemon now reads the key file at once, before it pauses.
  * Dialect: default (the key rotation is the sandbox's control plane).
  */
-import { writeFile } from 'node:fs/promises';
+import { rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, expect, it, vi } from 'vitest';
 import { daemonHarness, untilReady, type DaemonHarness } from '../support/daemon-harness.ts';
@@ -31,7 +31,10 @@ it('goes on with the new key from the key file at once, though the next key chec
   await untilReady(h);
   // The platform user generates a new key and IT writes it to the key file before the agent's next request.
   const newKey = h.sandbox.control.rotateKey();
-  await writeFile(h.keyFile, `${newKey}\n`, { mode: 0o600 });
+  // Written whole (a rename): the agent's 401 may come at any instant, and must find the new key already there. A
+  // file caught half-written is picked up seconds later (test/daemon/key-monitor.test.ts).
+  await writeFile(`${h.keyFile}.new`, `${newKey}\n`, { mode: 0o600 });
+  await rename(`${h.keyFile}.new`, h.keyFile);
   await writeFile(join(h.inbox('tx'), 'after-rotation.csv'), 'transaction_id,item_id,transaction_timestamp\nT1,I1,2026-11-20T08:00:00Z\n');
   // Well before the ten-minute check (the deadline leaves room for a loaded machine, not for a pause).
   await h.report('tx', 'after-rotation.csv', 120_000);

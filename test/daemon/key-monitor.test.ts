@@ -1,0 +1,61 @@
+/**
+ * KeyMonitor against the sandbox over HTTP, with a ManualClock: after a 401, a new key written to the key file later
+ * (or caught half-written at the 401) is picked up within seconds, not at the next key check; the rejected key is
+ * never sent again, and an unchanged file costs the API nothing.
+ */
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Agent } from 'undici';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { ApiClient } from '../../src/api/client.ts';
+import { KEY_FILE_REREAD_MS, KeyMonitor } from '../../src/daemon/key-monitor.ts';
+import { startSandbox, type SandboxHandle } from '../../src/sandbox/index.ts';
+import { ManualClock } from '../support/manual-clock.ts';
+import { captureLogger, until } from '../support/test-logger.ts';
+
+const INTERVAL_MS = 600_000; // ten minutes: anything picked up sooner is the key file's re-read
+
+let sandbox: SandboxHandle;
+const dispatcher = new Agent();
+beforeAll(async () => {
+  sandbox = await startSandbox({ approvals: 0, largeGridRows: 0 });
+});
+afterAll(async () => {
+  await dispatcher.close();
+  await sandbox.close();
+});
+
+it('after a 401, picks up a key written to the key file later within seconds, and sends the rejected key never again', async () => {
+  const keyFile = join(await mkdtemp(join(tmpdir(), 'pa-key-')), 'api-key');
+  await writeFile(keyFile, `${sandbox.apiKey}\n`);
+  const readKey = async () => {
+    const key = (await readFile(keyFile, 'utf8')).trim();
+    if (key === '') throw new Error('the API key is empty');
+    return key;
+  };
+  const clock = new ManualClock();
+  const client = new ApiClient({ baseUrl: sandbox.url, apiKey: await readKey(), dispatcher, clock });
+  const { logger, lines } = captureLogger();
+  const monitor = new KeyMonitor({ client, readKey, clock, logger, intervalMs: INTERVAL_MS });
+  try {
+    expect(await monitor.verify()).toBe('ok');
+
+    const newKey = sandbox.control.rotateKey();
+    await writeFile(keyFile, ''); // caught half-written: `echo KEY > file` empties it first
+    monitor.reportRejected();
+    await until(() => lines().some((l) => String(l['msg']).includes('sending is paused')), 'the pause to be logged');
+    const requestsWhilePaused = sandbox.control.state().requests.total;
+    for (let i = 0; i < 5; i += 1) await clock.advance(KEY_FILE_REREAD_MS);
+    expect(monitor.state).toBe('rejected');
+    expect(sandbox.control.state().requests.total, 'an empty or unchanged key file costs the API nothing').toBe(requestsWhilePaused);
+
+    await writeFile(keyFile, `${newKey}\n`);
+    await clock.advance(KEY_FILE_REREAD_MS);
+    await until(() => monitor.state === 'ok', 'the new key to be verified');
+    expect(clock.sleeps.every((ms) => ms <= KEY_FILE_REREAD_MS), 'nothing waited for the ten-minute check').toBe(true);
+    expect(sandbox.control.state().auth.rejected_total).toBe(0); // the rejected key was never sent by the monitor
+  } finally {
+    monitor.stop();
+  }
+});
