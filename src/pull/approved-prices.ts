@@ -70,7 +70,7 @@ export async function runApprovedPricesPull(
     const deliveries = pullDeliveries(deps, settings, summary.deliveries, signal, () => pages.stored()).finally(() =>
       pages.finish(),
     );
-    const acks = acknowledgeStored({ deps, filters, stats: summary.acks }, signal, pages);
+    const acks = acknowledgeStored({ deps, filters, stats: summary.acks, pages }, signal);
     const [delivered, acknowledged] = await Promise.allSettled([deliveries, acks]);
     // The stores get their files whatever the platform said to the acknowledgements (or to a later page).
     const files = options.exports && !signal?.aborted ? await writeStoreFiles(deps, options.exports) : { files: [], error: null };

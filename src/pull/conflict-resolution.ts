@@ -21,12 +21,15 @@ import { hasStoredSuccessor, recordWithdrawal } from '../store/approved-prices.t
 import type { AckStats } from './acknowledge.ts';
 import { findSuccessor, readVersions, type HistoryFilters } from './history-read.ts';
 import type { PullDeps } from './pull-deps.ts';
+import type { StoredPages } from './stored-pages.ts';
 
 export interface ResolveContext {
   readonly deps: PullDeps;
   /** The pull's filters: they narrow the history windows. */
   readonly filters: HistoryFilters;
   readonly stats: AckStats;
+  /** The deliveries lane of the same run, while it may still store pages (a pull run; absent elsewhere). */
+  readonly pages?: StoredPages;
 }
 
 export interface RefusedId {

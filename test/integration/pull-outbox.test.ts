@@ -102,7 +102,9 @@ for (const [dialect, listed] of RUNS) {
       expect(second.acks.alreadyAcknowledged).toBe(20);
       expect(second.acks.withdrawals).toBe(30);
       expect(second.deliveries.inserted).toBe(30 + 200);
-      expect(second.acks.requests).toBeLessThan(listed ? 40 : 80);
+      // Without the conflict list too: the refused ids are looked up in the history once every page is stored,
+      // not found by splitting batches (68 requests, 130 under load, before the acknowledgements waited for it).
+      expect(second.acks.requests).toBeLessThan(40);
 
       // 3. After acknowledgement: cancellations (only the history reconciliation sees them) and amendments.
       const acked = firstIds.filter((id) => ![...cancelledEarly, ...amendedEarly].includes(id));
