@@ -3,45 +3,37 @@
  * cluster with `ssl = on`, a certificate for 127.0.0.1 signed by a private CA made here with openssl, and a
  * pg_hba.conf that takes TCP connections over TLS only. verify-full with the CA connects (encrypted); without the CA
  * it is refused with one sentence naming ca_file; require connects without checking; disable is refused with one
- * sentence naming sslmode. The postgres project only.
+ * sentence naming sslmode. The agent's role logs in with a password (scram-sha-256, as docs/postgresql.md sets it
+ * up): the configured password is sent, and a wrong or missing one is one sentence naming password_file. The postgres
+ * project only.
  */
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { PostgresConfig, SslMode } from '../../src/config/state-schema.ts';
 import { StoreError } from '../../src/store/errors.ts';
 import { openPostgres } from '../../src/store/postgres/open-postgres.ts';
 import { startCluster, type TestCluster } from '../support/postgres-cluster.ts';
+import { testCertificates } from '../support/test-ca.ts';
 import { sqlValue } from '../support/state-sql.ts';
 import { TEST_BACKEND } from '../support/state-db.ts';
 
 let dir = '';
 let cluster: TestCluster | null = null;
 
-/** A CA, and a server certificate it signed for 127.0.0.1 and localhost (EC keys: made in milliseconds). */
-function makeCertificates(): { caFile: string; cert: string; key: string } {
-  const openssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
-  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-  openssl('req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '2', '-subj', '/CN=pricing-agent test CA');
-  openssl('req', ...ec, '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=127.0.0.1');
-  writeFileSync(join(dir, 'san.ext'), 'subjectAltName = IP:127.0.0.1, DNS:localhost\n');
-  openssl(
-    'x509', '-req', '-in', 'server.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.crt', '-days', '2',
-    '-extfile', 'san.ext',
-  );
-  return { caFile: join(dir, 'ca.crt'), cert: readFileSync(join(dir, 'server.crt'), 'utf8'), key: readFileSync(join(dir, 'server.key'), 'utf8') };
-}
-
 let caFile = '';
 
-function config(sslmode: SslMode, ca: string | null): PostgresConfig {
+/** The role that logs in with a password (scram-sha-256), as docs/postgresql.md step 1 creates it. */
+const AGENT_ROLE = { user: 'pricing_agent', password: 'a-long-password-for-the-test' };
+
+function config(sslmode: SslMode, ca: string | null, login: { user: string; password: string | null } = { user: 'postgres', password: null }): PostgresConfig {
   return {
-    url: `postgres://postgres@127.0.0.1:${cluster?.port ?? 0}/postgres`,
-    password: null,
+    url: `postgres://${login.user}@127.0.0.1:${cluster?.port ?? 0}/postgres`,
+    password: login.password,
     password_file: null,
-    schema: 'tls_test',
+    schema: login.user === 'postgres' ? 'tls_test' : 'password_test',
     sslmode,
     ca_file: ca,
     pool_size: 2,
@@ -61,8 +53,8 @@ async function encrypted(postgres: PostgresConfig): Promise<unknown> {
 }
 
 /** The error an open fails with. */
-async function refused(sslmode: SslMode, ca: string | null): Promise<StoreError> {
-  const error = await openPostgres(config(sslmode, ca)).then(
+async function refused(sslmode: SslMode, ca: string | null, login?: { user: string; password: string | null }): Promise<StoreError> {
+  const error = await openPostgres(config(sslmode, ca, login)).then(
     async (db) => {
       await db.close();
       return new Error('connected');
@@ -76,9 +68,19 @@ async function refused(sslmode: SslMode, ca: string | null): Promise<StoreError>
 beforeAll(async () => {
   if (TEST_BACKEND !== 'postgres') return;
   dir = mkdtempSync(join(tmpdir(), 'pa-pg-tls-'));
-  const certificates = makeCertificates();
+  const certificates = testCertificates(dir, ['IP:127.0.0.1', 'DNS:localhost']);
   caFile = certificates.caFile;
-  cluster = await startCluster(inject('pgTemplate'), { tls: { cert: certificates.cert, key: certificates.key, only: true } });
+  // TCP over TLS only; the superuser without a password, the agent's role with one (as a production server asks).
+  const hba = ['local all all trust', 'hostssl all postgres 127.0.0.1/32 trust', `hostssl all ${AGENT_ROLE.user} 127.0.0.1/32 scram-sha-256`, ''];
+  cluster = await startCluster(inject('pgTemplate'), { tls: { cert: certificates.cert, key: certificates.key }, hba: hba.join('\n') });
+  const admin = new pg.Client({ connectionString: cluster.url, ssl: { rejectUnauthorized: false } });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE ROLE ${AGENT_ROLE.user} LOGIN PASSWORD '${AGENT_ROLE.password}'`);
+    await admin.query(`GRANT CREATE ON DATABASE postgres TO ${AGENT_ROLE.user}`);
+  } finally {
+    await admin.end();
+  }
 });
 
 afterAll(() => {
@@ -107,5 +109,17 @@ describe.runIf(TEST_BACKEND === 'postgres')('sslmode against a TLS PostgreSQL se
     expect(error.code).toBe('OPEN_FAILED');
     expect(error.message).toMatch(/accepts only TLS connections.*state\.postgres\.sslmode/);
     expect(error.message).not.toContain('\n');
+  });
+
+  it('a role with a password (scram-sha-256): the configured password is sent, over TLS', async () => {
+    expect(await encrypted(config('verify-full', caFile, AGENT_ROLE))).toBe(true);
+  });
+
+  it('a wrong password, or none where the server asks for one, is refused with one sentence that names password_file', async () => {
+    const wrong = await refused('verify-full', caFile, { user: AGENT_ROLE.user, password: 'not-the-password' });
+    expect(wrong.message).toMatch(/password authentication failed for user "pricing_agent": check the password in state\.postgres\.password_file/);
+    const none = await refused('verify-full', caFile, { user: AGENT_ROLE.user, password: null });
+    expect(none.message).toMatch(/the server asks for a password and none is configured: set state\.postgres\.password_file/);
+    for (const error of [wrong, none]) expect(error.message).not.toContain('\n');
   });
 });

@@ -107,6 +107,13 @@ export interface ClusterOptions {
    * TLS only (`hostssl`), as a production server may.
    */
   tls?: { readonly cert: string; readonly key: string; readonly only?: boolean };
+  /**
+   * Where the server listens, when not only on a free loopback port: more addresses (127.0.0.1 is always one, for
+   * `url`), and a fixed port (tried once: an error if it is taken).
+   */
+  listen?: { readonly addresses: readonly string[]; readonly port?: number };
+  /** pg_hba.conf's lines, replacing initdb's (and those of `tls.only`). */
+  hba?: string;
 }
 
 /** Writes a file of the cluster (its server certificate, pg_hba.conf), owned by the postgres user when root. */
@@ -133,13 +140,16 @@ export async function startCluster(template: string, clusterOptions: ClusterOpti
   execFileSync('mkdir', ['-m', '0700', socket]);
   if (asRoot) execFileSync('chown', ['postgres:postgres', socket]);
   const tls = tlsSettings(data, clusterOptions.tls);
+  if (clusterOptions.hba !== undefined) writeClusterFile(join(data, 'pg_hba.conf'), clusterOptions.hba);
+  const fixedPort = clusterOptions.listen?.port;
+  const addresses = ['127.0.0.1', ...(clusterOptions.listen?.addresses ?? [])].join(',');
   let lastError: unknown;
-  for (let attempt = 0; attempt < 5; attempt += 1) {
-    const port = await freePort();
+  for (let attempt = 0; attempt < (fixedPort === undefined ? 5 : 1); attempt += 1) {
+    const port = fixedPort ?? (await freePort());
     const durability = clusterOptions.durable === true
       ? ['-c shared_buffers=128MB']
       : ['-c fsync=off', '-c synchronous_commit=off', '-c full_page_writes=off', '-c shared_buffers=32MB'];
-    const options = [`-p ${port}`, `-k ${socket}`, '-c listen_addresses=127.0.0.1', '-c max_connections=60', ...durability, ...tls].join(' ');
+    const options = [`-p ${port}`, `-k ${socket}`, `-c listen_addresses=${addresses}`, '-c max_connections=60', ...durability, ...tls].join(' ');
     try {
       runPg('pg_ctl', ['-D', data, '-l', join(base, 'server.log'), '-o', options, '-w', '-t', '30', 'start']);
       let stopped = false;

@@ -62,8 +62,8 @@ const UNTRUSTED = new Set([
 
 /**
  * What is wrong and what to do, for a first connection refused over TLS settings the user can fix in the config
- * (docs/postgresql.md, step 2); null for anything else (the driver's message is clear enough: a wrong host, port,
- * password or database). Node's own advice (`--use-system-ca`) is not what an agent's user needs.
+ * (docs/postgresql.md, step 2) or a password the server did not accept; null for anything else (the driver's message
+ * is clear enough: a wrong host, port or database). Node's own advice (`--use-system-ca`) is not what an agent's user needs.
  */
 export function connectAdvice(error: unknown, config: PostgresConfig): string | null {
   const code = (error as { code?: unknown }).code;
@@ -81,6 +81,10 @@ export function connectAdvice(error: unknown, config: PostgresConfig): string | 
   if (code === '28000' && message.includes('no encryption')) {
     return `the server accepts only TLS connections from this host (pg_hba.conf hostssl), and state.postgres.sslmode is disable: set it to verify-full (or require)`;
   }
+  if (message.includes('client password must be a string')) {
+    return 'the server asks for a password and none is configured: set state.postgres.password_file (or password)';
+  }
+  if (code === '28P01') return `${message}: check the password in state.postgres.password_file (or password)`;
   if (message.includes('does not support SSL')) {
     return `the server does not offer TLS and state.postgres.sslmode is ${config.sslmode}: turn ssl on at the server, or set sslmode: disable on a network you trust`;
   }

@@ -67,6 +67,24 @@ export function tlsOptions(config: PostgresConfig): false | ConnectionOptions {
   }
 }
 
+/**
+ * Where to connect, from `state.postgres.url` (checked by the config: no password, no parameters), and the password.
+ *
+ * Not pg's `connectionString`: pg merges the parsed URL over the other options, and a URL without a password parses
+ * to an empty one, so `password` was replaced by nothing and the server's password check failed ("client password
+ * must be a string"). Every server that asks for a password (scram-sha-256, md5) refused the agent.
+ */
+export function connectionFields(config: PostgresConfig): pg.ClientConfig {
+  const url = new URL(config.url);
+  return {
+    host: url.hostname.replace(/^\[(.*)\]$/, '$1'), // [::1] in a URL, ::1 for the socket
+    port: url.port === '' ? 5432 : Number(url.port),
+    database: decodeURIComponent(url.pathname.slice(1)),
+    ...(url.username === '' ? {} : { user: decodeURIComponent(url.username) }),
+    ...(config.password === null ? {} : { password: config.password }),
+  };
+}
+
 export function createPool(config: PostgresConfig, options: PoolOptions = {}): pg.Pool {
   // Run on each new connection before it is handed out (pg-pool awaits onConnect; a failure fails that connect).
   // Not startup parameters: PgBouncer refuses those.
@@ -79,8 +97,7 @@ export function createPool(config: PostgresConfig, options: PoolOptions = {}): p
     ...(options.readonly === true ? ['SET default_transaction_read_only = on'] : []),
   ].join('; ');
   const pool = new pg.Pool({
-    connectionString: config.url,
-    ...(config.password === null ? {} : { password: config.password }),
+    ...connectionFields(config),
     ssl: tlsOptions(config),
     max: config.pool_size,
     connectionTimeoutMillis: config.connect_timeout_ms,
