@@ -46,7 +46,8 @@ export interface DaemonHarness {
   close(): Promise<void>;
 }
 
-async function findReport(inbox: string, name: string | RegExp): Promise<string | null> {
+/** The path of `<name>.report.json` under the inbox's archive/ or failed/ folder, or null while there is none. */
+export async function findReport(inbox: string, name: string | RegExp): Promise<string | null> {
   for (const top of ['archive', 'failed']) {
     let entries: string[];
     try {

@@ -7,7 +7,8 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
-import { createServer, request as httpRequest, type Server } from 'node:http';
+import { createServer, request as httpRequest, type RequestListener, type Server } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { request } from 'undici';
@@ -20,15 +21,17 @@ import { until } from './test-logger.ts';
 /** A forwarding proxy in front of the sandbox: what one node sent, when it arrived, and the status it got. */
 export interface LoggingProxy {
   readonly url: string;
-  readonly log: { at: number; method: string; path: string; status?: number }[];
+  /** `from`: the address the request came from (a server of test/servers/netns.ts has its own). */
+  readonly log: { at: number; from: string; method: string; path: string; status?: number }[];
   close(): Promise<void>;
 }
 
-export async function loggingProxy(target: string): Promise<LoggingProxy> {
+/** `host`: where it listens; `tls`: its certificate and key (PEM), to be reached over https. */
+export async function loggingProxy(target: string, host = '127.0.0.1', tls?: { cert: string; key: string }): Promise<LoggingProxy> {
   const upstream = new URL(target);
   const log: LoggingProxy['log'] = [];
-  const server: Server = createServer((req, res) => {
-    const entry: LoggingProxy['log'][number] = { at: Date.now(), method: req.method ?? '', path: req.url ?? '' };
+  const forwardRequest: RequestListener = (req, res) => {
+    const entry: LoggingProxy['log'][number] = { at: Date.now(), from: req.socket.remoteAddress ?? '', method: req.method ?? '', path: req.url ?? '' };
     log.push(entry);
     const forward = httpRequest({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
       entry.status = answer.statusCode;
@@ -37,11 +40,12 @@ export async function loggingProxy(target: string): Promise<LoggingProxy> {
     });
     forward.on('error', () => res.destroy());
     req.pipe(forward);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  };
+  const server: Server = tls === undefined ? createServer(forwardRequest) : createTlsServer(tls, forwardRequest);
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `${tls === undefined ? 'http' : 'https'}://${host}:${port}`,
     log,
     close: () =>
       new Promise((resolve) => {
