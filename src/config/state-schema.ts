@@ -60,10 +60,14 @@ export function checkPostgresUrl(value: string): string | undefined {
   return undefined;
 }
 
-/** The default sslmode: none on this machine's loopback, certificate and host name checked anywhere else. */
+/**
+ * The default sslmode: none on this machine (loopback, or a Unix socket's folder such as %2Fvar%2Frun%2Fpostgresql,
+ * over which PostgreSQL offers no TLS), certificate and host name checked anywhere else.
+ */
 export function defaultSslMode(url: string): SslMode {
-  const host = new URL(url).hostname;
-  return LOOPBACK_HOSTS.has(host) || (isIP(host) === 4 && host.startsWith('127.')) ? 'disable' : 'verify-full';
+  const host = decodeURIComponent(new URL(url).hostname);
+  const local = LOOPBACK_HOSTS.has(host) || (isIP(host) === 4 && host.startsWith('127.')) || host.startsWith('/');
+  return local ? 'disable' : 'verify-full';
 }
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;

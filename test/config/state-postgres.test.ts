@@ -26,6 +26,8 @@ describe('state.postgres', () => {
     expect(JSON.stringify(redactConfig(config))).not.toContain('S3cret-pg-pass');
     const local = await load(pg(`    url: postgres://pricing_agent@127.0.0.1:5432/pricing\n    password: "\${PG_PASSWORD}"\n`), { PG_PASSWORD: 'from-env' });
     expect(local.state.postgres).toMatchObject({ password: 'from-env', sslmode: 'disable' });
+    const socket = await load(pg(`    url: postgres://pricing_agent@%2Fvar%2Frun%2Fpostgresql/pricing\n`));
+    expect(socket.state.postgres).toMatchObject({ password: null, sslmode: 'disable' }); // peer authentication: no TLS on a socket
   });
 
   it('says what is wrong in one sentence each', async () => {

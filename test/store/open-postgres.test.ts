@@ -5,6 +5,7 @@
  */
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
+import { defaultSslMode, type PostgresConfig } from '../../src/config/state-schema.ts';
 import { StoreError } from '../../src/store/errors.ts';
 import { openPostgres } from '../../src/store/postgres/open-postgres.ts';
 import { sqlOf } from '../../src/store/sql-db.ts';
@@ -44,6 +45,16 @@ describe.runIf(TEST_BACKEND === 'postgres')('openPostgres', () => {
     expect(await sqlOf(second).value(`SELECT value FROM agent_meta WHERE key = 'database_id'`)).toBe(id);
     expect(second.location).toBe(`${state.postgres?.url ?? ''} (schema ${state.postgres?.schema ?? ''})`);
     expect(second.localFile).toBeNull();
+  });
+
+  it('connects through a Unix socket when the URL names its folder (peer authentication), without TLS by default', async () => {
+    const state = await testStateConfig(tempDir());
+    const { socketUrl } = await testCluster();
+    expect(defaultSslMode(socketUrl)).toBe('disable');
+    const postgres = { ...(state.postgres as PostgresConfig), url: socketUrl, sslmode: defaultSslMode(socketUrl) };
+    const db = await openPostgres(postgres);
+    onCleanup(() => db.close());
+    expect(await sqlOf(db).value('SELECT inet_server_addr()')).toBeNull(); // null: not over TCP
   });
 
   // Repeated: the two CREATE SCHEMA collide only now and then (it failed a full run before the fix; 30 repeats

@@ -93,6 +93,8 @@ export interface TestCluster {
   readonly port: number;
   /** postgres://postgres@127.0.0.1:<port>/postgres (trust authentication, superuser). */
   readonly url: string;
+  /** The same through the cluster's Unix socket: its folder as the URL's host (%2F...), as for peer authentication. */
+  readonly socketUrl: string;
   stop(): void;
 }
 
@@ -162,7 +164,7 @@ export async function startCluster(template: string, clusterOptions: ClusterOpti
           rmSync(base, { recursive: true, force: true });
         }
       };
-      return { port, url: `postgres://postgres@127.0.0.1:${port}/postgres`, stop };
+      return { port, url: `postgres://postgres@127.0.0.1:${port}/postgres`, socketUrl: `postgres://postgres@${encodeURIComponent(socket)}:${port}/postgres`, stop };
     } catch (error) {
       lastError = error;
     }

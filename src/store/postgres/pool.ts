@@ -77,7 +77,8 @@ export function tlsOptions(config: PostgresConfig): false | ConnectionOptions {
 export function connectionFields(config: PostgresConfig): pg.ClientConfig {
   const url = new URL(config.url);
   return {
-    host: url.hostname.replace(/^\[(.*)\]$/, '$1'), // [::1] in a URL, ::1 for the socket
+    // [::1] in a URL is ::1; %2Fvar%2Frun%2Fpostgresql is a Unix socket's folder (peer authentication), as libpq reads it.
+    host: decodeURIComponent(url.hostname).replace(/^\[(.*)\]$/, '$1'),
     port: url.port === '' ? 5432 : Number(url.port),
     database: decodeURIComponent(url.pathname.slice(1)),
     ...(url.username === '' ? {} : { user: decodeURIComponent(url.username) }),
