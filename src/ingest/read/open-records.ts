@@ -7,19 +7,30 @@
 import type { Clock } from '../../clock.ts';
 import type { CompiledSource } from './compile-source.ts';
 import { openCsvRecords } from './csv-records.ts';
+import type { ByteRange } from './open-source.ts';
 import type { RecordSource } from './record-source.ts';
-import { openXlsxRecords } from './xlsx-records.ts';
 
 export interface OpenRecordsInit {
   /** CSV read chunk size in bytes (default 64 KiB); tests use small ones. */
   readonly highWaterMark?: number | undefined;
   /** The clock a workbook's stall timeout runs on. */
   readonly clock?: Clock | undefined;
+  /** CSV: read only these bytes of the file (open-source.ts); a workbook cannot be read in parts. */
+  readonly byteRanges?: readonly ByteRange[] | undefined;
 }
 
 export async function openRecords(file: string, compiled: CompiledSource, init: OpenRecordsInit = {}): Promise<RecordSource> {
-  if (compiled.format === 'xlsx' && !/\.csv$/i.test(file)) {
+  if (isWorkbook(file, compiled)) {
+    if (init.byteRanges !== undefined) throw new Error('a workbook cannot be read in byte ranges');
+    // Loaded when a workbook is read (the workbook library takes a fifth of a second to load, in every thread that
+    // reads CSV too: delta push's second half, two-halves.ts).
+    const { openXlsxRecords } = await import('./xlsx-records.ts');
     return openXlsxRecords(file, { sheet: compiled.sheet, decimalSeparator: compiled.decimalSeparator, ...(init.clock ? { clock: init.clock } : {}) });
   }
-  return openCsvRecords(file, compiled, init.highWaterMark);
+  return openCsvRecords(file, compiled, init.highWaterMark, init.byteRanges);
+}
+
+/** The file is read as a workbook, not as CSV. */
+export function isWorkbook(file: string, compiled: CompiledSource): boolean {
+  return compiled.format === 'xlsx' && !/\.csv$/i.test(file);
 }
