@@ -42,6 +42,7 @@ import { HELD_ERROR_CODE, deltaFile, recordFullSend } from '../store/delta-state
 import { planDelta, type DeltaPlan } from './delta/delta-plan.ts';
 import { recordHeld, writeHeldPreview } from './delta/hold.ts';
 import { deleteMissing } from './delta/delete-missing.ts';
+import { firstPass } from './delta/two-halves.ts';
 import type { ReadInit, RowReader } from './read/index.ts';
 
 export interface PushDeps {
@@ -55,6 +56,8 @@ export interface PushDeps {
   readonly random?: () => number;
   /** Progress of the file being read (the CLI's progress bar). */
   readonly onProgress?: (progress: { bytesRead: number; totalBytes: number; rows: number }) => void;
+  /** Test seam: delta push compares files from this size on in two halves on two threads (default MIN_SPLIT_BYTES). */
+  readonly splitBytes?: number;
 }
 
 export interface PushSource extends ClaimSource {
@@ -143,7 +146,11 @@ export async function processClaimed(deps: PushDeps, source: PushSource, fileId:
       try {
         // A corrected rejects CSV holds a few rows, never the full export: the keys it lacks are not missing.
         const settings = first.header.fixFile ? { ...delta, snapshot: false } : delta;
-        plan = await planDelta(deps, { name: source.name, entity, delta: settings, options: source.options ?? {} }, file, first, options);
+        // A large file is compared in two halves on two threads where that is exact (delta/two-halves.ts).
+        const onFallback = (reason: string) => deps.logger.debug({ file: file.original_name, reason }, 'compared on one thread');
+        const halves = { file: file.processing_path, compiled, entity, name, header: first.header, open, whole: first, onFallback };
+        const pass = await firstPass(deps.splitBytes === undefined ? halves : { ...halves, minBytes: deps.splitBytes });
+        plan = await planDelta(deps, { name: source.name, entity, delta: settings, options: source.options ?? {} }, file, first, options, pass);
       } finally {
         first.close();
       }

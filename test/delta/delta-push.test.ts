@@ -2,10 +2,11 @@
  * Delta push against the sandbox over HTTP and a real SQLite state: unchanged rows are not sent, changed and new
  * ones are, and the report reconciles read = sent + unchanged + rejected + superseded.
  */
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { FileResult } from '../../src/ingest/push-file.ts';
 import { pushHarness, type PushHarness } from '../support/push-harness.ts';
+import { pushFile, type FileResult, type PushDeps } from '../../src/ingest/push-file.ts';
 
 let h: PushHarness;
 let stores: readonly string[];
@@ -104,5 +105,28 @@ describe('delta push', () => {
     expect(r.rows).toMatchObject({ read: 2, sent: 1, accepted: 1, unchanged: 1, rejected: 0 });
     const f2 = [...h.sandbox.control.world.productStore.table.rows()].filter((row) => row.item_id === 'F2');
     expect(f2.map((row) => [row.store_id, row.current_price])).toEqual([[stores[1], '2.50']]);
+  });
+
+  it('compares a file in two halves on two threads as on one: the same rows sent, counted and remembered', async () => {
+    const source = await h.source('product_store', { delta: true, brakes: false, batch_size: 3 });
+    const debug: string[] = [];
+    const logger = Object.assign(Object.create(h.deps.logger) as PushDeps['logger'], { debug: (_: unknown, message: string) => debug.push(message) });
+    const deps: PushDeps = { ...h.deps, logger, splitBytes: 1 };
+    const halves = {
+      async push(name: string, csv: string): Promise<FileResult> {
+        await writeFile(join(source.inbox, name), csv);
+        return pushFile(deps, source, join(source.inbox, name));
+      },
+    };
+    const day = (changed: number) =>
+      storeCsv(Array.from({ length: 24 }, (_, i): [string, number, string] => [`H${i}`, i % 2, `${i}.${i === changed ? '99' : '00'}`]));
+    expect((await reportOf(await halves.push('h1.csv', day(-1)))).rows).toMatchObject({ read: 24, sent: 24, accepted: 24 });
+    // Changed rows in the first half (line 4) and in the second (line 22): found, sent, and remembered from both.
+    const r2 = await reportOf(await halves.push('h2.csv', day(2).replace('H20,', 'H20x,')));
+    expect(r2.rows).toMatchObject({ read: 24, sent: 2, accepted: 2, unchanged: 22 });
+    expect(r2.delta).toMatchObject({ changed: 1, new: 1 });
+    const r3 = await reportOf(await halves.push('h3.csv', day(2).replace('H20,', 'H20x,')));
+    expect(r3.rows).toMatchObject({ read: 24, sent: 0, unchanged: 24 });
+    expect(debug).not.toContain('compared on one thread'); // the two halves were used every time
   });
 });

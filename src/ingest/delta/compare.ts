@@ -101,9 +101,33 @@ export interface CompareInput {
 
 type Row = Readonly<Record<string, unknown>>;
 
+/** What the first pass makes of a row: its key's hash, its content's hash and its price. */
+export interface RowHashing {
+  readonly entity: Entity;
+  /** The API fields the file fills, sorted (the canonical form covers them). */
+  readonly fields: readonly string[];
+  readonly keyOf: (row: Readonly<Record<string, unknown>>) => string;
+}
+
+/** The reader's outcomes in chunks (RowReader.chunks). */
+export type OutcomeChunks = AsyncIterable<readonly { kind: string; line: number; record?: Row }[]>;
+
+/**
+ * The first pass over a file: the reader's outcomes (one thread), or a function that puts every valid row of the file
+ * into sorted runs in `scratchDir` itself (the file read in halves on two threads: two-halves.ts).
+ */
+export type FirstPass = OutcomeChunks | ((hashing: RowHashing, scratchDir: string) => Promise<SortedRuns>);
+
 /** The first pass: every valid row of `rows` into sorted runs. `rows` yields the reader's outcomes in chunks. */
-async function collect(input: CompareInput, rows: AsyncIterable<readonly { kind: string; line: number; record?: Row }[]>): Promise<SortedRuns> {
+async function collect(input: CompareInput, rows: FirstPass): Promise<SortedRuns> {
+  if (typeof rows === 'function') return rows(input, input.scratchDir);
   const runs = new SortedRuns(input.scratchDir);
+  await collectRows(input, rows, runs);
+  return runs;
+}
+
+/** Every valid row of `rows` into `runs`: its key hash, content hash, line and price. */
+export async function collectRows(input: RowHashing, rows: OutcomeChunks, runs: SortedRuns): Promise<void> {
   const key = new Hash64Stream();
   for await (const chunk of rows) {
     for (const outcome of chunk) {
@@ -118,7 +142,6 @@ async function collect(input: CompareInput, rows: AsyncIterable<readonly { kind:
       if (spilling !== null) await spilling;
     }
   }
-  return runs;
 }
 
 /** The remembered keys of the scope in key-hash order, read a page at a time: `row` is the current one. */
@@ -162,7 +185,7 @@ function keepLargest(moves: PriceMove[], move: PriceMove): void {
   if (moves.length > PREVIEW_PRICE_MOVES) moves.pop();
 }
 
-export async function compareFile(input: CompareInput, rows: AsyncIterable<readonly { kind: string; line: number; record?: Row }[]>): Promise<Comparison> {
+export async function compareFile(input: CompareInput, rows: FirstPass): Promise<Comparison> {
   const runs = await collect(input, rows);
   const verdicts = new Verdicts();
   const counts: ComparisonCounts = {

@@ -26,7 +26,7 @@ import type { StateDb } from '../../store/state-db.ts';
 import { processingDir } from '../folders.ts';
 import type { RowReader } from '../read/index.ts';
 import { priceOf, sortedFields } from './canonical.ts';
-import { compareFile, storedContent, storedKeyHash, type Comparison, type MissingKey } from './compare.ts';
+import { compareFile, storedContent, storedKeyHash, type Comparison, type FirstPass, type MissingKey } from './compare.ts';
 import { trippedBrakes, type TrippedBrake } from './brakes.ts';
 import { sourceFingerprint } from './fingerprint.ts';
 import { VERDICT } from './verdicts.ts';
@@ -140,7 +140,8 @@ export function missingScratchPath(file: PushFile): string {
 }
 
 /**
- * Compares the claimed file with the state (one pass over `reader`, which the caller closes) and plans its sending.
+ * Compares the claimed file with the state (one pass over `reader`, which the caller closes, or `pass`: the file in
+ * halves on two threads, two-halves.ts) and plans its sending.
  */
 export async function planDelta(
   deps: { readonly db: StateDb; readonly clock: Clock },
@@ -148,6 +149,7 @@ export async function planDelta(
   file: PushFile,
   reader: RowReader<Row>,
   options: PlanOptions = {},
+  pass: FirstPass = reader.chunks(),
 ): Promise<DeltaPlan> {
   const { db } = deps;
   const entity = source.entity;
@@ -183,7 +185,7 @@ export async function planDelta(
         snapshot: source.delta.snapshot,
         onMissing,
       },
-      reader.chunks(),
+      pass,
     );
   } finally {
     await missing?.close();

@@ -95,21 +95,50 @@ export class SortedRuns {
   readonly #dir: string;
   readonly #capacity: number;
   readonly #buffer: Entries;
-  readonly #runs: string[] = [];
+  readonly #prefix: string;
+  readonly #runs: RunFile[] = [];
+  /** Runs of this collection's own (the others were adopted). */
+  #written = 0;
   #size = 0;
   #count = 0;
   /** The last run's write, still going while the next run fills (null: none yet). */
   #writing: Promise<void> | null = null;
 
-  /** `runEntries`: entries per run (tests use small runs to exercise the merge). */
-  constructor(dir: string, runEntries = RUN_ENTRIES) {
+  /**
+   * `runEntries`: entries per run (tests use small runs to exercise the merge). `prefix`: the run files' names in
+   * `dir` (two collections writing to one folder, the two halves of a file, use two).
+   */
+  constructor(dir: string, runEntries = RUN_ENTRIES, prefix = 'run') {
     this.#dir = dir;
     this.#capacity = runEntries;
     this.#buffer = new Entries(runEntries);
+    this.#prefix = prefix;
   }
 
   get count(): number {
     return this.#count;
+  }
+
+  /**
+   * Writes what is still in memory as a run and hands every run file over to the caller (another thread's
+   * collection adopts them); this collection is then empty and forgets them.
+   */
+  async handOver(): Promise<{ readonly paths: string[]; readonly count: number }> {
+    if (this.#size > 0) await this.#spill();
+    await this.#writing;
+    const paths = this.#runs.splice(0).map((r) => r.path);
+    const count = this.#count;
+    this.#count = 0;
+    return { paths, count };
+  }
+
+  /**
+   * Takes over sorted run files written by another collection (`handOver`), of `count` entries, whose lines are
+   * counted from `lineBase` + 1: each of their lines is read as `lineBase` more. Removed with this collection's own.
+   */
+  adopt(paths: readonly string[], count: number, lineBase: number): void {
+    for (const path of paths) this.#runs.push({ path, lineBase });
+    this.#count += count;
   }
 
   /**
@@ -137,8 +166,8 @@ export class SortedRuns {
     // The buffer is free again as soon as it is copied.
     const sorted = sortedCopy(this.#buffer, this.#size);
     this.#size = 0;
-    const path = join(this.#dir, `run-${this.#runs.length}`);
-    this.#runs.push(path);
+    const path = join(this.#dir, `${this.#prefix}-${this.#written++}`);
+    this.#runs.push({ path, lineBase: 0 });
     const previous = this.#writing ?? Promise.resolve();
     const writing = previous.then(() => writeRun(path, sorted));
     // Awaited by the next spill or by blocks(); until then a failed write must not count as unhandled.
@@ -160,7 +189,7 @@ export class SortedRuns {
       } else {
         if (this.#size > 0) await this.#spill();
         await this.#writing;
-        for (const path of this.#runs) sources.push(await Run.open(path));
+        for (const run of this.#runs) sources.push(await Run.open(run.path, run.lineBase));
       }
       yield* merge(sources);
     } finally {
@@ -170,8 +199,14 @@ export class SortedRuns {
   }
 
   async remove(): Promise<void> {
-    for (const path of this.#runs.splice(0)) await rm(path, { force: true });
+    for (const run of this.#runs.splice(0)) await rm(run.path, { force: true });
   }
+}
+
+interface RunFile {
+  readonly path: string;
+  /** Added to every line of the run when it is read (adopted runs: their half's first line - 1). */
+  readonly lineBase: number;
 
 }
 
@@ -194,19 +229,21 @@ class Run {
   filled: number;
   at = 0;
   readonly #handle: FileHandle | null;
+  readonly #lineBase: number;
   #position = 0;
   #spare: Entries | null = null;
   /** The next block being read into #spare: its entry count. */
   #next: Promise<number> | null = null;
 
-  constructor(entries: Entries, filled: number, handle: FileHandle | null) {
+  constructor(entries: Entries, filled: number, handle: FileHandle | null, lineBase = 0) {
     this.entries = entries;
     this.filled = filled;
     this.#handle = handle;
+    this.#lineBase = lineBase;
   }
 
-  static async open(path: string): Promise<Run> {
-    const run = new Run(new Entries(BLOCK_ENTRIES), 0, await open(path, 'r'));
+  static async open(path: string, lineBase: number): Promise<Run> {
+    const run = new Run(new Entries(BLOCK_ENTRIES), 0, await open(path, 'r'), lineBase);
     run.#spare = new Entries(BLOCK_ENTRIES);
     run.#prefetch();
     await run.load();
@@ -236,6 +273,10 @@ class Run {
     this.entries = this.#spare as Entries;
     this.#spare = current;
     this.filled = filled;
+    if (this.#lineBase !== 0) {
+      const words = this.entries.words;
+      for (let i = 0; i < filled; i++) words[i * WORDS + 4] = (words[i * WORDS + 4] as number) + this.#lineBase;
+    }
     this.#prefetch();
   }
 

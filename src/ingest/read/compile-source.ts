@@ -60,6 +60,8 @@ export function entityReadOptions(entity: Entity): ReadOptions {
 
 export interface CompiledSource {
   readonly compiled: true;
+  /** What it was compiled from (a worker thread compiles it again: delta/two-halves.ts). */
+  readonly options: ReadOptions;
   readonly entity: Entity;
   /** How the source's files are read: CSV or workbooks (open-records.ts). */
   readonly format: SourceFormat;
@@ -174,6 +176,7 @@ export function compileSource(options: ReadOptions): CompiledSource {
   const columns = new Map(Object.entries(options.columns).map(([field, entry]) => [field, refsOf(entry as ColumnEntry)]));
   return {
     compiled: true,
+    options,
     entity: options.entity,
     format: options.format,
     sheet: options.sheet,

@@ -2,6 +2,10 @@
  * Opening a file for reading: the BOM, the decoder, and the first line (for delimiter detection and the
  * EMPTY_FILE / NO_HEADER checks), without reading more of the file than the first chunk or two.
  * What comes out is an async iterable of decoded chunks for the CSV parser, starting at the first byte.
+ *
+ * `ranges` reads the file as if it held only those bytes (after the BOM, in order): delta push's first pass reads a
+ * large file in two halves on two threads, each half as the header line followed by its own lines
+ * (delta/two-halves.ts). The ranges start and end at line breaks of an ASCII-compatible encoding.
  */
 import type { FileHandle } from 'node:fs/promises';
 import { open } from 'node:fs/promises';
@@ -34,10 +38,30 @@ function textOf(chunk: Chunk): string {
   return typeof chunk === 'string' ? chunk : chunk.toString('utf8');
 }
 
+/** Bytes `start` (inclusive) to `end` (exclusive) of a file. */
+export interface ByteRange {
+  readonly start: number;
+  readonly end: number;
+}
+
+/** The bytes of `ranges`, in order, in reads of at most `highWaterMark`. */
+async function* rangeBytes(handle: FileHandle, ranges: readonly ByteRange[], highWaterMark: number): AsyncGenerator<Buffer> {
+  for (const { start, end } of ranges) {
+    for (let at = start; at < end; ) {
+      const buffer = Buffer.allocUnsafe(Math.min(highWaterMark, end - at));
+      const { bytesRead } = await handle.read(buffer, 0, buffer.length, at);
+      if (bytesRead === 0) throw new Error(`the file ended at byte ${at}, before byte ${end}: it changed while it was read`);
+      at += bytesRead;
+      yield buffer.subarray(0, bytesRead);
+    }
+  }
+}
+
 export async function openSource(
   file: string,
   configured: Encoding,
   highWaterMark = 64 * 1024,
+  ranges?: readonly ByteRange[],
 ): Promise<OpenedSource> {
   const handle: FileHandle = await open(file, 'r');
   let bom: BomResult;
@@ -51,12 +75,14 @@ export async function openSource(
     await handle.close();
     throw error;
   }
-  const stream = handle.createReadStream({ start: bom.bomLength, highWaterMark });
+  const stream = ranges === undefined ? handle.createReadStream({ start: bom.bomLength, highWaterMark }) : null;
+  const bytes = stream === null ? rangeBytes(handle, ranges ?? [], highWaterMark) : (stream as AsyncIterable<Buffer>);
   const decoder = createDecoder(bom.encoding, bom.bomLength);
   let taken = bom.bomLength;
+  let closed = false;
 
   async function* decoded(): AsyncGenerator<Chunk> {
-    for await (const chunk of stream as AsyncIterable<Buffer>) {
+    for await (const chunk of bytes) {
       taken += chunk.length;
       const out = decoder.write(chunk);
       if (out.length > 0) yield out;
@@ -66,7 +92,13 @@ export async function openSource(
   }
 
   const close = () => {
-    if (!stream.destroyed) stream.destroy();
+    if (stream !== null) {
+      if (!stream.destroyed) stream.destroy();
+    } else if (!closed) {
+      closed = true;
+      // Waits for a read in progress before closing; the generator's next read then fails, and nobody asks for it.
+      handle.close().catch(() => undefined);
+    }
   };
   const source = decoded();
   const prefix: Chunk[] = [];

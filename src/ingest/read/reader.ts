@@ -26,6 +26,7 @@ import { isBlank } from './parser.ts';
 import { RowMapper, type RowError } from './map-row.ts';
 import { fixAwareRecords } from './fix-records.ts';
 import { openRecords } from './open-records.ts';
+import type { ByteRange } from './open-source.ts';
 import { UNREAD_FIELDS, type RecordSource, type SourceRecord } from './record-source.ts';
 import type { HeaderInfo, ReadProgress, ReadSummary, RowOutcome } from './types.ts';
 
@@ -76,6 +77,11 @@ export interface ReadInit {
    * whose cells do not convert is a reject with the code `conversion` and no detail; the send pass reads it again.
    */
   readonly unvalidated?: boolean;
+  /**
+   * CSV: read the file as if it held only these bytes (open-source.ts ByteRange): delta push's first pass reads a
+   * large file in halves on two threads (delta/two-halves.ts), each as the header line followed by its own lines.
+   */
+  readonly byteRanges?: readonly ByteRange[];
 }
 
 /** The record of a row the caller asked not to map (ReadInit.unmapped). */

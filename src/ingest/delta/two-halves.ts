@@ -1,0 +1,187 @@
+/**
+ * Delta push's first pass on both cores: a large CSV file is cut in two at a line break and its halves are compared
+ * at once, the first on this thread, the second in a worker thread (half-worker.ts). The sandbox or the API is idle
+ * meanwhile: the first pass sends nothing.
+ *
+ * Each half is read by the same reader as the whole file, as the header line followed by the half's own lines
+ * (ReadInit.byteRanges), so a row of either half is split, cleaned, converted and hashed exactly as a read of the
+ * whole file would do it. The second half numbers its lines from the header's; they are moved by the first half's
+ * line count when its sorted runs are merged with the first's (SortedRuns.adopt). Why the halves equal the whole:
+ *
+ * - the cut is just after an LF, so the first half ends with a complete line; it is a record break too (not a line
+ *   break inside quotes) when the first half's own read ends without an open quote, which a quote left open at
+ *   its end would fail (then: the one-thread pass below);
+ * - what one row's outcome depends on besides its own cells is the header (read by both), the file's name (given to
+ *   both) and two things a half does not know, which keep a source on one thread: `fill_down` (a cell taken from the
+ *   rows above) and a `{line}` template (the line number is part of the value);
+ * - UTF-8 only (an LF byte is never part of another character there; a UTF-16 file is read on one thread).
+ *
+ * Anything that goes wrong in either half (a broken file, a worker that cannot start, a half that does not end
+ * cleanly) discards both halves' runs and compares the whole file on one thread, which fails or succeeds as it
+ * always did: the halves are a way to go faster, never a second opinion. Small files (below MIN_SPLIT_BYTES) are
+ * read on one thread: starting a worker costs more than it saves.
+ */
+import { open as openFile } from 'node:fs/promises';
+import { Worker } from 'node:worker_threads';
+import type { Entity } from '../../api/schemas/index.ts';
+import type { ReadOptions, ReadInit, RowReader } from '../read/index.ts';
+import type { CompiledSource } from '../read/compile-source.ts';
+import type { HeaderInfo } from '../read/types.ts';
+import type { ByteRange } from '../read/open-source.ts';
+import { collectRows, type FirstPass, type RowHashing } from './compare.ts';
+import { SortedRuns } from './sorted-runs.ts';
+
+/** Files smaller than this are compared on one thread. */
+export const MIN_SPLIT_BYTES = 16 * 1024 * 1024;
+/** How far the header's end and the cut are looked for. */
+const PROBE_BYTES = 1024 * 1024;
+const LF = 0x0a;
+const CR = 0x0d;
+const QUOTE = 0x22;
+
+/** Where a file is cut: the header line is bytes [bomLength, headerEnd), the halves [headerEnd, cut) and [cut, size). */
+export interface Cut {
+  readonly bomLength: number;
+  readonly headerEnd: number;
+  readonly cut: number;
+  readonly size: number;
+}
+
+/** What the second half's worker is asked (structured-cloned). */
+export interface HalfJob {
+  readonly file: string;
+  readonly options: ReadOptions;
+  readonly entity: Entity;
+  readonly name: string;
+  readonly ranges: readonly ByteRange[];
+  readonly scratchDir: string;
+}
+
+/** What it answers. */
+export type HalfResult =
+  | { readonly ok: true; readonly paths: string[]; readonly count: number; readonly fields: string[] }
+  | { readonly ok: false; readonly error: string };
+
+/**
+ * Where `file` can be cut in two, or null: smaller than `minBytes`, no LF after its header line within a mebibyte, a
+ * header line with a quote or a lone CR, or no LF within a mebibyte after its middle.
+ */
+export async function cutInTwo(file: string, minBytes = MIN_SPLIT_BYTES): Promise<Cut | null> {
+  const handle = await openFile(file, 'r');
+  try {
+    const size = (await handle.stat()).size;
+    if (size < minBytes) return null;
+    const head = Buffer.alloc(Math.min(PROBE_BYTES, size));
+    const read = (await handle.read(head, 0, head.length, 0)).bytesRead;
+    const bomLength = head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf ? 3 : 0;
+    const lf = head.subarray(0, read).indexOf(LF, bomLength);
+    if (lf < 0) return null;
+    const header = head.subarray(bomLength, lf);
+    // A quoted header cell may hold a line break; a lone CR ends the header line before the LF.
+    if (header.includes(QUOTE)) return null;
+    const cr = header.indexOf(CR);
+    if (cr >= 0 && cr !== header.length - 1) return null;
+    const headerEnd = lf + 1;
+    const from = Math.max(headerEnd, Math.floor(size / 2));
+    const probe = Buffer.alloc(Math.min(PROBE_BYTES, size - from));
+    const probed = (await handle.read(probe, 0, probe.length, from)).bytesRead;
+    const at = probe.subarray(0, probed).indexOf(LF);
+    if (at < 0) return null;
+    const cut = from + at + 1;
+    return cut < size ? { bomLength, headerEnd, cut, size } : null;
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Whether a row's outcome depends on rows above it or on its line number: then the file is read on one thread. */
+function needsWholeFile(compiled: CompiledSource): boolean {
+  if (compiled.fillDown.length > 0) return true;
+  return [...compiled.columns.values()].some((refs) => refs.some((ref) => ref.kind === 'template' && ref.parts.some((part) => 'line' in part)));
+}
+
+export interface HalvesInput {
+  readonly file: string;
+  readonly compiled: CompiledSource;
+  readonly entity: Entity;
+  /** The file's name as dropped (what `file_name` and `{file.name}` read). */
+  readonly name: string;
+  /** The whole file's header, as read (the encoding a BOM chose, workbook or not, a corrected rejects file). */
+  readonly header: HeaderInfo;
+  /** Opens the file again (the first half: `byteRanges`). */
+  readonly open: (init: ReadInit) => Promise<RowReader<Readonly<Record<string, unknown>>>>;
+  /** The whole file, read on one thread if the halves cannot be (its chunks not yet iterated). */
+  readonly whole: RowReader<Readonly<Record<string, unknown>>>;
+  /** Test seam: the smallest file cut in two. */
+  readonly minBytes?: number;
+  /** Told why the halves were given up for the one-thread pass (a debug log line). */
+  readonly onFallback?: (reason: string) => void;
+}
+
+/** The first pass of delta push for a file: in two halves on two threads where that is exact, else the whole file. */
+export async function firstPass(input: HalvesInput): Promise<FirstPass> {
+  const { header } = input;
+  if (header.sheet !== null || header.fixFile || header.encoding !== 'utf-8' || needsWholeFile(input.compiled)) return input.whole.chunks();
+  const cut = await cutInTwo(input.file, input.minBytes);
+  if (cut === null) return input.whole.chunks();
+  return async (hashing, scratchDir) => {
+    try {
+      return await inHalves(input, cut, hashing, scratchDir);
+    } catch (error) {
+      input.onFallback?.(error instanceof Error ? error.message : String(error));
+      const runs = new SortedRuns(scratchDir);
+      await collectRows(hashing, input.whole.chunks(), runs);
+      return runs;
+    }
+  };
+}
+
+/** The worker's module, next to this one (TypeScript sources in development, JavaScript once built). */
+const WORKER_URL = new URL(import.meta.url.endsWith('.ts') ? './half-worker.ts' : './half-worker.js', import.meta.url);
+
+function startHalf(job: HalfJob): { result: Promise<HalfResult>; stop: () => Promise<void> } {
+  const worker = new Worker(WORKER_URL, { workerData: job, stdout: false, stderr: false });
+  const result = new Promise<HalfResult>((resolve) => {
+    worker.once('message', (message: HalfResult) => resolve(message));
+    worker.once('error', (error: Error) => resolve({ ok: false, error: `the second half's thread failed: ${error.message}` }));
+    worker.once('exit', (code) => resolve({ ok: false, error: `the second half's thread exited with ${code}` }));
+  });
+  return { result, stop: () => worker.terminate().then(() => undefined) };
+}
+
+async function inHalves(input: HalvesInput, cut: Cut, hashing: RowHashing, scratchDir: string): Promise<SortedRuns> {
+  const second = startHalf({
+    file: input.file,
+    options: input.compiled.options,
+    entity: input.entity,
+    name: input.name,
+    ranges: [
+      { start: cut.bomLength, end: cut.headerEnd },
+      { start: cut.cut, end: cut.size },
+    ],
+    scratchDir,
+  });
+  const runs = new SortedRuns(scratchDir);
+  try {
+    const first = await input.open({ unvalidated: true, byteRanges: [{ start: cut.bomLength, end: cut.cut }] });
+    let lines: number;
+    try {
+      await collectRows(hashing, first.chunks(), runs);
+      const summary = first.summary();
+      if (!summary.complete) throw new Error('the first half was not read to its end');
+      lines = summary.lines;
+    } finally {
+      first.close();
+    }
+    const half = await second.result;
+    if (!half.ok) throw new Error(half.error);
+    runs.adopt(half.paths, half.count, lines - 1);
+    if (half.fields.join('\n') !== hashing.fields.join('\n')) throw new Error('the halves read different fields from the header');
+    return runs;
+  } catch (error) {
+    await runs.remove();
+    throw error;
+  } finally {
+    await second.stop();
+  }
+}
