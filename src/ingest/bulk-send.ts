@@ -19,7 +19,7 @@ import type { DuplicateKeyPolicy } from '../config/mapping-schema.ts';
 import type { StateDb } from '../store/state-db.ts';
 import { commitBatch, committedBatches, fileCounts, keyHashesOf, lastBatchIndex, recordRejects, type RejectRow } from '../store/push-ledger.ts';
 import type { RowFates } from './delta/delta-plan.ts';
-import type { RowOutcome } from './read/index.ts';
+import type { RowOutcome, RowsUnread } from './read/index.ts';
 import {
   BatchKeyHashes,
   duplicateMessage,
@@ -170,7 +170,7 @@ export type Reopen = ReopenRows<Row>;
  * `rows`: the reader's outcomes in chunks (RowReader.chunks), in file order; `reopen` reads the file again for the
  * duplicate-key passes (duplicate-keys.ts). Throws RowsRejectedError when the file is stopped early (row-fate.ts).
  */
-export async function sendBulk(ctx: BulkSendContext, file: BulkFile, rows: AsyncIterable<readonly RowOutcome<Row>[]>, reopen: Reopen): Promise<void> {
+export async function sendBulk(ctx: BulkSendContext, file: BulkFile, rows: AsyncIterable<readonly (RowOutcome<Row> | RowsUnread)[]>, reopen: Reopen): Promise<void> {
   const fates = file.fates;
   const committed = fates ? new Set<number>() : await committedBatches(ctx.db, file.id);
   const send = bulkOf(ctx.client, file.entity);
@@ -273,6 +273,14 @@ export async function sendBulk(ctx: BulkSendContext, file: BulkFile, rows: Async
         if (outcome.kind === 'reject') {
           batch.rejects.push(localReject(outcome));
           probation.rejected(outcome.line);
+          continue;
+        }
+        if (outcome.kind === 'unread') {
+          // Rows the comparison found unchanged or sent before (delta-plan.ts `unread`), one line each, left unsplit.
+          if (fates === undefined) throw new Error('unread rows without delta fates');
+          for (let line = outcome.line; line <= outcome.endLine; line++) {
+            if (fates.fateOf(line) === 'unchanged') countUnchanged(batch, line, probation);
+          }
           continue;
         }
         const fate = fates === undefined ? 'send' : fates.fateOf(outcome.line);

@@ -36,7 +36,8 @@ async function byChunk(file: string): Promise<Read & { chunks: number }> {
   try {
     for await (const chunk of reader.chunks()) {
       chunks += 1;
-      outcomes.push(...chunk);
+      // Not opened with `unread`: no RowsUnread among them.
+      for (const outcome of chunk) if (outcome.kind !== 'unread') outcomes.push(outcome);
     }
   } catch (e) {
     error = e;

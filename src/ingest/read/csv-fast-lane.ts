@@ -17,23 +17,40 @@ import type { Parser } from 'csv-parse';
 import type { DetectedDelimiter } from './delimiter.ts';
 import type { Chunk } from './open-source.ts';
 import { createParser, MAX_RECORD_BYTES, type Parsed } from './parser.ts';
-import { UNREAD_FIELDS } from './record-source.ts';
+
+/**
+ * Consecutive lines of the fast lane the reader was told it will not read (skipUnread), handed out as one record:
+ * each of them is one line.
+ */
+export class UnreadLines {
+  readonly count: number;
+  constructor(count: number) {
+    this.count = count;
+  }
+}
+
+/** A record of the stream: its fields, or a run of lines not read. */
+export type StreamRecord = Parsed | UnreadLines;
 
 /** Records in file order: `take` without waiting, `next` waiting for the file; errors come from `next`. */
 export interface RecordStream {
   /** A record ready now, or undefined (then `next` reads on). */
-  take(): Parsed | undefined;
-  next(): Promise<IteratorResult<Parsed>>;
+  take(): StreamRecord | undefined;
+  next(): Promise<IteratorResult<StreamRecord>>;
   /** Records handed out and bytes consumed so far, counted as csv-parse counts them (UTF-8 bytes of the text). */
   counts(): { records: number; bytes: number };
   /**
-   * From now on, a line of the fast lane for which `unread(line)` holds is handed out as UNREAD_FIELDS, not split
-   * (record-source.ts skipUnread). The fast lane's records are one line each, so the nth record is on line n.
+   * From now on, consecutive lines of the fast lane for which `unread(line)` holds are handed out as UnreadLines, not
+   * split (record-source.ts skipUnread). The fast lane's records are one line each, so the nth record is on line n.
+   * A UTF-8 chunk without a quote or a CR is then looked at as bytes: a line not read is never decoded.
    */
   skipUnread(unread: (line: number) => boolean): void;
 }
 
 const RECORD_BREAK = /\r\n|\n|\r/;
+const LF = 0x0a;
+const CR = 0x0d;
+const QUOTE = 0x22;
 
 /** Where the text's last complete record ends (after its break), or 0. A final CR may be the start of a CRLF. */
 function completeEnd(text: string): number {
@@ -49,9 +66,11 @@ function completeEnd(text: string): number {
 
 export function csvRecordStream(chunks: AsyncIterable<Chunk>, delimiter: DetectedDelimiter): RecordStream {
   const source: AsyncIterator<Chunk, unknown> = chunks[Symbol.asyncIterator]();
-  let queue: Parsed[] = [];
+  let queue: StreamRecord[] = [];
   let head = 0;
   let rest = '';
+  /** The unfinished last line, while chunks are looked at as bytes (rest is '' meanwhile). */
+  let restBytes: Buffer | null = null;
   let records = 0;
   let bytes = 0;
   let ended = false;
@@ -69,7 +88,16 @@ export function csvRecordStream(chunks: AsyncIterable<Chunk>, delimiter: Detecte
       else {
         const skip = unread;
         // `records` lines came before this text: its first line is line records + 1.
-        for (let i = 0; i < lines.length; i++) queue.push(skip(records + i + 1) ? UNREAD_FIELDS : (lines[i] as string).split(delimiter));
+        let skipped = 0;
+        for (let i = 0; i < lines.length; i++) {
+          if (skip(records + i + 1)) skipped++;
+          else {
+            if (skipped > 0) queue.push(new UnreadLines(skipped));
+            skipped = 0;
+            queue.push((lines[i] as string).split(delimiter));
+          }
+        }
+        if (skipped > 0) queue.push(new UnreadLines(skipped));
       }
       records += lines.length;
     }
@@ -80,14 +108,46 @@ export function csvRecordStream(chunks: AsyncIterable<Chunk>, delimiter: Detecte
   const splitSkipping = (text: string, skip: (line: number) => boolean): void => {
     let start = 0;
     let line = records;
+    let skipped = 0;
     while (start < text.length) {
       let end = text.indexOf('\n', start);
       if (end < 0) end = text.length;
       line += 1;
-      queue.push(skip(line) ? UNREAD_FIELDS : text.slice(start, end).split(delimiter));
+      if (skip(line)) skipped++;
+      else {
+        if (skipped > 0) queue.push(new UnreadLines(skipped));
+        skipped = 0;
+        queue.push(text.slice(start, end).split(delimiter));
+      }
       start = end + 1;
     }
+    if (skipped > 0) queue.push(new UnreadLines(skipped));
     records = line;
+  };
+
+  /**
+   * `splitSkipping` for UTF-8 bytes without a quote or a CR, `bytes[0, end)` (complete lines, or the file's last line
+   * at its end): a line not to be read is never decoded; the others are decoded and split as `split` would.
+   */
+  const splitBytesSkipping = (chunk: Buffer, end: number, skip: (line: number) => boolean): void => {
+    let start = 0;
+    let line = records;
+    let skipped = 0;
+    while (start < end) {
+      let stop = chunk.indexOf(LF, start);
+      if (stop < 0 || stop > end) stop = end;
+      line += 1;
+      if (skip(line)) skipped++;
+      else {
+        if (skipped > 0) queue.push(new UnreadLines(skipped));
+        skipped = 0;
+        queue.push(chunk.toString('utf8', start, stop).split(delimiter));
+      }
+      start = stop + 1;
+    }
+    if (skipped > 0) queue.push(new UnreadLines(skipped));
+    records = line;
+    bytes += end;
   };
 
   /** csv-parse for `text` and every chunk after it. */
@@ -106,16 +166,43 @@ export function csvRecordStream(chunks: AsyncIterable<Chunk>, delimiter: Detecte
     slow = { parser, records: drainingRecords(parser) };
   };
 
+  /**
+   * Skipping lines (skipUnread) in a UTF-8 chunk: as bytes, when it and the unfinished line before it hold no quote
+   * and no CR and that line is not too long for the fast lane (the rules of the text below, which bytes only meet
+   * earlier: a character is at least a byte). False: read it as text.
+   */
+  const pullBytes = (chunk: Buffer, skip: (line: number) => boolean): boolean => {
+    const joined = restBytes === null ? chunk : Buffer.concat([restBytes, chunk]);
+    if (joined.indexOf(QUOTE) >= 0 || joined.indexOf(CR) >= 0) return false;
+    const end = joined.lastIndexOf(LF) + 1;
+    if (joined.length - end > MAX_RECORD_BYTES) return false;
+    splitBytesSkipping(joined, end, skip);
+    // Copied: a view would keep the whole chunk alive until the next one.
+    restBytes = end < joined.length ? Buffer.from(joined.subarray(end)) : null;
+    return true;
+  };
+
   const pull = async (): Promise<void> => {
     const next = await source.next();
     if (next.done === true) {
       ended = true;
+      if (restBytes !== null && unread !== null) splitBytesSkipping(restBytes, restBytes.length, unread);
+      else if (restBytes !== null) split(restBytes.toString('utf8'));
+      restBytes = null;
       split(rest);
       rest = '';
       return;
     }
     const chunk = next.value;
-    const text = rest + (typeof chunk === 'string' ? chunk : chunk.toString('utf8'));
+    if (unread !== null && typeof chunk !== 'string') {
+      // The unfinished line so far (whole characters, a line break not yet seen) joins the bytes.
+      if (rest !== '') restBytes = Buffer.from(rest, 'utf8');
+      rest = '';
+      if (pullBytes(chunk, unread)) return;
+    }
+    const before = restBytes === null ? rest : restBytes.toString('utf8');
+    restBytes = null;
+    const text = before + (typeof chunk === 'string' ? chunk : chunk.toString('utf8'));
     const quote = text.indexOf('"');
     if (quote >= 0) {
       const lineStart = Math.max(text.lastIndexOf('\n', quote), text.lastIndexOf('\r', quote)) + 1;
@@ -135,9 +222,9 @@ export function csvRecordStream(chunks: AsyncIterable<Chunk>, delimiter: Detecte
     rest = text.slice(end);
   };
 
-  const take = (): Parsed | undefined => {
+  const take = (): StreamRecord | undefined => {
     if (head < queue.length) {
-      const record = queue[head++] as Parsed;
+      const record = queue[head++] as StreamRecord;
       if (head === queue.length) {
         queue = [];
         head = 0;
@@ -149,7 +236,7 @@ export function csvRecordStream(chunks: AsyncIterable<Chunk>, delimiter: Detecte
 
   return {
     take,
-    async next(): Promise<IteratorResult<Parsed>> {
+    async next(): Promise<IteratorResult<StreamRecord>> {
       for (;;) {
         const record = take();
         if (record !== undefined) return { value: record, done: false };

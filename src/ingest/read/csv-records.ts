@@ -7,13 +7,12 @@
  * RECONCILE_FAILED: a loss would be a bug, not silent.
  */
 import type { CompiledSource } from './compile-source.ts';
-import { csvRecordStream, type RecordStream } from './csv-fast-lane.ts';
+import { csvRecordStream, UnreadLines, type RecordStream, type StreamRecord } from './csv-fast-lane.ts';
 import { detectDelimiter } from './delimiter.ts';
 import type { DetectedDelimiter } from './delimiter.ts';
 import { DecodeError, FileFormatError } from './errors.ts';
 import { decodeFailure } from './line-at.ts';
 import { breaksIn, parseFailure } from './parser.ts';
-import type { Parsed } from './parser.ts';
 import { openSource } from './open-source.ts';
 import type { ByteRange, OpenedSource } from './open-source.ts';
 import { UNREAD_FIELDS, type RecordSource, type SourceFormat, type SourceRecord } from './record-source.ts';
@@ -52,12 +51,11 @@ class CsvRecords implements RecordSource {
   take(): SourceRecord | undefined {
     const fields = this.#records.take();
     if (fields === undefined) return undefined;
-    this.#seen++;
     return this.#record(fields);
   }
 
   async next(): Promise<SourceRecord | undefined> {
-    let fields: Parsed;
+    let fields: StreamRecord;
     try {
       const result = await this.#records.next();
       if (result.done === true) return undefined;
@@ -66,7 +64,6 @@ class CsvRecords implements RecordSource {
       this.close();
       throw await this.#translate(error, this.#endLine + 1);
     }
-    this.#seen++;
     return this.#record(fields);
   }
 
@@ -102,13 +99,16 @@ class CsvRecords implements RecordSource {
     this.#source.close();
   }
 
-  /** The record with the line it starts on; advances the line count past it. */
-  #record(fields: Parsed): SourceRecord {
+  /** The record with the line it starts on; advances the line and record counts past it. */
+  #record(fields: StreamRecord): SourceRecord {
     const line = this.#endLine + 1;
-    if (fields === UNREAD_FIELDS) {
-      this.#endLine = line; // the fast lane's records are one line each
-      return { fields, line, endLine: line };
+    if (fields instanceof UnreadLines) {
+      // Lines not read (skipUnread): the fast lane's records are one line each.
+      this.#seen += fields.count;
+      this.#endLine += fields.count;
+      return { fields: UNREAD_FIELDS, line, endLine: this.#endLine };
     }
+    this.#seen++;
     // One line per record, plus the line breaks its fields hold (csv-parse's own count takes CRLF as two).
     const breaks = breaksIn(fields);
     if (breaks < 0) {

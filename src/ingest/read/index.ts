@@ -19,4 +19,5 @@ export type {
   RowError,
   RowOutcome,
   RowRejected,
+  RowsUnread,
 } from './types.ts';

@@ -28,7 +28,7 @@ import { fixAwareRecords } from './fix-records.ts';
 import { openRecords } from './open-records.ts';
 import type { ByteRange } from './open-source.ts';
 import { UNREAD_FIELDS, type RecordSource, type SourceRecord } from './record-source.ts';
-import type { HeaderInfo, ReadProgress, ReadSummary, RowOutcome } from './types.ts';
+import type { HeaderInfo, ReadProgress, ReadSummary, RowOutcome, RowsUnread } from './types.ts';
 
 /**
  * One file being read. Iterate it once (or `close()` it): the file stays open until then. Outcomes come in
@@ -39,9 +39,10 @@ export interface RowReader<R> extends AsyncIterable<RowOutcome<R>> {
   /**
    * The same outcomes in file order, in chunks of those the source has already produced (at most a few hundred):
    * for the push's hot path, where an await per row cost more than mapping the row. The counts of `summary()`
-   * include the chunk being consumed. Iterate either the reader or its chunks, once.
+   * include the chunk being consumed. Iterate either the reader or its chunks, once. A reader opened with
+   * `ReadInit.unread` is read this way only: its chunks hold the rows left unread (RowsUnread).
    */
-  chunks(): AsyncIterable<RowOutcome<R>[]>;
+  chunks(): AsyncIterable<(RowOutcome<R> | RowsUnread)[]>;
   /** Live, for a progress bar. */
   progress(): ReadProgress;
   /** Counts so far; `complete` once iteration ended normally. */
@@ -67,9 +68,10 @@ export interface ReadInit {
    */
   readonly unmapped?: (line: number) => boolean;
   /**
-   * Of the `unmapped` lines, those the caller knows to be valid rows (an earlier pass of this same file read them):
-   * a CSV source may hand them out without splitting them (RecordSource.skipUnread), unless a fill_down column must be
-   * carried down from them. Counted as valid rows, like any unmapped row.
+   * Of the `unmapped` lines, those the caller knows to be valid rows of one line (an earlier pass of this same file
+   * read them): a CSV source may hand them out without splitting them (RecordSource.skipUnread), unless a fill_down
+   * column must be carried down from them; the reader then yields consecutive ones as one RowsUnread outcome. Counted
+   * as valid rows, like any unmapped row.
    */
   readonly unread?: (line: number) => boolean;
   /**
@@ -161,6 +163,7 @@ class MappedRowReader<R> implements RowReader<R> {
         const record = this.records.take() ?? (await this.records.next());
         if (record === undefined) break;
         const outcome = this.outcome(record, mapper, width);
+        if (outcome?.kind === 'unread') throw new Error('a reader told of unread lines is read with chunks()');
         if (outcome !== null) yield outcome;
       }
       this.end();
@@ -169,14 +172,14 @@ class MappedRowReader<R> implements RowReader<R> {
     }
   }
 
-  async *chunks(): AsyncGenerator<RowOutcome<R>[]> {
+  async *chunks(): AsyncGenerator<(RowOutcome<R> | RowsUnread)[]> {
     const { mapper, width } = this.begin();
     try {
       for (;;) {
         // Awaits only when the source has nothing ready; what it has is mapped without an await in between.
         const first = this.records.take() ?? (await this.records.next());
         if (first === undefined) break;
-        const chunk: RowOutcome<R>[] = [];
+        const chunk: (RowOutcome<R> | RowsUnread)[] = [];
         try {
           for (let record: SourceRecord | undefined = first; record !== undefined; record = this.records.take()) {
             const outcome = this.outcome(record, mapper, width);
@@ -212,14 +215,15 @@ class MappedRowReader<R> implements RowReader<R> {
   }
 
   /** The outcome of one record, or null for a blank line or a skipped row; throws the file's failure. */
-  private outcome(record: SourceRecord, mapper: RowMapper<R>, width: number): RowOutcome<R> | null {
+  private outcome(record: SourceRecord, mapper: RowMapper<R>, width: number): RowOutcome<R> | RowsUnread | null {
     const { fields, line } = record;
     this.lastLine = record.endLine;
     if (fields === UNREAD_FIELDS) {
-      // A line the caller said it will not look at (unmapped), left unsplit by the source: it was a valid row.
-      this.rows++;
-      this.accepted++;
-      return { kind: 'row', line, record: UNMAPPED as R, rawFields: fields };
+      // Lines the caller said it will not look at (unread), left unsplit by the source: each a valid row.
+      const rows = record.endLine - line + 1;
+      this.rows += rows;
+      this.accepted += rows;
+      return { kind: 'unread', line, endLine: record.endLine };
     }
     if (isBlank(fields)) {
       this.blankLines++;

@@ -18,8 +18,8 @@ export interface CellProblem {
 }
 
 /**
- * The cells of a record handed out unsplit (RecordSource.skipUnread): a line the reader was told it will not look at.
- * Compared by identity; never a record's real cells.
+ * The cells of a record handed out unsplit (RecordSource.skipUnread): lines the reader was told it will not look at,
+ * one line each, from the record's `line` to its `endLine`. Compared by identity; never a record's real cells.
  */
 export const UNREAD_FIELDS: string[] = Object.freeze([]) as unknown as string[];
 
@@ -61,8 +61,9 @@ export interface RecordSource {
   checkWidth(record: SourceRecord, width: number): void;
   /**
    * Optional: lines whose cells the reader will not read (ReadInit.unmapped, with nothing carried down from them):
-   * the source may hand such a record out with UNREAD_FIELDS instead of splitting it. Applies to records split from
-   * then on. A source without it hands out every record's cells.
+   * the source may hand such records out with UNREAD_FIELDS instead of splitting them, consecutive ones of one line
+   * each as one record (line to endLine). Applies to records split from then on. A source without it hands out every
+   * record's cells.
    */
   skipUnread?(unread: (line: number) => boolean): void;
   /** After the last record: the source's own record and byte counts must match what was handed out. */

@@ -30,6 +30,16 @@ export interface RowRejected {
 
 export type RowOutcome<R> = RowAccepted<R> | RowRejected;
 
+/**
+ * Valid rows the reader was told the caller will not look at (ReadInit.unread), left unsplit: one line each, every
+ * line from `line` to `endLine`. Only the chunks of a reader opened with `unread` hold them (delta push's send pass).
+ */
+export interface RowsUnread {
+  readonly kind: 'unread';
+  readonly line: number;
+  readonly endLine: number;
+}
+
 /** Known once the header is read, before the first row: enough to open the canonical CSV writer. */
 export interface HeaderInfo {
   readonly file: string;
