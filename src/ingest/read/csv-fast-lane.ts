@@ -40,6 +40,11 @@ export interface RecordStream {
   /** Records handed out and bytes consumed so far, counted as csv-parse counts them (UTF-8 bytes of the text). */
   counts(): { records: number; bytes: number };
   /**
+   * False while the records handed out are the fast lane's own (one line each, no quote: no line break in a field);
+   * true once they may come from csv-parse.
+   */
+  parsing(): boolean;
+  /**
    * From now on, consecutive lines of the fast lane for which `unread(line)` holds are handed out as UnreadLines, not
    * split (record-source.ts skipUnread). The fast lane's records are one line each, so the nth record is on line n.
    * A UTF-8 chunk without a quote or a CR is then looked at as bytes: a line not read is never decoded.
@@ -247,6 +252,11 @@ export function csvRecordStream(chunks: AsyncIterable<Chunk>, delimiter: Detecte
     },
     skipUnread(predicate) {
       unread = predicate;
+    },
+    parsing() {
+      // The queue is used up before csv-parse's first record is handed out; an empty queue may also mean its last
+      // record was just taken (then this errs on the safe side).
+      return slow !== null && head >= queue.length;
     },
     counts() {
       const info = (slow as { parser: Parser } | null)?.parser.info;

@@ -109,8 +109,9 @@ class CsvRecords implements RecordSource {
       return { fields: UNREAD_FIELDS, line, endLine: this.#endLine };
     }
     this.#seen++;
-    // One line per record, plus the line breaks its fields hold (csv-parse's own count takes CRLF as two).
-    const breaks = breaksIn(fields);
+    // One line per record, plus the line breaks its fields hold (csv-parse's own count takes CRLF as two); the fast
+    // lane's records have none.
+    const breaks = this.#records.parsing() ? breaksIn(fields) : 0;
     if (breaks < 0) {
       this.close();
       throw new FileFormatError(
