@@ -109,7 +109,7 @@ describe('the first pass in two halves', () => {
     expect(cut).toBeGreaterThan(0); // the property ran the two threads, not only the fallback
   });
 
-  it('cuts after a line break in the middle; a quote left open across the cut gives the halves up', async () => {
+  it('cuts after a line break near the middle; a quote left open across the cut gives the halves up', async () => {
     const lines = Array.from({ length: 40 }, (_, i) => `I${i},S1,${i}.50,EUR`);
     const plain = `${HEADER}\n${lines.join('\n')}\n`;
     const cut = await cutInTwo(await written(plain), 1);
@@ -117,8 +117,13 @@ describe('the first pass in two halves', () => {
     expect(plain[(cut?.cut ?? 0) - 1]).toBe('\n');
     expect(cut?.headerEnd).toBe(HEADER.length + 1);
 
-    // One record of many lines across the middle: the first half ends inside its quotes.
-    const spanning = `${HEADER}\n${lines.slice(0, 18).join('\n')}\nX,"${'a\n'.repeat(30)}",1.00,EUR\n${lines.slice(18).join('\n')}\n`;
+    // One record of many lines across the cut: the first half ends inside its quotes.
+    const before = `${HEADER}\n${lines.slice(0, 12).join('\n')}\n`;
+    const record = `X,"${'a\n'.repeat(200)}",1.00,EUR\n`;
+    const spanning = `${before}${record}${lines.slice(12).join('\n')}\n`;
+    const at = (await cutInTwo(await written(spanning), 1))?.cut ?? 0;
+    expect(at).toBeGreaterThan(before.length);
+    expect(at).toBeLessThan(before.length + record.length);
     const result = await bothWays(spanning);
     expect(result.halves).toBe(true);
     expect(result.fellBack).toHaveLength(1);
