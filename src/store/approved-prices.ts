@@ -22,7 +22,7 @@ import {
 import { StoreError } from './errors.ts';
 import { announceFeed } from './feed-changes.ts';
 import { PRODUCT_LEVEL_STORE_KEY, type ApprovedPricesTable, type CurrentPricesView, type FeedKind } from './schema.ts';
-import { sqlOf, type Queryable, type SqlParams, type Tx } from './sql-db.ts';
+import { sqlOf, type Queryable, type SqlParams, type SqlValue, type Tx } from './sql-db.ts';
 import type { StateDb } from './state-db.ts';
 
 export type StoredApprovedPrice = Selectable<ApprovedPricesTable>;
@@ -225,6 +225,31 @@ const VERSION_COLUMNS = [
   'intent_id', 'received_at',
 ] as const;
 
+/**
+ * The columns of approved_prices that show a field of `record` to POS readers, as JSON text (NULL when the field is
+ * absent or null). SQLite computes them from `record` when read (VIRTUAL, migration 0002); PostgreSQL stores them
+ * (plain columns since migration 0011), filled from the version the agent already holds: as STORED generated
+ * columns they parsed the whole record again on every insert, a third of a deliveries page's insert.
+ */
+export const RECORD_FIELD_COLUMNS = ['trace', 'approval_details'] as const;
+
+/**
+ * A field of a version as the record-field columns hold it: its JSON text, null when absent or null. This is the very
+ * text of the field inside `JSON.stringify(version)` (the `record` column: JSON.stringify writes a nested value as it
+ * writes it alone), so it is what PostgreSQL's generated columns gave (`nullif((record::json -> field)::text,
+ * 'null')`) and what SQLite's json_extract gives for an object or an array (the document's shapes of both fields).
+ */
+export function recordFieldText(version: Readonly<Record<string, unknown>>, field: string): string | null {
+  const value = version[field];
+  return value === undefined || value === null ? null : JSON.stringify(value);
+}
+
+/** The RECORD_FIELD_COLUMNS values of a stored version, from its `record` text. */
+export function recordFieldsOf(record: string): SqlParams {
+  const version = JSON.parse(record) as Record<string, unknown>;
+  return RECORD_FIELD_COLUMNS.map((field) => recordFieldText(version, field));
+}
+
 const VERSIONS_INSERT = {
   table: 'approved_prices',
   columns: VERSION_COLUMNS,
@@ -232,38 +257,46 @@ const VERSIONS_INSERT = {
   returning: ['id'],
 } as const;
 
+/** VERSIONS_INSERT where the record-field columns are stored (Dialect.recordFieldsStored). */
+const VERSIONS_INSERT_WITH_FIELDS = { ...VERSIONS_INSERT, columns: [...VERSION_COLUMNS, ...RECORD_FIELD_COLUMNS] } as const;
+
 /** Inserts the versions not stored yet (by id); returns the ids inserted now. */
 async function insertVersions(tx: Tx, items: readonly ApprovedPrice[], intentId: number | null): Promise<Set<number>> {
   if (items.length === 0) return new Set();
-  const rows: SqlParams[] = items.map((item) => [
-    item.id,
-    // Columns the outbox does not use and the document marks as always present: kept empty when a server leaves
-    // them out (the record column holds what it sent).
-    item.grid_id ?? '',
-    item.grid_item_id ?? 0,
-    item.item_id ?? null,
-    item.sku ?? null,
-    item.store_id ?? null,
-    item.current_price ?? null,
-    item.proposed_price ?? '',
-    item.approved_price,
-    item.effective_date ?? null,
-    item.currency_code,
-    item.proposal_source ?? '',
-    item.source ?? '',
-    item.approved_at,
-    item.approved_by_user_id ?? '',
-    item.export_status ?? '',
-    item.exported_at ?? null,
-    item.cancelled_at ?? null,
-    item.predecessor_id ?? null,
-    item.amendment_reason ?? null,
-    item.delivery_channel ?? null,
-    JSON.stringify(item),
-    intentId,
-    tx.now,
-  ]);
-  const inserted = await tx.insert<{ id: number }>(VERSIONS_INSERT, rows);
+  const withFields = tx.dialect.recordFieldsStored;
+  const rows: SqlParams[] = items.map((item) => {
+    const row: SqlValue[] = [
+      item.id,
+      // Columns the outbox does not use and the document marks as always present: kept empty when a server leaves
+      // them out (the record column holds what it sent).
+      item.grid_id ?? '',
+      item.grid_item_id ?? 0,
+      item.item_id ?? null,
+      item.sku ?? null,
+      item.store_id ?? null,
+      item.current_price ?? null,
+      item.proposed_price ?? '',
+      item.approved_price,
+      item.effective_date ?? null,
+      item.currency_code,
+      item.proposal_source ?? '',
+      item.source ?? '',
+      item.approved_at,
+      item.approved_by_user_id ?? '',
+      item.export_status ?? '',
+      item.exported_at ?? null,
+      item.cancelled_at ?? null,
+      item.predecessor_id ?? null,
+      item.amendment_reason ?? null,
+      item.delivery_channel ?? null,
+      JSON.stringify(item),
+      intentId,
+      tx.now,
+    ];
+    if (withFields) for (const field of RECORD_FIELD_COLUMNS) row.push(recordFieldText(item, field));
+    return row;
+  });
+  const inserted = await tx.insert<{ id: number }>(withFields ? VERSIONS_INSERT_WITH_FIELDS : VERSIONS_INSERT, rows);
   return new Set(inserted.map((r) => r.id));
 }
 

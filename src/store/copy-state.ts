@@ -9,6 +9,7 @@
  * target: if anything fails (or the process dies), the target is left as empty as it was, and the copy can simply
  * be run again. The source is only read.
  */
+import { RECORD_FIELD_COLUMNS, recordFieldsOf } from './approved-prices.ts';
 import { StoreError } from './errors.ts';
 import { dataColumns, listTables, primaryKey, referencedTables, resetIdentities } from './schema-info.ts';
 import { sqlOf, type SqlDb, type SqlParams, type Tx } from './sql-db.ts';
@@ -32,6 +33,15 @@ export interface CopyOptions {
  */
 const COPY_LAST = new Set(['consumer_offsets']);
 
+/**
+ * Columns one backend stores and the other computes when read (approved_prices' record fields: VIRTUAL on SQLite,
+ * stored on PostgreSQL since migration 0011): never read from the source, and filled from the row's other columns
+ * where the target stores them, exactly as the agent fills them when it stores a version there.
+ */
+const DERIVED: Readonly<Record<string, { readonly columns: readonly string[]; values(row: Record<string, unknown>): SqlParams }>> = {
+  approved_prices: { columns: RECORD_FIELD_COLUMNS, values: (row) => recordFieldsOf(String(row['record'])) },
+};
+
 /** agent_meta is copied over the target's own rows (its fresh database_id must not survive). */
 const META = 'agent_meta';
 
@@ -54,12 +64,16 @@ export async function copyState(from: StateDb, to: StateDb, options: CopyOptions
     }
     const copied: CopiedTable[] = [];
     for (const table of tables) {
-      const columns = await dataColumns(source, table);
+      const derived = DERIVED[table];
+      const columns = (await dataColumns(source, table)).filter((c) => !derived?.columns.includes(c));
+      const targetColumns = await dataColumns(tx, table);
+      const filled = derived !== undefined && derived.columns.every((c) => targetColumns.includes(c)) ? derived : undefined;
+      const insert = { table, columns: [...columns, ...(filled?.columns ?? [])] };
       if (table === META) await tx.run(`DELETE FROM ${META}`);
       const order = (await primaryKey(source, table)).join(', ') || columns.join(', ');
       let rows = 0;
       for await (const batch of source.batches<Record<string, unknown>>(`SELECT ${columns.join(', ')} FROM ${table} ORDER BY ${order}`, [], batchSize)) {
-        await tx.insert({ table, columns }, batch.map((row) => columns.map((c) => row[c] as SqlParams[number])));
+        await tx.insert(insert, batch.map((row) => [...columns.map((c) => row[c] as SqlParams[number]), ...(filled?.values(row) ?? [])]));
         rows += batch.length;
       }
       if (table === META) await recordMigration(tx, from.location);
@@ -91,8 +105,10 @@ async function copyOrder(source: SqlDb, target: SqlDb): Promise<string[]> {
     if (!targetTables.has(table)) {
       throw new StoreError('SCHEMA_MISMATCH', `${target.location} has no table ${table}: both sides must run the same agent version`);
     }
+    const derived = DERIVED[table]?.columns ?? [];
+    const kept = (columns: string[]): string => columns.filter((c) => !derived.includes(c)).sort().join();
     const [a, b] = [await dataColumns(source, table), await dataColumns(target, table)];
-    if ([...a].sort().join() !== [...b].sort().join()) {
+    if (kept(a) !== kept(b)) {
       throw new StoreError('SCHEMA_MISMATCH', `${table} has columns ${a.join(', ')} here and ${b.join(', ')} there: both sides must run the same agent version`);
     }
   }

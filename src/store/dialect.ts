@@ -35,6 +35,11 @@ export interface Dialect {
   readonly tableExists: string;
   /** The current_prices query of the backend's migrations, for the date `today` (an SQL expression). */
   currentPricesSelect(today: string): string;
+  /**
+   * approved_prices' record-field columns (RECORD_FIELD_COLUMNS: trace, approval_details) are plain columns the writer
+   * fills (PostgreSQL, since migration 0011), not computed from `record` when read (SQLite's VIRTUAL columns).
+   */
+  readonly recordFieldsStored: boolean;
 }
 
 export const sqliteDialect: Dialect = {
@@ -48,6 +53,7 @@ export const sqliteDialect: Dialect = {
   changeMarker: 'PRAGMA data_version',
   tableExists: `SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?`,
   currentPricesSelect: sqliteCurrentPrices,
+  recordFieldsStored: false,
 };
 
 export const postgresDialect: Dialect = {
@@ -66,6 +72,7 @@ export const postgresDialect: Dialect = {
   changeMarker: 'SELECT coalesce(max(seq), 0) FROM price_feed',
   tableExists: `SELECT 1 FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = ?`,
   currentPricesSelect: postgresCurrentPrices,
+  recordFieldsStored: true,
 };
 
 /** A PostgreSQL array literal ('{1,2,3}', '{"a","b"}'), elements quoted and escaped. */

@@ -95,6 +95,25 @@ describe('storeDeliveredPage', () => {
     ]);
   });
 
+  it('trace and approval_details read as the JSON text of the record\'s field (null when absent or null) on both backends', async () => {
+    // SQLite computes them from the record when read; PostgreSQL stores what the agent fills in (migration 0011).
+    const odd = { note: 'Preis "neu"\n\u20ac \u00fc \u2028 \\', numbers: [1.5, 1e21, -0.25, 0, 12345678901234], empty: {}, none: [] };
+    const page = [
+      approval(1, { trace: [odd, { payload: null }], approval_details: { margin_pct: '21.5', nested: odd } }),
+      approval(2, { trace: null, approval_details: undefined }),
+      approval(3, { trace: [] , approval_details: {} }),
+    ];
+    const db = await openTempDb();
+    await deliver(db, page);
+    await recordWithdrawal(db, approval(4, { cancelled_at: '2026-11-21T09:00:00Z', trace: [odd] }));
+    expect(await sqlRows(db, 'SELECT id, trace, approval_details FROM approved_prices ORDER BY id')).toEqual([
+      { id: 1, trace: JSON.stringify([odd, { payload: null }]), approval_details: JSON.stringify({ margin_pct: '21.5', nested: odd }) },
+      { id: 2, trace: null, approval_details: null },
+      { id: 3, trace: '[]', approval_details: '{}' },
+      { id: 4, trace: JSON.stringify([odd]), approval_details: JSON.stringify(approval(4).approval_details) },
+    ]);
+  });
+
   it('a replayed page stores nothing twice and appends no feed row', async () => {
     const db = await openTempDb();
     const page = [approval(1), approval(2), approval(3)];

@@ -3,15 +3,21 @@
  * the schema created when the role may and a clear error when it may not, migrations once even with two nodes
  * starting together, values read back as SQLite gives them, read-only opens, and the pool's failure modes.
  */
+import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { defaultSslMode, type PostgresConfig } from '../../src/config/state-schema.ts';
+import { getApprovedPrice, storeDeliveredPage } from '../../src/store/approved-prices.ts';
+import { recordDeliveryIntent } from '../../src/store/delivery-intents.ts';
 import { StoreError } from '../../src/store/errors.ts';
+import { migrateToLatest } from '../../src/store/migrate.ts';
+import { POSTGRES_MIGRATIONS } from '../../src/store/postgres/migrations/index.ts';
 import { openPostgres } from '../../src/store/postgres/open-postgres.ts';
+import { createPool, quoteIdent } from '../../src/store/postgres/pool.ts';
 import { sqlOf } from '../../src/store/sql-db.ts';
 import { openStateDb } from '../../src/store/open-state-db.ts';
 import { schemaFor, TEST_BACKEND, testCluster, testStateConfig } from '../support/state-db.ts';
-import { onCleanup, tempDir } from './support.ts';
+import { approval, onCleanup, tempDir } from './support.ts';
 
 async function expectCode(promise: Promise<unknown>, code: string): Promise<StoreError> {
   const error = await promise.then(
@@ -130,5 +136,40 @@ describe.runIf(TEST_BACKEND === 'postgres')('openPostgres', () => {
     await admin.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'pricing-agent' AND pid <> pg_backend_pid()`);
     await expect.poll(() => errors.length).toBeGreaterThan(0);
     expect(await db.value('SELECT 2')).toBe(2);
+  });
+
+  it('migration 0011 turns trace and approval_details into plain columns, stored values kept; the agent fills them', async () => {
+    const state = await testStateConfig(tempDir());
+    const config = state.postgres as NonNullable<typeof state.postgres>;
+    // A schema as an agent before 0011 left it: both columns generated from the record (migration 0002).
+    const pool = createPool(config);
+    await pool.query(`CREATE SCHEMA ${quoteIdent(config.schema)}`);
+    const kysely = new Kysely({ dialect: new PostgresDialect({ pool }) });
+    await migrateToLatest(kysely, Object.fromEntries(Object.entries(POSTGRES_MIGRATIONS).filter(([name]) => name < '0011')), {
+      schema: config.schema,
+    });
+    const old = approval(1, { trace: [{ source: 'dp', payload: { note: 'Preis "neu" \u20ac', factor: 1.5 } }] });
+    await pool.query(
+      `INSERT INTO approved_prices (id, grid_id, grid_item_id, proposed_price, approved_price, currency_code, proposal_source,
+         source, approved_at, approved_by_user_id, export_status, record, received_at)
+       VALUES (1, '', 0, '', '10.49', 'EUR', '', '', '2026-10-30T08:00:00Z', '', '', $1, '2026-11-20T10:00:00Z')`,
+      [JSON.stringify(old)],
+    );
+    const generated = `SELECT column_name FROM information_schema.columns
+      WHERE table_schema = current_schema() AND table_name = 'approved_prices' AND is_generated = 'ALWAYS' ORDER BY 1`;
+    expect((await pool.query(generated)).rows).toEqual([{ column_name: 'approval_details' }, { column_name: 'trace' }]);
+    await kysely.destroy(); // ends the pool
+
+    const db = sqlOf(await openStateDb(state));
+    onCleanup(() => db.close());
+    expect(await db.all(generated)).toEqual([]);
+    const intent = await recordDeliveryIntent(db, { requestId: '11111111-1111-4111-8111-111111111111', filters: {}, cursor: null });
+    await storeDeliveredPage(db, intent.id, [approval(2), approval(3, { trace: null, approval_details: undefined })], null);
+    expect(await db.all('SELECT id, trace, approval_details FROM approved_prices ORDER BY id')).toEqual([
+      { id: 1, trace: JSON.stringify(old.trace), approval_details: JSON.stringify(old.approval_details) },
+      { id: 2, trace: JSON.stringify(approval(2).trace), approval_details: JSON.stringify(approval(2).approval_details) },
+      { id: 3, trace: null, approval_details: null },
+    ]);
+    expect(await getApprovedPrice(db, 1)).toMatchObject({ trace: JSON.stringify(old.trace) });
   });
 });

@@ -16,6 +16,7 @@ import { migration0007Feed } from './0007-feed.ts';
 import { migration0008Delta } from './0008-delta.ts';
 import { migration0009HaLease } from './0009-ha-lease.ts';
 import { migration0010FixesFile } from './0010-fixes-file.ts';
+import { migration0011RecordFields } from './0011-record-fields.ts';
 
 export const SQLITE_MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0001_base': migration0001Base,
@@ -28,4 +29,5 @@ export const SQLITE_MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0008_delta': migration0008Delta,
   '0009_ha_lease': migration0009HaLease,
   '0010_fixes_file': migration0010FixesFile,
+  '0011_record_fields': migration0011RecordFields,
 };
