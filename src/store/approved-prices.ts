@@ -72,13 +72,18 @@ export async function storeDeliveredPage(
   next?: Omit<NewDeliveryIntent, 'cursor'>,
 ): Promise<StoredPage> {
   const stored = await sqlOf(db).write(async (tx) => {
-    const job = await completeDeliveryIntent(tx, intentId, nextCursor, items.length); // first: refused unless pending
-    const page: StoredPage = { inserted: 0, insertedIds: [], duplicates: 0, feedRows: 0, lastSeq: null };
-    const fresh = await insertVersions(tx, items, intentId);
+    // Two groups of statements, each issued without waiting for the answers (pipelined on PostgreSQL): what this page
+    // holds, then what follows from it. The intent's statement goes first: the transaction rolls back unless pending.
     const cancelled = items.filter((item) => item.cancelled_at);
-    const withdrawn = await withdrawnIds(tx, cancelled.map((item) => item.id));
+    const [job, fresh, withdrawn] = await Promise.all([
+      completeDeliveryIntent(tx, intentId, nextCursor, items.length),
+      insertVersions(tx, items, intentId),
+      withdrawnIds(tx, cancelled.map((item) => item.id)),
+    ]);
+    const page: StoredPage = { inserted: 0, insertedIds: [], duplicates: 0, feedRows: 0, lastSeq: null };
     const newIds = page.insertedIds;
     const feed: FeedEntry[] = [];
+    const writes: Promise<unknown>[] = [];
     for (const item of items) {
       const inserted = fresh.delete(item.id); // true once per new id, however often the page repeats it
       if (inserted) {
@@ -86,20 +91,22 @@ export async function storeDeliveredPage(
         newIds.push(item.id);
       } else page.duplicates += 1;
       if (item.cancelled_at) {
-        await markCancelled(tx, item.id, item.cancelled_at);
+        writes.push(markCancelled(tx, item.id, item.cancelled_at));
         if (!withdrawn.has(item.id)) {
           withdrawn.add(item.id);
           feed.push({ kind: 'withdrawal', source: item });
         }
       } else if (inserted) feed.push({ kind: 'price', source: item }); // a new id has no feed row yet
     }
-    const seqs = await appendFeedRows(tx, feed);
+    const [seqs, , nextIntent] = await Promise.all([
+      appendFeedRows(tx, feed),
+      recordPending(tx, newIds), // only versions this page stored: a version stored before keeps its state
+      next && nextCursor !== null ? insertDeliveryIntent(tx, { ...next, job, cursor: nextCursor }, true) : undefined,
+      ...writes,
+    ]);
     page.feedRows = seqs.length;
     page.lastSeq = seqs.at(-1) ?? null;
-    await recordPending(tx, newIds); // only versions this page stored: a version stored before keeps its state
-    if (next && nextCursor !== null) {
-      page.nextIntent = await insertDeliveryIntent(tx, { ...next, job, cursor: nextCursor }, true);
-    }
+    if (nextIntent) page.nextIntent = nextIntent;
     return page;
   });
   if (stored.lastSeq !== null) announceFeed(db, stored.lastSeq); // committed: waiting feed readers may look
@@ -325,7 +332,6 @@ const FEED_INSERT = {
 async function appendFeedRows(tx: Tx, entries: readonly FeedEntry[]): Promise<number[]> {
   if (entries.length === 0) return [];
   const lock = tx.dialect.serializeFeedWriters;
-  if (lock !== null) await tx.run(lock);
   const rows: SqlParams[] = entries.map(({ kind, source }) => [
     kind,
     source.id,
@@ -338,7 +344,8 @@ async function appendFeedRows(tx: Tx, entries: readonly FeedEntry[]): Promise<nu
     source.effective_date ?? null,
     tx.now,
   ]);
-  const seqs = await tx.insert<{ seq: number }>(FEED_INSERT, rows);
+  // The lock and the insert issued together: the insert runs after the lock is granted, in the order issued.
+  const [, seqs] = await Promise.all([lock === null ? undefined : tx.run(lock), tx.insert<{ seq: number }>(FEED_INSERT, rows)]);
   return seqs.map((r) => r.seq);
 }
 

@@ -121,8 +121,9 @@ export async function requirePendingIntent(tx: Queryable, intentId: number): Pro
 /**
  * Marks the pending intent `intentId` done and moves its job's cursor to `nextCursor`; returns the job. Must run
  * inside the transaction that stores the page's rows: the cursor moves only together with the rows it stands for,
- * so after a crash either both are there or neither is (and the pending intent is replayed). The intent is checked
- * and marked by one statement (a page transaction on PostgreSQL pays for every round trip).
+ * so after a crash either both are there or neither is (and the pending intent is replayed). Both statements are
+ * issued before either answers (one round trip on PostgreSQL, where a page transaction pays for each): the cursor's
+ * statement reads the job from the intent the first one has just marked.
  * @throws StoreError INTENT_NOT_PENDING when the intent is unknown or not pending (the caller's transaction rolls back).
  */
 export async function completeDeliveryIntent(
@@ -131,19 +132,21 @@ export async function completeDeliveryIntent(
   nextCursor: string | null,
   rowCount: number,
 ): Promise<string> {
-  const job = await tx.value<string>(
-    `UPDATE delivery_intents SET status = 'done', done_at = ?, next_cursor = ?, row_count = ? WHERE id = ? AND status = 'pending' RETURNING job`,
-    [tx.now, nextCursor, rowCount, intentId],
-  );
+  const [job] = await Promise.all([
+    tx.value<string>(
+      `UPDATE delivery_intents SET status = 'done', done_at = ?, next_cursor = ?, row_count = ? WHERE id = ? AND status = 'pending' RETURNING job`,
+      [tx.now, nextCursor, rowCount, intentId],
+    ),
+    tx.run(
+      `INSERT INTO pull_state (job, cursor, updated_at) SELECT job, ?, ? FROM delivery_intents WHERE id = ?
+       ON CONFLICT (job) DO UPDATE SET cursor = excluded.cursor, updated_at = excluded.updated_at`,
+      [nextCursor, tx.now, intentId],
+    ),
+  ]);
   if (job === undefined) {
     await requirePendingIntent(tx, intentId); // throws, saying why
     throw new StoreError('INTENT_NOT_PENDING', `delivery intent ${intentId} is not pending`);
   }
-  await tx.run(
-    `INSERT INTO pull_state (job, cursor, updated_at) VALUES (?, ?, ?)
-     ON CONFLICT (job) DO UPDATE SET cursor = excluded.cursor, updated_at = excluded.updated_at`,
-    [job, nextCursor, tx.now],
-  );
   return job;
 }
 

@@ -15,6 +15,10 @@
  *
  * Hot paths (a push batch's checkpoint, a pull page) write their rows with `insert` (many rows, one statement on
  * PostgreSQL, one prepared statement run per row on SQLite) in one transaction: no await per row.
+ *
+ * Statements of a transaction that do not need each other's answers may be issued together and awaited with
+ * Promise.all: they run in the order issued (on PostgreSQL they travel together, one round trip: pool.ts). `fn` must
+ * await every statement it issues before it resolves; a failed one fails the transaction.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Dialect } from './dialect.ts';

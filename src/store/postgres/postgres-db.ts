@@ -165,7 +165,10 @@ async function runTransaction<T>(
   try {
     if (beforeWrite) await beforeWrite(tx);
     const result = await fn(tx);
-    await client.query('COMMIT');
+    // COMMIT of a transaction in which a statement failed answers ROLLBACK, without an error: a statement `fn` issued
+    // (pipelined) and did not await must not turn a failure into a success.
+    const commit = await client.query('COMMIT');
+    if (commit.command !== 'COMMIT') throw new Error(`the transaction was rolled back at COMMIT (${commit.command}): one of its statements failed`);
     return result;
   } catch (error) {
     await client.query('ROLLBACK').catch(() => undefined); // a broken connection is released as broken
