@@ -13,6 +13,7 @@
  */
 import type { Dialect } from './dialect.ts';
 import { sqlOf, type Tx } from './sql-db.ts';
+import { openReadOnlySqlite } from './sqlite/read-only-scan.ts';
 import type { StateDb } from './state-db.ts';
 
 /** The ledger's error code of a file the brakes held (status failed, in held/): shown as held, not failed. */
@@ -45,10 +46,11 @@ export interface DeltaKeyRow {
   file_id: number;
 }
 
-/** What names a missing key: its text (snapshot sources) and the id the API gave it. */
+/** What names a missing key: its text (snapshot sources) and the id the API gave it; its price as remembered. */
 export interface DeltaKeyDetail {
   key_text: string | null;
   platform_id: string | number | null;
+  price: string | null;
 }
 
 /** A row the API accepted: what to remember of it. */
@@ -102,24 +104,54 @@ export async function knownKeys(db: StateDb, scopeId: number): Promise<number> {
   return (await sqlOf(db).value<number>(`SELECT count(*) FROM delta_keys WHERE scope_id = ?`, [scopeId])) ?? 0;
 }
 
+/** The columns of a remembered key as the comparison reads it (keysAfter, scanDeltaKeys). */
+const DELTA_KEY_COLUMNS = `key_hash >> 32 AS "keyHi", key_hash & 4294967295 AS "keyLo", content >> 32 AS "contentHi",
+      content & 4294967295 AS "contentLo", generation, price, file_id`;
+
+function keysAfterSql(after: bigint | null): string {
+  return `SELECT ${DELTA_KEY_COLUMNS}
+    FROM delta_keys WHERE scope_id = ? ${after === null ? '' : 'AND key_hash > ?'} ORDER BY key_hash LIMIT ?`;
+}
+
+function keysAfterParams(scopeId: number, after: bigint | null, limit: number): (number | string)[] {
+  return after === null ? [scopeId, limit] : [scopeId, after.toString(), limit];
+}
+
 /** Up to `limit` keys of the scope after `after` (exclusive; null: from the start), in key-hash order. */
 export async function keysAfter(db: StateDb, scopeId: number, after: bigint | null, limit: number): Promise<DeltaKeyRow[]> {
-  const sql = `SELECT key_hash >> 32 AS "keyHi", key_hash & 4294967295 AS "keyLo", content >> 32 AS "contentHi",
-      content & 4294967295 AS "contentLo", generation, price, file_id
-    FROM delta_keys WHERE scope_id = ? ${after === null ? '' : 'AND key_hash > ?'} ORDER BY key_hash LIMIT ?`;
-  const rows = await sqlOf(db).all<DeltaKeyRow>(sql, after === null ? [scopeId, limit] : [scopeId, after.toString(), limit]);
+  const rows = await sqlOf(db).all<DeltaKeyRow>(keysAfterSql(after), keysAfterParams(scopeId, after, limit));
   // PostgreSQL answers a bigint as text: the halves fit a number. SQLite answers numbers: no copy per row.
   if (rows.length === 0 || typeof rows[0]?.keyHi === 'number') return rows;
   return rows.map((r) => ({ ...r, keyHi: Number(r.keyHi), keyLo: Number(r.keyLo), contentHi: Number(r.contentHi), contentLo: Number(r.contentLo) }));
 }
 
-/** The text and id of one remembered key (a missing key being named). */
+/**
+ * Every key of the scope in key-hash order, in pages of `pageSize`, from a SQLite state file on a read-only connection
+ * of its own (a thread other than the agent's connection: ingest/delta/half-worker.ts), in one snapshot.
+ */
+export function* scanDeltaKeys(path: string, scopeId: number, pageSize: number): Generator<DeltaKeyRow[]> {
+  const db = openReadOnlySqlite(path);
+  try {
+    let after: bigint | null = null;
+    for (;;) {
+      const rows = db.all<DeltaKeyRow>(keysAfterSql(after), keysAfterParams(scopeId, after, pageSize));
+      if (rows.length > 0) yield rows;
+      const last = rows.at(-1);
+      if (last === undefined || rows.length < pageSize) return;
+      after = BigInt.asIntN(64, (BigInt(last.keyHi >>> 0) << 32n) | BigInt(last.keyLo >>> 0));
+    }
+  } finally {
+    db.close();
+  }
+}
+
+/** The text, id and price of one remembered key (a missing key being named, a large price move shown). */
 export async function keyDetail(db: StateDb, scopeId: number, keyHash: bigint): Promise<DeltaKeyDetail> {
-  const row = await sqlOf(db).get<{ key_text: string | null; platform_id: unknown }>(`SELECT key_text, platform_id FROM delta_keys WHERE scope_id = ? AND key_hash = ?`, [
+  const row = await sqlOf(db).get<{ key_text: string | null; platform_id: unknown; price: string | null }>(`SELECT key_text, platform_id, price FROM delta_keys WHERE scope_id = ? AND key_hash = ?`, [
     scopeId,
     keyHash.toString(),
   ]);
-  return { key_text: row?.key_text ?? null, platform_id: platformIdOf(row?.platform_id) };
+  return { key_text: row?.key_text ?? null, platform_id: platformIdOf(row?.platform_id), price: row?.price ?? null };
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

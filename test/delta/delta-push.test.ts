@@ -129,4 +129,37 @@ describe('delta push', () => {
     expect(r3.rows).toMatchObject({ read: 24, sent: 0, unchanged: 24 });
     expect(debug).not.toContain('compared on one thread'); // the two halves were used every time
   });
+
+  it('holds a file read in two halves, keys read by the second thread, with the preview of the one-thread pass', async () => {
+    // The same files through two snapshot sources: one compares on one thread, the other in two halves (its keys
+    // read by the second half's thread on SQLite). The held previews (price moves, missing keys, counts) are equal.
+    const brakes = { max_price_change_pct: 50, max_missing_share: 0.5, max_changed_share: false };
+    const rows = (n: number, price: (i: number) => string) => storeCsv(Array.from({ length: n }, (_, i): [string, number, string] => [`P${i}`, i % 2, price(i)]));
+    const day1 = rows(40, (i) => `${10 + i}.00`);
+    // Three prices move by more than 50 % (in both halves), three keys are gone, one is new.
+    const day2 = rows(37, (i) => (i === 3 || i === 30 ? `${(10 + i) * 3}.00` : i === 20 ? '1.00' : `${10 + i}.00`)).replace('P36,', 'P36x,');
+    const previews: unknown[] = [];
+    for (const [name, splitBytes] of [['one', undefined], ['two', 1]] as const) {
+      const source = await h.source('product_store', { delta: true, snapshot: true, brakes, batch_size: 4 });
+      const deps: PushDeps = splitBytes === undefined ? h.deps : { ...h.deps, splitBytes };
+      const push = async (file: string, csv: string): Promise<FileResult> => {
+        await writeFile(join(source.inbox, file), csv);
+        return pushFile(deps, source, join(source.inbox, file));
+      };
+      expect((await push(`${name}-1.csv`, day1)).outcome).toBe('done');
+      const held = await push(`${name}-2.csv`, day2);
+      if (held.outcome !== 'held') throw new Error(`expected held, got ${held.outcome}`);
+      const preview = JSON.parse(await readFile(held.previewPath, 'utf8')) as Record<string, unknown>;
+      previews.push({ rows: preview.rows, brakes: preview.brakes, moves: preview.largest_price_moves, missing: preview.first_missing_keys });
+    }
+    expect(previews[1]).toEqual(previews[0]);
+    expect(previews[0]).toMatchObject({
+      rows: { known_keys: 40, changed: 3, new: 1, missing: 4, unchanged: 33 },
+      moves: [
+        { line: 22, before: '30', after: '1', move_pct: 2900 },
+        { line: 5, before: '13', after: '39', move_pct: 200 },
+        { line: 32, before: '40', after: '120', move_pct: 200 },
+      ],
+    });
+  });
 });

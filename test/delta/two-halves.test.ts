@@ -60,7 +60,10 @@ async function bothWays(text: string | Buffer, source: Record<string, unknown> =
       const pass: FirstPass = await firstPass({ file, compiled, entity: 'product_store', name: 'export.csv', header: again.header, open, whole: again, minBytes: 1, onFallback: (r) => fellBack.push(r) });
       const halves = typeof pass === 'function';
       let runs: SortedRuns;
-      if (typeof pass === 'function') runs = await pass(hashing, scratch);
+      if (typeof pass === 'function') {
+        const input = { ...hashing, db: null, scopeId: -1, generation: 1, fileId: null, scratchDir: scratch, snapshot: false };
+        runs = (await pass(input)).runs;
+      }
       else {
         runs = new SortedRuns(scratch);
         await collectRows(hashing, pass, runs);

@@ -169,8 +169,11 @@ export function priceOf(entity: Entity, record: Readonly<Record<string, unknown>
  * figure decides whether to hold a file, it never becomes a price.
  */
 export function priceMovePct(before: string, after: string): number | null {
-  const a = Number(before);
-  const b = Number(after);
+  return priceMoveOf(Number(before), Number(after));
+}
+
+/** priceMovePct of the prices' values. */
+export function priceMoveOf(a: number, b: number): number | null {
   if (!Number.isFinite(a) || !Number.isFinite(b) || a < 0 || b < 0) return null;
   if (a === b) return 0;
   if (a === 0 || b === 0) return Number.POSITIVE_INFINITY;

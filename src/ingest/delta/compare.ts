@@ -18,9 +18,9 @@
  * Nothing is written here: the state changes only when the API accepts a row (bulk-send) or deletes a key.
  */
 import { KEY_SEPARATOR, type Entity } from '../../api/schemas/index.ts';
-import { keyDetail, keysAfter, type DeltaKeyRow } from '../../store/delta-state.ts';
+import { keyDetail, keysAfter } from '../../store/delta-state.ts';
 import type { StateDb } from '../../store/state-db.ts';
-import { contentHash, priceMovePct, priceOf } from './canonical.ts';
+import { contentHash, priceMoveOf, priceOf } from './canonical.ts';
 import { compareHashes, fromSigned64, hash64, Hash64Stream, toSigned64 } from './hash.ts';
 import { SortedRuns } from './sorted-runs.ts';
 import { VERDICT, Verdicts } from './verdicts.ts';
@@ -112,18 +112,73 @@ export interface RowHashing {
 /** The reader's outcomes in chunks (RowReader.chunks). */
 export type OutcomeChunks = AsyncIterable<readonly { kind: string; line: number; record?: Row }[]>;
 
+/** What a first pass collected: the file's sorted runs, and the source's keys if another thread reads them. */
+export interface Collected {
+  readonly runs: SortedRuns;
+  /** The remembered keys, read by the thread of the second half (two-halves.ts); absent: read here, page by page. */
+  readonly keys?: KeyPages;
+}
+
 /**
  * The first pass over a file: the reader's outcomes (one thread), or a function that puts every valid row of the file
- * into sorted runs in `scratchDir` itself (the file read in halves on two threads: two-halves.ts).
+ * into sorted runs in `input.scratchDir` itself (the file read in halves on two threads: two-halves.ts).
  */
-export type FirstPass = OutcomeChunks | ((hashing: RowHashing, scratchDir: string) => Promise<SortedRuns>);
+export type FirstPass = OutcomeChunks | ((input: CompareInput) => Promise<Collected>);
 
 /** The first pass: every valid row of `rows` into sorted runs. `rows` yields the reader's outcomes in chunks. */
-async function collect(input: CompareInput, rows: FirstPass): Promise<SortedRuns> {
-  if (typeof rows === 'function') return rows(input, input.scratchDir);
+async function collect(input: CompareInput, rows: FirstPass): Promise<Collected> {
+  if (typeof rows === 'function') return rows(input);
   const runs = new SortedRuns(input.scratchDir);
   await collectRows(input, rows, runs);
-  return runs;
+  return { runs };
+}
+
+/**
+ * Remembered keys in key-hash order as columns, as keysAfter reads them (store/delta-state.ts): the high halves
+ * signed, the low halves unsigned; `price` as a number (NaN: none), what a price move is measured from.
+ */
+export interface KeyPage {
+  size: number;
+  readonly keyHi: Int32Array;
+  readonly keyLo: Uint32Array;
+  readonly contentHi: Int32Array;
+  readonly contentLo: Uint32Array;
+  readonly generation: Float64Array;
+  readonly fileId: Float64Array;
+  readonly price: Float64Array;
+}
+
+/** Pages of remembered keys read elsewhere, in order: null after the last; rejects when the reading failed. */
+export interface KeyPages {
+  next(): Promise<KeyPage | null>;
+  /** Stops the reading (the comparison ended, or gave up). */
+  close(): Promise<void>;
+}
+
+export function keyPage(capacity: number): KeyPage {
+  return {
+    size: 0,
+    keyHi: new Int32Array(capacity),
+    keyLo: new Uint32Array(capacity),
+    contentHi: new Int32Array(capacity),
+    contentLo: new Uint32Array(capacity),
+    generation: new Float64Array(capacity),
+    fileId: new Float64Array(capacity),
+    price: new Float64Array(capacity),
+  };
+}
+
+/** Adds a key, its columns as keysAfter reads them, to `page`. */
+export function addKey(page: KeyPage, keyHi: number, keyLo: number, contentHi: number, contentLo: number, generation: number, price: string | null, fileId: number): void {
+  const i = page.size;
+  page.keyHi[i] = keyHi;
+  page.keyLo[i] = keyLo;
+  page.contentHi[i] = contentHi;
+  page.contentLo[i] = contentLo;
+  page.generation[i] = generation;
+  page.fileId[i] = fileId;
+  page.price[i] = price === null ? Number.NaN : Number(price);
+  page.size = i + 1;
 }
 
 /** Every valid row of `rows` into `runs`: its key hash, content hash, line and price. */
@@ -144,49 +199,77 @@ export async function collectRows(input: RowHashing, rows: OutcomeChunks, runs: 
   }
 }
 
-/** The remembered keys of the scope in key-hash order, read a page at a time: `row` is the current one. */
+/**
+ * The remembered keys of the scope in key-hash order, a page at a time: the current one is `at` in `page`. Pages come
+ * from another thread when it reads them (`pages`), else from keysAfter here; if that thread's reading fails, the
+ * rest is read here, after the last key it gave.
+ */
 class Remembered {
-  page: DeltaKeyRow[] = [];
+  page: KeyPage = keyPage(0);
   at = 0;
   #ended: boolean;
+  #pages: KeyPages | null;
+  /** The last key of the pages so far (signed 64-bit), or null. */
+  #after: bigint | null = null;
   readonly #db: StateDb | null;
   readonly #scopeId: number;
 
-  constructor(db: StateDb | null, scopeId: number) {
+  constructor(db: StateDb | null, scopeId: number, pages: KeyPages | null) {
     this.#db = db;
     this.#scopeId = scopeId;
     this.#ended = db === null;
+    this.#pages = db === null ? null : pages;
   }
 
-  /** The current key; undefined at the end of the page (then `load`, unless `ended`). */
-  get row(): DeltaKeyRow | undefined {
-    return this.page[this.at];
+  /** A current key: false at the end of the page (then `load`, unless `ended`). */
+  get has(): boolean {
+    return this.at < this.page.size;
   }
 
   /** No key after this page. */
   get ended(): boolean {
-    return this.#ended && this.at >= this.page.length;
+    return this.#ended && this.at >= this.page.size;
   }
 
   async load(): Promise<void> {
-    const last = this.page.at(-1);
-    const after = last === undefined ? null : toSigned64(last.keyHi, last.keyLo);
-    this.page = this.#ended || this.#db === null ? [] : await keysAfter(this.#db, this.#scopeId, after, STATE_PAGE);
+    const { page } = this;
+    if (page.size > 0) this.#after = toSigned64(page.keyHi[page.size - 1] as number, page.keyLo[page.size - 1] as number);
     this.at = 0;
-    if (this.page.length < STATE_PAGE) this.#ended = true;
+    if (this.#ended || this.#db === null) {
+      this.page = keyPage(0);
+      return;
+    }
+    if (this.#pages !== null) {
+      try {
+        const next = await this.#pages.next();
+        if (next === null) this.#ended = true;
+        this.page = next ?? keyPage(0);
+        return;
+      } catch {
+        this.#pages = null; // read on here, from the key after the last one it gave
+      }
+    }
+    const rows = await keysAfter(this.#db, this.#scopeId, this.#after, STATE_PAGE);
+    const next = keyPage(rows.length);
+    for (const r of rows) addKey(next, r.keyHi, r.keyLo, r.contentHi, r.contentLo, r.generation, r.price, r.file_id);
+    this.page = next;
+    if (rows.length < STATE_PAGE) this.#ended = true;
   }
 }
 
+/** A price move found, with its key (the price as the state holds it is looked up for the largest ones). */
+type MoveOfKey = PriceMove & { readonly keyHash: bigint };
+
 /** A small top-N by pct, kept sorted. */
-function keepLargest(moves: PriceMove[], move: PriceMove): void {
-  if (moves.length === PREVIEW_PRICE_MOVES && (moves.at(-1) as PriceMove).pct >= move.pct) return;
+function keepLargest(moves: MoveOfKey[], move: MoveOfKey): void {
+  if (moves.length === PREVIEW_PRICE_MOVES && (moves.at(-1) as MoveOfKey).pct >= move.pct) return;
   moves.push(move);
   moves.sort((a, b) => b.pct - a.pct || a.line - b.line);
   if (moves.length > PREVIEW_PRICE_MOVES) moves.pop();
 }
 
 export async function compareFile(input: CompareInput, rows: FirstPass): Promise<Comparison> {
-  const runs = await collect(input, rows);
+  const { runs, keys } = await collect(input, rows);
   const verdicts = new Verdicts();
   const counts: ComparisonCounts = {
     rows: runs.count,
@@ -200,16 +283,16 @@ export async function compareFile(input: CompareInput, rows: FirstPass): Promise
     sentBefore: 0,
     missing: 0,
   };
-  const priceMoves: PriceMove[] = [];
+  const priceMoves: MoveOfKey[] = [];
   let maxPriceMovePct: number | null = null;
   const firstMissing: MissingKey[] = [];
   const fileId = input.fileId === null ? -1 : input.fileId;
 
-  const state = new Remembered(input.db, input.scopeId);
-  await state.load();
-  const missing = async (row: DeltaKeyRow): Promise<void> => {
+  const state = new Remembered(input.db, input.scopeId, keys ?? null);
+  /** The current key of `state` is missing from the file. */
+  const missing = async (): Promise<void> => {
     counts.missing += 1;
-    const keyHash = toSigned64(row.keyHi, row.keyLo);
+    const keyHash = toSigned64(state.page.keyHi[state.at] as number, state.page.keyLo[state.at] as number);
     const detail = input.db === null ? { key_text: null, platform_id: null } : await keyDetail(input.db, input.scopeId, keyHash);
     const key: MissingKey = { keyHash, key: detail.key_text === null ? null : detail.key_text.split(KEY_SEPARATOR), platformId: detail.platform_id };
     if (firstMissing.length < PREVIEW_MISSING_KEYS) firstMissing.push(key);
@@ -229,37 +312,42 @@ export async function compareFile(input: CompareInput, rows: FirstPass): Promise
   let price = Number.NaN;
   const more: number[] = [];
 
-  const decide = (row: DeltaKeyRow | undefined): void => {
+  /** Decides the gathered key: `at` is its row in the state's current page, or -1 for a key not remembered. */
+  const decide = (at: number): void => {
     if (more.length > 0) {
       verdicts.set(line, VERDICT.send);
       for (const l of more) verdicts.set(l, VERDICT.send);
       counts.repeated += 1 + more.length;
       return;
     }
-    if (row === undefined) {
+    if (at < 0) {
       counts.newKeys += 1;
       verdicts.set(line, VERDICT.send);
       return;
     }
-    const remapped = row.generation !== input.generation;
-    const same = row.contentHi === (contentHi | 0) && row.contentLo === contentLo;
+    const page = state.page;
+    const rowContentHi = page.contentHi[at] as number;
+    const rowContentLo = page.contentLo[at] as number;
+    const remapped = page.generation[at] !== input.generation;
+    const same = rowContentHi === (contentHi | 0) && rowContentLo === contentLo;
     if (!remapped && same) {
-      const sentBefore = row.file_id === fileId;
+      const sentBefore = page.fileId[at] === fileId;
       if (sentBefore) counts.sentBefore += 1;
       else counts.unchanged += 1;
       verdicts.set(line, sentBefore ? VERDICT.sentBefore : VERDICT.unchanged);
       return;
     }
     if (remapped) counts.remapped += 1;
-    else if (row.contentHi === 0 && row.contentLo === 0) counts.platformChanged += 1;
+    else if (rowContentHi === 0 && rowContentLo === 0) counts.platformChanged += 1;
     else counts.changed += 1;
     verdicts.set(line, VERDICT.send);
-    if (row.price !== null && !Number.isNaN(price)) {
-      const after = String(price);
-      const pct = priceMovePct(row.price, after);
+    const before = page.price[at] as number;
+    if (!Number.isNaN(before) && !Number.isNaN(price)) {
+      const pct = priceMoveOf(before, price);
       if (pct !== null) {
         maxPriceMovePct = Math.max(maxPriceMovePct ?? 0, pct);
-        if (pct > 0) keepLargest(priceMoves, { line, before: row.price, after, pct });
+        const keyHash = toSigned64(page.keyHi[at] as number, page.keyLo[at] as number);
+        if (pct > 0) keepLargest(priceMoves, { line, before: '', after: String(price), pct, keyHash });
       }
     }
   };
@@ -270,29 +358,35 @@ export async function compareFile(input: CompareInput, rows: FirstPass): Promise
    */
   const settle = (): Promise<unknown> | null => {
     if (!has) return null;
-    let row: DeltaKeyRow | undefined;
+    let at = -1;
     for (;;) {
-      const s = state.row;
-      if (s === undefined) {
+      if (!state.has) {
         if (state.ended) break;
         return state.load().then(settle);
       }
-      const order = compareHashes(s.keyHi, s.keyLo, keyHi, keyLo);
+      const order = compareHashes(state.page.keyHi[state.at] as number, state.page.keyLo[state.at] as number, keyHi, keyLo);
       if (order > 0) break;
       counts.known += 1;
-      state.at += 1;
       if (order === 0) {
-        row = s;
+        at = state.at;
+        state.at += 1;
         break;
       }
-      if (input.snapshot) return missing(s).then(settle);
+      if (input.snapshot) {
+        return missing().then(() => {
+          state.at += 1;
+          return settle();
+        });
+      }
+      state.at += 1;
     }
-    decide(row);
+    decide(at);
     has = false;
     more.length = 0;
     return null;
   };
   try {
+    await state.load();
     for await (const block of runs.blocks()) {
       for (let i = 0; i < block.size; i++) {
         const hi = block.keyHi[i] as number;
@@ -315,20 +409,26 @@ export async function compareFile(input: CompareInput, rows: FirstPass): Promise
     await settle();
     // The remembered keys after the file's last one.
     for (;;) {
-      const s = state.row;
-      if (s === undefined) {
+      if (!state.has) {
         if (state.ended) break;
         await state.load();
         continue;
       }
       counts.known += 1;
+      if (input.snapshot) await missing();
       state.at += 1;
-      if (input.snapshot) await missing(s);
     }
   } finally {
+    await keys?.close();
     await runs.remove();
   }
-  return { verdicts, counts, priceMoves, maxPriceMovePct, firstMissing };
+  // The largest moves name the price as the state holds it (the comparison only needed its value).
+  const moves: PriceMove[] = [];
+  for (const { keyHash, ...move } of priceMoves) {
+    const before = input.db === null ? null : (await keyDetail(input.db, input.scopeId, keyHash)).price;
+    moves.push({ ...move, before: before ?? '' });
+  }
+  return { verdicts, counts, priceMoves: moves, maxPriceMovePct, firstMissing };
 }
 
 /** The key hash of a key text, as stored (for rows remembered after acceptance). */

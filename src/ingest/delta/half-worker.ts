@@ -1,17 +1,28 @@
 /**
  * The worker thread of delta push's first pass in two halves (two-halves.ts): reads the second half of a file (the
  * header line and the half's lines), hashes every valid row into sorted runs in the scratch folder, and hands their
- * files to the main thread, which merges them with the first half's. Nothing else: no state, no network.
+ * files to the main thread, which merges them with the first half's. Then, if asked, reads the source's remembered
+ * keys from the SQLite state, read-only, and hands them over in pages while the main thread merges, a few pages ahead
+ * at most. Nothing is written: no state, no network.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { BUSINESS_KEYS } from '../../api/schemas/index.ts';
+import { scanDeltaKeys } from '../../store/delta-state.ts';
 import { compileSource, readRows } from '../read/index.ts';
 import { sortedFields } from './canonical.ts';
-import { collectRows } from './compare.ts';
+import { addKey, collectRows, keyPage, type KeyPage } from './compare.ts';
 import { RUN_ENTRIES, SortedRuns } from './sorted-runs.ts';
-import type { HalfJob, HalfResult } from './two-halves.ts';
+import { KEY_PAGE_SIZE, KEY_PAGES_AHEAD, MORE_KEYS, STOP_KEYS, type HalfJob, type HalfMessage, type HalfResult } from './two-halves.ts';
 
-async function run(job: HalfJob): Promise<HalfResult> {
+function portOf(): NonNullable<typeof parentPort> {
+  if (parentPort === null) throw new Error('half-worker.ts runs as a worker thread');
+  return parentPort;
+}
+
+const port = portOf();
+const send = (message: HalfMessage, transfer?: ArrayBuffer[]) => port.postMessage(message, transfer);
+
+async function half(job: HalfJob): Promise<HalfResult> {
   const runs = new SortedRuns(job.scratchDir, RUN_ENTRIES, 'half');
   try {
     const compiled = compileSource(job.options);
@@ -31,4 +42,44 @@ async function run(job: HalfJob): Promise<HalfResult> {
   }
 }
 
-parentPort?.postMessage(await run(workerData as HalfJob));
+/** Pages the main thread may be sent beyond those it took; STOP_KEYS ends the reading. */
+let credit = KEY_PAGES_AHEAD;
+let stopped = false;
+let wake: (() => void) | null = null;
+port.on('message', (message: unknown) => {
+  if (message === MORE_KEYS) credit += 1;
+  else if (message === STOP_KEYS) stopped = true;
+  const w = wake;
+  wake = null;
+  w?.();
+});
+
+/** The scope's keys in pages, each sent once the main thread has taken all but KEY_PAGES_AHEAD of those before it. */
+async function keys(path: string, scopeId: number): Promise<void> {
+  /** False: stop reading. */
+  const post = async (page: KeyPage): Promise<boolean> => {
+    while (credit === 0 && !stopped) await new Promise<void>((resolve) => (wake = resolve));
+    if (stopped) return false;
+    credit -= 1;
+    const buffers = [page.keyHi, page.keyLo, page.contentHi, page.contentLo, page.generation, page.fileId, page.price].map((a) => a.buffer as ArrayBuffer);
+    send({ kind: 'keys', page }, buffers);
+    return true;
+  };
+  try {
+    // Leaving the loop closes the connection (scanDeltaKeys' finally), also when stopped.
+    for (const rows of scanDeltaKeys(path, scopeId, KEY_PAGE_SIZE)) {
+      const page = keyPage(rows.length);
+      for (const r of rows) addKey(page, r.keyHi, r.keyLo, r.contentHi, r.contentLo, r.generation, r.price, r.file_id);
+      if (!(await post(page))) return;
+    }
+    send({ kind: 'keysEnd' });
+  } catch (error) {
+    send({ kind: 'keysFailed', error: error instanceof Error ? error.message : String(error) });
+  }
+}
+
+const job = workerData as HalfJob;
+const result = await half(job);
+send({ kind: 'half', result });
+if (result.ok && job.keys !== null && !stopped) await keys(job.keys.path, job.keys.scopeId);
+port.unref(); // nothing more to hear: the thread ends once its messages are out

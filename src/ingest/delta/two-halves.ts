@@ -20,6 +20,11 @@
  * cleanly) discards both halves' runs and compares the whole file on one thread, which fails or succeeds as it
  * always did: the halves are a way to go faster, never a second opinion. Small files (below MIN_SPLIT_BYTES) are
  * read on one thread: starting a worker costs more than it saves.
+ *
+ * Once its half is done, the worker reads the source's remembered keys from a SQLite state (a read-only connection of
+ * its own, store/sqlite/delta-key-scan.ts) and hands them over in pages of columns while the main thread merges
+ * (compare.ts KeyPages), a few pages ahead at most. If that reading fails, the merge reads on by itself from the last
+ * key it got. A PostgreSQL state is read by the main thread, as before.
  */
 import { open as openFile } from 'node:fs/promises';
 import { Worker } from 'node:worker_threads';
@@ -28,7 +33,7 @@ import type { ReadOptions, ReadInit, RowReader } from '../read/index.ts';
 import type { CompiledSource } from '../read/compile-source.ts';
 import type { HeaderInfo } from '../read/types.ts';
 import type { ByteRange } from '../read/open-source.ts';
-import { collectRows, type FirstPass, type RowHashing } from './compare.ts';
+import { collectRows, type CompareInput, type Collected, type FirstPass, type KeyPage, type KeyPages } from './compare.ts';
 import { SortedRuns } from './sorted-runs.ts';
 
 /** Files smaller than this are compared on one thread. */
@@ -60,12 +65,28 @@ export interface HalfJob {
   readonly name: string;
   readonly ranges: readonly ByteRange[];
   readonly scratchDir: string;
+  /** Then read the scope's remembered keys from this SQLite state file, or null. */
+  readonly keys: { readonly path: string; readonly scopeId: number } | null;
 }
 
-/** What it answers. */
+/** What it answers about its half. */
 export type HalfResult =
   | { readonly ok: true; readonly paths: string[]; readonly count: number; readonly fields: string[] }
   | { readonly ok: false; readonly error: string };
+
+/** Its messages: its half, then (HalfJob.keys) pages of keys, their end or why it could not read them. */
+export type HalfMessage =
+  | { readonly kind: 'half'; readonly result: HalfResult }
+  | { readonly kind: 'keys'; readonly page: KeyPage }
+  | { readonly kind: 'keysEnd' }
+  | { readonly kind: 'keysFailed'; readonly error: string };
+
+/** What the main thread says each time it takes a page of keys (the worker reads at most KEY_PAGES_AHEAD ahead). */
+export const MORE_KEYS = 'more';
+/** What it says when it wants no more keys: the worker closes its connection and ends. */
+export const STOP_KEYS = 'stop';
+export const KEY_PAGES_AHEAD = 4;
+export const KEY_PAGE_SIZE = 4096;
 
 /**
  * Where `file` can be cut in two, or null: smaller than `minBytes`, no LF after its header line within a mebibyte, a
@@ -129,14 +150,14 @@ export async function firstPass(input: HalvesInput): Promise<FirstPass> {
   if (header.sheet !== null || header.fixFile || header.encoding !== 'utf-8' || needsWholeFile(input.compiled)) return input.whole.chunks();
   const cut = await cutInTwo(input.file, input.minBytes);
   if (cut === null) return input.whole.chunks();
-  return async (hashing, scratchDir) => {
+  return async (compare) => {
     try {
-      return await inHalves(input, cut, hashing, scratchDir);
+      return await inHalves(input, cut, compare);
     } catch (error) {
       input.onFallback?.(error instanceof Error ? error.message : String(error));
-      const runs = new SortedRuns(scratchDir);
-      await collectRows(hashing, input.whole.chunks(), runs);
-      return runs;
+      const runs = new SortedRuns(compare.scratchDir);
+      await collectRows(compare, input.whole.chunks(), runs);
+      return { runs };
     }
   };
 }
@@ -144,17 +165,85 @@ export async function firstPass(input: HalvesInput): Promise<FirstPass> {
 /** The worker's module, next to this one (TypeScript sources in development, JavaScript once built). */
 const WORKER_URL = new URL(import.meta.url.endsWith('.ts') ? './half-worker.ts' : './half-worker.js', import.meta.url);
 
-function startHalf(job: HalfJob): { result: Promise<HalfResult>; stop: () => Promise<void> } {
-  const worker = new Worker(WORKER_URL, { workerData: job, stdout: false, stderr: false });
-  const result = new Promise<HalfResult>((resolve) => {
-    worker.once('message', (message: HalfResult) => resolve(message));
-    worker.once('error', (error: Error) => resolve({ ok: false, error: `the second half's thread failed: ${error.message}` }));
-    worker.once('exit', (code) => resolve({ ok: false, error: `the second half's thread exited with ${code}` }));
-  });
-  return { result, stop: () => worker.terminate().then(() => undefined) };
+interface Half {
+  readonly result: Promise<HalfResult>;
+  /** The keys it reads once its half is done (HalfJob.keys), or null. */
+  readonly keys: KeyPages | null;
+  stop(): Promise<void>;
 }
 
-async function inHalves(input: HalvesInput, cut: Cut, hashing: RowHashing, scratchDir: string): Promise<SortedRuns> {
+function startHalf(job: HalfJob): Half {
+  // Not unref'd: the main thread waits for its messages with nothing else to keep the process running. Every path
+  // stops it (inHalves on a failure, the comparison's end: KeyPages.close).
+  const worker = new Worker(WORKER_URL, { workerData: job, stdout: false, stderr: false });
+  let answer!: (result: HalfResult) => void;
+  const result = new Promise<HalfResult>((resolve) => (answer = resolve));
+  const pages: KeyPage[] = [];
+  let keysEnded = false;
+  let keysFailed: string | null = null;
+  let wake: (() => void) | null = null;
+  const woken = () => {
+    const w = wake;
+    wake = null;
+    w?.();
+  };
+  const failed = (error: string) => {
+    answer({ ok: false, error });
+    keysFailed ??= error;
+    woken();
+  };
+  worker.on('message', (message: HalfMessage) => {
+    if (message.kind === 'half') answer(message.result);
+    else if (message.kind === 'keys') pages.push(message.page);
+    else if (message.kind === 'keysEnd') keysEnded = true;
+    else keysFailed = message.error;
+    woken();
+  });
+  worker.once('error', (error: Error) => failed(`the second half's thread failed: ${error.message}`));
+  let exited = false;
+  const exit = new Promise<void>((resolve) =>
+    worker.once('exit', (code) => {
+      exited = true;
+      failed(`the second half's thread exited with ${code}`);
+      resolve();
+    }),
+  );
+  let answered = false;
+  void result.then(() => (answered = true));
+  /**
+   * Ends the thread. Reading its half, it holds no connection: terminated. Reading keys, it is asked to stop, so that
+   * it closes its read transaction itself (a read transaction left open would keep the WAL from being checkpointed).
+   */
+  const stop = async (): Promise<void> => {
+    if (exited) return;
+    if (!answered) await worker.terminate();
+    else {
+      worker.postMessage(STOP_KEYS);
+      await exit;
+    }
+  };
+  const keys: KeyPages | null =
+    job.keys === null
+      ? null
+      : {
+          async next() {
+            for (;;) {
+              const page = pages.shift();
+              if (page !== undefined) {
+                worker.postMessage(MORE_KEYS);
+                return page;
+              }
+              if (keysEnded) return null;
+              if (keysFailed !== null) throw new Error(keysFailed);
+              await new Promise<void>((resolve) => (wake = resolve));
+            }
+          },
+          close: stop,
+        };
+  return { result, keys, stop };
+}
+
+async function inHalves(input: HalvesInput, cut: Cut, compare: CompareInput): Promise<Collected> {
   const second = startHalf({
     file: input.file,
     options: input.compiled.options,
@@ -164,14 +253,15 @@ async function inHalves(input: HalvesInput, cut: Cut, hashing: RowHashing, scrat
       { start: cut.bomLength, end: cut.headerEnd },
       { start: cut.cut, end: cut.size },
     ],
-    scratchDir,
+    scratchDir: compare.scratchDir,
+    keys: compare.db?.localFile != null ? { path: compare.db.localFile, scopeId: compare.scopeId } : null,
   });
-  const runs = new SortedRuns(scratchDir);
+  const runs = new SortedRuns(compare.scratchDir);
   try {
     const first = await input.open({ unvalidated: true, byteRanges: [{ start: cut.bomLength, end: cut.cut }] });
     let lines: number;
     try {
-      await collectRows(hashing, first.chunks(), runs);
+      await collectRows(compare, first.chunks(), runs);
       const summary = first.summary();
       if (!summary.complete) throw new Error('the first half was not read to its end');
       lines = summary.lines;
@@ -181,12 +271,14 @@ async function inHalves(input: HalvesInput, cut: Cut, hashing: RowHashing, scrat
     const half = await second.result;
     if (!half.ok) throw new Error(half.error);
     runs.adopt(half.paths, half.count, lines - 1);
-    if (half.fields.join('\n') !== hashing.fields.join('\n')) throw new Error('the halves read different fields from the header');
-    return runs;
+    if (half.fields.join('\n') !== compare.fields.join('\n')) throw new Error('the halves read different fields from the header');
+    // The worker goes on reading the keys (if it was asked to): stopped by the comparison (KeyPages.close).
+    return second.keys === null ? { runs } : { runs, keys: second.keys };
   } catch (error) {
+    await second.stop();
     await runs.remove();
     throw error;
   } finally {
-    await second.stop();
+    if (second.keys === null) await second.stop();
   }
 }
