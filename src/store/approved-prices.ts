@@ -98,12 +98,15 @@ export async function storeDeliveredPage(
         }
       } else if (inserted) feed.push({ kind: 'price', source: item }); // a new id has no feed row yet
     }
-    const [seqs, , nextIntent] = await Promise.all([
-      appendFeedRows(tx, feed),
-      recordPending(tx, newIds), // only versions this page stored: a version stored before keeps its state
-      next && nextCursor !== null ? insertDeliveryIntent(tx, { ...next, job, cursor: nextCursor }, true) : undefined,
-      ...writes,
-    ]);
+    // Nothing of these answers decides the commit: COMMIT goes right behind them (a failed one still fails it).
+    const [seqs, , nextIntent] = await tx.commitBehind(
+      Promise.all([
+        appendFeedRows(tx, feed),
+        recordPending(tx, newIds), // only versions this page stored: a version stored before keeps its state
+        next && nextCursor !== null ? insertDeliveryIntent(tx, { ...next, job, cursor: nextCursor }, true) : undefined,
+        ...writes,
+      ]),
+    );
     page.feedRows = seqs.length;
     page.lastSeq = seqs.at(-1) ?? null;
     if (nextIntent) page.nextIntent = nextIntent;

@@ -56,6 +56,15 @@ export interface Queryable {
 export interface Tx extends Queryable {
   /** The clock's time when the transaction began (every *_at the transaction writes). */
   readonly now: string;
+  /**
+   * Commits right behind the statements issued so far, without waiting for their answers first (on PostgreSQL the
+   * COMMIT travels with them: one round trip less), and resolves with `last` once every statement answered and the
+   * commit is done. For a transaction's last statements, whose answers do not decide whether it commits: a failed one
+   * still fails the transaction (nothing is committed) and this call. A JavaScript error in building them is thrown
+   * too, but what was issued before it may have committed: build them with nothing that can fail but the database.
+   * `fn` issues nothing after it and returns what it resolves with.
+   */
+  commitBehind<T>(last: Promise<T>): Promise<T>;
 }
 
 export interface WriteOptions {

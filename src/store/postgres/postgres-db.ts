@@ -161,13 +161,17 @@ async function runTransaction<T>(
   // synchronous_commit off: the commit returns before its WAL is flushed; a crash of the server may lose it (never
   // corrupts): the 'relaxed' contract of WriteOptions.
   await client.query(options.durability === 'relaxed' ? 'BEGIN; SET LOCAL synchronous_commit = off' : 'BEGIN');
-  const { tx, end } = transactionOn(client, now());
+  let committing: Promise<pg.QueryResult> | undefined;
+  const { tx, end } = transactionOn(client, now(), () => {
+    committing ??= client.query('COMMIT');
+    committing.catch(() => undefined); // awaited below, unless `fn` fails first
+  });
   try {
     if (beforeWrite) await beforeWrite(tx);
     const result = await fn(tx);
     // COMMIT of a transaction in which a statement failed answers ROLLBACK, without an error: a statement `fn` issued
     // (pipelined) and did not await must not turn a failure into a success.
-    const commit = await client.query('COMMIT');
+    const commit = await (committing ?? client.query('COMMIT'));
     if (commit.command !== 'COMMIT') throw new Error(`the transaction was rolled back at COMMIT (${commit.command}): one of its statements failed`);
     return result;
   } catch (error) {
@@ -178,8 +182,11 @@ async function runTransaction<T>(
   }
 }
 
-/** The statements of one transaction on `client`, refused once `end` was called. */
-function transactionOn(client: pg.PoolClient, now: string): { tx: Tx; end: () => void } {
+/**
+ * The statements of one transaction on `client`, refused once `end` was called (or once `commit` was issued through
+ * commitBehind). Without `commit` (a read snapshot), commitBehind leaves the COMMIT to the caller.
+ */
+function transactionOn(client: pg.PoolClient, now: string, commit?: () => void): { tx: Tx; end: () => void } {
   let open = true;
   const on = clientQueryable(client);
   const check = (): void => {
@@ -193,6 +200,12 @@ function transactionOn(client: pg.PoolClient, now: string): { tx: Tx; end: () =>
     value: async (sql, params) => (check(), on.value(sql, params)),
     run: async (sql, params) => (check(), on.run(sql, params)),
     insert: async (spec, rows) => (check(), on.insert(spec, rows)),
+    commitBehind: async (last) => {
+      check();
+      commit?.();
+      open = commit === undefined;
+      return last;
+    },
   };
   return { tx, end: () => (open = false) };
 }

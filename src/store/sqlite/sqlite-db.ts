@@ -157,6 +157,7 @@ export class SqliteDb extends SqlDb {
       value: <V>(sql: string, params: SqlParams = []) => settled(() => this.#plucked(sql).get(...params) as V | undefined),
       run: (sql: string, params: SqlParams = []) => settled(() => this.statement(sql).run(...params).changes),
       insert: <R>(spec: InsertSpec, rows: readonly SqlParams[]) => settled(() => this.#insertRows<R>(spec, rows)),
+      commitBehind: (last) => last, // every statement has run already: COMMIT follows when `fn` returns
     };
     try {
       // Prepared once (the statement cache): pragma() compiles its statement on every call.
