@@ -71,8 +71,8 @@ export async function idsToAcknowledge(db: StateDb, limit: number = ACK_BATCH_MA
  *
  * Committed with relaxed durability (SQLite synchronous=NORMAL, PostgreSQL synchronous_commit off): a process crash
  * loses nothing, and a power cut can only lose the last marks, whose ids are then sent again and reported as already
- * acknowledged, so the loss costs a request, never a price or a second acknowledgement. One statement for the batch:
- * this runs once per batch of 500 on the pull's hot path.
+ * acknowledged, so the loss costs a request, never a price or a second acknowledgement. One statement for the batch,
+ * with the COMMIT right behind it: this runs once per batch of 500 on the pull's hot path.
  * @returns how many ids changed from 'pending' to 'acknowledged'.
  */
 export async function markAcknowledged(db: StateDb, ids: readonly number[]): Promise<number> {
@@ -80,7 +80,10 @@ export async function markAcknowledged(db: StateDb, ids: readonly number[]): Pro
   const sql = sqlOf(db);
   const among = sql.dialect.inList('approval_id', ids);
   return sql.write(
-    (tx) => tx.run(`UPDATE approval_acks SET status = 'acknowledged', acked_at = ? WHERE ${among.sql} AND status = 'pending'`, [tx.now, among.param]),
+    (tx) =>
+      tx.commitBehind(
+        tx.run(`UPDATE approval_acks SET status = 'acknowledged', acked_at = ? WHERE ${among.sql} AND status = 'pending'`, [tx.now, among.param]),
+      ),
     { durability: 'relaxed' },
   );
 }
