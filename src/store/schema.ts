@@ -46,11 +46,11 @@ export interface ApprovedPricesTable {
   currency_code: string;
   proposal_source: string;
   source: string;
-  /** JSON array, as received (a generated column over `record`). */
+  /** JSON array, as received: the field of `record` (RECORD_FIELD_COLUMNS, approved-prices.ts). */
   trace: string;
   approved_at: string;
   approved_by_user_id: string;
-  /** JSON object, as received (a generated column over `record`). */
+  /** JSON object, as received: the field of `record` (RECORD_FIELD_COLUMNS, approved-prices.ts). */
   approval_details: string;
   export_status: string;
   exported_at: string | null;
