@@ -30,7 +30,10 @@ it('after a 401, picks up a key written to the key file later within seconds, an
   const keyFile = join(await mkdtemp(join(tmpdir(), 'pa-key-')), 'api-key');
   await writeFile(keyFile, `${sandbox.apiKey}\n`);
   const readKey = async () => {
+    // A read that takes a while, as on a loaded machine: the clock is advanced only while the monitor sleeps, or
+    // its wake-up would pass unseen and it would sleep on, waiting for a clock that no longer moves.
     const key = (await readFile(keyFile, 'utf8')).trim();
+    await new Promise((resolve) => setTimeout(resolve, 20));
     if (key === '') throw new Error('the API key is empty');
     return key;
   };
@@ -46,10 +49,14 @@ it('after a 401, picks up a key written to the key file later within seconds, an
     monitor.reportRejected();
     await until(() => lines().some((l) => String(l['msg']).includes('sending is paused')), 'the pause to be logged');
     const requestsWhilePaused = sandbox.control.state().requests.total;
-    for (let i = 0; i < 5; i += 1) await clock.advance(KEY_FILE_REREAD_MS);
+    for (let i = 0; i < 5; i += 1) {
+      await clock.untilWaiting();
+      await clock.advance(KEY_FILE_REREAD_MS);
+    }
     expect(monitor.state).toBe('rejected');
     expect(sandbox.control.state().requests.total, 'an empty or unchanged key file costs the API nothing').toBe(requestsWhilePaused);
 
+    await clock.untilWaiting(); // asleep before the key is written: the read after the advance sees it
     await writeFile(keyFile, `${newKey}\n`);
     await clock.advance(KEY_FILE_REREAD_MS);
     await until(() => monitor.state === 'ok', 'the new key to be verified');
