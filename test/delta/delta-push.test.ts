@@ -128,6 +128,13 @@ describe('delta push', () => {
     const r3 = await reportOf(await halves.push('h3.csv', day(2).replace('H20,', 'H20x,')));
     expect(r3.rows).toMatchObject({ read: 24, sent: 0, unchanged: 24 });
     expect(debug).not.toContain('compared on one thread'); // the two halves were used every time
+
+    // A quoted cell of many lines across the cut: the halves are given up (the second thread, asked to stop, ends
+    // before it reads any key) and the file is compared on one thread: the same result.
+    const quoted = `item_id,store_id,current_price,note\n${Array.from({ length: 24 }, (_, i) => `H${i},${stores[i % 2]},${i}.${i === 2 ? '99' : '00'},${i === 12 ? `"${'x\n'.repeat(400)}"` : ''}`).join('\n')}\n`;
+    const r4 = await reportOf(await halves.push('h4.csv', quoted.replace('H20,', 'H20x,')));
+    expect(r4.rows).toMatchObject({ read: 24, sent: 0, unchanged: 24 });
+    expect(debug).toContain('compared on one thread');
   });
 
   it('holds a file read in two halves, keys read by the second thread, with the preview of the one-thread pass', async () => {

@@ -208,15 +208,14 @@ function startHalf(job: HalfJob): Half {
       resolve();
     }),
   );
-  let answered = false;
-  void result.then(() => (answered = true));
   /**
-   * Ends the thread. Reading its half, it holds no connection: terminated. Reading keys, it is asked to stop, so that
-   * it closes its read transaction itself (a read transaction left open would keep the WAL from being checkpointed).
+   * Ends the thread. One that will read keys is asked to stop (it does once its half is read, if not before), so that
+   * it closes its read transaction itself: one left open would keep the WAL from being checkpointed. One that will
+   * not opens no connection: terminated.
    */
   const stop = async (): Promise<void> => {
     if (exited) return;
-    if (!answered) await worker.terminate();
+    if (job.keys === null) await worker.terminate();
     else {
       worker.postMessage(STOP_KEYS);
       await exit;
