@@ -5,7 +5,7 @@
  * CSV source, a workbook source (its rejects CSV dropped back is read as CSV), and a source whose keys come from
  * the file name and the line; then the watcher picking up rejects files whatever the source's pattern.
  */
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SourceSchema } from '../../src/config/source-schema.ts';
@@ -17,7 +17,7 @@ import { listText, showText } from '../../src/cli/commands/files-text.ts';
 import { listFiles, showFile } from '../../src/status/file-list.ts';
 import { expectReconciled, rejectLines, reportOf } from '../fixtures/push/push-report.ts';
 import { workbook } from '../ingest/support/workbooks.ts';
-import { untilSeen } from '../support/inbox-seen.ts';
+import { untilSeen, writeWhole } from '../support/inbox-seen.ts';
 import { ManualClock, drive } from '../support/manual-clock.ts';
 import { pushHarness, type PushHarness } from '../support/push-harness.ts';
 import { until } from '../support/test-logger.ts';
@@ -198,7 +198,7 @@ describe('the inbox picks up rejects CSVs dropped back', () => {
     const service = new PushService({ deps: h.deps, sources: [config], clock, logger: h.deps.logger, onResult: (_source, result) => results.push(result) });
     await service.start();
     try {
-      await writeFile(join(inbox, 'liste.xlsx.rejects.csv'), `\uFEFFline,item_id,store_id,current_price,field,code,message\r\n2,WF-1,${stores[0]},6.5,current_price,x,y\r\n`);
+      await writeWhole(join(inbox, 'liste.xlsx.rejects.csv'), `\uFEFFline,item_id,store_id,current_price,field,code,message\r\n2,WF-1,${stores[0]},6.5,current_price,x,y\r\n`);
       await untilSeen(clock, () => service.status().every((s) => s.waitingToBeStable === 1), 'the rejects CSV to be seen');
       await clock.advance(2000);
       // A real push to the sandbox: on a machine loaded by the whole suite it took more than until's 10 s default.

@@ -11,7 +11,7 @@ import { claimFile } from '../../src/ingest/claim.ts';
 import { PushService } from '../../src/ingest/push-service.ts';
 import type { FileResult } from '../../src/ingest/push-file.ts';
 import { getFile } from '../../src/store/push-ledger.ts';
-import { untilSeen } from '../support/inbox-seen.ts';
+import { untilSeen, writeWhole } from '../support/inbox-seen.ts';
 import { ManualClock } from '../support/manual-clock.ts';
 import { pushHarness, type PushHarness } from '../support/push-harness.ts';
 import { until } from '../support/test-logger.ts';
@@ -49,8 +49,8 @@ describe('PushService', () => {
     await until(() => results.length === 1, 'the left-over file to be resumed');
     expect(results[0]?.result.outcome).toBe('done');
 
-    await writeFile(join(txInbox, 'new.csv'), 'transaction_id,item_id,transaction_timestamp\nN1,A,2026-11-20T09:00:00Z\n');
-    await writeFile(join(prodInbox, 'p.csv'), 'item_id,sku\nP1,P1\n');
+    await writeWhole(join(txInbox, 'new.csv'), 'transaction_id,item_id,transaction_timestamp\nN1,A,2026-11-20T09:00:00Z\n');
+    await writeWhole(join(prodInbox, 'p.csv'), 'item_id,sku\nP1,P1\n');
     await untilSeen(clock, () => service.status().every((s) => s.waitingToBeStable === 1), 'both files to be seen');
     await clock.advance(2000);
     await until(() => results.length === 3, 'both new files to be pushed');
@@ -76,11 +76,12 @@ describe('PushService', () => {
     // even on a loaded machine (checked below: nothing was pushed yet when the second was handed over).
     h.sandbox.control.setFaults({ latency_ms: 5000, paths: ['POST /v1/transactions/bulk'] });
     try {
-      await writeFile(join(inbox, 'daily.csv'), 'transaction_id,item_id,transaction_timestamp\nS1,A,2026-11-20T08:00:00Z\n');
+      // Each written whole: seen half-written, it would wait for stable_ms more of a clock the test moves only once.
+      await writeWhole(join(inbox, 'daily.csv'), 'transaction_id,item_id,transaction_timestamp\nS1,A,2026-11-20T08:00:00Z\n');
       await untilSeen(clock, () => service.status()[0]?.waitingToBeStable === 1, 'the first file to be seen');
       await clock.advance(2000);
       await until(() => readdirSafe(join(inbox, 'processing')).length === 1, 'the first file to be claimed', 60_000);
-      await writeFile(join(inbox, 'daily.csv'), 'transaction_id,item_id,transaction_timestamp\nS2,A,2026-11-20T09:00:00Z\n');
+      await writeWhole(join(inbox, 'daily.csv'), 'transaction_id,item_id,transaction_timestamp\nS2,A,2026-11-20T09:00:00Z\n');
       await untilSeen(clock, () => service.status()[0]?.waitingToBeStable === 1, 'the second file to be seen');
       await clock.advance(2000);
       await until(() => service.status()[0]?.waitingToBeStable === 0, 'the second file to be handed over', 60_000);
@@ -107,7 +108,7 @@ describe('PushService', () => {
     const status = () => service.status()[0];
     h.sandbox.control.setFaults({ error_503: 1, paths: ['POST /v1/products/bulk'] });
     try {
-      await writeFile(join(inbox, 'monday.csv'), 'item_id,sku,product_name\nORD1,ORD1,monday\n');
+      await writeWhole(join(inbox, 'monday.csv'), 'item_id,sku,product_name\nORD1,ORD1,monday\n');
       await untilSeen(clock, () => status()?.waitingToBeStable === 1, 'monday.csv to be seen');
       await clock.advance(2000);
       // The client's backoff waits (1 s, 2 s, 4 s, 8 s) run on the test's clock: move it a second at a time.
@@ -118,7 +119,7 @@ describe('PushService', () => {
       await until(() => results.length === 1, 'monday.csv to be deferred');
       expect(results[0]?.outcome).toBe('deferred');
 
-      await writeFile(join(inbox, 'tuesday.csv'), 'item_id,sku,product_name\nORD1,ORD1,tuesday\n');
+      await writeWhole(join(inbox, 'tuesday.csv'), 'item_id,sku,product_name\nORD1,ORD1,tuesday\n');
       await untilSeen(clock, () => status()?.waitingToBeStable === 1 || status()?.queued === 2, 'tuesday.csv to be seen');
       await clock.advance(2000);
       await until(() => status()?.queued === 2, 'tuesday.csv to be queued behind the deferred monday.csv');

@@ -4,7 +4,7 @@
  * in the sheet the report names. Then the corpus of bad workbooks, each with the outcome a person can act on, and a
  * watched inbox that picks workbooks up as it does CSV files.
  */
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SourceSchema } from '../../src/config/source-schema.ts';
@@ -12,7 +12,7 @@ import type { FileResult } from '../../src/ingest/push-file.ts';
 import { PushService } from '../../src/ingest/push-service.ts';
 import { expectReconciled, rejectLines, reportOf } from '../fixtures/push/push-report.ts';
 import { asMacroEnabled, bigWorkbook, encrypted, legacyXls, truncated, workbook, type SheetSpec } from '../ingest/support/workbooks.ts';
-import { untilSeen } from '../support/inbox-seen.ts';
+import { untilSeen, writeWhole } from '../support/inbox-seen.ts';
 import { ManualClock, drive } from '../support/manual-clock.ts';
 import { pushHarness, type PushHarness } from '../support/push-harness.ts';
 import { until } from '../support/test-logger.ts';
@@ -213,7 +213,7 @@ describe('a watched workbook source', () => {
     await service.start();
     try {
       const file = await workbook(h.dir, 'dropped.xlsx', [{ name: 'S', rows: [['item_id', 'store_id', 'current_price'], ['D-1', stores[0], 5.5]] }]);
-      await writeFile(join(inbox, 'dropped.xlsx'), await readFile(file));
+      await writeWhole(join(inbox, 'dropped.xlsx'), await readFile(file));
       await untilSeen(clock, () => service.status().every((s) => s.waitingToBeStable === 1), 'the workbook to be seen');
       await clock.advance(2000);
       await until(() => results.length === 1, 'the workbook to be pushed');

@@ -7,6 +7,7 @@ import { rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, expect, it, vi } from 'vitest';
 import { daemonHarness, untilReady, type DaemonHarness } from '../support/daemon-harness.ts';
+import { until } from '../support/test-logger.ts';
 
 vi.setConfig({ testTimeout: 180_000 });
 
@@ -29,6 +30,9 @@ it('goes on with the new key from the key file at once, though the next key chec
   );
   const daemon = h.start();
   await untilReady(h);
+  // The start-up jobs' requests end first: one of them in flight between the rotation and the rename below would get
+  // the 401 before the key file holds the new key (then picked up seconds later: key-monitor.test.ts), not this case.
+  await until(() => daemon.output().includes('approved prices pulled') && daemon.output().includes('approved prices reconciled'), 'the start-up pull and reconciliation', 60_000);
   // The platform user generates a new key and IT writes it to the key file before the agent's next request.
   const newKey = h.sandbox.control.rotateKey();
   // Written whole (a rename): the agent's 401 may come at any instant, and must find the new key already there. A
