@@ -12,7 +12,7 @@
  *   is added (the README's part);
  * - the checks of "Checking it" (curl on each server, /metrics, `pricing-agent status`, the SQL on ha_lease) and the
  *   four tests of "Testing a failover": a graceful stop, SIGKILL in the middle of a file, SIGSTOP past the lease,
- *   and `ip link set eth0 down` in the middle of a file.
+ *   and `ip link set eth0 down` in the middle of a file, on each server in turn.
  *
  * What a real pair has and this has not: two kernels, two clocks and an NFS share (both servers here read the same
  * folder of one file system, with `poll: true` as docs/ha.md asks). systemd is replaced by starting the process
@@ -278,26 +278,33 @@ export async function walkthrough(options: WalkthroughOptions): Promise<Walkthro
     check('the woken server sent nothing', sentAwake.length === 0, sentAwake.map((r) => `${r.method} ${r.path}`).slice(0, 3).join(', '));
 
     // 4: the active's (b) network cable pulled while a file is being pushed, then plugged back.
-    step = 'failover 4: ip link set eth0 down';
-    const cut = await dropFile();
-    const saidBefore = b.output.length;
-    b.server.unplug();
-    const unpluggedAt = Date.now();
-    const said = () => b.output.slice(saidBefore);
-    await until(() => said().includes('HA: this node steps down to standby'), 'backoffice-b logging that it steps down while cut off', leaseMs * 3);
-    check('cut off, the server steps down when its lease ends by its own clock', said().includes('the lease could not be renewed in time'));
-    check('cut off, it says standby on /readyz', (await role(b.server)) === 'standby');
-    check('cut off, /readyz?role=active answers 503 on it', (await curl(b.server, '/readyz?role=active')).status === 503);
-    await takeover(a, leaseMs + leaseMs / 3 + FEW_S, unpluggedAt);
-    await finished(cut);
-    const reachableBefore = b.output.split('the HA lease is reachable again').length;
-    const pluggedAt = Date.now();
-    b.server.plug();
-    await until(() => b.output.split('the HA lease is reachable again').length > reachableBefore, 'backoffice-b reaching the database again', 60_000);
-    check('plugged back, the server stands by', (await role(b.server)) === 'standby' && (await curl(a.server, '/readyz?role=active')).status === 200);
-    const late = proxy.log.filter((r) => r.from === b.server.address && r.at >= pluggedAt);
-    // Not a check: a request written before the cable was pulled may arrive now (docs/ha.md, Limits).
-    check('requests from the cut-off server arriving after it was plugged back (information)', true, String(late.length));
+    // 4: the active's network cable pulled while a file is being pushed, then plugged back; on either server in turn.
+    for (const [cutOff, other] of [
+      [b, a],
+      [a, b],
+    ] as const) {
+      step = `failover 4: ip link set eth0 down on ${cutOff.server.name}`;
+      const cut = await dropFile();
+      const saidBefore = cutOff.output.length;
+      cutOff.server.unplug();
+      const unpluggedAt = Date.now();
+      const said = () => cutOff.output.slice(saidBefore);
+      await until(() => said().includes('HA: this node steps down to standby'), `${cutOff.server.name} logging that it steps down while cut off`, leaseMs * 3);
+      check('cut off, the server steps down when its lease ends by its own clock', said().includes('the lease could not be renewed in time'));
+      check('cut off, it says standby on /readyz', (await role(cutOff.server)) === 'standby');
+      check('cut off, /readyz?role=active answers 503 on it', (await curl(cutOff.server, '/readyz?role=active')).status === 503);
+      await takeover(other, leaseMs + leaseMs / 3 + FEW_S, unpluggedAt);
+      await finished(cut);
+      const reachable = () => cutOff.output.split('the HA lease is reachable again').length;
+      const reachableBefore = reachable();
+      const pluggedAt = Date.now();
+      cutOff.server.plug();
+      await until(() => reachable() > reachableBefore, `${cutOff.server.name} reaching the database again`, 60_000);
+      check('plugged back, the server stands by', (await role(cutOff.server)) === 'standby' && (await curl(other.server, '/readyz?role=active')).status === 200);
+      const late = proxy.log.filter((r) => r.from === cutOff.server.address && r.at >= pluggedAt);
+      // Not a check: a request written before the cable was pulled may arrive now (docs/ha.md, Limits).
+      check('requests from the cut-off server arriving after it was plugged back (information)', true, String(late.length));
+    }
 
     step = 'end';
     for (const agent of agents) agent.child?.kill('SIGTERM');
