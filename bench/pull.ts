@@ -12,7 +12,7 @@
  *
  *   bench:pull agent=<rows/s> minimal=<rows/s> ratio=<x.xx> agent_rss_mb=<n>
  *
- *   node bench/pull.ts [--approvals 100000] [--rounds 2] [--backend postgres]
+ *   node bench/pull.ts [--approvals 100000] [--rounds 2] [--backend postgres] [--profile DIR]
  * Target: ratio >= 0.8.
  *
  * --backend postgres: each round also runs the agent with its state in PostgreSQL (a throwaway cluster on this
@@ -48,6 +48,8 @@ const { values } = parseArgs({
     url: { type: 'string' },
     key: { type: 'string' },
     dir: { type: 'string' },
+    /** A directory: each agent side writes a V8 CPU profile there (open it in Chrome's DevTools). */
+    profile: { type: 'string' },
   },
 });
 
@@ -185,10 +187,11 @@ function startSandbox(approvals: string): Promise<{ child: ChildProcess; url: st
 
 function runSide(worker: string, role: 'agent' | 'minimal' | 'floor', url: string, key: string, dir: string, postgres?: { url: string; schema: string }): Promise<Result> {
   const pg = postgres ? ['--pg-url', postgres.url, '--pg-schema', postgres.schema] : [];
+  const profile = role === 'agent' && values.profile !== undefined ? ['--cpu-prof', `--cpu-prof-dir=${values.profile}`] : [];
   const child = fork(worker, ['--role', role, '--url', url, '--key', key, '--dir', dir, ...pg], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     // The flags the agent is deployed with (src/cli/main.ts shebang, systemd unit, Dockerfile), for every side.
-    execArgv: ['--max-semi-space-size=8', '--max-old-space-size=1536'],
+    execArgv: ['--max-semi-space-size=8', '--max-old-space-size=1536', ...profile],
   });
   return new Promise((resolve, reject) => {
     child.once('message', (message) => resolve(message as Result));
