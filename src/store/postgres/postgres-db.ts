@@ -255,16 +255,44 @@ async function insertRows<R>(query: Query, spec: InsertSpec, rows: readonly SqlP
     rows.forEach((row, i) => last.set(JSON.stringify(keyIndexes.map((k) => row[k])), i));
     if (last.size < rows.length) input = [...last.values()].sort((a, b) => a - b).map((i) => rows[i] as SqlParams);
   }
-  const chunk = Math.min(MAX_ROWS_PER_STATEMENT, Math.floor(MAX_PARAMETERS / spec.columns.length));
+  const full = fullChunkStatement(spec);
   const out: R[] = [];
-  for (let start = 0; start < input.length; start += chunk) {
-    const part = input.slice(start, start + chunk);
-    const text = insertStatement(spec, valuesList(part.length, spec.columns.length));
+  for (let start = 0; start < input.length; start += full.rows) {
+    const part = input.slice(start, start + full.rows);
     const values = part.flat();
-    const result = await query(part.length === chunk ? { name: preparedName(text), text, values } : { text, values });
+    const result = await query(
+      part.length === full.rows ? { name: full.name, text: full.text, values } : { text: insertStatement(spec, valuesList(part.length, spec.columns.length)), values },
+    );
     for (const row of result.rows) out.push(row as R);
   }
   return out;
+}
+
+interface FullChunkStatement {
+  /** Rows per full chunk: at most 500, their parameters within PostgreSQL's limit. */
+  readonly rows: number;
+  readonly text: string;
+  /** The prepared statement's name (pg prepares it on each connection at its first use there). */
+  readonly name: string;
+}
+
+/**
+ * The statement of a full chunk, built once per table, columns and conflict clause (callers may build their spec on
+ * each call): its text has 13,000 parameters for a page of approved prices, and building it for every page cost the
+ * agent 2 ms of CPU per page (docs/performance.md). Keyed by the statement without its rows.
+ */
+const fullChunkStatements = new Map<string, FullChunkStatement>();
+
+function fullChunkStatement(spec: InsertSpec): FullChunkStatement {
+  const key = insertStatement(spec, '');
+  let statement = fullChunkStatements.get(key);
+  if (statement === undefined) {
+    const rows = Math.min(MAX_ROWS_PER_STATEMENT, Math.floor(MAX_PARAMETERS / spec.columns.length));
+    const text = insertStatement(spec, valuesList(rows, spec.columns.length));
+    statement = { rows, text, name: `pricing_agent_insert_${fullChunkStatements.size + 1}` };
+    fullChunkStatements.set(key, statement);
+  }
+  return statement;
 }
 
 /** `VALUES ($1, $2), ($3, $4)` for `rows` rows of `columns` values. */
@@ -275,18 +303,6 @@ function valuesList(rows: number, columns: number): string {
     tuples.push(`(${Array.from({ length: columns }, (_, c) => `$${first + c + 1}`).join(', ')})`);
   }
   return `VALUES ${tuples.join(', ')}`;
-}
-
-/** The name of a prepared statement per text (pg prepares it on each connection at its first use there). */
-const preparedNames = new Map<string, string>();
-
-function preparedName(text: string): string {
-  let name = preparedNames.get(text);
-  if (name === undefined) {
-    name = `pricing_agent_insert_${preparedNames.size + 1}`;
-    preparedNames.set(text, name);
-  }
-  return name;
 }
 
 const numberedCache = new Map<string, string>();
