@@ -172,4 +172,30 @@ describe.runIf(TEST_BACKEND === 'postgres')('openPostgres', () => {
     ]);
     expect(await getApprovedPrice(db, 1)).toMatchObject({ trace: JSON.stringify(old.trace) });
   });
+
+  it('migration 0012 compresses the JSON columns with lz4: a version past the 2 kB threshold reads back as stored', async () => {
+    const db = sqlOf(await openStateDb(await testStateConfig(tempDir())));
+    onCleanup(() => db.close());
+    const compression = await db.all<{ table: string; column: string; method: string }>(
+      `SELECT c.relname AS table, a.attname AS column, a.attcompression AS method FROM pg_attribute a
+         JOIN pg_class c ON c.oid = a.attrelid
+       WHERE c.relnamespace = current_schema()::regnamespace AND a.attname IN ('record', 'trace', 'approval_details')
+         AND c.relkind = 'r' ORDER BY 1, 2`,
+    );
+    expect(compression.map((r) => `${r.table}.${r.column}`)).toEqual([
+      'approved_prices.approval_details', 'approved_prices.record', 'approved_prices.trace', 'mirror_competitor_prices.record',
+      'mirror_grid_rows.record', 'mirror_product_store.record', 'mirror_products.record', 'mirror_transactions.record',
+    ]);
+    expect(new Set(compression.map((r) => r.method))).toEqual(new Set(['l']));
+    // A long trace (as a platform may send: many pricing steps) makes the row cross the threshold: it is compressed.
+    const trace = Array.from({ length: 40 }, (_, i) => ({ source: 'dp', column_key: `step-${i}`, payload: { elasticity: `-1.${i}` } }));
+    const intent = await recordDeliveryIntent(db, { requestId: '22222222-2222-4222-8222-222222222222', filters: {}, cursor: null });
+    await storeDeliveredPage(db, intent.id, [approval(1, { trace })], null);
+    const stored = await db.get<{ record: string; trace: string; method: string }>(
+      'SELECT record, trace, pg_column_compression(record) AS method FROM approved_prices WHERE id = 1',
+    );
+    expect(stored?.method).toBe('lz4');
+    expect(JSON.parse(stored?.record ?? '')).toEqual(approval(1, { trace }));
+    expect(stored?.trace).toBe(JSON.stringify(trace));
+  });
 });

@@ -17,6 +17,8 @@ import { migration0008Delta } from './0008-delta.ts';
 import { migration0009HaLease } from './0009-ha-lease.ts';
 import { migration0010FixesFile } from './0010-fixes-file.ts';
 import { migration0011RecordFields } from './0011-record-fields.ts';
+import { migration0012JsonCompression } from './0012-json-compression.ts';
+import { migration0013ReferenceChecks } from './0013-reference-checks.ts';
 
 export const SQLITE_MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0001_base': migration0001Base,
@@ -30,4 +32,6 @@ export const SQLITE_MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0009_ha_lease': migration0009HaLease,
   '0010_fixes_file': migration0010FixesFile,
   '0011_record_fields': migration0011RecordFields,
+  '0012_json_compression': migration0012JsonCompression,
+  '0013_reference_checks': migration0013ReferenceChecks,
 };
