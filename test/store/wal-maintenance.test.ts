@@ -72,3 +72,40 @@ describe('WAL maintenance', () => {
     expect(!existsSync(`${db.path}-wal`) || statSync(`${db.path}-wal`).size === 0).toBe(true);
   });
 });
+
+describe('relaxed commits and the automatic checkpoint', () => {
+  /** One transaction that adds `pages` pages of new rows (each row fills most of a 4 KiB page). */
+  async function addPages(db: SqliteDb, pages: number, durability: 'full' | 'relaxed'): Promise<void> {
+    await db.write(async (tx) => {
+      const rows = Array.from({ length: pages }, () => [`job-${Math.random()}`, 'c'.repeat(3500), 'now']);
+      await tx.insert({ table: 'pull_state', columns: ['job', 'cursor', 'updated_at'] }, rows);
+    }, { durability });
+  }
+  const fileSize = (db: SqliteDb) => statSync(db.path).size;
+
+  it('relaxed commits leave their pages in the WAL below its size limit; the next full commit checkpoints them', async () => {
+    const db = await openTempDb();
+    await addPages(db, 10, 'full');
+    checkpoint(db, 'PASSIVE');
+    const before = fileSize(db);
+    // 1,500 pages over six commits: SQLite's default automatic checkpoint (1,000 pages) would have copied them into
+    // the database file at the fourth or fifth commit.
+    for (let i = 0; i < 6; i++) await addPages(db, 250, 'relaxed');
+    expect(fileSize(db)).toBe(before);
+    expect(walSizeBytes(db)).toBeGreaterThan(1500 * 4096);
+    await addPages(db, 1, 'full');
+    expect(fileSize(db)).toBeGreaterThan(before + 1500 * 4096);
+  });
+
+  it('relaxed commits checkpoint once the WAL passes its size limit', async () => {
+    const db = await openTempDb({ journalSizeLimitBytes: 8 * 1024 * 1024 }); // 2,048 pages
+    await addPages(db, 10, 'full');
+    checkpoint(db, 'PASSIVE');
+    const before = fileSize(db);
+    for (let i = 0; i < 6; i++) await addPages(db, 250, 'relaxed');
+    expect(fileSize(db)).toBe(before);
+    for (let i = 0; i < 4; i++) await addPages(db, 250, 'relaxed');
+    expect(fileSize(db)).toBeGreaterThan(before + 2000 * 4096);
+    expect(db.sqlite.pragma('wal_autocheckpoint', { simple: true })).toBe(1000); // full commits checkpoint as before
+  });
+});

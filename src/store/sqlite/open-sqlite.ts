@@ -88,12 +88,11 @@ export async function openSqlite(path: string, options: SqliteOptions = {}): Pro
   } catch (error) {
     throw new StoreError('OPEN_FAILED', `cannot open database ${path}: ${(error as Error).message}`, { cause: error });
   }
-  const db = new SqliteDb({ path, readonly, sqlite, now: options.now ?? Date.now });
+  const journalSizeLimitBytes = options.journalSizeLimitBytes ?? DEFAULTS.journalSizeLimitBytes;
+  // Relaxed commits let the WAL grow to its size limit before they checkpoint it (sqlite-db.ts).
+  const db = new SqliteDb({ path, readonly, sqlite, now: options.now ?? Date.now, relaxedCheckpointBytes: journalSizeLimitBytes });
   try {
-    applyPragmas(sqlite, readonly, {
-      busyTimeoutMs: options.busyTimeoutMs ?? DEFAULTS.busyTimeoutMs,
-      journalSizeLimitBytes: options.journalSizeLimitBytes ?? DEFAULTS.journalSizeLimitBytes,
-    });
+    applyPragmas(sqlite, readonly, { busyTimeoutMs: options.busyTimeoutMs ?? DEFAULTS.busyTimeoutMs, journalSizeLimitBytes });
     // Kysely only runs the migrations (its migrator keeps their bookkeeping); the families use the connection
     // directly. Not destroyed afterwards: destroying a SqliteDialect closes the connection.
     const kysely = new Kysely<Database>({ dialect: new StateDialect({ database: sqlite }) });

@@ -10,6 +10,15 @@
  * Transactions are IMMEDIATE: the write lock is taken up front, so a second process (a CLI command) waits on
  * busy_timeout instead of failing on a lock upgrade. If the process dies inside one, SQLite rolls it back on the
  * next open.
+ *
+ * Relaxed commits (WriteOptions.durability: a push's batch checkpoints, acknowledgement marks) neither sync the WAL
+ * (synchronous=NORMAL) nor checkpoint it below the WAL's size limit (journal_size_limit): SQLite's automatic
+ * checkpoint at 1,000 pages ran after nearly every batch commit of a delta push, since remembering a batch's 1,000
+ * random keys dirties about as many pages, and copying and syncing them cost 25-45 ms a commit against 7 ms for the
+ * commit itself (docs/performance.md). The next full commit (a file's finish), the WAL maintenance or the bound
+ * checkpoints them all at once, each page once. Nothing more can be lost than before: an unsynced commit survives a
+ * crash of the process (its frames are in the operating system's cache), and a power cut loses the last relaxed
+ * commits whole, in order, which the relaxed contract allows (sql-db.ts WriteOptions).
  */
 import type BetterSqlite3 from 'better-sqlite3';
 import { sqliteDialect } from '../dialect.ts';
@@ -18,6 +27,10 @@ import type { MaintenanceOptions } from '../state-db.ts';
 import { truncateWalIfFree, WalMaintenance } from './wal-maintenance.ts';
 
 type Statement = BetterSqlite3.Statement<unknown[], unknown>;
+
+/** SQLite's automatic checkpoint: once a commit leaves this many pages in the WAL (its default). */
+const DEFAULT_AUTOCHECKPOINT_PAGES = 1000;
+const FULL_AUTOCHECKPOINT = `PRAGMA wal_autocheckpoint = ${DEFAULT_AUTOCHECKPOINT_PAGES}`;
 
 export class SqliteDb extends SqlDb {
   readonly dialect = sqliteDialect;
@@ -28,11 +41,25 @@ export class SqliteDb extends SqlDb {
   /** Settles when the transaction in flight ends; null when none is. */
   #active: Promise<void> | null = null;
   #maintenance: WalMaintenance | null = null;
+  /** Relaxed commits checkpoint the WAL from this size on (or from SQLite's default, if more). */
+  readonly #relaxedCheckpointBytes: number;
+  /** The pragma that sets it, made at the first relaxed commit (it needs the page size). */
+  #relaxedCheckpoint: string | null = null;
 
-  constructor(init: { path: string; readonly: boolean; sqlite: BetterSqlite3.Database; now: () => number }) {
+  constructor(init: { path: string; readonly: boolean; sqlite: BetterSqlite3.Database; now: () => number; relaxedCheckpointBytes?: number }) {
     super({ location: init.path, localFile: init.path, readonly: init.readonly, now: init.now });
     this.path = init.path;
     this.sqlite = init.sqlite;
+    this.#relaxedCheckpointBytes = init.relaxedCheckpointBytes ?? 0;
+  }
+
+  #relaxedCheckpointPragma(): string {
+    if (this.#relaxedCheckpoint === null) {
+      const pageSize = this.sqlite.pragma('page_size', { simple: true }) as number;
+      const pages = Math.max(DEFAULT_AUTOCHECKPOINT_PAGES, Math.floor(this.#relaxedCheckpointBytes / pageSize));
+      this.#relaxedCheckpoint = `PRAGMA wal_autocheckpoint = ${pages}`;
+    }
+    return this.#relaxedCheckpoint;
   }
 
   /** A prepared statement, compiled once per connection. */
@@ -160,8 +187,12 @@ export class SqliteDb extends SqlDb {
       commitBehind: (last) => last, // every statement has run already: COMMIT follows when `fn` returns
     };
     try {
-      // Prepared once (the statement cache): pragma() compiles its statement on every call.
-      if (relaxed) this.statement('PRAGMA synchronous = NORMAL').run();
+      // Prepared once (the statement cache): pragma() compiles its statement on every call. The checkpoint threshold
+      // is read when the commit ends (SQLite's WAL hook).
+      if (relaxed) {
+        this.statement('PRAGMA synchronous = NORMAL').run();
+        this.statement(this.#relaxedCheckpointPragma()).get();
+      }
       this.statement(begin).run();
       try {
         const result = await fn(tx);
@@ -175,7 +206,10 @@ export class SqliteDb extends SqlDb {
     } finally {
       open = false;
       try {
-        if (relaxed) this.statement('PRAGMA synchronous = FULL').run();
+        if (relaxed) {
+          this.statement('PRAGMA synchronous = FULL').run();
+          this.statement(FULL_AUTOCHECKPOINT).get();
+        }
       } finally {
         this.#active = null;
         release();
