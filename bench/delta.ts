@@ -14,11 +14,18 @@
  * Targets: rows_sent_share <= 0.012, bytes_share <= 0.02, time_share <= 0.2 (of the plain push); peak RSS within
  * 10 % of the plain push's; at most 64 bytes of state per key; memory flat in the number of keys.
  *
- *   node bench/delta.ts [--rows 1000000] [--node-flags="..."]
+ *   node bench/delta.ts [--rows 1000000] [--node-flags="..."] [--keep DIR]
+ *   node bench/delta.ts --from DIR [--repeat 3] [--node-flags="..."]
+ *
+ * For comparing two versions of the agent on the same state (an A/B while working on day 2's time): `--keep DIR` also
+ * saves the state after day 1 and the day-2 file in DIR; `--from DIR` then only pushes that day-2 file with delta,
+ * `--repeat` times, each time on a fresh copy of the saved state and a fresh sandbox (which lacks day 1: its 11,000
+ * rows are created, not updated), and prints its wall time. No share is printed: there is no plain push to share
+ * against.
  */
 import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
-import { copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { copyFile, cp, mkdir, mkdtemp, open, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -163,7 +170,7 @@ function line(label: string, r: DayResult): string {
 }
 
 /** Day 1 (the full export, by the delta agent: a source's first file is sent whole), then day 2 as asked. */
-async function scenario(options: RunOptions, root: string, rows: number, plainToo: boolean): Promise<{ delta: DayResult; plain: DayResult | null; state: { bytes: number; keys: number } }> {
+async function scenario(options: RunOptions, root: string, rows: number, plainToo: boolean, keep?: string): Promise<{ delta: DayResult; plain: DayResult | null; state: { bytes: number; keys: number } }> {
   const sandbox = await forkSandbox();
   try {
     const day1 = join(root, `day1-${rows}.csv`);
@@ -173,6 +180,10 @@ async function scenario(options: RunOptions, root: string, rows: number, plainTo
     const agentDir = join(root, `agent-${rows}`);
     const first = await push(options, sandbox, day1, agentDir, 'day1.csv', true);
     console.log(line(`day 1 (${fmt(rows)})`, first));
+    if (keep !== undefined) {
+      await cp(join(agentDir, 'state'), join(keep, 'state'), { recursive: true });
+      await copyFile(day2, join(keep, 'day2.csv'));
+    }
     let plain: DayResult | null = null;
     if (plainToo) {
       plain = await push(options, sandbox, day2, join(root, `plain-${rows}`), 'day2.csv', false);
@@ -187,11 +198,11 @@ async function scenario(options: RunOptions, root: string, rows: number, plainTo
   }
 }
 
-async function orchestrate(rows: number, options: RunOptions): Promise<void> {
+async function orchestrate(rows: number, options: RunOptions, keep?: string): Promise<void> {
   const root = await mkdtemp(join(tmpdir(), 'pa-bench-delta-'));
   try {
     console.log(`bench:delta  ${fmt(rows)} product_store rows; day 2: 1 % of the prices changed, 0.1 % new rows; batches of ${BATCH}, ${CONNECTIONS} connections`);
-    const big = await scenario(options, root, rows, true);
+    const big = await scenario(options, root, rows, true, keep);
     const plain = big.plain as DayResult;
     const perKey = big.state.bytes / big.state.keys;
     console.log(`state: ${fmt(big.state.keys)} keys in ${(big.state.bytes / 1e6).toFixed(1)} MB on disk: ${perKey.toFixed(1)} bytes per key`);
@@ -212,9 +223,36 @@ async function orchestrate(rows: number, options: RunOptions): Promise<void> {
   }
 }
 
+/** Day 2's delta push alone, `repeat` times, on copies of the state and the file `--keep` saved in `from`. */
+async function day2Only(from: string, repeat: number, options: RunOptions): Promise<void> {
+  const root = await mkdtemp(join(tmpdir(), 'pa-bench-delta-'));
+  try {
+    for (let i = 1; i <= repeat; i += 1) {
+      const agentDir = join(root, `agent-${i}`);
+      await cp(join(from, 'state'), join(agentDir, 'state'), { recursive: true });
+      // On disk before the push, as day 1 leaves it: else its first checkpoint's fsync writes the whole copy.
+      const copy = await open(join(agentDir, 'state', 'pricing-agent.db'), 'r+');
+      await copy.sync();
+      await copy.close();
+      const sandbox = await forkSandbox();
+      try {
+        console.log(line(`day 2, delta #${i}`, await push(options, sandbox, join(from, 'day2.csv'), agentDir, 'day2.csv', true)));
+      } finally {
+        await sandbox.stop();
+      }
+      await rm(agentDir, { recursive: true, force: true });
+    }
+  } finally {
+    await rm(root, { recursive: true, force: true });
+  }
+}
+
 const { values } = parseArgs({
   options: {
     rows: { type: 'string', default: '1000000' },
+    keep: { type: 'string' },
+    from: { type: 'string' },
+    repeat: { type: 'string', default: '3' },
     ...CHILD_OPTIONS,
   },
 });
@@ -229,7 +267,9 @@ if (values.worker !== undefined) {
   const nodeFlags = values['node-flags'].split(' ').filter((f) => f !== '');
   const compiled = await compileForBench();
   try {
-    await orchestrate(Number(values.rows), { worker: compiled.path(import.meta.url), nodeFlags });
+    const options = { worker: compiled.path(import.meta.url), nodeFlags };
+    if (values.from !== undefined) await day2Only(values.from, Number(values.repeat), options);
+    else await orchestrate(Number(values.rows), options, values.keep);
   } finally {
     await compiled.remove();
   }
