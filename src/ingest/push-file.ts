@@ -148,7 +148,8 @@ export async function processClaimed(deps: PushDeps, source: PushSource, fileId:
         const settings = first.header.fixFile ? { ...delta, snapshot: false } : delta;
         // A large file is compared in two halves on two threads where that is exact (delta/two-halves.ts).
         const onFallback = (reason: string) => deps.logger.debug({ file: file.original_name, reason }, 'compared on one thread');
-        const halves = { file: file.processing_path, compiled, entity, name, header: first.header, open, whole: first, onFallback };
+        const onMergeFallback = (reason: string) => deps.logger.debug({ file: file.original_name, reason }, 'merged on one thread');
+        const halves = { file: file.processing_path, compiled, entity, name, header: first.header, open, whole: first, onFallback, onMergeFallback };
         const pass = await firstPass(deps.splitBytes === undefined ? halves : { ...halves, minBytes: deps.splitBytes });
         plan = await planDelta(deps, { name: source.name, entity, delta: settings, options: source.options ?? {} }, file, first, options, pass);
       } finally {

@@ -108,37 +108,43 @@ export async function knownKeys(db: StateDb, scopeId: number): Promise<number> {
 const DELTA_KEY_COLUMNS = `key_hash >> 32 AS "keyHi", key_hash & 4294967295 AS "keyLo", content >> 32 AS "contentHi",
       content & 4294967295 AS "contentLo", generation, price, file_id`;
 
-function keysAfterSql(after: bigint | null): string {
+function keysAfterSql(after: bigint | null, before: bigint | null): string {
   return `SELECT ${DELTA_KEY_COLUMNS}
-    FROM delta_keys WHERE scope_id = ? ${after === null ? '' : 'AND key_hash > ?'} ORDER BY key_hash LIMIT ?`;
+    FROM delta_keys WHERE scope_id = ? ${after === null ? '' : 'AND key_hash > ?'} ${before === null ? '' : 'AND key_hash < ?'}
+    ORDER BY key_hash LIMIT ?`;
 }
 
-function keysAfterParams(scopeId: number, after: bigint | null, limit: number): (number | string)[] {
-  return after === null ? [scopeId, limit] : [scopeId, after.toString(), limit];
+function keysAfterParams(scopeId: number, after: bigint | null, before: bigint | null, limit: number): (number | string)[] {
+  return [scopeId, ...(after === null ? [] : [after.toString()]), ...(before === null ? [] : [before.toString()]), limit];
 }
 
 /** Up to `limit` keys of the scope after `after` (exclusive; null: from the start), in key-hash order. */
 export async function keysAfter(db: StateDb, scopeId: number, after: bigint | null, limit: number): Promise<DeltaKeyRow[]> {
-  const rows = await sqlOf(db).all<DeltaKeyRow>(keysAfterSql(after), keysAfterParams(scopeId, after, limit));
+  const rows = await sqlOf(db).all<DeltaKeyRow>(keysAfterSql(after, null), keysAfterParams(scopeId, after, null, limit));
   // PostgreSQL answers a bigint as text: the halves fit a number. SQLite answers numbers: no copy per row.
   if (rows.length === 0 || typeof rows[0]?.keyHi === 'number') return rows;
   return rows.map((r) => ({ ...r, keyHi: Number(r.keyHi), keyLo: Number(r.keyLo), contentHi: Number(r.contentHi), contentLo: Number(r.contentLo) }));
 }
 
+/** A remembered key as scanDeltaKeys reads it: DeltaKeyRow's columns in its order, without an object per key. */
+export type DeltaKeyTuple = [keyHi: number, keyLo: number, contentHi: number, contentLo: number, generation: number, price: string | null, fileId: number];
+
 /**
- * Every key of the scope in key-hash order, in pages of `pageSize`, from a SQLite state file on a read-only connection
- * of its own (a thread other than the agent's connection: ingest/delta/half-worker.ts), in one snapshot.
+ * Every key of the scope after `after` and before `before` (both exclusive; null: unbounded) in key-hash order, in
+ * pages of `pageSize`, from a SQLite state file on a read-only connection of its own (the comparison reads them apart
+ * from the agent's connection, on two threads: ingest/delta/two-halves.ts), in one snapshot. The connection is closed
+ * when the generator ends or is returned.
  */
-export function* scanDeltaKeys(path: string, scopeId: number, pageSize: number): Generator<DeltaKeyRow[]> {
+export function* scanDeltaKeys(path: string, scopeId: number, pageSize: number, after: bigint | null = null, before: bigint | null = null): Generator<DeltaKeyTuple[]> {
   const db = openReadOnlySqlite(path);
   try {
-    let after: bigint | null = null;
+    let from = after;
     for (;;) {
-      const rows = db.all<DeltaKeyRow>(keysAfterSql(after), keysAfterParams(scopeId, after, pageSize));
+      const rows = db.raw<DeltaKeyTuple>(keysAfterSql(from, before), keysAfterParams(scopeId, from, before, pageSize));
       if (rows.length > 0) yield rows;
       const last = rows.at(-1);
       if (last === undefined || rows.length < pageSize) return;
-      after = BigInt.asIntN(64, (BigInt(last.keyHi >>> 0) << 32n) | BigInt(last.keyLo >>> 0));
+      from = BigInt.asIntN(64, (BigInt(last[0] >>> 0) << 32n) | BigInt(last[1] >>> 0));
     }
   } finally {
     db.close();

@@ -128,6 +128,7 @@ describe('delta push', () => {
     const r3 = await reportOf(await halves.push('h3.csv', day(2).replace('H20,', 'H20x,')));
     expect(r3.rows).toMatchObject({ read: 24, sent: 0, unchanged: 24 });
     expect(debug).not.toContain('compared on one thread'); // the two halves were used every time
+    expect(debug).not.toContain('merged on one thread'); // and the second thread merged its half of the keys
 
     // A quoted cell of many lines across the cut: the halves are given up (the second thread, asked to stop, ends
     // before it reads any key) and the file is compared on one thread: the same result.
@@ -135,6 +136,32 @@ describe('delta push', () => {
     const r4 = await reportOf(await halves.push('h4.csv', quoted.replace('H20,', 'H20x,')));
     expect(r4.rows).toMatchObject({ read: 24, sent: 0, unchanged: 24 });
     expect(debug).toContain('compared on one thread');
+  });
+
+  it('holds a file merged in two halves of the key range on two threads with the preview of the one-thread merge', async () => {
+    // Not a snapshot source: the second thread merges half the keys itself (state-merge.ts). Price moves in both
+    // halves of the file and of the key range, ties among them.
+    const brakes = { max_price_change_pct: 50, max_changed_share: false };
+    const rows = (n: number, price: (i: number) => string) => storeCsv(Array.from({ length: n }, (_, i): [string, number, string] => [`Q${i}`, i % 2, price(i)]));
+    const day1 = rows(60, (i) => `${10 + (i % 5)}.00`);
+    const day2 = rows(60, (i) => (i % 4 === 1 ? `${(10 + (i % 5)) * 3}.00` : i === 40 ? '1.00' : `${10 + (i % 5)}.00`));
+    const previews: unknown[] = [];
+    for (const [name, splitBytes] of [['one', undefined], ['two', 1]] as const) {
+      const source = await h.source('product_store', { delta: true, brakes, batch_size: 7 });
+      const deps: PushDeps = splitBytes === undefined ? h.deps : { ...h.deps, splitBytes };
+      const push = async (file: string, csv: string): Promise<FileResult> => {
+        await writeFile(join(source.inbox, file), csv);
+        return pushFile(deps, source, join(source.inbox, file));
+      };
+      expect((await push(`${name}-q1.csv`, day1)).outcome).toBe('done');
+      const held = await push(`${name}-q2.csv`, day2);
+      if (held.outcome !== 'held') throw new Error(`expected held, got ${held.outcome}`);
+      const preview = JSON.parse(await readFile(held.previewPath, 'utf8')) as Record<string, unknown>;
+      previews.push({ rows: preview.rows, brakes: preview.brakes, moves: preview.largest_price_moves });
+    }
+    expect(previews[1]).toEqual(previews[0]);
+    expect(previews[0]).toMatchObject({ rows: { known_keys: 60, changed: 16, unchanged: 44 } });
+    expect((previews[0] as { moves: unknown[] }).moves).toHaveLength(16);
   });
 
   it('holds a file read in two halves, keys read by the second thread, with the preview of the one-thread pass', async () => {

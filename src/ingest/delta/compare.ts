@@ -18,15 +18,15 @@
  * Nothing is written here: the state changes only when the API accepts a row (bulk-send) or deletes a key.
  */
 import { KEY_SEPARATOR, type Entity } from '../../api/schemas/index.ts';
-import { keyDetail, keysAfter } from '../../store/delta-state.ts';
+import { keyDetail, keysAfter, scanDeltaKeys } from '../../store/delta-state.ts';
 import type { StateDb } from '../../store/state-db.ts';
-import { contentHash, priceMoveOf, priceOf } from './canonical.ts';
-import { compareHashes, fromSigned64, hash64, Hash64Stream, toSigned64 } from './hash.ts';
-import { SortedRuns } from './sorted-runs.ts';
-import { VERDICT, Verdicts } from './verdicts.ts';
+import { contentHash, priceOf } from './canonical.ts';
+import { fromSigned64, hash64, Hash64Stream, toSigned64 } from './hash.ts';
+import { mergeRuns, SortedRuns, type RunFile } from './sorted-runs.ts';
+import { addKey, keyPage, SCAN_PAGE, scanPages, StateMerge, type KeyPage, type MergeFindings, type PageSource } from './state-merge.ts';
+import type { Verdicts } from './verdicts.ts';
 
-/** Price moves the preview of a held file lists. */
-export const PREVIEW_PRICE_MOVES = 20;
+export { addKey, keyPage, PREVIEW_PRICE_MOVES, type KeyPage } from './state-merge.ts';
 /** Missing keys the report and the preview name (the missing CSV has them all). */
 export const PREVIEW_MISSING_KEYS = 20;
 const STATE_PAGE = 2000;
@@ -112,11 +112,21 @@ export interface RowHashing {
 /** The reader's outcomes in chunks (RowReader.chunks). */
 export type OutcomeChunks = AsyncIterable<readonly { kind: string; line: number; record?: Row }[]>;
 
-/** What a first pass collected: the file's sorted runs, and the source's keys if another thread reads them. */
+/** What a first pass collected: the file's sorted runs, and what another thread does for the merge, if anything. */
 export interface Collected {
   readonly runs: SortedRuns;
   /** The remembered keys, read by the thread of the second half (two-halves.ts); absent: read here, page by page. */
   readonly keys?: KeyPages;
+  /** The thread of the second half, which merges the upper half of the key range (two-halves.ts), or absent. */
+  readonly upper?: UpperHalf;
+}
+
+/** Another thread that merges the non-negative half of the key range of the runs with its own read of the state. */
+export interface UpperHalf {
+  /** Its findings and verdicts (Verdicts.bytes); rejects when it failed (nothing of it is used then). */
+  merge(files: readonly RunFile[]): Promise<{ readonly findings: MergeFindings; readonly verdicts: Uint8Array }>;
+  /** Stops it (the comparison ended, or gave up). */
+  close(): Promise<void>;
 }
 
 /**
@@ -133,52 +143,11 @@ async function collect(input: CompareInput, rows: FirstPass): Promise<Collected>
   return { runs };
 }
 
-/**
- * Remembered keys in key-hash order as columns, as keysAfter reads them (store/delta-state.ts): the high halves
- * signed, the low halves unsigned; `price` as a number (NaN: none), what a price move is measured from.
- */
-export interface KeyPage {
-  size: number;
-  readonly keyHi: Int32Array;
-  readonly keyLo: Uint32Array;
-  readonly contentHi: Int32Array;
-  readonly contentLo: Uint32Array;
-  readonly generation: Float64Array;
-  readonly fileId: Float64Array;
-  readonly price: Float64Array;
-}
-
 /** Pages of remembered keys read elsewhere, in order: null after the last; rejects when the reading failed. */
 export interface KeyPages {
   next(): Promise<KeyPage | null>;
   /** Stops the reading (the comparison ended, or gave up). */
   close(): Promise<void>;
-}
-
-export function keyPage(capacity: number): KeyPage {
-  return {
-    size: 0,
-    keyHi: new Int32Array(capacity),
-    keyLo: new Uint32Array(capacity),
-    contentHi: new Int32Array(capacity),
-    contentLo: new Uint32Array(capacity),
-    generation: new Float64Array(capacity),
-    fileId: new Float64Array(capacity),
-    price: new Float64Array(capacity),
-  };
-}
-
-/** Adds a key, its columns as keysAfter reads them, to `page`. */
-export function addKey(page: KeyPage, keyHi: number, keyLo: number, contentHi: number, contentLo: number, generation: number, price: string | null, fileId: number): void {
-  const i = page.size;
-  page.keyHi[i] = keyHi;
-  page.keyLo[i] = keyLo;
-  page.contentHi[i] = contentHi;
-  page.contentLo[i] = contentLo;
-  page.generation[i] = generation;
-  page.fileId[i] = fileId;
-  page.price[i] = price === null ? Number.NaN : Number(price);
-  page.size = i + 1;
 }
 
 /** Every valid row of `rows` into `runs`: its key hash, content hash, line and price. */
@@ -200,235 +169,89 @@ export async function collectRows(input: RowHashing, rows: OutcomeChunks, runs: 
 }
 
 /**
- * The remembered keys of the scope in key-hash order, a page at a time: the current one is `at` in `page`. Pages come
- * from another thread when it reads them (`pages`), else from keysAfter here; if that thread's reading fails, the
- * rest is read here, after the last key it gave.
+ * The scope's remembered keys, a page at a time: read here (keysAfter), or taken from another thread's reading
+ * (`pages`) as long as that goes well, then read here after the last key it gave.
  */
-class Remembered {
-  page: KeyPage = keyPage(0);
-  at = 0;
-  #ended: boolean;
-  #pages: KeyPages | null;
-  /** The last key of the pages so far (signed 64-bit), or null. */
-  #after: bigint | null = null;
-  readonly #db: StateDb | null;
-  readonly #scopeId: number;
-
-  constructor(db: StateDb | null, scopeId: number, pages: KeyPages | null) {
-    this.#db = db;
-    this.#scopeId = scopeId;
-    this.#ended = db === null;
-    this.#pages = db === null ? null : pages;
-  }
-
-  /** A current key: false at the end of the page (then `load`, unless `ended`). */
-  get has(): boolean {
-    return this.at < this.page.size;
-  }
-
-  /** No key after this page. */
-  get ended(): boolean {
-    return this.#ended && this.at >= this.page.size;
-  }
-
-  async load(): Promise<void> {
-    const { page } = this;
-    if (page.size > 0) this.#after = toSigned64(page.keyHi[page.size - 1] as number, page.keyLo[page.size - 1] as number);
-    this.at = 0;
-    if (this.#ended || this.#db === null) {
-      this.page = keyPage(0);
-      return;
-    }
-    if (this.#pages !== null) {
+function statePages(db: StateDb | null, scopeId: number, pages: KeyPages | null): PageSource {
+  if (db === null) return () => Promise.resolve(null);
+  /** The last key of the pages so far (signed 64-bit); null: from the first key. */
+  let after: bigint | null = null;
+  let ended = false;
+  let other = pages;
+  const taken = (page: KeyPage): KeyPage => {
+    if (page.size > 0) after = toSigned64(page.keyHi[page.size - 1] as number, page.keyLo[page.size - 1] as number);
+    return page;
+  };
+  return async () => {
+    if (ended) return null;
+    if (other !== null) {
       try {
-        const next = await this.#pages.next();
-        if (next === null) this.#ended = true;
-        this.page = next ?? keyPage(0);
-        return;
+        const page = await other.next();
+        if (page === null) ended = true;
+        return page === null ? null : taken(page);
       } catch {
-        this.#pages = null; // read on here, from the key after the last one it gave
+        other = null; // read on here, from the key after the last one it gave
       }
     }
-    const rows = await keysAfter(this.#db, this.#scopeId, this.#after, STATE_PAGE);
-    const next = keyPage(rows.length);
-    for (const r of rows) addKey(next, r.keyHi, r.keyLo, r.contentHi, r.contentLo, r.generation, r.price, r.file_id);
-    this.page = next;
-    if (rows.length < STATE_PAGE) this.#ended = true;
-  }
-}
-
-/** A price move found, with its key (the price as the state holds it is looked up for the largest ones). */
-type MoveOfKey = PriceMove & { readonly keyHash: bigint };
-
-/** A small top-N by pct, kept sorted. */
-function keepLargest(moves: MoveOfKey[], move: MoveOfKey): void {
-  if (moves.length === PREVIEW_PRICE_MOVES && (moves.at(-1) as MoveOfKey).pct >= move.pct) return;
-  moves.push(move);
-  moves.sort((a, b) => b.pct - a.pct || a.line - b.line);
-  if (moves.length > PREVIEW_PRICE_MOVES) moves.pop();
+    const rows = await keysAfter(db, scopeId, after, STATE_PAGE);
+    if (rows.length < STATE_PAGE) ended = true;
+    if (rows.length === 0) return null;
+    const page = keyPage(rows.length);
+    for (const r of rows) addKey(page, r.keyHi, r.keyLo, r.contentHi, r.contentLo, r.generation, r.price, r.file_id);
+    return taken(page);
+  };
 }
 
 export async function compareFile(input: CompareInput, rows: FirstPass): Promise<Comparison> {
-  const { runs, keys } = await collect(input, rows);
-  const verdicts = new Verdicts();
-  const counts: ComparisonCounts = {
-    rows: runs.count,
-    known: 0,
-    unchanged: 0,
-    changed: 0,
-    newKeys: 0,
-    remapped: 0,
-    platformChanged: 0,
-    repeated: 0,
-    sentBefore: 0,
-    missing: 0,
-  };
-  const priceMoves: MoveOfKey[] = [];
-  let maxPriceMovePct: number | null = null;
+  const { runs, keys, upper } = await collect(input, rows);
   const firstMissing: MissingKey[] = [];
   const fileId = input.fileId === null ? -1 : input.fileId;
+  const db = input.db;
 
-  const state = new Remembered(input.db, input.scopeId, keys ?? null);
-  /** The current key of `state` is missing from the file. */
-  const missing = async (): Promise<void> => {
-    counts.missing += 1;
-    const keyHash = toSigned64(state.page.keyHi[state.at] as number, state.page.keyLo[state.at] as number);
-    const detail = input.db === null ? { key_text: null, platform_id: null } : await keyDetail(input.db, input.scopeId, keyHash);
+  /** A remembered key the file lacks (snapshot sources): named by its text and id, in key-hash order. */
+  const missing = async (keyHash: bigint): Promise<void> => {
+    const detail = db === null ? { key_text: null, platform_id: null } : await keyDetail(db, input.scopeId, keyHash);
     const key: MissingKey = { keyHash, key: detail.key_text === null ? null : detail.key_text.split(KEY_SEPARATOR), platformId: detail.platform_id };
     if (firstMissing.length < PREVIEW_MISSING_KEYS) firstMissing.push(key);
     await input.onMissing?.(key);
   };
-
-  /**
-   * The key being gathered from the merged entries: its first row's hashes, line and price, and the lines of any
-   * further rows of the same key (`more`). Kept as numbers: an object per entry cost more than the comparison.
-   */
-  let has = false;
-  let keyHi = 0;
-  let keyLo = 0;
-  let contentHi = 0;
-  let contentLo = 0;
-  let line = 0;
-  let price = Number.NaN;
-  const more: number[] = [];
-
-  /** Decides the gathered key: `at` is its row in the state's current page, or -1 for a key not remembered. */
-  const decide = (at: number): void => {
-    if (more.length > 0) {
-      verdicts.set(line, VERDICT.send);
-      for (const l of more) verdicts.set(l, VERDICT.send);
-      counts.repeated += 1 + more.length;
-      return;
-    }
-    if (at < 0) {
-      counts.newKeys += 1;
-      verdicts.set(line, VERDICT.send);
-      return;
-    }
-    const page = state.page;
-    const rowContentHi = page.contentHi[at] as number;
-    const rowContentLo = page.contentLo[at] as number;
-    const remapped = page.generation[at] !== input.generation;
-    const same = rowContentHi === (contentHi | 0) && rowContentLo === contentLo;
-    if (!remapped && same) {
-      const sentBefore = page.fileId[at] === fileId;
-      if (sentBefore) counts.sentBefore += 1;
-      else counts.unchanged += 1;
-      verdicts.set(line, sentBefore ? VERDICT.sentBefore : VERDICT.unchanged);
-      return;
-    }
-    if (remapped) counts.remapped += 1;
-    else if (rowContentHi === 0 && rowContentLo === 0) counts.platformChanged += 1;
-    else counts.changed += 1;
-    verdicts.set(line, VERDICT.send);
-    const before = page.price[at] as number;
-    if (!Number.isNaN(before) && !Number.isNaN(price)) {
-      const pct = priceMoveOf(before, price);
-      if (pct !== null) {
-        maxPriceMovePct = Math.max(maxPriceMovePct ?? 0, pct);
-        const keyHash = toSigned64(page.keyHi[at] as number, page.keyLo[at] as number);
-        if (pct > 0) keepLargest(priceMoves, { line, before: '', after: String(price), pct, keyHash });
-      }
-    }
-  };
-
-  /**
-   * Decides the gathered key against the state; the remembered keys before it are missing. Returns a promise only
-   * when it has to wait (the next page of the state, a missing key named): not once per row.
-   */
-  const settle = (): Promise<unknown> | null => {
-    if (!has) return null;
-    let at = -1;
-    for (;;) {
-      if (!state.has) {
-        if (state.ended) break;
-        return state.load().then(settle);
-      }
-      const order = compareHashes(state.page.keyHi[state.at] as number, state.page.keyLo[state.at] as number, keyHi, keyLo);
-      if (order > 0) break;
-      counts.known += 1;
-      if (order === 0) {
-        at = state.at;
-        state.at += 1;
-        break;
-      }
-      if (input.snapshot) {
-        return missing().then(() => {
-          state.at += 1;
-          return settle();
-        });
-      }
-      state.at += 1;
-    }
-    decide(at);
-    has = false;
-    more.length = 0;
-    return null;
-  };
+  const merge = new StateMerge(input.generation, fileId, input.snapshot ? missing : null);
   try {
-    await state.load();
-    for await (const block of runs.blocks()) {
-      for (let i = 0; i < block.size; i++) {
-        const hi = block.keyHi[i] as number;
-        const lo = block.keyLo[i] as number;
-        if (has && hi === keyHi && lo === keyLo) {
-          more.push(block.line[i] as number);
-          continue;
+    // A large file on SQLite, not a snapshot (whose missing keys are named in key order, here): each thread merges one
+    // half of the key range, reading its half of the state. If the other thread fails, its half is merged here.
+    const path = db?.localFile ?? null;
+    const files = upper !== undefined && !input.snapshot && path !== null ? await runs.files() : null;
+    if (upper !== undefined && files !== null && path !== null) {
+      const theirs = upper.merge(files).catch(() => null);
+      const half = async (which: 'negative' | 'nonNegative') => {
+        const scan = which === 'negative' ? scanDeltaKeys(path, input.scopeId, SCAN_PAGE, null, 0n) : scanDeltaKeys(path, input.scopeId, SCAN_PAGE, -1n);
+        try {
+          await merge.run(mergeRuns(files, which), scanPages(scan));
+        } finally {
+          scan.return(undefined); // closes its connection
         }
-        const waiting = settle();
-        if (waiting !== null) await waiting;
-        has = true;
-        keyHi = hi;
-        keyLo = lo;
-        contentHi = block.contentHi[i] as number;
-        contentLo = block.contentLo[i] as number;
-        line = block.line[i] as number;
-        price = block.price[i] as number;
-      }
-    }
-    await settle();
-    // The remembered keys after the file's last one.
-    for (;;) {
-      if (!state.has) {
-        if (state.ended) break;
-        await state.load();
-        continue;
-      }
-      counts.known += 1;
-      if (input.snapshot) await missing();
-      state.at += 1;
+      };
+      await half('negative');
+      const found = await theirs;
+      if (found === null) await half('nonNegative');
+      else merge.add(found.findings, found.verdicts);
+    } else {
+      await merge.run(runs.blocks(), statePages(db, input.scopeId, keys ?? null));
     }
   } finally {
     await keys?.close();
+    await upper?.close();
     await runs.remove();
   }
+  const { counts, priceMoves, maxPriceMovePct } = merge.findings();
+  counts.rows = runs.count;
   // The largest moves name the price as the state holds it (the comparison only needed its value).
   const moves: PriceMove[] = [];
   for (const { keyHash, ...move } of priceMoves) {
-    const before = input.db === null ? null : (await keyDetail(input.db, input.scopeId, keyHash)).price;
+    const before = db === null ? null : (await keyDetail(db, input.scopeId, keyHash)).price;
     moves.push({ ...move, before: before ?? '' });
   }
-  return { verdicts, counts, priceMoves: moves, maxPriceMovePct, firstMissing };
+  return { verdicts: merge.verdicts, counts, priceMoves: moves, maxPriceMovePct, firstMissing };
 }
 
 /** The key hash of a key text, as stored (for rows remembered after acceptance). */

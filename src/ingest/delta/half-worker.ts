@@ -3,16 +3,18 @@
  * header line and the half's lines), hashes every valid row into sorted runs in the scratch folder, and hands their
  * files to the main thread, which merges them with the first half's. Then, if asked, reads the source's remembered
  * keys from the SQLite state, read-only, and hands them over in pages while the main thread merges, a few pages ahead
- * at most. Nothing is written: no state, no network.
+ * at most (HalfJob.keys); or merges the upper half of the key range of both halves' runs with that half of the keys
+ * and hands over its verdicts and findings (HalfJob.merge). Nothing is written: no state, no network.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { BUSINESS_KEYS } from '../../api/schemas/index.ts';
 import { scanDeltaKeys } from '../../store/delta-state.ts';
 import { compileSource, readRows } from '../read/index.ts';
 import { sortedFields } from './canonical.ts';
-import { addKey, collectRows, keyPage, type KeyPage } from './compare.ts';
-import { RUN_ENTRIES, SortedRuns } from './sorted-runs.ts';
-import { KEY_PAGE_SIZE, KEY_PAGES_AHEAD, MORE_KEYS, STOP_KEYS, type HalfJob, type HalfMessage, type HalfResult } from './two-halves.ts';
+import { collectRows, type KeyPage } from './compare.ts';
+import { mergeRuns, RUN_ENTRIES, SortedRuns, type RunFile } from './sorted-runs.ts';
+import { pageOfTuples, SCAN_PAGE, scanPages, StateMerge } from './state-merge.ts';
+import { KEY_PAGE_SIZE, KEY_PAGES_AHEAD, MORE_KEYS, STOP_KEYS, type HalfJob, type HalfMessage, type HalfResult, type MergeOrder, type MergeResult } from './two-halves.ts';
 
 function portOf(): NonNullable<typeof parentPort> {
   if (parentPort === null) throw new Error('half-worker.ts runs as a worker thread');
@@ -45,10 +47,13 @@ async function half(job: HalfJob): Promise<HalfResult> {
 /** Pages the main thread may be sent beyond those it took; STOP_KEYS ends the reading. */
 let credit = KEY_PAGES_AHEAD;
 let stopped = false;
+/** The run files to merge (HalfJob.merge), once the main thread sent them. */
+let order: readonly RunFile[] | null = null;
 let wake: (() => void) | null = null;
 port.on('message', (message: unknown) => {
   if (message === MORE_KEYS) credit += 1;
   else if (message === STOP_KEYS) stopped = true;
+  else if ((message as MergeOrder | null)?.kind === 'merge') order = (message as MergeOrder).files;
   const w = wake;
   wake = null;
   w?.();
@@ -68,9 +73,7 @@ async function keys(path: string, scopeId: number): Promise<void> {
   try {
     // Leaving the loop closes the connection (scanDeltaKeys' finally), also when stopped.
     for (const rows of scanDeltaKeys(path, scopeId, KEY_PAGE_SIZE)) {
-      const page = keyPage(rows.length);
-      for (const r of rows) addKey(page, r.keyHi, r.keyLo, r.contentHi, r.contentLo, r.generation, r.price, r.file_id);
-      if (!(await post(page))) return;
+      if (!(await post(pageOfTuples(rows)))) return;
     }
     send({ kind: 'keysEnd' });
   } catch (error) {
@@ -78,8 +81,31 @@ async function keys(path: string, scopeId: number): Promise<void> {
   }
 }
 
+/** Merges the non-negative half of the key range of `files` with that half of the scope's keys. */
+async function mergeUpper(merge: NonNullable<HalfJob['merge']>, files: readonly RunFile[]): Promise<MergeResult> {
+  const scan = scanDeltaKeys(merge.path, merge.scopeId, SCAN_PAGE, -1n);
+  try {
+    const stateMerge = new StateMerge(merge.generation, merge.fileId, null);
+    // Asked to stop (the comparison ended): the merge fails, and the scan is returned (finally), which closes the
+    // connection.
+    await stateMerge.run(mergeRuns(files, 'nonNegative'), scanPages(scan, () => stopped));
+    return { ok: true, findings: stateMerge.findings(), verdicts: stateMerge.verdicts.bytes() };
+  } catch (error) {
+    return { ok: false, error: error instanceof Error ? error.message : String(error) };
+  } finally {
+    scan.return(undefined);
+  }
+}
+
 const job = workerData as HalfJob;
 const result = await half(job);
 send({ kind: 'half', result });
 if (result.ok && job.keys !== null && !stopped) await keys(job.keys.path, job.keys.scopeId);
+if (result.ok && job.merge !== null) {
+  while (order === null && !stopped) await new Promise<void>((resolve) => (wake = resolve));
+  if (order !== null && !stopped) {
+    const merged = await mergeUpper(job.merge, order);
+    send({ kind: 'merged', result: merged }, merged.ok ? [merged.verdicts.buffer as ArrayBuffer] : undefined);
+  }
+}
 port.unref(); // nothing more to hear: the thread ends once its messages are out

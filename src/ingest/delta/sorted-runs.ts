@@ -177,6 +177,18 @@ export class SortedRuns {
   }
 
   /**
+   * Every run file, once what is still in memory is written as one: for merges of one half of the key range each
+   * (mergeRuns), on two threads. The files stay until `remove`. Null when there is nothing to merge from files (no
+   * run was written: the entries are few and in memory; read them with `blocks`).
+   */
+  async files(): Promise<readonly RunFile[] | null> {
+    if (this.#runs.length === 0) return null;
+    if (this.#size > 0) await this.#spill();
+    await this.#writing;
+    return [...this.#runs];
+  }
+
+  /**
    * Every entry in order, a block at a time (the same EntryBlock, refilled: read it before asking for the next). The
    * run files are removed when the iteration ends (or is abandoned).
    */
@@ -189,7 +201,7 @@ export class SortedRuns {
       } else {
         if (this.#size > 0) await this.#spill();
         await this.#writing;
-        for (const run of this.#runs) sources.push(await Run.open(run.path, run.lineBase));
+        for (const run of this.#runs) sources.push(await Run.open(run, 'all'));
       }
       yield* merge(sources);
     } finally {
@@ -203,11 +215,46 @@ export class SortedRuns {
   }
 }
 
-interface RunFile {
+/** A sorted run on disk. */
+export interface RunFile {
   readonly path: string;
   /** Added to every line of the run when it is read (adopted runs: their half's first line - 1). */
   readonly lineBase: number;
+}
 
+/**
+ * Which entries a merge reads: all, or one half of the key range, as signed 64-bit key hashes sort (`negative`: below
+ * 0, then `nonNegative`). Key hashes are uniform, so each half holds about half the entries.
+ */
+export type KeyHalf = 'all' | 'negative' | 'nonNegative';
+
+/**
+ * The entries of `half` of the key range in every run file, merged in order, a block at a time (as `blocks`). The
+ * files are left as they are: two merges, one per half, may read them at once (one on each thread).
+ */
+export async function* mergeRuns(files: readonly RunFile[], half: KeyHalf): AsyncGenerator<EntryBlock> {
+  const sources: Run[] = [];
+  try {
+    for (const file of files) sources.push(await Run.open(file, half));
+    yield* merge(sources);
+  } finally {
+    for (const s of sources) await s.close();
+  }
+}
+
+/** The index of a run file's first entry with a non-negative key hash (binary search, a 4-byte read a step). */
+async function firstNonNegative(handle: FileHandle, entries: number): Promise<number> {
+  const word = Buffer.alloc(4);
+  let low = 0;
+  let high = entries;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    await handle.read(word, 0, 4, mid * ENTRY_BYTES);
+    // The key hash's high word in the host's byte order (the run's), as a signed number.
+    if (new Int32Array(word.buffer, word.byteOffset, 1)[0] as number < 0) low = mid + 1;
+    else high = mid;
+  }
+  return low;
 }
 
 async function writeRun(path: string, sorted: Entries): Promise<void> {
@@ -231,6 +278,8 @@ class Run {
   readonly #handle: FileHandle | null;
   readonly #lineBase: number;
   #position = 0;
+  /** Where the run's part to read ends (bytes), for a run read from a file. */
+  #end = 0;
   #spare: Entries | null = null;
   /** The next block being read into #spare: its entry count. */
   #next: Promise<number> | null = null;
@@ -242,11 +291,22 @@ class Run {
     this.#lineBase = lineBase;
   }
 
-  static async open(path: string, lineBase: number): Promise<Run> {
-    const run = new Run(new Entries(BLOCK_ENTRIES), 0, await open(path, 'r'), lineBase);
-    run.#spare = new Entries(BLOCK_ENTRIES);
-    run.#prefetch();
-    await run.load();
+  /** The entries of `half` of the key range in a run file. */
+  static async open(file: RunFile, half: KeyHalf): Promise<Run> {
+    const handle = await open(file.path, 'r');
+    const run = new Run(new Entries(BLOCK_ENTRIES), 0, handle, file.lineBase);
+    try {
+      const entries = Math.floor((await handle.stat()).size / ENTRY_BYTES);
+      const split = half === 'all' ? 0 : await firstNonNegative(handle, entries);
+      run.#position = (half === 'nonNegative' ? split : 0) * ENTRY_BYTES;
+      run.#end = (half === 'negative' ? split : entries) * ENTRY_BYTES;
+      run.#spare = new Entries(BLOCK_ENTRIES);
+      run.#prefetch();
+      await run.load();
+    } catch (error) {
+      await run.close();
+      throw error;
+    }
     return run;
   }
 
@@ -255,8 +315,9 @@ class Run {
     const spare = this.#spare;
     if (handle === null || spare === null) return;
     const position = this.#position;
-    this.#position += spare.bytes.length;
-    this.#next = handle.read(spare.bytes, 0, spare.bytes.length, position).then(({ bytesRead }) => Math.floor(bytesRead / ENTRY_BYTES));
+    const length = Math.max(0, Math.min(spare.bytes.length, this.#end - position));
+    this.#position += length;
+    this.#next = length === 0 ? Promise.resolve(0) : handle.read(spare.bytes, 0, length, position).then(({ bytesRead }) => Math.floor(bytesRead / ENTRY_BYTES));
     // Awaited by load() or dropped by close(): a failed read must not count as unhandled meanwhile.
     this.#next.catch(() => undefined);
   }

@@ -21,10 +21,14 @@
  * always did: the halves are a way to go faster, never a second opinion. Small files (below MIN_SPLIT_BYTES) are
  * read on one thread: starting a worker costs more than it saves.
  *
- * Once its half is done, the worker reads the source's remembered keys from a SQLite state (a read-only connection of
- * its own, store/sqlite/delta-key-scan.ts) and hands them over in pages of columns while the main thread merges
- * (compare.ts KeyPages), a few pages ahead at most. If that reading fails, the merge reads on by itself from the last
- * key it got. A PostgreSQL state is read by the main thread, as before.
+ * Once both halves are done, with a SQLite state, the merge with the source's remembered keys runs on both threads
+ * too: the worker merges the non-negative half of the key range of every run (both halves' runs), reading that half of
+ * the keys on a read-only connection of its own (store/delta-state.ts scanDeltaKeys), while the main thread merges the
+ * negative half with its own reads (state-merge.ts); the worker's verdicts and findings are added to the main
+ * thread's. If the worker fails, the main thread merges its half too. For a snapshot source, whose missing keys are
+ * named in key order by the main thread, the worker only reads the keys and hands them over in pages of columns while
+ * the main thread merges them all (compare.ts KeyPages), a few pages ahead at most; if that reading fails, the merge
+ * reads on by itself from the last key it got. A PostgreSQL state is read by the main thread alone, as before.
  */
 import { open as openFile } from 'node:fs/promises';
 import { Worker } from 'node:worker_threads';
@@ -33,8 +37,9 @@ import type { ReadOptions, ReadInit, RowReader } from '../read/index.ts';
 import type { CompiledSource } from '../read/compile-source.ts';
 import type { HeaderInfo } from '../read/types.ts';
 import type { ByteRange } from '../read/open-source.ts';
-import { collectRows, type CompareInput, type Collected, type FirstPass, type KeyPage, type KeyPages } from './compare.ts';
-import { SortedRuns } from './sorted-runs.ts';
+import { collectRows, type CompareInput, type Collected, type FirstPass, type KeyPage, type KeyPages, type UpperHalf } from './compare.ts';
+import { SortedRuns, type RunFile } from './sorted-runs.ts';
+import type { MergeFindings } from './state-merge.ts';
 
 /** Files smaller than this are compared on one thread. */
 export const MIN_SPLIT_BYTES = 16 * 1024 * 1024;
@@ -67,7 +72,20 @@ export interface HalfJob {
   readonly scratchDir: string;
   /** Then read the scope's remembered keys from this SQLite state file, or null. */
   readonly keys: { readonly path: string; readonly scopeId: number } | null;
+  /** Or then merge the upper half of the key range with the keys of this SQLite state file (MergeOrder), or null. */
+  readonly merge: { readonly path: string; readonly scopeId: number; readonly generation: number; readonly fileId: number } | null;
 }
+
+/** What the main thread sends a worker of HalfJob.merge once both halves are done: every run file to merge. */
+export interface MergeOrder {
+  readonly kind: 'merge';
+  readonly files: readonly RunFile[];
+}
+
+/** What it answers: its findings and verdicts (Verdicts.bytes, transferred), or why it failed. */
+export type MergeResult =
+  | { readonly ok: true; readonly findings: MergeFindings; readonly verdicts: Uint8Array }
+  | { readonly ok: false; readonly error: string };
 
 /** What it answers about its half. */
 export type HalfResult =
@@ -79,7 +97,8 @@ export type HalfMessage =
   | { readonly kind: 'half'; readonly result: HalfResult }
   | { readonly kind: 'keys'; readonly page: KeyPage }
   | { readonly kind: 'keysEnd' }
-  | { readonly kind: 'keysFailed'; readonly error: string };
+  | { readonly kind: 'keysFailed'; readonly error: string }
+  | { readonly kind: 'merged'; readonly result: MergeResult };
 
 /** What the main thread says each time it takes a page of keys (the worker reads at most KEY_PAGES_AHEAD ahead). */
 export const MORE_KEYS = 'more';
@@ -142,6 +161,8 @@ export interface HalvesInput {
   readonly minBytes?: number;
   /** Told why the halves were given up for the one-thread pass (a debug log line). */
   readonly onFallback?: (reason: string) => void;
+  /** Told why the second thread's merge failed, and the main thread merged its half of the keys too (a debug line). */
+  readonly onMergeFallback?: (reason: string) => void;
 }
 
 /** The first pass of delta push for a file: in two halves on two threads where that is exact, else the whole file. */
@@ -169,6 +190,8 @@ interface Half {
   readonly result: Promise<HalfResult>;
   /** The keys it reads once its half is done (HalfJob.keys), or null. */
   readonly keys: KeyPages | null;
+  /** The merge of the upper half of the key range it runs once asked (HalfJob.merge), or null. */
+  readonly upper: UpperHalf | null;
   stop(): Promise<void>;
 }
 
@@ -181,6 +204,8 @@ function startHalf(job: HalfJob): Half {
   const pages: KeyPage[] = [];
   let keysEnded = false;
   let keysFailed: string | null = null;
+  let merged!: (result: MergeResult) => void;
+  const mergeResult = new Promise<MergeResult>((resolve) => (merged = resolve));
   let wake: (() => void) | null = null;
   const woken = () => {
     const w = wake;
@@ -190,12 +215,14 @@ function startHalf(job: HalfJob): Half {
   const failed = (error: string) => {
     answer({ ok: false, error });
     keysFailed ??= error;
+    merged({ ok: false, error });
     woken();
   };
   worker.on('message', (message: HalfMessage) => {
     if (message.kind === 'half') answer(message.result);
     else if (message.kind === 'keys') pages.push(message.page);
     else if (message.kind === 'keysEnd') keysEnded = true;
+    else if (message.kind === 'merged') merged(message.result);
     else keysFailed = message.error;
     woken();
   });
@@ -209,13 +236,13 @@ function startHalf(job: HalfJob): Half {
     }),
   );
   /**
-   * Ends the thread. One that will read keys is asked to stop (it does once its half is read, if not before), so that
-   * it closes its read transaction itself: one left open would keep the WAL from being checkpointed. One that will
-   * not opens no connection: terminated.
+   * Ends the thread. One that will read keys (to hand them over or to merge) is asked to stop (it does once its half
+   * is read, or at its next page of keys), so that it closes its read transaction itself: one left open would keep
+   * the WAL from being checkpointed. One that will not opens no connection: terminated.
    */
   const stop = async (): Promise<void> => {
     if (exited) return;
-    if (job.keys === null) await worker.terminate();
+    if (job.keys === null && job.merge === null) await worker.terminate();
     else {
       worker.postMessage(STOP_KEYS);
       await exit;
@@ -239,7 +266,19 @@ function startHalf(job: HalfJob): Half {
           },
           close: stop,
         };
-  return { result, keys, stop };
+  const upper: UpperHalf | null =
+    job.merge === null
+      ? null
+      : {
+          async merge(files) {
+            worker.postMessage({ kind: 'merge', files } satisfies MergeOrder);
+            const done = await mergeResult;
+            if (!done.ok) throw new Error(done.error);
+            return done;
+          },
+          close: stop,
+        };
+  return { result, keys, upper, stop };
 }
 
 async function inHalves(input: HalvesInput, cut: Cut, compare: CompareInput): Promise<Collected> {
@@ -253,7 +292,11 @@ async function inHalves(input: HalvesInput, cut: Cut, compare: CompareInput): Pr
       { start: cut.cut, end: cut.size },
     ],
     scratchDir: compare.scratchDir,
-    keys: compare.db?.localFile != null ? { path: compare.db.localFile, scopeId: compare.scopeId } : null,
+    keys: compare.db?.localFile != null && compare.snapshot ? { path: compare.db.localFile, scopeId: compare.scopeId } : null,
+    merge:
+      compare.db?.localFile != null && !compare.snapshot
+        ? { path: compare.db.localFile, scopeId: compare.scopeId, generation: compare.generation, fileId: compare.fileId ?? -1 }
+        : null,
   });
   const runs = new SortedRuns(compare.scratchDir);
   try {
@@ -271,13 +314,22 @@ async function inHalves(input: HalvesInput, cut: Cut, compare: CompareInput): Pr
     if (!half.ok) throw new Error(half.error);
     runs.adopt(half.paths, half.count, lines - 1);
     if (half.fields.join('\n') !== compare.fields.join('\n')) throw new Error('the halves read different fields from the header');
-    // The worker goes on reading the keys (if it was asked to): stopped by the comparison (KeyPages.close).
-    return second.keys === null ? { runs } : { runs, keys: second.keys };
+    // The worker goes on reading the keys or waits to merge (if it was asked to): stopped by the comparison
+    // (KeyPages.close, UpperHalf.close).
+    if (second.keys !== null) return { runs, keys: second.keys };
+    const upper = second.upper;
+    if (upper === null) return { runs };
+    const merge = (files: readonly RunFile[]) =>
+      upper.merge(files).catch((error: unknown) => {
+        input.onMergeFallback?.(error instanceof Error ? error.message : String(error));
+        throw error;
+      });
+    return { runs, upper: { merge, close: () => upper.close() } };
   } catch (error) {
     await second.stop();
     await runs.remove();
     throw error;
   } finally {
-    if (second.keys === null) await second.stop();
+    if (second.keys === null && second.upper === null) await second.stop();
   }
 }

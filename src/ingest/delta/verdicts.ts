@@ -31,6 +31,22 @@ export class Verdicts {
     this.#bytes[at] = ((this.#bytes[at] as number) & ~(0xf << shift)) | (verdict << shift);
   }
 
+  /** The verdicts as bytes, two lines a byte (to hand to another thread's `include`). */
+  bytes(): Uint8Array {
+    return this.#bytes;
+  }
+
+  /** Takes the verdicts of `other` (bytes()) for the lines it decided: lines this one left undecided. */
+  include(other: Uint8Array): void {
+    if (other.length > this.#bytes.length) {
+      const grown = new Uint8Array(other.length);
+      grown.set(this.#bytes);
+      this.#bytes = grown;
+    }
+    const bytes = this.#bytes;
+    for (let i = 0; i < other.length; i++) bytes[i] = (bytes[i] as number) | (other[i] as number);
+  }
+
   get(line: number): Verdict {
     const at = line >>> 1;
     if (at >= this.#bytes.length) return VERDICT.none;

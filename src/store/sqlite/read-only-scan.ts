@@ -7,21 +7,31 @@ import BetterSqlite3 from 'better-sqlite3';
 
 export interface ReadOnlySqlite {
   all<R>(sql: string, params: readonly unknown[]): R[];
+  /** The rows as arrays of their columns' values (no object per row). */
+  raw<R extends unknown[]>(sql: string, params: readonly unknown[]): R[];
   close(): void;
 }
 
 export function openReadOnlySqlite(path: string): ReadOnlySqlite {
   const db = new BetterSqlite3(path, { readonly: true, fileMustExist: true });
   const statements = new Map<string, BetterSqlite3.Statement<unknown[], unknown>>();
+  const rawStatements = new Map<string, BetterSqlite3.Statement<unknown[], unknown>>();
+  const statement = (sql: string, raw: boolean) => {
+    const cache = raw ? rawStatements : statements;
+    let prepared = cache.get(sql);
+    if (prepared === undefined) {
+      prepared = db.prepare<unknown[], unknown>(sql).raw(raw);
+      cache.set(sql, prepared);
+    }
+    return prepared;
+  };
   db.prepare('BEGIN').run();
   return {
     all<R>(sql: string, params: readonly unknown[]): R[] {
-      let statement = statements.get(sql);
-      if (statement === undefined) {
-        statement = db.prepare<unknown[], unknown>(sql);
-        statements.set(sql, statement);
-      }
-      return statement.all(...params) as R[];
+      return statement(sql, false).all(...params) as R[];
+    },
+    raw<R extends unknown[]>(sql: string, params: readonly unknown[]): R[] {
+      return statement(sql, true).all(...params) as R[];
     },
     close() {
       if (db.inTransaction) db.prepare('COMMIT').run();

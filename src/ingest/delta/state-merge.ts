@@ -1,0 +1,309 @@
+/**
+ * The merge at the heart of the comparison (compare.ts): the file's entries in key-hash order (sorted-runs.ts) against
+ * the source's remembered keys in the same order, one key at a time, into a verdict per line, counts by kind and the
+ * largest price moves; remembered keys the file lacks are handed to `onMissing` (snapshot sources).
+ *
+ * A merge may cover one half of the key range (sorted-runs.ts KeyHalf) and `run` again over the other: a large file's
+ * halves are merged at once, one on each thread (two-halves.ts), each reading its own half of the remembered keys, and
+ * the other thread's findings are added (`add`). No key is in both halves, so the sum is the merge of the whole: every
+ * line is decided by one half, the counts add up, and the largest moves of the whole are among the halves' largest.
+ */
+import type { DeltaKeyTuple } from '../../store/delta-state.ts';
+import type { ComparisonCounts, PriceMove } from './compare.ts';
+import { priceMoveOf } from './canonical.ts';
+import { compareHashes, toSigned64 } from './hash.ts';
+import type { EntryBlock } from './sorted-runs.ts';
+import { VERDICT, Verdicts } from './verdicts.ts';
+
+/** Price moves the preview of a held file lists. */
+export const PREVIEW_PRICE_MOVES = 20;
+
+/**
+ * Remembered keys in key-hash order as columns, as keysAfter reads them (store/delta-state.ts): the high halves
+ * signed, the low halves unsigned; `price` as a number (NaN: none), what a price move is measured from.
+ */
+export interface KeyPage {
+  size: number;
+  readonly keyHi: Int32Array;
+  readonly keyLo: Uint32Array;
+  readonly contentHi: Int32Array;
+  readonly contentLo: Uint32Array;
+  readonly generation: Float64Array;
+  readonly fileId: Float64Array;
+  readonly price: Float64Array;
+}
+
+export function keyPage(capacity: number): KeyPage {
+  return {
+    size: 0,
+    keyHi: new Int32Array(capacity),
+    keyLo: new Uint32Array(capacity),
+    contentHi: new Int32Array(capacity),
+    contentLo: new Uint32Array(capacity),
+    generation: new Float64Array(capacity),
+    fileId: new Float64Array(capacity),
+    price: new Float64Array(capacity),
+  };
+}
+
+/** Adds a key, its columns as keysAfter reads them, to `page`. */
+export function addKey(page: KeyPage, keyHi: number, keyLo: number, contentHi: number, contentLo: number, generation: number, price: string | null, fileId: number): void {
+  const i = page.size;
+  page.keyHi[i] = keyHi;
+  page.keyLo[i] = keyLo;
+  page.contentHi[i] = contentHi;
+  page.contentLo[i] = contentLo;
+  page.generation[i] = generation;
+  page.fileId[i] = fileId;
+  page.price[i] = price === null ? Number.NaN : Number(price);
+  page.size = i + 1;
+}
+
+/** A page of the keys scanDeltaKeys read. */
+export function pageOfTuples(rows: readonly DeltaKeyTuple[]): KeyPage {
+  const page = keyPage(rows.length);
+  for (const r of rows) addKey(page, r[0], r[1], r[2], r[3], r[4], r[5], r[6]);
+  return page;
+}
+
+/** The next page of remembered keys in key-hash order, or null after the last. */
+export type PageSource = () => Promise<KeyPage | null>;
+
+/**
+ * Keys a merge reads itself (scanDeltaKeys) per page: small pages, so that few of them are alive at each collection
+ * of the young generation (larger ones made the heap, and the process's peak memory, grow).
+ */
+export const SCAN_PAGE = 1024;
+
+/** The pages of a scan (scanDeltaKeys); `stopped` ends it with an error. Return the scan to close its connection. */
+export function scanPages(scan: Generator<DeltaKeyTuple[]>, stopped: () => boolean = () => false): PageSource {
+  return () => {
+    if (stopped()) return Promise.reject(new Error('stopped'));
+    const next = scan.next();
+    return Promise.resolve(next.done === true ? null : pageOfTuples(next.value));
+  };
+}
+
+/** A price move found, with its key (the price as the state holds it is looked up for the largest ones). */
+export type MoveOfKey = PriceMove & { readonly keyHash: bigint };
+
+/** What a merge found besides its verdicts; plain data (another thread's half comes back as this). */
+export interface MergeFindings {
+  readonly counts: ComparisonCounts;
+  /** The largest, largest first (at most PREVIEW_PRICE_MOVES). */
+  readonly priceMoves: readonly MoveOfKey[];
+  readonly maxPriceMovePct: number | null;
+}
+
+export function emptyCounts(): ComparisonCounts {
+  return { rows: 0, known: 0, unchanged: 0, changed: 0, newKeys: 0, remapped: 0, platformChanged: 0, repeated: 0, sentBefore: 0, missing: 0 };
+}
+
+/** A small top-N by pct, kept sorted; of equal moves at the bottom, the one offered first stays. */
+function keepLargest(moves: MoveOfKey[], move: MoveOfKey): void {
+  if (moves.length === PREVIEW_PRICE_MOVES && (moves.at(-1) as MoveOfKey).pct >= move.pct) return;
+  moves.push(move);
+  moves.sort((a, b) => b.pct - a.pct || a.line - b.line);
+  if (moves.length > PREVIEW_PRICE_MOVES) moves.pop();
+}
+
+/** The remembered keys of a merge, a page at a time: the current one is `at` in `page`. */
+class Remembered {
+  page: KeyPage = keyPage(0);
+  at = 0;
+  #ended = false;
+  readonly #next: PageSource;
+
+  constructor(next: PageSource) {
+    this.#next = next;
+  }
+
+  /** A current key: false at the end of the page (then `load`, unless `ended`). */
+  get has(): boolean {
+    return this.at < this.page.size;
+  }
+
+  /** No key after this page. */
+  get ended(): boolean {
+    return this.#ended && this.at >= this.page.size;
+  }
+
+  async load(): Promise<void> {
+    this.at = 0;
+    const next = this.#ended ? null : await this.#next();
+    if (next === null) this.#ended = true;
+    this.page = next ?? keyPage(0);
+  }
+}
+
+export class StateMerge {
+  readonly verdicts = new Verdicts();
+  readonly counts: ComparisonCounts = emptyCounts();
+  readonly #moves: MoveOfKey[] = [];
+  #maxPriceMovePct: number | null = null;
+  readonly #generation: number;
+  readonly #fileId: number;
+  readonly #onMissing: ((keyHash: bigint) => Promise<void>) | null;
+
+  /**
+   * `generation`: the source's current one; `fileId`: the file's (-1: none); `onMissing`: told every remembered key
+   * the file lacks, in key-hash order (null: not looked for).
+   */
+  constructor(generation: number, fileId: number, onMissing: ((keyHash: bigint) => Promise<void>) | null) {
+    this.#generation = generation;
+    this.#fileId = fileId;
+    this.#onMissing = onMissing;
+  }
+
+  findings(): MergeFindings {
+    return { counts: { ...this.counts }, priceMoves: [...this.#moves], maxPriceMovePct: this.#maxPriceMovePct };
+  }
+
+  /** Adds another merge's findings and verdicts (Verdicts.bytes), of a part of the key range this one did not cover. */
+  add(other: MergeFindings, verdicts: Uint8Array): void {
+    for (const name of Object.keys(this.counts) as (keyof ComparisonCounts)[]) this.counts[name] += other.counts[name];
+    // Offered in key-hash order, as one merge over both parts would have met them (which decides ties at the bottom).
+    const moves = [...other.priceMoves].sort((a, b) => (a.keyHash < b.keyHash ? -1 : a.keyHash > b.keyHash ? 1 : 0));
+    for (const move of moves) keepLargest(this.#moves, move);
+    if (other.maxPriceMovePct !== null) this.#maxPriceMovePct = Math.max(this.#maxPriceMovePct ?? 0, other.maxPriceMovePct);
+    this.verdicts.include(verdicts);
+  }
+
+  /**
+   * Merges the entries of `blocks` with the remembered keys of `pages`, both of the same part of the key range (after
+   * any part merged before).
+   */
+  async run(blocks: AsyncIterable<EntryBlock>, pages: PageSource): Promise<void> {
+    const { counts, verdicts } = this;
+    const state = new Remembered(pages);
+    const missing = this.#onMissing;
+    const generation = this.#generation;
+    const fileId = this.#fileId;
+
+    /**
+     * The key being gathered from the merged entries: its first row's hashes, line and price, and the lines of any
+     * further rows of the same key (`more`). Kept as numbers: an object per entry cost more than the comparison.
+     */
+    let has = false;
+    let keyHi = 0;
+    let keyLo = 0;
+    let contentHi = 0;
+    let contentLo = 0;
+    let line = 0;
+    let price = Number.NaN;
+    const more: number[] = [];
+
+    /** Decides the gathered key: `at` is its row in the state's current page, or -1 for a key not remembered. */
+    const decide = (at: number): void => {
+      if (more.length > 0) {
+        verdicts.set(line, VERDICT.send);
+        for (const l of more) verdicts.set(l, VERDICT.send);
+        counts.repeated += 1 + more.length;
+        return;
+      }
+      if (at < 0) {
+        counts.newKeys += 1;
+        verdicts.set(line, VERDICT.send);
+        return;
+      }
+      const page = state.page;
+      const rowContentHi = page.contentHi[at] as number;
+      const rowContentLo = page.contentLo[at] as number;
+      const remapped = page.generation[at] !== generation;
+      const same = rowContentHi === (contentHi | 0) && rowContentLo === contentLo;
+      if (!remapped && same) {
+        const sentBefore = page.fileId[at] === fileId;
+        if (sentBefore) counts.sentBefore += 1;
+        else counts.unchanged += 1;
+        verdicts.set(line, sentBefore ? VERDICT.sentBefore : VERDICT.unchanged);
+        return;
+      }
+      if (remapped) counts.remapped += 1;
+      else if (rowContentHi === 0 && rowContentLo === 0) counts.platformChanged += 1;
+      else counts.changed += 1;
+      verdicts.set(line, VERDICT.send);
+      const before = page.price[at] as number;
+      if (!Number.isNaN(before) && !Number.isNaN(price)) {
+        const pct = priceMoveOf(before, price);
+        if (pct !== null) {
+          this.#maxPriceMovePct = Math.max(this.#maxPriceMovePct ?? 0, pct);
+          const keyHash = toSigned64(page.keyHi[at] as number, page.keyLo[at] as number);
+          if (pct > 0) keepLargest(this.#moves, { line, before: '', after: String(price), pct, keyHash });
+        }
+      }
+    };
+
+    /** The current key of `state` is missing from the file. */
+    const lacked = (): Promise<void> => {
+      counts.missing += 1;
+      return (missing as (keyHash: bigint) => Promise<void>)(toSigned64(state.page.keyHi[state.at] as number, state.page.keyLo[state.at] as number));
+    };
+
+    /**
+     * Decides the gathered key against the state; the remembered keys before it are missing. Returns a promise only
+     * when it has to wait (the next page of the state, a missing key named): not once per row.
+     */
+    const settle = (): Promise<unknown> | null => {
+      if (!has) return null;
+      let at = -1;
+      for (;;) {
+        if (!state.has) {
+          if (state.ended) break;
+          return state.load().then(settle);
+        }
+        const order = compareHashes(state.page.keyHi[state.at] as number, state.page.keyLo[state.at] as number, keyHi, keyLo);
+        if (order > 0) break;
+        counts.known += 1;
+        if (order === 0) {
+          at = state.at;
+          state.at += 1;
+          break;
+        }
+        if (missing !== null) {
+          return lacked().then(() => {
+            state.at += 1;
+            return settle();
+          });
+        }
+        state.at += 1;
+      }
+      decide(at);
+      has = false;
+      more.length = 0;
+      return null;
+    };
+
+    await state.load();
+    for await (const block of blocks) {
+      for (let i = 0; i < block.size; i++) {
+        const hi = block.keyHi[i] as number;
+        const lo = block.keyLo[i] as number;
+        if (has && hi === keyHi && lo === keyLo) {
+          more.push(block.line[i] as number);
+          continue;
+        }
+        const waiting = settle();
+        if (waiting !== null) await waiting;
+        has = true;
+        keyHi = hi;
+        keyLo = lo;
+        contentHi = block.contentHi[i] as number;
+        contentLo = block.contentLo[i] as number;
+        line = block.line[i] as number;
+        price = block.price[i] as number;
+      }
+    }
+    await settle();
+    // The remembered keys after the file's last one.
+    for (;;) {
+      if (!state.has) {
+        if (state.ended) break;
+        await state.load();
+        continue;
+      }
+      counts.known += 1;
+      if (missing !== null) await lacked();
+      state.at += 1;
+    }
+  }
+}

@@ -1,0 +1,103 @@
+/**
+ * The comparison's merge in two halves of the key range (src/ingest/delta/state-merge.ts, compare.ts UpperHalf),
+ * pinned to the merge of the whole range on one thread it replaces: the same verdict for every line, the same counts,
+ * price moves (ties at the bottom of the largest included) and largest move, whether the other half's merge succeeds
+ * or fails. A real SQLite state in a temp folder; the other half merged here, as the second thread merges it.
+ */
+import { mkdtemp } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { BUSINESS_KEYS } from '../../src/api/schemas/index.ts';
+import { compareFile, type CompareInput, type Comparison, type UpperHalf } from '../../src/ingest/delta/compare.ts';
+import { hash64, toSigned64 } from '../../src/ingest/delta/hash.ts';
+import { mergeRuns, SortedRuns } from '../../src/ingest/delta/sorted-runs.ts';
+import { SCAN_PAGE, scanPages, StateMerge } from '../../src/ingest/delta/state-merge.ts';
+import { deltaScope, rememberAccepted, scanDeltaKeys } from '../../src/store/delta-state.ts';
+import { sqlOf } from '../../src/store/sql-db.ts';
+import { openTempSqlite, tempDir } from '../store/support.ts';
+
+const REMEMBERED = 6000;
+const key = (i: number) => hash64(`K${i}`);
+
+describe('the merge in two halves of the key range', () => {
+  it('decides, counts and ranks price moves as the merge of the whole range, and merges a failed half itself', async () => {
+    const db = await openTempSqlite();
+    const scope = await deltaScope(db, 'halves', 'product_store');
+    const GENERATION = 2;
+    const FILE = 99;
+    // Remembered: most under this generation, some under the last one (remapped), some sent by this file before.
+    const remembered = (generation: number, fileId: number, from: number, to: number) =>
+      rememberAccepted(
+        scope.id,
+        generation,
+        fileId,
+        Array.from({ length: to - from }, (_, j) => {
+          const i = from + j;
+          return { keyHash: toSigned64(key(i).hi, key(i).lo), content: BigInt(i + 1), price: `${10 + (i % 7)}.5`, platformId: null, keyText: null };
+        }),
+      );
+    await sqlOf(db).write(remembered(GENERATION, 7, 0, 5000));
+    await sqlOf(db).write(remembered(GENERATION - 1, 7, 5000, 5500));
+    await sqlOf(db).write(remembered(GENERATION, FILE, 5500, REMEMBERED));
+
+    // The file: keys 200-6999 (200 missing, 1000 new), every ninth with another content and a price that moves by
+    // one of a few amounts (many ties), key 300 on three lines.
+    const runsOfFile = async (dir: string): Promise<SortedRuns> => {
+      const runs = new SortedRuns(dir, 500);
+      let line = 2;
+      for (let i = 200; i < 7000; i++) {
+        const changed = i % 9 === 0;
+        const price = changed ? (10 + (i % 7) + 0.5) * (1 + (i % 4)) : 10 + (i % 7) + 0.5;
+        for (let r = 0; r < (i === 300 ? 3 : 1); r++) await runs.add(key(i).hi, key(i).lo, 0, changed ? 1_000_000 + i : i + 1, line++, price);
+      }
+      return runs;
+    };
+    const compare = async (upper: ((runs: SortedRuns) => UpperHalf) | null): Promise<Comparison> => {
+      const input: CompareInput = {
+        db,
+        entity: 'product_store',
+        scopeId: scope.id,
+        generation: GENERATION,
+        fileId: FILE,
+        fields: ['current_price', 'item_id', 'store_id'],
+        scratchDir: await mkdtemp(join(tempDir(), 'scratch-')),
+        keyOf: BUSINESS_KEYS.product_store,
+        snapshot: false,
+      };
+      return compareFile(input, async (i) => {
+        const runs = await runsOfFile(i.scratchDir);
+        return upper === null ? { runs } : { runs, upper: upper(runs) };
+      });
+    };
+    let closed = 0;
+    const here = (fail: boolean) => (): UpperHalf => ({
+      async merge(files) {
+        if (fail) throw new Error('the second thread failed');
+        const merge = new StateMerge(GENERATION, FILE, null);
+        const scan = scanDeltaKeys(db.path, scope.id, SCAN_PAGE, -1n);
+        try {
+          await merge.run(mergeRuns(files, 'nonNegative'), scanPages(scan));
+        } finally {
+          scan.return(undefined);
+        }
+        return { findings: merge.findings(), verdicts: merge.verdicts.bytes() };
+      },
+      close() {
+        closed++;
+        return Promise.resolve();
+      },
+    });
+
+    const whole = await compare(null);
+    expect(whole.counts).toMatchObject({ rows: 6802, known: REMEMBERED, repeated: 3, newKeys: 1000, remapped: 500 });
+    expect(whole.counts.sentBefore).toBeGreaterThan(0);
+    expect(whole.priceMoves).toHaveLength(20);
+    for (const halves of [await compare(here(false)), await compare(here(true))]) {
+      expect(halves.counts).toEqual(whole.counts);
+      for (let line = 2; line < 6805; line++) expect(halves.verdicts.get(line)).toBe(whole.verdicts.get(line));
+      expect(halves.priceMoves).toEqual(whole.priceMoves);
+      expect(halves.maxPriceMovePct).toBe(whole.maxPriceMovePct);
+    }
+    expect(closed).toBe(2);
+  });
+});
