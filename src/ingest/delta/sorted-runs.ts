@@ -235,7 +235,11 @@ export type KeyHalf = 'all' | 'negative' | 'nonNegative';
 export async function* mergeRuns(files: readonly RunFile[], half: KeyHalf): AsyncGenerator<EntryBlock> {
   const sources: Run[] = [];
   try {
-    for (const file of files) sources.push(await Run.open(file, half));
+    // Opened at once: each open reads a block and, for a half, binary-searches the file (a read per step).
+    const opened = await Promise.allSettled(files.map((file) => Run.open(file, half)));
+    for (const result of opened) if (result.status === 'fulfilled') sources.push(result.value);
+    const failed = opened.find((result) => result.status === 'rejected');
+    if (failed !== undefined) throw failed.reason;
     yield* merge(sources);
   } finally {
     for (const s of sources) await s.close();
