@@ -55,11 +55,17 @@ export function emptyAckStats(): AckStats {
  */
 export async function acknowledgeStored(ctx: ResolveContext, signal?: AbortSignal): Promise<void> {
   const pages = ctx.pages;
+  // While deliveries come in, each batch is looked for above the last one sent (a cheaper scan: idsToAcknowledge).
+  // An id below it that is still pending (a later page delivered an older version) is not lost: once the
+  // deliveries lane has ended, the search starts from the lowest id again.
+  let after: number | null = null;
   for (;;) {
     checkAborted(signal);
-    const ids = await idsToAcknowledge(ctx.deps.db, ACK_BATCH_MAX);
-    if (pages && !pages.finished && ids.length < ACK_BATCH_MAX) {
-      await pages.next();
+    const live = pages !== undefined && !pages.finished;
+    const seen = pages?.count ?? 0;
+    const ids = await idsToAcknowledge(ctx.deps.db, ACK_BATCH_MAX, live ? after : null);
+    if (live && ids.length < ACK_BATCH_MAX) {
+      await pages.next(seen);
       continue;
     }
     if (ids.length === 0) return;
@@ -69,6 +75,7 @@ export async function acknowledgeStored(ctx: ResolveContext, signal?: AbortSigna
       ctx.deps.logger.warn({ ids: ids.length }, 'acknowledge settled none of the batch; leaving it for the next run');
       return;
     }
+    after = ids.at(-1) ?? after;
   }
 }
 
@@ -152,7 +159,7 @@ async function conflicted(
   // Before splitting the batch request by request, wait for the pages and look once more (the lanes interleave
   // differently under load: a pull took 68 to 130 requests where about 20 do with every page in).
   if (pages !== undefined && !pages.finished) {
-    while (!pages.finished) await pages.next();
+    while (!pages.finished) await pages.next(pages.count);
     await conflicted(ctx, ids, conflict, false, signal);
     return;
   }

@@ -5,6 +5,7 @@
  */
 export class StoredPages {
   #finished = false;
+  #count = 0;
   #waiters: (() => void)[] = [];
 
   /** True once the deliveries lane has ended (listing complete, failed or aborted): no more pages come. */
@@ -12,8 +13,14 @@ export class StoredPages {
     return this.#finished;
   }
 
+  /** Pages committed so far: taken before reading the database, then given to `next`. */
+  get count(): number {
+    return this.#count;
+  }
+
   /** Called after each page's transaction committed. */
   stored(): void {
+    this.#count += 1;
     this.#wake();
   }
 
@@ -23,9 +30,12 @@ export class StoredPages {
     this.#wake();
   }
 
-  /** Resolves at the next committed page or at the end of the deliveries lane. */
-  next(): Promise<void> {
-    if (this.#finished) return Promise.resolve();
+  /**
+   * Resolves once a page was committed after `seen` pages (`count` when the caller last read the database: a page
+   * committed while it was reading is not missed), or at the end of the deliveries lane.
+   */
+  next(seen: number): Promise<void> {
+    if (this.#finished || this.#count > seen) return Promise.resolve();
     return new Promise((resolve) => this.#waiters.push(resolve));
   }
 

@@ -54,14 +54,20 @@ export async function countPending(db: StateDb, ids: readonly number[]): Promise
   return (await sql.value<number>(`SELECT count(*) FROM approval_acks WHERE ${among.sql} AND status = 'pending'`, [among.param])) ?? 0;
 }
 
-/** Up to `limit` (1..500) ids that were delivered and not yet acknowledged, oldest id first. */
-export async function idsToAcknowledge(db: StateDb, limit: number = ACK_BATCH_MAX): Promise<number[]> {
+/**
+ * Up to `limit` (1..500) ids that were delivered and not yet acknowledged, oldest id first; with `after`, only ids
+ * above it. On PostgreSQL the bound matters: the index of pending ids keeps the entries of ids acknowledged since its
+ * last cleanup, and a scan from the lowest id walked them all (2.4 ms a call in a 97,000-row pull, 0.1 ms once
+ * cleaned up); a scan from `after` starts past them.
+ */
+export async function idsToAcknowledge(db: StateDb, limit: number = ACK_BATCH_MAX, after: number | null = null): Promise<number[]> {
   if (!Number.isInteger(limit) || limit < 1 || limit > ACK_BATCH_MAX) {
     throw new StoreError('INVALID_ARGUMENT', `limit must be 1..${ACK_BATCH_MAX}, got ${limit}`);
   }
+  const above = after === null ? '' : 'AND approval_id > ?';
   const rows = await sqlOf(db).all<{ approval_id: number }>(
-    `SELECT approval_id FROM approval_acks WHERE status = 'pending' ORDER BY approval_id LIMIT ?`,
-    [limit],
+    `SELECT approval_id FROM approval_acks WHERE status = 'pending' ${above} ORDER BY approval_id LIMIT ?`,
+    after === null ? [limit] : [after, limit],
   );
   return rows.map((r) => r.approval_id);
 }

@@ -5,7 +5,9 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { sqlRows } from '../support/state-sql.ts';
+import { acknowledgeStored, emptyAckStats } from '../../src/pull/acknowledge.ts';
 import { runApprovedPricesPull } from '../../src/pull/approved-prices.ts';
+import { StoredPages } from '../../src/pull/stored-pages.ts';
 import { storeDeliveredPage } from '../../src/store/approved-prices.ts';
 import { recordDeliveryIntent } from '../../src/store/delivery-intents.ts';
 import { approval } from '../store/support.ts';
@@ -72,6 +74,34 @@ describe('runApprovedPricesPull', () => {
     expect(run.deliveries).toMatchObject({ replayed: 1, inserted: 30 + later });
     expect(h.sandbox.control.state().approvals.pending).toBe(0);
     await expectEveryCurrentVersionFedAndAcknowledgedOnce();
+  });
+
+  it('acknowledges an id stored below the last batch once the deliveries have ended, each id once', async () => {
+    h = await pullHarness({ sandbox: { approvals: 1200 } });
+    // Two pages taken from the platform, stored in the reverse order: the second holds the lower ids.
+    const first = await h.client.approvedPrices.deliveries({ request_id: crypto.randomUUID(), filters: {}, pagination: { limit: 500 } });
+    const second = await h.client.approvedPrices.deliveries({
+      request_id: crypto.randomUUID(),
+      filters: {},
+      pagination: { limit: 500, cursor: first.nextCursor ?? '' },
+    });
+    expect([first.items.length, second.items.length]).toEqual([500, 500]);
+    const store = async (items: typeof first.items) => {
+      const intent = await recordDeliveryIntent(h.db, { requestId: crypto.randomUUID(), filters: {}, cursor: null });
+      await storeDeliveredPage(h.db, intent.id, items, null);
+      pages.stored();
+    };
+    const pages = new StoredPages();
+    const stats = emptyAckStats();
+    const lane = acknowledgeStored({ deps: h.deps, filters: {}, stats, pages });
+    await store(second.items);
+    await expect.poll(() => stats.acknowledged).toBe(500); // the higher ids, as a full batch
+    await store(first.items); // below that batch: not looked for while deliveries go on
+    pages.finish();
+    await lane;
+    expect(stats).toMatchObject({ requests: 2, acknowledged: 1000 });
+    const sent = [...first.items, ...second.items].map((a) => a.id);
+    for (const a of sandboxApprovals(h.sandbox)) expect(a.ackCount, `ack count of ${a.id}`).toBe(sent.includes(a.id) ? 1 : 0);
   });
 
   for (const listed of [true, false]) {
