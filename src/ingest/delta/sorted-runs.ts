@@ -48,30 +48,46 @@ class Entries {
   }
 }
 
-/** Stable LSD radix sort of the first `size` entries by signed 64-bit key hash: the order of indices. */
+/**
+ * The order of the first `size` entries by signed 64-bit key hash, stable (entries of one key stay in file order): a
+ * stable LSD radix sort on the high half (two passes of 16 bits, its sign bit flipped for signed order), then the runs
+ * of equal high halves sorted by the low half, stably. Such runs are entries of one key, already in order, or of keys
+ * sharing 32 bits of their hash, a pair or so in a run of 65,536 entries: the two passes on the low half that a
+ * radix sort on all 64 bits takes cost the first pass more (half of its sort) than these few.
+ */
 function sortedOrder(words: Uint32Array, size: number): Uint32Array {
   let order = new Uint32Array(size);
   for (let i = 0; i < size; i++) order[i] = i;
   let next = new Uint32Array(size);
   const counts = new Uint32Array(65537);
-  // keyLo's low and high 16 bits, then keyHi's, its sign bit flipped (signed order).
-  const passes = [
-    { word: 1, shift: 0, flip: 0 },
-    { word: 1, shift: 16, flip: 0 },
-    { word: 0, shift: 0, flip: 0 },
-    { word: 0, shift: 16, flip: 0x8000 },
-  ];
-  for (const { word, shift, flip } of passes) {
+  for (const { shift, flip } of [
+    { shift: 0, flip: 0 },
+    { shift: 16, flip: 0x8000 },
+  ]) {
     counts.fill(0);
-    for (let j = 0; j < size; j++) (counts[((((words[(order[j] as number) * WORDS + word] as number) >>> shift) & 0xffff) ^ flip) + 1] as number)++;
+    for (let j = 0; j < size; j++) (counts[((((words[(order[j] as number) * WORDS] as number) >>> shift) & 0xffff) ^ flip) + 1] as number)++;
     for (let d = 0; d < 65536; d++) counts[d + 1] = (counts[d + 1] as number) + (counts[d] as number);
     for (let j = 0; j < size; j++) {
       const i = order[j] as number;
-      const d = (((words[i * WORDS + word] as number) >>> shift) & 0xffff) ^ flip;
+      const d = (((words[i * WORDS] as number) >>> shift) & 0xffff) ^ flip;
       next[counts[d] as number] = i;
       counts[d] = (counts[d] as number) + 1;
     }
     [order, next] = [next, order];
+  }
+  // Equal high halves: an insertion sort by the low half (unsigned), moving an entry only past larger ones (stable).
+  for (let j = 1; j < size; j++) {
+    const i = order[j] as number;
+    const hi = words[i * WORDS] as number;
+    const lo = words[i * WORDS + 1] as number;
+    let k = j - 1;
+    while (k >= 0) {
+      const other = order[k] as number;
+      if ((words[other * WORDS] as number) !== hi || (words[other * WORDS + 1] as number) <= lo) break;
+      order[k + 1] = other;
+      k--;
+    }
+    order[k + 1] = i;
   }
   return order;
 }
