@@ -42,7 +42,8 @@ import { HELD_ERROR_CODE, deltaFile, recordFullSend } from '../store/delta-state
 import { planDelta, type DeltaPlan } from './delta/delta-plan.ts';
 import { recordHeld, writeHeldPreview } from './delta/hold.ts';
 import { deleteMissing } from './delta/delete-missing.ts';
-import { firstPass } from './delta/two-halves.ts';
+import { firstPass, MIN_SPLIT_BYTES } from './delta/two-halves.ts';
+import { dropSpareHalf, prestartHalf } from './delta/spare-half.ts';
 import type { ReadInit, RowReader } from './read/index.ts';
 
 export interface PushDeps {
@@ -90,6 +91,25 @@ const FIRST_RETRY_DELAY_MS = 30_000; // 30 s
 
 /** Claims `path` from the source's inbox and pushes it. */
 export async function pushFile(deps: PushDeps, source: PushSource, path: string, options: PushOptions = {}): Promise<FileResult> {
+  // A large file of a delta source is compared in two halves: the second one's thread starts now and loads its modules
+  // while the file is claimed (delta/spare-half.ts).
+  const ahead = source.delta?.enabled === true && source.mode === 'bulk' && (await sizeOf(path)) >= (deps.splitBytes ?? MIN_SPLIT_BYTES) ? prestartHalf() : null;
+  try {
+    return await claimAndPush(deps, source, path, options);
+  } finally {
+    await dropSpareHalf(ahead);
+  }
+}
+
+async function sizeOf(path: string): Promise<number> {
+  try {
+    return (await stat(path)).size;
+  } catch {
+    return 0; // the claim says what is wrong with it
+  }
+}
+
+async function claimAndPush(deps: PushDeps, source: PushSource, path: string, options: PushOptions): Promise<FileResult> {
   const claim = await claimFile(deps.db, { ...source, nameIsData: compiledOf(source).readsFileName }, path, options);
   switch (claim.kind) {
     case 'vanished':

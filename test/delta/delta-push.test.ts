@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pushHarness, type PushHarness } from '../support/push-harness.ts';
 import { pushFile, type FileResult, type PushDeps } from '../../src/ingest/push-file.ts';
+import { spareWaiting } from '../../src/ingest/delta/spare-half.ts';
 
 let h: PushHarness;
 let stores: readonly string[];
@@ -129,6 +130,7 @@ describe('delta push', () => {
     expect(r3.rows).toMatchObject({ read: 24, sent: 0, unchanged: 24 });
     expect(debug).not.toContain('compared on one thread'); // the two halves were used every time
     expect(debug).not.toContain('merged on one thread'); // and the second thread merged its half of the keys
+    expect(spareWaiting()).toBe(false); // the thread started ahead of each file was taken by its first pass
 
     // A quoted cell of many lines across the cut: the halves are given up (the second thread, asked to stop, ends
     // before it reads any key) and the file is compared on one thread: the same result.
@@ -136,6 +138,12 @@ describe('delta push', () => {
     const r4 = await reportOf(await halves.push('h4.csv', quoted.replace('H20,', 'H20x,')));
     expect(r4.rows).toMatchObject({ read: 24, sent: 0, unchanged: 24 });
     expect(debug).toContain('compared on one thread');
+
+    // A source whose files are compared on one thread (fill_down): the thread started ahead is ended with the file.
+    const filled = await h.source('product_store', { delta: true, brakes: false, fill_down: ['store_id'] });
+    await writeFile(join(filled.inbox, 'f1.csv'), day(-1));
+    expect((await reportOf(await pushFile(deps, filled, join(filled.inbox, 'f1.csv')))).rows).toMatchObject({ read: 24, sent: 24 });
+    expect(spareWaiting()).toBe(false);
   });
 
   it('holds a file merged in two halves of the key range on two threads with the preview of the one-thread merge', async () => {

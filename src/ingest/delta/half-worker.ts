@@ -13,6 +13,7 @@ import { compileSource, readRows } from '../read/index.ts';
 import { sortedFields } from './canonical.ts';
 import { collectRows, type KeyPage } from './compare.ts';
 import { mergeRuns, RUN_ENTRIES, SortedRuns, type RunFile } from './sorted-runs.ts';
+import type { JobMessage } from './spare-half.ts';
 import { pageOfTuples, SCAN_PAGE, scanPages, StateMerge } from './state-merge.ts';
 import { KEY_PAGE_SIZE, KEY_PAGES_AHEAD, MORE_KEYS, STOP_KEYS, type HalfJob, type HalfMessage, type HalfResult, type MergeOrder, type MergeResult } from './two-halves.ts';
 
@@ -49,11 +50,14 @@ let credit = KEY_PAGES_AHEAD;
 let stopped = false;
 /** The run files to merge (HalfJob.merge), once the main thread sent them. */
 let order: readonly RunFile[] | null = null;
+/** The job of a thread started ahead (spare-half.ts), once sent. */
+let given: HalfJob | null = null;
 let wake: (() => void) | null = null;
 port.on('message', (message: unknown) => {
   if (message === MORE_KEYS) credit += 1;
   else if (message === STOP_KEYS) stopped = true;
   else if ((message as MergeOrder | null)?.kind === 'merge') order = (message as MergeOrder).files;
+  else if ((message as JobMessage | null)?.kind === 'job') given = (message as JobMessage).job;
   const w = wake;
   wake = null;
   w?.();
@@ -97,7 +101,16 @@ async function mergeUpper(merge: NonNullable<HalfJob['merge']>, files: readonly 
   }
 }
 
-const job = workerData as HalfJob;
+/** The job: given at the start, or, to a thread started ahead, as its first message (terminated if nobody takes it). */
+async function jobOf(): Promise<HalfJob> {
+  if (workerData !== null) return workerData as HalfJob;
+  for (;;) {
+    if (given !== null) return given;
+    await new Promise<void>((resolve) => (wake = resolve));
+  }
+}
+
+const job = await jobOf();
 const result = await half(job);
 send({ kind: 'half', result });
 if (result.ok && job.keys !== null && !stopped) await keys(job.keys.path, job.keys.scopeId);

@@ -31,7 +31,6 @@
  * reads on by itself from the last key it got. A PostgreSQL state is read by the main thread alone, as before.
  */
 import { open as openFile } from 'node:fs/promises';
-import { Worker } from 'node:worker_threads';
 import type { Entity } from '../../api/schemas/index.ts';
 import type { ReadOptions, ReadInit, RowReader } from '../read/index.ts';
 import type { CompiledSource } from '../read/compile-source.ts';
@@ -39,15 +38,18 @@ import type { HeaderInfo } from '../read/types.ts';
 import type { ByteRange } from '../read/open-source.ts';
 import { collectRows, type CompareInput, type Collected, type FirstPass, type KeyPage, type KeyPages, type UpperHalf } from './compare.ts';
 import { SortedRuns, type RunFile } from './sorted-runs.ts';
+import { halfThread, spareWaiting } from './spare-half.ts';
 import type { MergeFindings } from './state-merge.ts';
 
 /** Files smaller than this are compared on one thread. */
 export const MIN_SPLIT_BYTES = 16 * 1024 * 1024;
 /**
  * Where the cut is looked for, as a share of the file: a little after the middle, as the second half's thread first
- * loads its modules (about a tenth of the pass) while the first half is read.
+ * loads its modules (about a tenth of the pass) while the first half is read; nearer the middle when a thread started
+ * ahead has loaded them already (spare-half.ts).
  */
-const CUT_SHARE = 0.53;
+const CUT_SHARE = 0.55;
+const WARM_CUT_SHARE = 0.52;
 /** How far the header's end and the cut are looked for. */
 const PROBE_BYTES = 1024 * 1024;
 const LF = 0x0a;
@@ -111,7 +113,7 @@ export const KEY_PAGE_SIZE = 4096;
  * Where `file` can be cut in two, or null: smaller than `minBytes`, no LF after its header line within a mebibyte, a
  * header line with a quote or a lone CR, or no LF within a mebibyte after CUT_SHARE of it.
  */
-export async function cutInTwo(file: string, minBytes = MIN_SPLIT_BYTES): Promise<Cut | null> {
+export async function cutInTwo(file: string, minBytes = MIN_SPLIT_BYTES, share = CUT_SHARE): Promise<Cut | null> {
   const handle = await openFile(file, 'r');
   try {
     const size = (await handle.stat()).size;
@@ -127,7 +129,7 @@ export async function cutInTwo(file: string, minBytes = MIN_SPLIT_BYTES): Promis
     const cr = header.indexOf(CR);
     if (cr >= 0 && cr !== header.length - 1) return null;
     const headerEnd = lf + 1;
-    const from = Math.max(headerEnd, Math.floor(size * CUT_SHARE));
+    const from = Math.max(headerEnd, Math.floor(size * share));
     const probe = Buffer.alloc(Math.min(PROBE_BYTES, size - from));
     const probed = (await handle.read(probe, 0, probe.length, from)).bytesRead;
     const at = probe.subarray(0, probed).indexOf(LF);
@@ -169,7 +171,7 @@ export interface HalvesInput {
 export async function firstPass(input: HalvesInput): Promise<FirstPass> {
   const { header } = input;
   if (header.sheet !== null || header.fixFile || header.encoding !== 'utf-8' || needsWholeFile(input.compiled)) return input.whole.chunks();
-  const cut = await cutInTwo(input.file, input.minBytes);
+  const cut = await cutInTwo(input.file, input.minBytes, spareWaiting() ? WARM_CUT_SHARE : CUT_SHARE);
   if (cut === null) return input.whole.chunks();
   return async (compare) => {
     try {
@@ -183,9 +185,6 @@ export async function firstPass(input: HalvesInput): Promise<FirstPass> {
   };
 }
 
-/** The worker's module, next to this one (TypeScript sources in development, JavaScript once built). */
-const WORKER_URL = new URL(import.meta.url.endsWith('.ts') ? './half-worker.ts' : './half-worker.js', import.meta.url);
-
 interface Half {
   readonly result: Promise<HalfResult>;
   /** The keys it reads once its half is done (HalfJob.keys), or null. */
@@ -198,7 +197,7 @@ interface Half {
 function startHalf(job: HalfJob): Half {
   // Not unref'd: the main thread waits for its messages with nothing else to keep the process running. Every path
   // stops it (inHalves on a failure, the comparison's end: KeyPages.close).
-  const worker = new Worker(WORKER_URL, { workerData: job, stdout: false, stderr: false });
+  const worker = halfThread(job);
   let answer!: (result: HalfResult) => void;
   const result = new Promise<HalfResult>((resolve) => (answer = resolve));
   const pages: KeyPage[] = [];
