@@ -44,16 +44,39 @@ export interface ByteRange {
   readonly end: number;
 }
 
-/** The bytes of `ranges`, in order, in reads of at most `highWaterMark`. */
+/** `length` bytes of the file from `at` (a range ending at `end`), in as many reads as it takes. */
+async function readPiece(handle: FileHandle, at: number, length: number, end: number): Promise<Buffer> {
+  const buffer = Buffer.allocUnsafe(length);
+  for (let filled = 0; filled < length; ) {
+    const { bytesRead } = await handle.read(buffer, filled, length - filled, at + filled);
+    if (bytesRead === 0) throw new Error(`the file ended at byte ${at + filled}, before byte ${end}: it changed while it was read`);
+    filled += bytesRead;
+  }
+  return buffer;
+}
+
+/**
+ * The bytes of `ranges`, in order, in pieces of at most `highWaterMark`. The next piece is read while the current one
+ * is handed on, as a read stream does: read one after the other, the reader waited for each (delta push's first pass
+ * idled 5 % of its time).
+ */
 async function* rangeBytes(handle: FileHandle, ranges: readonly ByteRange[], highWaterMark: number): AsyncGenerator<Buffer> {
+  const pieces: { at: number; length: number; end: number }[] = [];
   for (const { start, end } of ranges) {
-    for (let at = start; at < end; ) {
-      const buffer = Buffer.allocUnsafe(Math.min(highWaterMark, end - at));
-      const { bytesRead } = await handle.read(buffer, 0, buffer.length, at);
-      if (bytesRead === 0) throw new Error(`the file ended at byte ${at}, before byte ${end}: it changed while it was read`);
-      at += bytesRead;
-      yield buffer.subarray(0, bytesRead);
-    }
+    for (let at = start; at < end; at += highWaterMark) pieces.push({ at, length: Math.min(highWaterMark, end - at), end });
+  }
+  const read = (i: number): Promise<Buffer> | null => {
+    const piece = pieces[i];
+    if (piece === undefined) return null;
+    const reading = readPiece(handle, piece.at, piece.length, piece.end);
+    reading.catch(() => undefined); // awaited below, or dropped when the reader stops early (the file is closed)
+    return reading;
+  };
+  let next = read(0);
+  for (let i = 0; next !== null; i++) {
+    const current = await next;
+    next = read(i + 1);
+    yield current;
   }
 }
 
