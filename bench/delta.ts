@@ -16,6 +16,8 @@
  *
  *   node bench/delta.ts [--rows 1000000] [--node-flags="..."] [--keep DIR]
  *   node bench/delta.ts --from DIR [--repeat 3] [--node-flags="..."]
+ *   ... --memory: also print where each push's memory was, over time (bench/memory-sampler.ts): the process's RSS,
+ *       each thread's V8 heap and ArrayBuffers. The sampling costs a little CPU: not for time_share figures.
  *
  * For comparing two versions of the agent on the same state (an A/B while working on day 2's time): `--keep DIR` also
  * saves the state after day 1 and the day-2 file in DIR; `--from DIR` then only pushes that day-2 file with delta,
@@ -51,12 +53,15 @@ interface DayResult {
   peakRssMb: number;
   sent: number;
   unchanged: number;
+  /** With `--memory`: where the memory was (bench/memory-sampler.ts describeMemory). */
+  memory?: string;
 }
 
 // ---------------------------------------------------------------------------------------------- the worker
 
 /** One push of `file` by the agent (pushFile, as the daemon runs it), with delta on or off; reports what it sent. */
-async function pushWorker(target: Target, file: string, stateDir: string, inbox: string, delta: boolean): Promise<DayResult> {
+async function pushWorker(target: Target, file: string, stateDir: string, inbox: string, delta: boolean, memory: boolean): Promise<DayResult> {
+  const sampler = memory ? (await import('./memory-sampler.ts')).sampleMemory() : null;
   const { ApiClient } = await import('../src/api/client.ts');
   const { createDispatcher } = await import('../src/api/dispatcher.ts');
   const { SourceSchema } = await import('../src/config/source-schema.ts');
@@ -102,6 +107,7 @@ async function pushWorker(target: Target, file: string, stateDir: string, inbox:
       peakRssMb: process.resourceUsage().maxRSS / 1024,
       sent: result.file.rows_sent ?? 0,
       unchanged: (await deltaFile(db, result.file.id))?.unchanged ?? 0,
+      ...(sampler === null ? {} : { memory: (await import('./memory-sampler.ts')).describeMemory(sampler.stop()) }),
     };
   } finally {
     await dispatcher.close();
@@ -139,6 +145,8 @@ async function generate(path: string, rows: number, day: 1 | 2, stores: readonly
 interface RunOptions {
   readonly worker: string;
   readonly nodeFlags: string[];
+  /** Sample the pushes' memory (bench/memory-sampler.ts) and print where it was. */
+  readonly memory: boolean;
 }
 
 /** One push in a child process of its own (its peak RSS is its own). `file` is copied into the inbox first. */
@@ -147,7 +155,7 @@ async function push(options: RunOptions, target: { url: string; apiKey: string }
   await mkdir(inbox, { recursive: true });
   const inInbox = join(inbox, name);
   await copyFile(file, inInbox);
-  const args = ['--worker', delta ? 'delta' : 'plain', '--url', target.url, '--key', target.apiKey, '--file', inInbox, '--dir', dir];
+  const args = ['--worker', delta ? 'delta' : 'plain', '--url', target.url, '--key', target.apiKey, '--file', inInbox, '--dir', dir, ...(options.memory ? ['--memory'] : [])];
   return runChild<DayResult>(options.worker, args, [...process.execArgv, ...options.nodeFlags], delta ? 'delta' : 'plain');
 }
 
@@ -166,7 +174,7 @@ function stateBytesPerKey(dir: string): { bytes: number; keys: number } {
 const fmt = (n: number) => n.toLocaleString('en-US');
 
 function line(label: string, r: DayResult): string {
-  return `${label.padEnd(18)} ${fmt(r.requests).padStart(6)} requests ${fmt(r.rows).padStart(10)} rows ${(r.bytes / 1e6).toFixed(1).padStart(7)} MB sent  ${r.seconds.toFixed(2).padStart(6)} s  peak RSS ${r.peakRssMb.toFixed(0)} MB  (${fmt(r.unchanged)} unchanged)`;
+  return (r.memory === undefined ? '' : `${label}: memory\n${r.memory}\n`) + `${label.padEnd(18)} ${fmt(r.requests).padStart(6)} requests ${fmt(r.rows).padStart(10)} rows ${(r.bytes / 1e6).toFixed(1).padStart(7)} MB sent  ${r.seconds.toFixed(2).padStart(6)} s  peak RSS ${r.peakRssMb.toFixed(0)} MB  (${fmt(r.unchanged)} unchanged)`;
 }
 
 /** Day 1 (the full export, by the delta agent: a source's first file is sent whole), then day 2 as asked. */
@@ -253,6 +261,7 @@ const { values } = parseArgs({
     keep: { type: 'string' },
     from: { type: 'string' },
     repeat: { type: 'string', default: '3' },
+    memory: { type: 'boolean', default: false },
     ...CHILD_OPTIONS,
   },
 });
@@ -260,14 +269,14 @@ const { values } = parseArgs({
 if (values.worker !== undefined) {
   const dir = values.dir ?? '';
   const target = { url: values.url ?? '', apiKey: values.key ?? '', stores: [] };
-  const result = await pushWorker(target, values.file ?? '', join(dir, 'state'), join(dir, 'inbox'), values.worker === 'delta');
+  const result = await pushWorker(target, values.file ?? '', join(dir, 'state'), join(dir, 'inbox'), values.worker === 'delta', values.memory);
   process.send?.(result);
   process.disconnect?.();
 } else {
   const nodeFlags = values['node-flags'].split(' ').filter((f) => f !== '');
   const compiled = await compileForBench();
   try {
-    const options = { worker: compiled.path(import.meta.url), nodeFlags };
+    const options = { worker: compiled.path(import.meta.url), nodeFlags, memory: values.memory };
     if (values.from !== undefined) await day2Only(values.from, Number(values.repeat), options);
     else await orchestrate(Number(values.rows), options, values.keep);
   } finally {
