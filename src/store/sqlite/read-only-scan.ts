@@ -1,7 +1,7 @@
 /**
  * A read-only connection of its own to a SQLite state file, for a thread other than the one holding the agent's
  * connection (delta push's second half reads the remembered keys while the main thread merges: store/delta-state.ts
- * scanDeltaKeys). Its reads run in one read transaction: one snapshot until `close`.
+ * scanDeltaKeys). Its reads run in one read transaction: one snapshot, from its first read until `close`.
  */
 import BetterSqlite3 from 'better-sqlite3';
 
