@@ -225,7 +225,7 @@ export async function sendBulk(ctx: BulkSendContext, file: BulkFile, rows: Async
       keyHashes: hashes.bytes(),
     };
     const remember = fates
-      ? fates.accepted(response.results.filter((r) => r.ok).map((r) => ({ record: b.rows[r.index] as Row, id: r.id ?? null })))
+      ? fates.accepted(response.results.filter((r) => r.ok).map((r) => ({ record: b.rows[r.index] as Row, id: r.id ?? null, raw: b.raws[r.index] ?? [] })))
       : undefined;
     await commitBatch(ctx.db, file.id, checkpoint, [...b.rejects, ...decided, ...apiRejects], remember);
     for (const r of decided) probation.judged(r.line, r.stage === 'local' ? 'refused' : 'other');

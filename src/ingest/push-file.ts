@@ -43,6 +43,7 @@ import { planDelta, type DeltaPlan } from './delta/delta-plan.ts';
 import { recordHeld, writeHeldPreview } from './delta/hold.ts';
 import { deleteMissing } from './delta/delete-missing.ts';
 import { firstPass, MIN_SPLIT_BYTES } from './delta/two-halves.ts';
+import { fileLineSeed } from './delta/line-hash.ts';
 import { dropSpareHalf, prestartHalf } from './delta/spare-half.ts';
 import type { ReadInit, RowReader } from './read/index.ts';
 
@@ -171,7 +172,12 @@ export async function processClaimed(deps: PushDeps, source: PushSource, fileId:
         const onMergeFallback = (reason: string) => deps.logger.debug({ file: file.original_name, reason }, 'merged on one thread');
         const halves = { file: file.processing_path, compiled, entity, name, header: first.header, open, whole: first, onFallback, onMergeFallback };
         const pass = await firstPass(deps.splitBytes === undefined ? halves : { ...halves, minBytes: deps.splitBytes });
-        plan = await planDelta(deps, { name: source.name, entity, delta: settings, options: source.options ?? {} }, file, first, options, pass);
+        // The file's line hashes: remembered with the rows the API accepts; a large file is compared by them first.
+        const seed = fileLineSeed(compiled, first.header, name);
+        const line = seed === null ? null : { seed, reread: open };
+        const onLineFallback = (reason: string) => deps.logger.debug({ file: file.original_name, reason }, 'compared by content');
+        const deltaSource = { name: source.name, entity, delta: settings, options: source.options ?? {}, line };
+        plan = await planDelta({ db: deps.db, clock: deps.clock, onLineFallback }, deltaSource, file, first, options, pass);
       } finally {
         first.close();
       }

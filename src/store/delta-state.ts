@@ -44,6 +44,8 @@ export interface DeltaKeyRow {
   generation: number;
   price: string | null;
   file_id: number;
+  /** The line hash of the row as accepted (a 48-bit integer; text from PostgreSQL), or null (migration 0014). */
+  line_hash: number | string | null;
 }
 
 /** What names a missing key: its text (snapshot sources) and the id the API gave it; its price as remembered. */
@@ -62,6 +64,8 @@ export interface AcceptedKey {
   readonly platformId: string | number | null;
   /** Kept for snapshot sources only. */
   readonly keyText: string | null;
+  /** The line hash of the line it came from (ingest/delta/line-hash.ts), or NaN: none. */
+  readonly lineHash: number;
 }
 
 /** The scope of `source`, created on first use; its fingerprint is set with `useFingerprint`. */
@@ -99,14 +103,9 @@ export async function useFingerprint(db: StateDb, scope: DeltaScope, fingerprint
   return { generation, changed: scope.fingerprint !== null };
 }
 
-/** Keys remembered for the scope (the "known keys" the brakes measure against). */
-export async function knownKeys(db: StateDb, scopeId: number): Promise<number> {
-  return (await sqlOf(db).value<number>(`SELECT count(*) FROM delta_keys WHERE scope_id = ?`, [scopeId])) ?? 0;
-}
-
 /** The columns of a remembered key as the comparison reads it (keysAfter, scanDeltaKeys). */
 const DELTA_KEY_COLUMNS = `key_hash >> 32 AS "keyHi", key_hash & 4294967295 AS "keyLo", content >> 32 AS "contentHi",
-      content & 4294967295 AS "contentLo", generation, price, file_id`;
+      content & 4294967295 AS "contentLo", generation, price, file_id, line_hash`;
 
 function keysAfterSql(after: bigint | null, before: bigint | null): string {
   return `SELECT ${DELTA_KEY_COLUMNS}
@@ -118,16 +117,52 @@ function keysAfterParams(scopeId: number, after: bigint | null, before: bigint |
   return [scopeId, ...(after === null ? [] : [after.toString()]), ...(before === null ? [] : [before.toString()]), limit];
 }
 
+/**
+ * The remembered rows of `keyHashes` (signed 64-bit), those the scope has, in no particular order: delta push's line
+ * mode looks up the few keys whose line it could not settle by its hash (compare.ts). At most LOOKUP_KEYS at a time.
+ */
+export async function keysByHash(db: StateDb, scopeId: number, keyHashes: readonly bigint[]): Promise<DeltaKeyRow[]> {
+  if (keyHashes.length === 0) return [];
+  if (keyHashes.length > LOOKUP_KEYS) throw new Error(`keysByHash takes at most ${LOOKUP_KEYS} keys`);
+  const rows = await sqlOf(db).all<DeltaKeyRow>(
+    `SELECT ${DELTA_KEY_COLUMNS} FROM delta_keys WHERE scope_id = ? AND key_hash IN (${keyHashes.map(() => '?').join(', ')})`,
+    [scopeId, ...keyHashes.map((h) => h.toString())],
+  );
+  return numericKeyRows(rows);
+}
+
+/** Keys keysByHash looks up at once (bound parameters: far below both backends' limits). */
+export const LOOKUP_KEYS = 500;
+
+/** PostgreSQL answers a bigint as text: the halves fit a number. SQLite answers numbers: no copy per row. */
+function numericKeyRows(rows: DeltaKeyRow[]): DeltaKeyRow[] {
+  if (rows.length === 0 || typeof rows[0]?.keyHi === 'number') return rows;
+  return rows.map((r) => ({
+    ...r,
+    keyHi: Number(r.keyHi),
+    keyLo: Number(r.keyLo),
+    contentHi: Number(r.contentHi),
+    contentLo: Number(r.contentLo),
+    line_hash: r.line_hash === null ? null : Number(r.line_hash),
+  }));
+}
+
 /** Up to `limit` keys of the scope after `after` (exclusive; null: from the start), in key-hash order. */
 export async function keysAfter(db: StateDb, scopeId: number, after: bigint | null, limit: number): Promise<DeltaKeyRow[]> {
-  const rows = await sqlOf(db).all<DeltaKeyRow>(keysAfterSql(after, null), keysAfterParams(scopeId, after, null, limit));
-  // PostgreSQL answers a bigint as text: the halves fit a number. SQLite answers numbers: no copy per row.
-  if (rows.length === 0 || typeof rows[0]?.keyHi === 'number') return rows;
-  return rows.map((r) => ({ ...r, keyHi: Number(r.keyHi), keyLo: Number(r.keyLo), contentHi: Number(r.contentHi), contentLo: Number(r.contentLo) }));
+  return numericKeyRows(await sqlOf(db).all<DeltaKeyRow>(keysAfterSql(after, null), keysAfterParams(scopeId, after, null, limit)));
 }
 
 /** A remembered key as scanDeltaKeys reads it: DeltaKeyRow's columns in its order, without an object per key. */
-export type DeltaKeyTuple = [keyHi: number, keyLo: number, contentHi: number, contentLo: number, generation: number, price: string | null, fileId: number];
+export type DeltaKeyTuple = [
+  keyHi: number,
+  keyLo: number,
+  contentHi: number,
+  contentLo: number,
+  generation: number,
+  price: string | null,
+  fileId: number,
+  lineHash: number | null,
+];
 
 /**
  * Every key of the scope after `after` and before `before` (both exclusive; null: unbounded) in key-hash order, in
@@ -180,16 +215,26 @@ function platformIdOf(value: unknown): string | number | null {
   return typeof value === 'number' || typeof value === 'string' ? value : null;
 }
 
-const KEY_COLUMNS = ['scope_id', 'key_hash', 'content', 'generation', 'price', 'platform_id', 'file_id', 'key_text'];
+const KEY_COLUMNS = ['scope_id', 'key_hash', 'content', 'generation', 'price', 'platform_id', 'file_id', 'key_text', 'line_hash'];
 
 /**
  * The step that remembers rows the API accepted, for the transaction that commits their batch (commitBatch's `also`).
  * A row the answer gave no id keeps the id remembered before (missing: delete needs it).
  */
 export function rememberAccepted(scopeId: number, generation: number, fileId: number, rows: readonly AcceptedKey[]): TxStep {
-  const update = ['content', 'generation', 'price', 'file_id', 'key_text'];
+  const update = ['content', 'generation', 'price', 'file_id', 'key_text', 'line_hash'];
   return async (tx) => {
-    const values = (r: AcceptedKey) => [scopeId, r.keyHash.toString(), r.content.toString(), generation, r.price, storedId(r.platformId, tx.dialect.name), fileId, r.keyText];
+    const values = (r: AcceptedKey) => [
+      scopeId,
+      r.keyHash.toString(),
+      r.content.toString(),
+      generation,
+      r.price,
+      storedId(r.platformId, tx.dialect.name),
+      fileId,
+      r.keyText,
+      Number.isNaN(r.lineHash) ? null : String(r.lineHash),
+    ];
     const withId = rows.filter((r) => r.platformId !== null).map(values);
     const withoutId = rows.filter((r) => r.platformId === null).map(values);
     const target = ['scope_id', 'key_hash'];
@@ -204,7 +249,7 @@ export function rememberAccepted(scopeId: number, generation: number, fileId: nu
  */
 export async function markPlatformChanged(db: StateDb, scopeId: number, keyHashes: readonly bigint[], mirrorCheckedAt: string | null): Promise<void> {
   await sqlOf(db).write(async (tx) => {
-    for (const key of keyHashes) await tx.run(`UPDATE delta_keys SET content = 0 WHERE scope_id = ? AND key_hash = ?`, [scopeId, key.toString()]);
+    for (const key of keyHashes) await tx.run(`UPDATE delta_keys SET content = 0, line_hash = NULL WHERE scope_id = ? AND key_hash = ?`, [scopeId, key.toString()]);
     if (mirrorCheckedAt !== null) {
       await tx.run(`UPDATE delta_scopes SET mirror_checked_at = ?, updated_at = ? WHERE id = ?`, [mirrorCheckedAt, tx.now, scopeId]);
     }

@@ -8,6 +8,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pushHarness, type PushHarness } from '../support/push-harness.ts';
 import { pushFile, type FileResult, type PushDeps } from '../../src/ingest/push-file.ts';
 import { spareWaiting } from '../../src/ingest/delta/spare-half.ts';
+import { storedKeyHash } from '../../src/ingest/delta/compare.ts';
+import { BUSINESS_KEYS } from '../../src/api/schemas/index.ts';
+import { findScope, markPlatformChanged } from '../../src/store/delta-state.ts';
+import { sqlOf } from '../../src/store/sql-db.ts';
 
 let h: PushHarness;
 let stores: readonly string[];
@@ -144,6 +148,43 @@ describe('delta push', () => {
     await writeFile(join(filled.inbox, 'f1.csv'), day(-1));
     expect((await reportOf(await pushFile(deps, filled, join(filled.inbox, 'f1.csv')))).rows).toMatchObject({ read: 24, sent: 24 });
     expect(spareWaiting()).toBe(false);
+  });
+
+  it('in line mode decides by its cells a row whose line is unchanged, and every other row by its content', async () => {
+    const source = await h.source('product_store', { delta: true, brakes: false, batch_size: 5 });
+    const debug: string[] = [];
+    const logger = Object.assign(Object.create(h.deps.logger) as PushDeps['logger'], { debug: (_: unknown, message: string) => debug.push(message) });
+    const deps: PushDeps = { ...h.deps, logger, splitBytes: 1 };
+    const push = async (name: string, csv: string): Promise<FileResult> => {
+      await writeFile(join(source.inbox, name), csv);
+      return pushFile(deps, source, join(source.inbox, name));
+    };
+    const rows = (price: (i: number) => string) => Array.from({ length: 24 }, (_, i): [string, number, string] => [`L${i}`, i % 2, price(i)]);
+    expect((await reportOf(await push('l1.csv', storeCsv(rows((i) => `${i}.50`))))).rows).toMatchObject({ read: 24, sent: 24, accepted: 24 });
+    // Every accepted row is remembered with the hash of its line, a signed 48-bit integer.
+    const scope = await findScope(h.deps.db, source.name);
+    if (scope === undefined) throw new Error('no scope');
+    const lineHashes = (await sqlOf(h.deps.db).all<{ line_hash: number | null }>(`SELECT line_hash FROM delta_keys WHERE scope_id = ?`, [scope.id])).map((r) => r.line_hash);
+    expect(lineHashes).toHaveLength(24);
+    for (const hash of lineHashes) expect(Number.isSafeInteger(hash) && Math.abs(hash as number) <= 2 ** 47).toBe(true);
+
+    // L2's line changed but not its row (2.500 is 2.5): unchanged. L5 changed. L20's line is as remembered, but the
+    // platform changed its row since: sent again. L23 gone, L23x new.
+    const l20 = storedKeyHash(BUSINESS_KEYS.product_store({ item_id: 'L20', store_id: stores[0] }));
+    await markPlatformChanged(h.deps.db, scope.id, [l20], null);
+    const day2 = rows((i) => (i === 2 ? '2.500' : i === 5 ? '5.75' : `${i}.50`));
+    const r2 = await reportOf(await push('l2.csv', storeCsv(day2).replace('L23,', 'L23x,')));
+    expect(r2.rows).toMatchObject({ read: 24, sent: 3, accepted: 3, unchanged: 21 });
+    expect(r2.delta).toMatchObject({ changed: 1, new: 1, changed_on_platform: 1 });
+    expect(debug).not.toContain('compared on one thread');
+    expect(debug).not.toContain('compared by content'); // three of 24 lines undecided: settled one by one
+
+    // The same rows with the columns in another order: no line hash is remembered under this header, so more than a
+    // quarter of the lines are undecided and the file is compared by content: the same verdicts.
+    const reordered = `store_id,item_id,current_price\n${day2.map(([item, store, price]) => `${stores[store]},${item === 'L23' ? 'L23x' : item},${price}`).join('\n')}\n`;
+    const r3 = await reportOf(await push('l3.csv', reordered));
+    expect(r3.rows).toMatchObject({ read: 24, sent: 0, unchanged: 24 });
+    expect(debug).toContain('compared by content');
   });
 
   it('holds a file merged in two halves of the key range on two threads with the preview of the one-thread merge', async () => {

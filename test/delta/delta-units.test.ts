@@ -10,7 +10,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { SourceSchema } from '../../src/config/source-schema.ts';
 import { canonicalDecimal, canonicalText, contentHash, priceMovePct } from '../../src/ingest/delta/canonical.ts';
-import { compareHashes, fromSigned64, hash64, Hash64Stream, murmur32, toSigned64 } from '../../src/ingest/delta/hash.ts';
+import { compareHashes, fromSigned64, hash64, Hash64Stream, hashJoined, murmur32, toSigned64 } from '../../src/ingest/delta/hash.ts';
+import { lineHashOf, lineSeed } from '../../src/ingest/delta/line-hash.ts';
 import { SortedRuns } from '../../src/ingest/delta/sorted-runs.ts';
 import { sourceDelta } from '../../src/ingest/delta/source-delta.ts';
 import { VERDICT, Verdicts } from '../../src/ingest/delta/verdicts.ts';
@@ -61,6 +62,37 @@ describe('sorted runs', () => {
       }
     }
     expect(seen).toBe(n);
+  });
+});
+
+describe('line hashes', () => {
+  it('hashes cells as hash64 of their text joined by the delimiter, and refuses cells that hold it', () => {
+    const cell = fc.array(fc.constantFrom('a', 'b', ',', ';', 'é', '😀', ' ', '"'), { maxLength: 5 }).map((chars) => chars.join(''));
+    fc.assert(
+      fc.property(fc.array(cell, { minLength: 1, maxLength: 7 }), fc.constantFrom(',', ';'), (cells, delimiter) => {
+        const out = { hi: -1, lo: -1 };
+        const joined = hashJoined(cells, delimiter.charCodeAt(0), out);
+        expect(joined).toBe(!cells.some((c) => c.includes(delimiter)));
+        if (joined) expect(out).toEqual(hash64(cells.join(delimiter)));
+        else expect(out).toEqual({ hi: -1, lo: -1 });
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('is a signed 48-bit integer that changes with a cell, the header and the file name it is seeded with', () => {
+    const seed = lineSeed(['item_id', 'store_id', 'current_price'], ',', null);
+    const line = ['A1', 'S1', '1.50'];
+    const hash = lineHashOf(line, seed);
+    expect(Number.isSafeInteger(hash) && hash >= -(2 ** 47) && hash < 2 ** 47).toBe(true);
+    expect(lineHashOf([...line], seed)).toBe(hash);
+    expect(lineHashOf(['A1', 'S1', '1.5'], seed)).not.toBe(hash);
+    // The same cells under columns in another order, or from a file whose name is data, are other rows.
+    expect(lineHashOf(line, lineSeed(['store_id', 'item_id', 'current_price'], ',', null))).not.toBe(hash);
+    expect(lineHashOf(line, lineSeed(['item_id', 'store_id', 'current_price'], ',', 'prices-store-7.csv'))).not.toBe(hash);
+    // A cell holding the delimiter (quoted in the file): no line hash; nor for no cells.
+    expect(lineHashOf(['A,1', 'S1', '1.50'], seed)).toBeNaN();
+    expect(lineHashOf([], seed)).toBeNaN();
   });
 });
 

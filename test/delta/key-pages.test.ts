@@ -27,6 +27,7 @@ describe('keys read by another thread', () => {
       price: `${i}.5`,
       platformId: null,
       keyText: `K${i}`,
+      lineHash: Number.NaN,
     }));
     await sqlOf(db).write(rememberAccepted(scope.id, 1, 7, remembered));
 
@@ -68,7 +69,7 @@ describe('keys read by another thread', () => {
           served++;
           const rows = await keysAfter(db, scope.id, after, 1000);
           const page = keyPage(rows.length);
-          for (const r of rows) addKey(page, r.keyHi, r.keyLo, r.contentHi, r.contentLo, r.generation, r.price, r.file_id);
+          for (const r of rows) addKey(page, r.keyHi, r.keyLo, r.contentHi, r.contentLo, r.generation, r.price, r.file_id, r.line_hash);
           const last = rows.at(-1);
           if (last !== undefined) after = toSigned64(last.keyHi, last.keyLo);
           return rows.length === 0 ? null : page;

@@ -33,7 +33,7 @@ describe('the merge in two halves of the key range', () => {
         fileId,
         Array.from({ length: to - from }, (_, j) => {
           const i = from + j;
-          return { keyHash: toSigned64(key(i).hi, key(i).lo), content: BigInt(i + 1), price: `${10 + (i % 7)}.5`, platformId: null, keyText: null };
+          return { keyHash: toSigned64(key(i).hi, key(i).lo), content: BigInt(i + 1), price: `${10 + (i % 7)}.5`, platformId: null, keyText: null, lineHash: Number.NaN };
         }),
       );
     await sqlOf(db).write(remembered(GENERATION, 7, 0, 5000));

@@ -15,16 +15,28 @@
  * land there too, as one repeated key: both sent, never compared; the send pass, which compares keys, supersedes
  * neither.)
  *
+ * Line mode (a large file compared on two threads, not a snapshot source): the first pass converts only a row's key
+ * and hashes its cells as read (line-hash.ts); a key remembered under this mapping with the same line hash is
+ * unchanged without its other cells being cleaned, converted or hashed, which is most of the first pass's work. Every
+ * other remembered key's line is left undecided by the merge, then read again, converted and decided by its content
+ * as above, its remembered row looked up (`settleUndecided`). Where more than a quarter of the rows are undecided (the
+ * first file after the mapping, the header or the agent changed: the state then holds other line hashes, or none),
+ * reading them again would cost more than comparing the whole file by content: the file is compared again that way.
+ * One difference with content mode, for a key the file holds twice of which one row does not convert: both rows are
+ * sent (the send pass rejects the one), where content mode compares the other alone.
+ *
  * Nothing is written here: the state changes only when the API accepts a row (bulk-send) or deletes a key.
  */
 import { KEY_SEPARATOR, type Entity } from '../../api/schemas/index.ts';
-import { keyDetail, keysAfter, scanDeltaKeys } from '../../store/delta-state.ts';
+import { keyDetail, keysAfter, keysByHash, LOOKUP_KEYS, scanDeltaKeys } from '../../store/delta-state.ts';
 import type { StateDb } from '../../store/state-db.ts';
 import { contentHash, priceOf } from './canonical.ts';
 import { fromSigned64, hash64, Hash64Stream, toSigned64 } from './hash.ts';
+import type { ReadInit, RowReader } from '../read/index.ts';
+import { lineHashOf, type LineSeed } from './line-hash.ts';
 import { mergeRuns, SortedRuns, type RunFile } from './sorted-runs.ts';
 import { addKey, keyPage, SCAN_PAGE, scanPages, StateMerge, type KeyPage, type MergeFindings, type PageSource } from './state-merge.ts';
-import type { Verdicts } from './verdicts.ts';
+import { VERDICT, type Verdicts } from './verdicts.ts';
 
 export { addKey, keyPage, PREVIEW_PRICE_MOVES, type KeyPage } from './state-merge.ts';
 /** Missing keys the report and the preview name (the missing CSV has them all). */
@@ -97,7 +109,24 @@ export interface CompareInput {
   readonly snapshot: boolean;
   /** Every missing key, in key-hash order. */
   readonly onMissing?: (key: MissingKey) => void | Promise<void>;
+  /** Line mode, where the file's lines have hashes (push-file.ts decides), or absent. */
+  readonly line?: LineMode | null;
+  /** Set by compareFile for the first pass it asks for (FirstPass): in line mode, the file's seed; else null. */
+  readonly lineSeed?: LineSeed | null;
+  /** Told why line mode gave way to comparing by content (a debug log line). */
+  readonly onLineFallback?: (reason: string) => void;
 }
+
+/** What line mode needs besides the first pass: the file's seed, and the file read again (its undecided lines). */
+export interface LineMode {
+  readonly seed: LineSeed;
+  readonly reread: (init: ReadInit) => Promise<RowReader<Row>>;
+}
+
+/** Undecided lines beyond this share of the rows: the file is compared again by content (see above). */
+const MAX_UNDECIDED_SHARE = 0.25;
+/** The pieces the undecided lines are read again in. */
+const SETTLE_READ_BYTES = 1024 * 1024;
 
 type Row = Readonly<Record<string, unknown>>;
 
@@ -107,10 +136,12 @@ export interface RowHashing {
   /** The API fields the file fills, sorted (the canonical form covers them). */
   readonly fields: readonly string[];
   readonly keyOf: (row: Readonly<Record<string, unknown>>) => string;
+  /** Line mode: each entry carries its line's hash, and the rows are records of their key only. Absent: content mode. */
+  readonly lineSeed?: LineSeed | null;
 }
 
 /** The reader's outcomes in chunks (RowReader.chunks). */
-export type OutcomeChunks = AsyncIterable<readonly { kind: string; line: number; record?: Row }[]>;
+export type OutcomeChunks = AsyncIterable<readonly { kind: string; line: number; record?: Row; rawFields?: readonly string[] }[]>;
 
 /** What a first pass collected: the file's sorted runs, and what another thread does for the merge, if anything. */
 export interface Collected {
@@ -150,9 +181,13 @@ export interface KeyPages {
   close(): Promise<void>;
 }
 
-/** Every valid row of `rows` into `runs`: its key hash, content hash, line and price. */
+/**
+ * Every valid row of `rows` into `runs`: its key hash, content hash, line and price; in line mode its key hash, line
+ * and line hash (in the price's place; NaN: none), no content.
+ */
 export async function collectRows(input: RowHashing, rows: OutcomeChunks, runs: SortedRuns): Promise<void> {
   const key = new Hash64Stream();
+  const seed = input.lineSeed ?? null;
   for await (const chunk of rows) {
     for (const outcome of chunk) {
       if (outcome.kind !== 'row' || outcome.record === undefined) continue;
@@ -160,9 +195,15 @@ export async function collectRows(input: RowHashing, rows: OutcomeChunks, runs: 
       key.begin();
       key.add(input.keyOf(record));
       key.finish();
-      const content = contentHash(input.entity, record, input.fields);
-      const price = priceOf(input.entity, record);
-      const spilling = runs.add(key.hi, key.lo, content.hi, content.lo, outcome.line, price === null ? Number.NaN : Number(price));
+      let spilling: Promise<void> | null;
+      if (seed !== null) {
+        const lineHash = outcome.rawFields === undefined ? Number.NaN : lineHashOf(outcome.rawFields, seed);
+        spilling = runs.add(key.hi, key.lo, 0, 0, outcome.line, lineHash);
+      } else {
+        const content = contentHash(input.entity, record, input.fields);
+        const price = priceOf(input.entity, record);
+        spilling = runs.add(key.hi, key.lo, content.hi, content.lo, outcome.line, price === null ? Number.NaN : Number(price));
+      }
       if (spilling !== null) await spilling;
     }
   }
@@ -197,15 +238,13 @@ function statePages(db: StateDb | null, scopeId: number, pages: KeyPages | null)
     if (rows.length < STATE_PAGE) ended = true;
     if (rows.length === 0) return null;
     const page = keyPage(rows.length);
-    for (const r of rows) addKey(page, r.keyHi, r.keyLo, r.contentHi, r.contentLo, r.generation, r.price, r.file_id);
+    for (const r of rows) addKey(page, r.keyHi, r.keyLo, r.contentHi, r.contentLo, r.generation, r.price, r.file_id, r.line_hash);
     return taken(page);
   };
 }
 
 export async function compareFile(input: CompareInput, rows: FirstPass): Promise<Comparison> {
-  const { runs, keys, upper } = await collect(input, rows);
   const firstMissing: MissingKey[] = [];
-  const fileId = input.fileId === null ? -1 : input.fileId;
   const db = input.db;
 
   /** A remembered key the file lacks (snapshot sources): named by its text and id, in key-hash order. */
@@ -215,7 +254,51 @@ export async function compareFile(input: CompareInput, rows: FirstPass): Promise
     if (firstMissing.length < PREVIEW_MISSING_KEYS) firstMissing.push(key);
     await input.onMissing?.(key);
   };
-  const merge = new StateMerge(input.generation, fileId, input.snapshot ? missing : null);
+  // Line mode: a snapshot's missing keys are named during the merge, which a file compared twice would name twice.
+  const line = typeof rows === 'function' && !input.snapshot && db !== null ? (input.line ?? null) : null;
+  let merged: Merged | null = null;
+  if (line !== null) {
+    merged = await mergeWithState(input, rows, null, line.seed);
+    const undecided = merged.merge.undecided;
+    const settled = undecided <= merged.rows * MAX_UNDECIDED_SHARE && (await settleUndecided(input, merged, line));
+    if (!settled) {
+      input.onLineFallback?.(`${undecided} of ${merged.rows} rows not settled by their line's hash`);
+      merged = null;
+    }
+  }
+  merged ??= await mergeWithState(input, rows, input.snapshot ? missing : null, null);
+  const { merge } = merged;
+  const { counts, priceMoves, maxPriceMovePct } = merge.findings();
+  counts.rows = merged.rows;
+  // The largest moves name the price as the state holds it (the comparison only needed its value).
+  const moves: PriceMove[] = [];
+  for (const { keyHash, ...move } of priceMoves) {
+    const before = db === null ? null : (await keyDetail(db, input.scopeId, keyHash)).price;
+    moves.push({ ...move, before: before ?? '' });
+  }
+  return { verdicts: merge.verdicts, counts, priceMoves: moves, maxPriceMovePct, firstMissing };
+}
+
+/** A merge of the file with the state (its findings and verdicts), and the rows it compared. */
+interface Merged {
+  readonly merge: StateMerge;
+  rows: number;
+}
+
+/**
+ * The first pass and the merge with the state, by content (`lineSeed` null) or in line mode. `missing`: told the
+ * remembered keys the file lacks (snapshot sources), or null.
+ */
+async function mergeWithState(
+  input: CompareInput,
+  rows: FirstPass,
+  missing: ((keyHash: bigint) => Promise<void>) | null,
+  lineSeed: LineSeed | null,
+): Promise<Merged> {
+  const { runs, keys, upper } = await collect({ ...input, lineSeed }, rows);
+  const fileId = input.fileId === null ? -1 : input.fileId;
+  const db = input.db;
+  const merge = new StateMerge(input.generation, fileId, missing, lineSeed !== null);
   try {
     // A large file on SQLite, not a snapshot (whose missing keys are named in key order, here): each thread merges one
     // half of the key range, reading its half of the state. If the other thread fails, its half is merged here.
@@ -243,15 +326,63 @@ export async function compareFile(input: CompareInput, rows: FirstPass): Promise
     await upper?.close();
     await runs.remove();
   }
-  const { counts, priceMoves, maxPriceMovePct } = merge.findings();
-  counts.rows = runs.count;
-  // The largest moves name the price as the state holds it (the comparison only needed its value).
-  const moves: PriceMove[] = [];
-  for (const { keyHash, ...move } of priceMoves) {
-    const before = db === null ? null : (await keyDetail(db, input.scopeId, keyHash)).price;
-    moves.push({ ...move, before: before ?? '' });
+  return { merge, rows: runs.count };
+}
+
+/**
+ * Line mode's undecided lines, read again (only they are split and converted), decided by their content against
+ * their key's remembered row, looked up LOOKUP_KEYS at a time. False when a line was left undecided (the reading did
+ * not meet it: then the file is compared again by content, rather than trusted).
+ */
+async function settleUndecided(input: CompareInput, merged: Merged, line: LineMode): Promise<boolean> {
+  const { merge } = merged;
+  if (merge.undecided === 0) return true;
+  const db = input.db as StateDb;
+  const verdicts = merge.verdicts;
+  const settledBefore = (l: number): boolean => verdicts.get(l) !== VERDICT.undecided;
+  // Large pieces: nearly every line is skipped as bytes, so the reading itself is what this pass waits for.
+  const reader = await line.reread({ unvalidated: true, unmapped: settledBefore, unread: settledBefore, highWaterMark: SETTLE_READ_BYTES });
+  const key = new Hash64Stream();
+  const pending: { line: number; keyHi: number; keyLo: number; contentHi: number; contentLo: number; price: number }[] = [];
+  const lookUp = async (): Promise<void> => {
+    const rows = await keysByHash(db, input.scopeId, pending.map((p) => toSigned64(p.keyHi, p.keyLo)));
+    const byKey = new Map(rows.map((r) => [`${r.keyHi}:${r.keyLo}`, r]));
+    for (const p of pending) {
+      const r = byKey.get(`${p.keyHi | 0}:${p.keyLo}`);
+      const known =
+        r === undefined
+          ? null
+          : { keyHi: r.keyHi, keyLo: r.keyLo, contentHi: r.contentHi, contentLo: r.contentLo, generation: r.generation, fileId: r.file_id, price: r.price === null ? Number.NaN : Number(r.price) };
+      merge.settle(p.line, p, known);
+    }
+    pending.length = 0;
+  };
+  try {
+    for await (const chunk of reader.chunks()) {
+      for (const outcome of chunk) {
+        if (outcome.kind === 'unread' || settledBefore(outcome.line)) continue;
+        if (outcome.kind !== 'row') {
+          // Its key converts, another cell does not: sent, and rejected by the send pass, as without delta; not one
+          // of the rows compared, as in content mode.
+          merge.settle(outcome.line, null, null);
+          merged.rows -= 1;
+          continue;
+        }
+        const record = outcome.record;
+        key.begin();
+        key.add(input.keyOf(record));
+        key.finish();
+        const content = contentHash(input.entity, record, input.fields);
+        const price = priceOf(input.entity, record);
+        pending.push({ line: outcome.line, keyHi: key.hi, keyLo: key.lo, contentHi: content.hi, contentLo: content.lo, price: price === null ? Number.NaN : Number(price) });
+        if (pending.length === LOOKUP_KEYS) await lookUp();
+      }
+    }
+    if (pending.length > 0) await lookUp();
+  } finally {
+    reader.close();
   }
-  return { verdicts: merge.verdicts, counts, priceMoves: moves, maxPriceMovePct, firstMissing };
+  return merge.undecided === 0;
 }
 
 /** The key hash of a key text, as stored (for rows remembered after acceptance). */

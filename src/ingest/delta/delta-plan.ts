@@ -26,7 +26,8 @@ import type { StateDb } from '../../store/state-db.ts';
 import { processingDir } from '../folders.ts';
 import type { RowReader } from '../read/index.ts';
 import { priceOf, sortedFields } from './canonical.ts';
-import { compareFile, storedContent, storedKeyHash, type Comparison, type FirstPass, type MissingKey } from './compare.ts';
+import { compareFile, storedContent, storedKeyHash, type Comparison, type FirstPass, type LineMode, type MissingKey } from './compare.ts';
+import { lineHashOf } from './line-hash.ts';
 import { trippedBrakes, type TrippedBrake } from './brakes.ts';
 import { sourceFingerprint } from './fingerprint.ts';
 import { VERDICT } from './verdicts.ts';
@@ -41,8 +42,11 @@ export type RowFate = 'send' | 'unchanged' | 'sent_before';
 /** The send pass's side of delta push (bulk-send.ts). */
 export interface RowFates {
   fateOf(line: number): RowFate;
-  /** What to run in the transaction of the batch checkpoint: remember the rows the API accepted, with their ids. */
-  accepted(rows: readonly { readonly record: Row; readonly id: string | number | null }[]): TxStep;
+  /**
+   * What to run in the transaction of the batch checkpoint: remember the rows the API accepted, with their ids and the
+   * cells they were read from (RowOutcome.rawFields: their line hash).
+   */
+  accepted(rows: readonly { readonly record: Row; readonly id: string | number | null; readonly raw: readonly string[] }[]): TxStep;
 }
 
 export interface DeltaSource {
@@ -51,6 +55,11 @@ export interface DeltaSource {
   readonly delta: DeltaSettings;
   /** The source's options as configured: their mapping part is fingerprinted. */
   readonly options: Readonly<Record<string, unknown>>;
+  /**
+   * The file's line hashes (line-hash.ts): remembered with every row accepted, and the comparison's line mode; absent
+   * or null where its lines have none (a workbook, `fill_down`, `{line}`).
+   */
+  readonly line?: LineMode | null;
 }
 
 export interface DeltaPlan {
@@ -144,7 +153,7 @@ export function missingScratchPath(file: PushFile): string {
  * halves on two threads, two-halves.ts) and plans its sending.
  */
 export async function planDelta(
-  deps: { readonly db: StateDb; readonly clock: Clock },
+  deps: { readonly db: StateDb; readonly clock: Clock; readonly onLineFallback?: (reason: string) => void },
   source: DeltaSource,
   file: PushFile,
   reader: RowReader<Row>,
@@ -184,6 +193,8 @@ export async function planDelta(
         keyOf,
         snapshot: source.delta.snapshot,
         onMissing,
+        line: source.line ?? null,
+        onLineFallback: deps.onLineFallback,
       },
       pass,
     );
@@ -221,6 +232,7 @@ export async function planDelta(
   // rows then compare as unchanged, or as changed: a full send would send them again and count them twice.
   const settled = await committedSpans(db, file.id);
   const keepKeys = source.delta.snapshot;
+  const seed = source.line?.seed ?? null;
   const fates: RowFates = {
     fateOf(line) {
       if (inSpans(settled, line)) return 'sent_before'; // sent or counted by a committed batch: not again
@@ -238,7 +250,7 @@ export async function planDelta(
         scope.id,
         fingerprint.generation,
         file.id,
-        rows.map(({ record, id }) => {
+        rows.map(({ record, id, raw }) => {
           const keyText = keyOf(record);
           return {
             keyHash: storedKeyHash(keyText),
@@ -246,6 +258,7 @@ export async function planDelta(
             price: priceOf(entity, record),
             platformId: id,
             keyText: keepKeys ? keyText : null,
+            lineHash: seed === null ? Number.NaN : lineHashOf(raw, seed),
           };
         }),
       );

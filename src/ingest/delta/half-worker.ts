@@ -7,7 +7,7 @@
  * and hands over its verdicts and findings (HalfJob.merge). Nothing is written: no state, no network.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { BUSINESS_KEYS } from '../../api/schemas/index.ts';
+import { BUSINESS_KEY_FIELDS, BUSINESS_KEYS } from '../../api/schemas/index.ts';
 import { scanDeltaKeys } from '../../store/delta-state.ts';
 import { compileSource, readRows } from '../read/index.ts';
 import { sortedFields } from './canonical.ts';
@@ -29,10 +29,12 @@ async function half(job: HalfJob): Promise<HalfResult> {
   const runs = new SortedRuns(job.scratchDir, RUN_ENTRIES, 'half');
   try {
     const compiled = compileSource(job.options);
-    const reader = await readRows(job.file, { ...compiled, entity: job.entity }, { name: job.name, unvalidated: true, byteRanges: job.ranges });
+    // Line mode (compare.ts): only a row's key is converted.
+    const rows = job.lineSeed === null ? { unvalidated: true } : { keysOnly: BUSINESS_KEY_FIELDS[job.entity] };
+    const reader = await readRows(job.file, { ...compiled, entity: job.entity }, { name: job.name, byteRanges: job.ranges, ...rows });
     const fields = sortedFields(reader.header.fields);
     try {
-      await collectRows({ entity: job.entity, fields, keyOf: BUSINESS_KEYS[job.entity] }, reader.chunks(), runs);
+      await collectRows({ entity: job.entity, fields, keyOf: BUSINESS_KEYS[job.entity], lineSeed: job.lineSeed }, reader.chunks(), runs);
       if (!reader.summary().complete) throw new Error('the second half was not read to its end');
     } finally {
       reader.close();
@@ -70,7 +72,7 @@ async function keys(path: string, scopeId: number): Promise<void> {
     while (credit === 0 && !stopped) await new Promise<void>((resolve) => (wake = resolve));
     if (stopped) return false;
     credit -= 1;
-    const buffers = [page.keyHi, page.keyLo, page.contentHi, page.contentLo, page.generation, page.fileId, page.price].map((a) => a.buffer as ArrayBuffer);
+    const buffers = [page.keyHi, page.keyLo, page.contentHi, page.contentLo, page.generation, page.fileId, page.price, page.lineHash].map((a) => a.buffer as ArrayBuffer);
     send({ kind: 'keys', page }, buffers);
     return true;
   };
@@ -86,10 +88,10 @@ async function keys(path: string, scopeId: number): Promise<void> {
 }
 
 /** Merges the non-negative half of the key range of `files` with that half of the scope's keys. */
-async function mergeUpper(merge: NonNullable<HalfJob['merge']>, files: readonly RunFile[]): Promise<MergeResult> {
+async function mergeUpper(merge: NonNullable<HalfJob['merge']>, files: readonly RunFile[], lineMode: boolean): Promise<MergeResult> {
   const scan = scanDeltaKeys(merge.path, merge.scopeId, SCAN_PAGE, -1n);
   try {
-    const stateMerge = new StateMerge(merge.generation, merge.fileId, null);
+    const stateMerge = new StateMerge(merge.generation, merge.fileId, null, lineMode);
     // Asked to stop (the comparison ended): the merge fails, and the scan is returned (finally), which closes the
     // connection.
     await stateMerge.run(mergeRuns(files, 'nonNegative'), scanPages(scan, () => stopped));
@@ -117,7 +119,7 @@ if (result.ok && job.keys !== null && !stopped) await keys(job.keys.path, job.ke
 if (result.ok && job.merge !== null) {
   while (order === null && !stopped) await new Promise<void>((resolve) => (wake = resolve));
   if (order !== null && !stopped) {
-    const merged = await mergeUpper(job.merge, order);
+    const merged = await mergeUpper(job.merge, order, job.lineSeed !== null);
     send({ kind: 'merged', result: merged }, merged.ok ? [merged.verdicts.buffer as ArrayBuffer] : undefined);
   }
 }

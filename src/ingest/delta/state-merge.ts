@@ -31,6 +31,8 @@ export interface KeyPage {
   readonly generation: Float64Array;
   readonly fileId: Float64Array;
   readonly price: Float64Array;
+  /** The line hash remembered (line-hash.ts), NaN: none. */
+  readonly lineHash: Float64Array;
 }
 
 export function keyPage(capacity: number): KeyPage {
@@ -43,11 +45,22 @@ export function keyPage(capacity: number): KeyPage {
     generation: new Float64Array(capacity),
     fileId: new Float64Array(capacity),
     price: new Float64Array(capacity),
+    lineHash: new Float64Array(capacity),
   };
 }
 
 /** Adds a key, its columns as keysAfter reads them, to `page`. */
-export function addKey(page: KeyPage, keyHi: number, keyLo: number, contentHi: number, contentLo: number, generation: number, price: string | null, fileId: number): void {
+export function addKey(
+  page: KeyPage,
+  keyHi: number,
+  keyLo: number,
+  contentHi: number,
+  contentLo: number,
+  generation: number,
+  price: string | null,
+  fileId: number,
+  lineHash: number | string | null,
+): void {
   const i = page.size;
   page.keyHi[i] = keyHi;
   page.keyLo[i] = keyLo;
@@ -56,13 +69,14 @@ export function addKey(page: KeyPage, keyHi: number, keyLo: number, contentHi: n
   page.generation[i] = generation;
   page.fileId[i] = fileId;
   page.price[i] = price === null ? Number.NaN : Number(price);
+  page.lineHash[i] = lineHash === null ? Number.NaN : Number(lineHash);
   page.size = i + 1;
 }
 
 /** A page of the keys scanDeltaKeys read. */
 export function pageOfTuples(rows: readonly DeltaKeyTuple[]): KeyPage {
   const page = keyPage(rows.length);
-  for (const r of rows) addKey(page, r[0], r[1], r[2], r[3], r[4], r[5], r[6]);
+  for (const r of rows) addKey(page, r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7]);
   return page;
 }
 
@@ -84,12 +98,26 @@ export function scanPages(scan: Generator<DeltaKeyTuple[]>, stopped: () => boole
   };
 }
 
+/** A remembered key's row as a decision reads it (a page's columns at one index, or a row looked up). */
+export interface RememberedRow {
+  readonly keyHi: number;
+  readonly keyLo: number;
+  readonly contentHi: number;
+  readonly contentLo: number;
+  readonly generation: number;
+  readonly fileId: number;
+  /** NaN: none. */
+  readonly price: number;
+}
+
 /** A price move found, with its key (the price as the state holds it is looked up for the largest ones). */
 export type MoveOfKey = PriceMove & { readonly keyHash: bigint };
 
 /** What a merge found besides its verdicts; plain data (another thread's half comes back as this). */
 export interface MergeFindings {
   readonly counts: ComparisonCounts;
+  /** Lines a merge in line mode left undecided (VERDICT.undecided): settled by `settle`, one by one. */
+  readonly undecided: number;
   /** The largest, largest first (at most PREVIEW_PRICE_MOVES). */
   readonly priceMoves: readonly MoveOfKey[];
   readonly maxPriceMovePct: number | null;
@@ -99,9 +127,13 @@ export function emptyCounts(): ComparisonCounts {
   return { rows: 0, known: 0, unchanged: 0, changed: 0, newKeys: 0, remapped: 0, platformChanged: 0, repeated: 0, sentBefore: 0, missing: 0 };
 }
 
-/** A small top-N by pct, kept sorted; of equal moves at the bottom, the one offered first stays. */
+/**
+ * A small top-N by pct, kept sorted; of equal moves, the one on the earlier line: the same moves in whatever order they
+ * are offered (the halves of a merge, the lines settled after it).
+ */
 function keepLargest(moves: MoveOfKey[], move: MoveOfKey): void {
-  if (moves.length === PREVIEW_PRICE_MOVES && (moves.at(-1) as MoveOfKey).pct >= move.pct) return;
+  const last = moves.at(-1);
+  if (moves.length === PREVIEW_PRICE_MOVES && last !== undefined && (last.pct > move.pct || (last.pct === move.pct && last.line < move.line))) return;
   moves.push(move);
   moves.sort((a, b) => b.pct - a.pct || a.line - b.line);
   if (moves.length > PREVIEW_PRICE_MOVES) moves.pop();
@@ -144,27 +176,79 @@ export class StateMerge {
   readonly #generation: number;
   readonly #fileId: number;
   readonly #onMissing: ((keyHash: bigint) => Promise<void>) | null;
+  readonly #lineMode: boolean;
+  #undecided = 0;
 
   /**
    * `generation`: the source's current one; `fileId`: the file's (-1: none); `onMissing`: told every remembered key
-   * the file lacks, in key-hash order (null: not looked for).
+   * the file lacks, in key-hash order (null: not looked for). `lineMode`: the entries carry line hashes in place of
+   * their content hash and price (compare.ts, line mode).
    */
-  constructor(generation: number, fileId: number, onMissing: ((keyHash: bigint) => Promise<void>) | null) {
+  constructor(generation: number, fileId: number, onMissing: ((keyHash: bigint) => Promise<void>) | null, lineMode = false) {
     this.#generation = generation;
     this.#fileId = fileId;
     this.#onMissing = onMissing;
+    this.#lineMode = lineMode;
+  }
+
+  /** Lines left undecided so far (line mode). */
+  get undecided(): number {
+    return this.#undecided;
   }
 
   findings(): MergeFindings {
-    return { counts: { ...this.counts }, priceMoves: [...this.#moves], maxPriceMovePct: this.#maxPriceMovePct };
+    return { counts: { ...this.counts }, undecided: this.#undecided, priceMoves: [...this.#moves], maxPriceMovePct: this.#maxPriceMovePct };
+  }
+
+  /**
+   * Decides a line whose key the state remembers, by its content: unchanged (or sent before), else sent (changed,
+   * changed on the platform, or remembered under another mapping), its price move measured.
+   */
+  #decideKnown(line: number, contentHi: number, contentLo: number, price: number, known: RememberedRow): void {
+    const { counts, verdicts } = this;
+    const remapped = known.generation !== this.#generation;
+    const same = known.contentHi === (contentHi | 0) && known.contentLo === contentLo;
+    if (!remapped && same) {
+      const sentBefore = known.fileId === this.#fileId;
+      if (sentBefore) counts.sentBefore += 1;
+      else counts.unchanged += 1;
+      verdicts.set(line, sentBefore ? VERDICT.sentBefore : VERDICT.unchanged);
+      return;
+    }
+    if (remapped) counts.remapped += 1;
+    else if (known.contentHi === 0 && known.contentLo === 0) counts.platformChanged += 1;
+    else counts.changed += 1;
+    verdicts.set(line, VERDICT.send);
+    const before = known.price;
+    if (!Number.isNaN(before) && !Number.isNaN(price)) {
+      const pct = priceMoveOf(before, price);
+      if (pct !== null) {
+        this.#maxPriceMovePct = Math.max(this.#maxPriceMovePct ?? 0, pct);
+        if (pct > 0) keepLargest(this.#moves, { line, before: '', after: String(price), pct, keyHash: toSigned64(known.keyHi, known.keyLo) });
+      }
+    }
+  }
+
+  /**
+   * Settles a line a merge in line mode left undecided, with its row converted (its content hash and price) and the
+   * key's remembered row (null: no longer remembered, then it is new). `row` null: its cells did not convert; it is
+   * sent, and the send pass rejects it, as it would without delta.
+   */
+  settle(line: number, row: { contentHi: number; contentLo: number; price: number } | null, known: RememberedRow | null): void {
+    if (this.verdicts.get(line) !== VERDICT.undecided) throw new Error(`line ${line} is not undecided`);
+    this.#undecided -= 1;
+    if (row === null) this.verdicts.set(line, VERDICT.send);
+    else if (known === null) {
+      this.counts.newKeys += 1;
+      this.verdicts.set(line, VERDICT.send);
+    } else this.#decideKnown(line, row.contentHi, row.contentLo, row.price, known);
   }
 
   /** Adds another merge's findings and verdicts (Verdicts.bytes), of a part of the key range this one did not cover. */
   add(other: MergeFindings, verdicts: Uint8Array): void {
     for (const name of Object.keys(this.counts) as (keyof ComparisonCounts)[]) this.counts[name] += other.counts[name];
-    // Offered in key-hash order, as one merge over both parts would have met them (which decides ties at the bottom).
-    const moves = [...other.priceMoves].sort((a, b) => (a.keyHash < b.keyHash ? -1 : a.keyHash > b.keyHash ? 1 : 0));
-    for (const move of moves) keepLargest(this.#moves, move);
+    this.#undecided += other.undecided;
+    for (const move of other.priceMoves) keepLargest(this.#moves, move);
     if (other.maxPriceMovePct !== null) this.#maxPriceMovePct = Math.max(this.#maxPriceMovePct ?? 0, other.maxPriceMovePct);
     this.verdicts.include(verdicts);
   }
@@ -179,6 +263,8 @@ export class StateMerge {
     const missing = this.#onMissing;
     const generation = this.#generation;
     const fileId = this.#fileId;
+    const lineMode = this.#lineMode;
+    const known: { -readonly [K in keyof RememberedRow]: RememberedRow[K] } = { keyHi: 0, keyLo: 0, contentHi: 0, contentLo: 0, generation: 0, fileId: 0, price: 0 };
 
     /**
      * The key being gathered from the merged entries: its first row's hashes, line and price, and the lines of any
@@ -207,30 +293,30 @@ export class StateMerge {
         return;
       }
       const page = state.page;
-      const rowContentHi = page.contentHi[at] as number;
-      const rowContentLo = page.contentLo[at] as number;
-      const remapped = page.generation[at] !== generation;
-      const same = rowContentHi === (contentHi | 0) && rowContentLo === contentLo;
-      if (!remapped && same) {
-        const sentBefore = page.fileId[at] === fileId;
-        if (sentBefore) counts.sentBefore += 1;
-        else counts.unchanged += 1;
-        verdicts.set(line, sentBefore ? VERDICT.sentBefore : VERDICT.unchanged);
+      if (lineMode) {
+        // `price` holds the line's hash here. Equal to the one remembered, under this mapping, for a row the platform
+        // did not change: the same cells under the same header, so the same row. Anything else is decided by content.
+        const flagged = page.contentHi[at] === 0 && page.contentLo[at] === 0;
+        if (page.generation[at] === generation && page.lineHash[at] === price && !flagged) {
+          const sentBefore = page.fileId[at] === fileId;
+          if (sentBefore) counts.sentBefore += 1;
+          else counts.unchanged += 1;
+          verdicts.set(line, sentBefore ? VERDICT.sentBefore : VERDICT.unchanged);
+        } else {
+          this.#undecided += 1;
+          verdicts.set(line, VERDICT.undecided);
+        }
         return;
       }
-      if (remapped) counts.remapped += 1;
-      else if (rowContentHi === 0 && rowContentLo === 0) counts.platformChanged += 1;
-      else counts.changed += 1;
-      verdicts.set(line, VERDICT.send);
-      const before = page.price[at] as number;
-      if (!Number.isNaN(before) && !Number.isNaN(price)) {
-        const pct = priceMoveOf(before, price);
-        if (pct !== null) {
-          this.#maxPriceMovePct = Math.max(this.#maxPriceMovePct ?? 0, pct);
-          const keyHash = toSigned64(page.keyHi[at] as number, page.keyLo[at] as number);
-          if (pct > 0) keepLargest(this.#moves, { line, before: '', after: String(price), pct, keyHash });
-        }
-      }
+      // One object reused for every key (an object per key cost the merge a collection of its young generation).
+      known.keyHi = page.keyHi[at] as number;
+      known.keyLo = page.keyLo[at] as number;
+      known.contentHi = page.contentHi[at] as number;
+      known.contentLo = page.contentLo[at] as number;
+      known.generation = page.generation[at] as number;
+      known.fileId = page.fileId[at] as number;
+      known.price = page.price[at] as number;
+      this.#decideKnown(line, contentHi, contentLo, price, known);
     };
 
     /** The current key of `state` is missing from the file. */

@@ -36,6 +36,8 @@ import type { ReadOptions, ReadInit, RowReader } from '../read/index.ts';
 import type { CompiledSource } from '../read/compile-source.ts';
 import type { HeaderInfo } from '../read/types.ts';
 import type { ByteRange } from '../read/open-source.ts';
+import { BUSINESS_KEY_FIELDS } from '../../api/schemas/index.ts';
+import { dependsOnOtherLines, type LineSeed } from './line-hash.ts';
 import { collectRows, type CompareInput, type Collected, type FirstPass, type KeyPage, type KeyPages, type UpperHalf } from './compare.ts';
 import { SortedRuns, type RunFile } from './sorted-runs.ts';
 import { halfThread, spareWaiting } from './spare-half.ts';
@@ -72,6 +74,8 @@ export interface HalfJob {
   readonly name: string;
   readonly ranges: readonly ByteRange[];
   readonly scratchDir: string;
+  /** Line mode (compare.ts): the file's seed; null: by content. */
+  readonly lineSeed: LineSeed | null;
   /** Then read the scope's remembered keys from this SQLite state file, or null. */
   readonly keys: { readonly path: string; readonly scopeId: number } | null;
   /** Or then merge the upper half of the key range with the keys of this SQLite state file (MergeOrder), or null. */
@@ -141,12 +145,6 @@ export async function cutInTwo(file: string, minBytes = MIN_SPLIT_BYTES, share =
   }
 }
 
-/** Whether a row's outcome depends on rows above it or on its line number: then the file is read on one thread. */
-function needsWholeFile(compiled: CompiledSource): boolean {
-  if (compiled.fillDown.length > 0) return true;
-  return [...compiled.columns.values()].some((refs) => refs.some((ref) => ref.kind === 'template' && ref.parts.some((part) => 'line' in part)));
-}
-
 export interface HalvesInput {
   readonly file: string;
   readonly compiled: CompiledSource;
@@ -170,16 +168,25 @@ export interface HalvesInput {
 /** The first pass of delta push for a file: in two halves on two threads where that is exact, else the whole file. */
 export async function firstPass(input: HalvesInput): Promise<FirstPass> {
   const { header } = input;
-  if (header.sheet !== null || header.fixFile || header.encoding !== 'utf-8' || needsWholeFile(input.compiled)) return input.whole.chunks();
+  if (header.sheet !== null || header.fixFile || header.encoding !== 'utf-8' || dependsOnOtherLines(input.compiled)) return input.whole.chunks();
   const cut = await cutInTwo(input.file, input.minBytes, spareWaiting() ? WARM_CUT_SHARE : CUT_SHARE);
   if (cut === null) return input.whole.chunks();
+  // Asked again when a comparison in line mode gives way to one by content (compare.ts): the whole file's reader can be
+  // read once, so a second one-thread pass opens the file again.
+  let wholeRead = false;
   return async (compare) => {
     try {
       return await inHalves(input, cut, compare);
     } catch (error) {
       input.onFallback?.(error instanceof Error ? error.message : String(error));
       const runs = new SortedRuns(compare.scratchDir);
-      await collectRows(compare, input.whole.chunks(), runs);
+      const whole = wholeRead ? await input.open({ unvalidated: true }) : input.whole;
+      wholeRead = true;
+      try {
+        await collectRows(compare, whole.chunks(), runs);
+      } finally {
+        if (whole !== input.whole) whole.close();
+      }
       return { runs };
     }
   };
@@ -291,6 +298,7 @@ async function inHalves(input: HalvesInput, cut: Cut, compare: CompareInput): Pr
       { start: cut.cut, end: cut.size },
     ],
     scratchDir: compare.scratchDir,
+    lineSeed: compare.lineSeed ?? null,
     keys: compare.db?.localFile != null && compare.snapshot ? { path: compare.db.localFile, scopeId: compare.scopeId } : null,
     merge:
       compare.db?.localFile != null && !compare.snapshot
@@ -299,7 +307,8 @@ async function inHalves(input: HalvesInput, cut: Cut, compare: CompareInput): Pr
   });
   const runs = new SortedRuns(compare.scratchDir);
   try {
-    const first = await input.open({ unvalidated: true, byteRanges: [{ start: cut.bomLength, end: cut.cut }] });
+    const byteRanges = [{ start: cut.bomLength, end: cut.cut }];
+    const first = await input.open(compare.lineSeed == null ? { unvalidated: true, byteRanges } : { keysOnly: BUSINESS_KEY_FIELDS[input.entity], byteRanges });
     let lines: number;
     try {
       await collectRows(compare, first.chunks(), runs);

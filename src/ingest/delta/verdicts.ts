@@ -12,6 +12,11 @@ export const VERDICT = {
   unchanged: 2,
   /** Sent and accepted by an earlier attempt at this same file (a restart): counted as sent, not sent again. */
   sentBefore: 3,
+  /**
+   * Line mode only, between the merge and the comparison's end: the line's hash did not settle it (compare.ts
+   * settles it by its content). Never seen by the send pass.
+   */
+  undecided: 4,
 } as const;
 export type Verdict = (typeof VERDICT)[keyof typeof VERDICT];
 

@@ -177,13 +177,27 @@ export function csvRecordStream(chunks: AsyncIterable<Chunk>, delimiter: Detecte
    * earlier: a character is at least a byte). False: read it as text.
    */
   const pullBytes = (chunk: Buffer, skip: (line: number) => boolean): boolean => {
-    const joined = restBytes === null ? chunk : Buffer.concat([restBytes, chunk]);
-    if (joined.indexOf(QUOTE) >= 0 || joined.indexOf(CR) >= 0) return false;
-    const end = joined.lastIndexOf(LF) + 1;
-    if (joined.length - end > MAX_RECORD_BYTES) return false;
-    splitBytesSkipping(joined, end, skip);
+    const head = restBytes;
+    if (chunk.indexOf(QUOTE) >= 0 || chunk.indexOf(CR) >= 0) return false;
+    if (head !== null && (head.indexOf(QUOTE) >= 0 || head.indexOf(CR) >= 0)) return false;
+    const last = chunk.lastIndexOf(LF);
+    if (last < 0) {
+      // No line ends in this chunk: all of it joins the unfinished line.
+      if ((head?.length ?? 0) + chunk.length > MAX_RECORD_BYTES) return false;
+      restBytes = head === null ? Buffer.from(chunk) : Buffer.concat([head, chunk]);
+      return true;
+    }
+    if (chunk.length - (last + 1) > MAX_RECORD_BYTES) return false;
+    if (head === null) splitBytesSkipping(chunk, last + 1, skip);
+    else {
+      // The unfinished line and its end are joined alone, not the chunk: a copy of one line, not of every chunk.
+      const first = chunk.indexOf(LF);
+      const line = Buffer.concat([head, chunk.subarray(0, first + 1)]);
+      splitBytesSkipping(line, line.length, skip);
+      splitBytesSkipping(chunk.subarray(first + 1), last - first, skip);
+    }
     // Copied: a view would keep the whole chunk alive until the next one.
-    restBytes = end < joined.length ? Buffer.from(joined.subarray(end)) : null;
+    restBytes = last + 1 < chunk.length ? Buffer.from(chunk.subarray(last + 1)) : null;
     return true;
   };
 

@@ -233,3 +233,19 @@ export function planHeader(raw: readonly string[], source: CompiledSource, file:
   const used = new Set<number>([...consumed, ...fillDown, ...skipWhenEmpty]);
   return { headers, plans, customColumns, ignoredColumns: ignored, used: [...used].sort((a, b) => a - b), fillDown, skipWhenEmpty, warnings };
 }
+
+/** The columns a field plan reads. */
+function columnsRead(plan: FieldPlan): number[] {
+  return plan.sources.flatMap((s) => (s.kind === 'column' ? [s.index] : s.pieces.flatMap((p) => ('index' in p ? [p.index] : []))));
+}
+
+/**
+ * `plan` narrowed to `fields` (delta push's line mode reads only a row's key: ReadInit.keysOnly): their plans, the
+ * columns they read, and the rows' skip and fill-down rules as they are.
+ */
+export function narrowedPlan(plan: HeaderPlan, fields: readonly string[]): HeaderPlan {
+  const wanted = new Set(fields);
+  const plans = plan.plans.filter((p) => wanted.has(p.field));
+  const used = new Set<number>([...plans.flatMap(columnsRead), ...plan.fillDown, ...plan.skipWhenEmpty]);
+  return { ...plan, plans, used: [...used].sort((a, b) => a - b) };
+}

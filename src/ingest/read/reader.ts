@@ -21,7 +21,7 @@ import type { CompiledSource, ReadOptions } from './compile-source.ts';
 import { QUEUED_RECORDS } from './csv-fast-lane.ts';
 import { FileFormatError } from './errors.ts';
 import type { RecordOf } from './field-kinds.ts';
-import { planHeader, type HeaderPlan } from './header.ts';
+import { narrowedPlan, planHeader, type HeaderPlan } from './header.ts';
 import { isBlank } from './parser.ts';
 import { RowMapper, type RowError } from './map-row.ts';
 import { fixAwareRecords } from './fix-records.ts';
@@ -84,6 +84,11 @@ export interface ReadInit {
    * large file in halves on two threads (delta/two-halves.ts), each as the header line followed by its own lines.
    */
   readonly byteRanges?: readonly ByteRange[];
+  /**
+   * Map only these fields of each row (delta push's line mode: a row's key, its line hash taken from its cells,
+   * compare.ts): a row is the record of these fields, converted, not validated (implies `unvalidated`).
+   */
+  readonly keysOnly?: readonly string[];
 }
 
 /** The record of a row the caller asked not to map (ReadInit.unmapped). */
@@ -106,11 +111,13 @@ class MappedRowReader<R> implements RowReader<R> {
   private readonly unmapped: ((line: number) => boolean) | undefined;
   private readonly unread: ((line: number) => boolean) | undefined;
   private readonly unvalidated: boolean;
+  private readonly keysOnly: readonly string[] | undefined;
 
   constructor(file: string, records: RecordSource, compiled: CompiledSource, fixFile: boolean, init: ReadInit = {}) {
     this.unmapped = init.unmapped;
     this.unread = init.unread;
-    this.unvalidated = init.unvalidated === true;
+    this.unvalidated = init.unvalidated === true || init.keysOnly !== undefined;
+    this.keysOnly = init.keysOnly;
     this.file = file;
     this.records = records;
     this.headerInfo = {
@@ -138,7 +145,7 @@ class MappedRowReader<R> implements RowReader<R> {
       throw new FileFormatError('NO_HEADER', 'line 1 has no column names', { file: this.file, line: 1 });
     }
     const plan = planHeader(first.fields, compiled, this.file, fileGroups);
-    this.mapper = new RowMapper<R>(plan, compiled.schema, compiled.clean);
+    this.mapper = new RowMapper<R>(this.keysOnly === undefined ? plan : narrowedPlan(plan, this.keysOnly), compiled.schema, compiled.clean);
     this.plan = plan;
     if (this.unread !== undefined && plan.fillDown.length === 0) this.records.skipUnread?.(this.unread);
     this.headerInfo = {

@@ -1,0 +1,65 @@
+/**
+ * The line hash of delta push: a 48-bit hash of a row's cells as read (before cleaning, mapping or conversion),
+ * under the file's header. The state remembers it with each row the API accepted (delta_keys.line_hash, migration
+ * 0014), so that the comparison can tell an unchanged row from its cells alone: a line whose hash equals the one
+ * remembered for its key, under the same mapping generation, maps to the row the API accepted, without its cells
+ * being cleaned, converted or put in canonical form (compare.ts, line mode).
+ *
+ * Why that is exact: what a row becomes is decided by its cells, the header (which column feeds which field), the
+ * source's mapping (its generation) and, for some sources, the file's name (`file_name`, `{file.name}`), which is
+ * then part of the seed. Sources whose rows also depend on the rows above them (`fill_down`) or on their line number
+ * (`{line}`) have no line hash (two-halves.ts keeps them on one thread too). The cells are hashed joined by the
+ * delimiter, which is only unambiguous when no cell holds the delimiter (a quoted cell may): such a row has no line
+ * hash either, and is compared by its content as before.
+ *
+ * 48 bits, not 64: the state's budget is 64 bytes per key, and a signed 48-bit integer takes 6 bytes in a SQLite
+ * record. A line hash is only ever compared with the one remembered for the same key: a changed line passes for the
+ * old one with a probability of 2^-48 (one in 281 trillion changed rows).
+ */
+import type { CompiledSource } from '../read/compile-source.ts';
+import type { HeaderInfo } from '../read/types.ts';
+import { hash64, hashJoined } from './hash.ts';
+
+/** What a file's line hashes depend on besides the cells: its header, its delimiter and, where it is data, its name. */
+export interface LineSeed {
+  readonly hi: number;
+  readonly lo: number;
+  /** One character (DetectedDelimiter). */
+  readonly delimiter: string;
+}
+
+/**
+ * The seed of a file's line hashes. `headers`: the header cells as the mapping reads them (HeaderInfo.headers);
+ * `name`: the file's name when the source reads it (CompiledSource.readsFileName), else null.
+ */
+export function lineSeed(headers: readonly string[], delimiter: string, name: string | null): LineSeed {
+  const h = hash64(`${headers.join('\u0000')}\u0001${delimiter}\u0001${name ?? ''}`);
+  return { hi: h.hi, lo: h.lo, delimiter };
+}
+
+/** Whether a row's outcome depends on rows above it (`fill_down`) or on its line number (a `{line}` template). */
+export function dependsOnOtherLines(compiled: CompiledSource): boolean {
+  if (compiled.fillDown.length > 0) return true;
+  return [...compiled.columns.values()].some((refs) => refs.some((ref) => ref.kind === 'template' && ref.parts.some((part) => 'line' in part)));
+}
+
+/** The seed of a file's line hashes as read (`name`: as dropped), or null where its lines have none. */
+export function fileLineSeed(compiled: CompiledSource, header: HeaderInfo, name: string): LineSeed | null {
+  if (header.sheet !== null || dependsOnOtherLines(compiled)) return null;
+  return lineSeed(header.headers, header.delimiter, compiled.readsFileName ? name : null);
+}
+
+const hashed = { hi: 0, lo: 0 };
+const TWO_32 = 4294967296;
+
+/** The line hash of a row's cells (RowOutcome.rawFields), a signed 48-bit integer; NaN when a cell holds the delimiter. */
+export function lineHashOf(fields: readonly string[], seed: LineSeed): number {
+  if (fields.length === 0 || !hashJoined(fields, seed.delimiter.charCodeAt(0), hashed)) return Number.NaN;
+  // The high half's low 16 bits, sign-extended, above the low half: [-2^47, 2^47).
+  return (((hashed.hi ^ seed.hi) << 16) >> 16) * TWO_32 + ((hashed.lo ^ seed.lo) >>> 0);
+}
+
+/** The line hash as the state binds it (decimal text, like the other hashes), or null. */
+export function storedLineHash(hash: number): string | null {
+  return Number.isNaN(hash) ? null : String(hash);
+}
