@@ -153,7 +153,13 @@ describe('delta push', () => {
   it('in line mode decides by its cells a row whose line is unchanged, and every other row by its content', async () => {
     const source = await h.source('product_store', { delta: true, brakes: false, batch_size: 5 });
     const debug: string[] = [];
-    const logger = Object.assign(Object.create(h.deps.logger) as PushDeps['logger'], { debug: (_: unknown, message: string) => debug.push(message) });
+    const reasons: string[] = [];
+    const logger = Object.assign(Object.create(h.deps.logger) as PushDeps['logger'], {
+      debug: (fields: { reason?: string }, message: string) => {
+        debug.push(message);
+        reasons.push(fields.reason ?? '');
+      },
+    });
     const deps: PushDeps = { ...h.deps, logger, splitBytes: 1 };
     const push = async (name: string, csv: string): Promise<FileResult> => {
       await writeFile(join(source.inbox, name), csv);
@@ -185,6 +191,14 @@ describe('delta push', () => {
     const r3 = await reportOf(await push('l3.csv', reordered));
     expect(r3.rows).toMatchObject({ read: 24, sent: 0, unchanged: 24 });
     expect(debug).toContain('compared by content');
+    expect(reasons).toContain('24 of 24 rows not settled by their line\'s hash');
+
+    // Keys remembered without a line hash (by an agent before line hashes): line mode is not even tried.
+    await sqlOf(h.deps.db).write((tx) => tx.run(`UPDATE delta_keys SET line_hash = NULL WHERE scope_id = ?`, [scope.id]));
+    reasons.length = 0;
+    const r4 = await reportOf(await push('l4.csv', storeCsv(day2).replace('L23,', 'L23x,')));
+    expect(r4.rows).toMatchObject({ read: 24, sent: 0, unchanged: 24 });
+    expect(reasons).toContain('0 % of a sample of the keys have a line hash');
   });
 
   it('holds a file merged in two halves of the key range on two threads with the preview of the one-thread merge', async () => {

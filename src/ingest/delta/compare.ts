@@ -15,7 +15,8 @@
  * land there too, as one repeated key: both sent, never compared; the send pass, which compares keys, supersedes
  * neither.)
  *
- * Line mode (a large file compared on two threads, not a snapshot source): the first pass converts only a row's key
+ * Line mode (a large file compared on two threads, not a snapshot source, most keys remembered with a line hash under
+ * the source's mapping, by a sample of them): the first pass converts only a row's key
  * and hashes its cells as read (line-hash.ts); a key remembered under this mapping with the same line hash is
  * unchanged without its other cells being cleaned, converted or hashed, which is most of the first pass's work. Every
  * other remembered key's line is left undecided by the merge, then read again, converted and decided by its content
@@ -28,7 +29,7 @@
  * Nothing is written here: the state changes only when the API accepts a row (bulk-send) or deletes a key.
  */
 import { KEY_SEPARATOR, type Entity } from '../../api/schemas/index.ts';
-import { keyDetail, keysAfter, keysByHash, LOOKUP_KEYS, scanDeltaKeys } from '../../store/delta-state.ts';
+import { keyDetail, keysAfter, keysByHash, lineHashShare, LOOKUP_KEYS, scanDeltaKeys } from '../../store/delta-state.ts';
 import type { StateDb } from '../../store/state-db.ts';
 import { contentHash, priceOf } from './canonical.ts';
 import { fromSigned64, hash64, Hash64Stream, toSigned64 } from './hash.ts';
@@ -255,7 +256,11 @@ export async function compareFile(input: CompareInput, rows: FirstPass): Promise
     await input.onMissing?.(key);
   };
   // Line mode: a snapshot's missing keys are named during the merge, which a file compared twice would name twice.
-  const line = typeof rows === 'function' && !input.snapshot && db !== null ? (input.line ?? null) : null;
+  // Not tried where a sample of the keys shows most of them without a line hash under this mapping.
+  const possible = typeof rows === 'function' && !input.snapshot && db !== null ? (input.line ?? null) : null;
+  const share = possible === null ? 0 : await lineHashShare(db as StateDb, input.scopeId, input.generation);
+  const line = share >= 1 - MAX_UNDECIDED_SHARE ? possible : null;
+  if (possible !== null && line === null) input.onLineFallback?.(`${Math.round(share * 100)} % of a sample of the keys have a line hash`);
   let merged: Merged | null = null;
   if (line !== null) {
     merged = await mergeWithState(input, rows, null, line.seed);
@@ -307,7 +312,8 @@ async function mergeWithState(
     if (upper !== undefined && files !== null && path !== null) {
       const theirs = upper.merge(files).catch(() => null);
       const half = async (which: 'negative' | 'nonNegative') => {
-        const scan = which === 'negative' ? scanDeltaKeys(path, input.scopeId, SCAN_PAGE, null, 0n) : scanDeltaKeys(path, input.scopeId, SCAN_PAGE, -1n);
+        const columns = lineSeed === null ? 'all' : 'line';
+        const scan = which === 'negative' ? scanDeltaKeys(path, input.scopeId, SCAN_PAGE, null, 0n, columns) : scanDeltaKeys(path, input.scopeId, SCAN_PAGE, -1n, null, columns);
         try {
           await merge.run(mergeRuns(files, which), scanPages(scan));
         } finally {

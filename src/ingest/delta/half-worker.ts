@@ -89,7 +89,7 @@ async function keys(path: string, scopeId: number): Promise<void> {
 
 /** Merges the non-negative half of the key range of `files` with that half of the scope's keys. */
 async function mergeUpper(merge: NonNullable<HalfJob['merge']>, files: readonly RunFile[], lineMode: boolean): Promise<MergeResult> {
-  const scan = scanDeltaKeys(merge.path, merge.scopeId, SCAN_PAGE, -1n);
+  const scan = scanDeltaKeys(merge.path, merge.scopeId, SCAN_PAGE, -1n, null, lineMode ? 'line' : 'all');
   try {
     const stateMerge = new StateMerge(merge.generation, merge.fileId, null, lineMode);
     // Asked to stop (the comparison ended): the merge fails, and the scan is returned (finally), which closes the

@@ -294,10 +294,10 @@ export class StateMerge {
       }
       const page = state.page;
       if (lineMode) {
-        // `price` holds the line's hash here. Equal to the one remembered, under this mapping, for a row the platform
-        // did not change: the same cells under the same header, so the same row. Anything else is decided by content.
-        const flagged = page.contentHi[at] === 0 && page.contentLo[at] === 0;
-        if (page.generation[at] === generation && page.lineHash[at] === price && !flagged) {
+        // `price` holds the line's hash here. Equal to the one remembered under this mapping: the same cells under the
+        // same header, so the same row (a row the platform changed has no line hash: store/delta-state.ts). Anything
+        // else is decided by content. The page may lack contents and prices (read in line mode: not needed here).
+        if (page.generation[at] === generation && page.lineHash[at] === price) {
           const sentBefore = page.fileId[at] === fileId;
           if (sentBefore) counts.sentBefore += 1;
           else counts.unchanged += 1;
