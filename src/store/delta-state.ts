@@ -108,19 +108,22 @@ const DELTA_KEY_COLUMNS = `key_hash >> 32 AS "keyHi", key_hash & 4294967295 AS "
       content & 4294967295 AS "contentLo", generation, price, file_id, line_hash`;
 
 /**
- * What a merge in line mode reads (ingest/delta/compare.ts): the key, its generation, file and line hash; its content
- * and price as 0, 0 and null (the few lines that need them look them up: keysByHash). A fifth less to read per key
- * than DELTA_KEY_COLUMNS. A key the platform changed has no line hash (markPlatformChanged), so it never passes for
- * unchanged by its line.
+ * What a merge in line mode reads (ingest/delta/compare.ts): the key, its line hash, and how its generation and file
+ * compare with the file's (LineKeyTuple), computed here: half the columns of DELTA_KEY_COLUMNS, and about a fifth less
+ * time per key. Its content and price are not needed (the few lines that need them look them up: keysByHash). A key
+ * the platform changed has no line hash (markPlatformChanged), so it never passes for unchanged by its line.
  */
-const DELTA_KEY_LINE_COLUMNS = `key_hash >> 32 AS "keyHi", key_hash & 4294967295 AS "keyLo", 0 AS "contentHi", 0 AS "contentLo",
-      generation, NULL AS price, file_id, line_hash`;
+const DELTA_KEY_LINE_COLUMNS = `key_hash >> 32 AS "keyHi", key_hash & 4294967295 AS "keyLo",
+      CASE WHEN generation <> ? THEN 2 WHEN file_id = ? THEN 1 ELSE 0 END AS status, line_hash`;
 
-/** Which columns of a key scanDeltaKeys reads: all of them, or what a merge in line mode needs. */
-export type KeyColumns = 'all' | 'line';
+/** A merge in line mode reads keys for a file of this generation (the source's current one) and ledger id. */
+export interface LineColumns {
+  readonly generation: number;
+  readonly fileId: number;
+}
 
-function keysAfterSql(after: bigint | null, before: bigint | null, columns: KeyColumns = 'all'): string {
-  return `SELECT ${columns === 'all' ? DELTA_KEY_COLUMNS : DELTA_KEY_LINE_COLUMNS}
+function keysAfterSql(after: bigint | null, before: bigint | null, line = false): string {
+  return `SELECT ${line ? DELTA_KEY_LINE_COLUMNS : DELTA_KEY_COLUMNS}
     FROM delta_keys WHERE scope_id = ? ${after === null ? '' : 'AND key_hash > ?'} ${before === null ? '' : 'AND key_hash < ?'}
     ORDER BY key_hash LIMIT ?`;
 }
@@ -178,6 +181,12 @@ export async function keysAfter(db: StateDb, scopeId: number, after: bigint | nu
   return numericKeyRows(await sqlOf(db).all<DeltaKeyRow>(keysAfterSql(after, null), keysAfterParams(scopeId, after, null, limit)));
 }
 
+/**
+ * A remembered key as a merge in line mode reads it: status 0 under the file's generation and from another file, 1
+ * from this file (sent by an earlier attempt at it), 2 under another generation; the line hash or null.
+ */
+export type LineKeyTuple = [keyHi: number, keyLo: number, status: 0 | 1 | 2, lineHash: number | null];
+
 /** A remembered key as scanDeltaKeys reads it: DeltaKeyRow's columns in its order, without an object per key. */
 export type DeltaKeyTuple = [
   keyHi: number,
@@ -196,19 +205,24 @@ export type DeltaKeyTuple = [
  * from the agent's connection, on two threads: ingest/delta/two-halves.ts), in one snapshot. The connection is closed
  * when the generator ends or is returned.
  */
+export function scanDeltaKeys(path: string, scopeId: number, pageSize: number, after?: bigint | null, before?: bigint | null): Generator<DeltaKeyTuple[]>;
+/** The same, as a merge in line mode reads the keys (LineKeyTuple). */
+export function scanDeltaKeys(path: string, scopeId: number, pageSize: number, after: bigint | null, before: bigint | null, line: LineColumns): Generator<LineKeyTuple[]>;
 export function* scanDeltaKeys(
   path: string,
   scopeId: number,
   pageSize: number,
   after: bigint | null = null,
   before: bigint | null = null,
-  columns: KeyColumns = 'all',
-): Generator<DeltaKeyTuple[]> {
+  line?: LineColumns,
+): Generator<(DeltaKeyTuple | LineKeyTuple)[]> {
   const db = openReadOnlySqlite(path);
   try {
     let from = after;
+    const sql = (at: bigint | null) => keysAfterSql(at, before, line !== undefined);
+    const lineParams = line === undefined ? [] : [line.generation, line.fileId];
     for (;;) {
-      const rows = db.raw<DeltaKeyTuple>(keysAfterSql(from, before, columns), keysAfterParams(scopeId, from, before, pageSize));
+      const rows = db.raw<DeltaKeyTuple | LineKeyTuple>(sql(from), [...lineParams, ...keysAfterParams(scopeId, from, before, pageSize)]);
       if (rows.length > 0) yield rows;
       const last = rows.at(-1);
       if (last === undefined || rows.length < pageSize) return;

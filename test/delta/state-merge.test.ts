@@ -11,8 +11,8 @@ import { BUSINESS_KEYS } from '../../src/api/schemas/index.ts';
 import { compareFile, type CompareInput, type Comparison, type UpperHalf } from '../../src/ingest/delta/compare.ts';
 import { hash64, toSigned64 } from '../../src/ingest/delta/hash.ts';
 import { mergeRuns, SortedRuns } from '../../src/ingest/delta/sorted-runs.ts';
-import { SCAN_PAGE, scanPages, StateMerge } from '../../src/ingest/delta/state-merge.ts';
-import { deltaScope, rememberAccepted, scanDeltaKeys } from '../../src/store/delta-state.ts';
+import { keyScan, StateMerge } from '../../src/ingest/delta/state-merge.ts';
+import { deltaScope, rememberAccepted } from '../../src/store/delta-state.ts';
 import { sqlOf } from '../../src/store/sql-db.ts';
 import { openTempSqlite, tempDir } from '../store/support.ts';
 
@@ -74,11 +74,11 @@ describe('the merge in two halves of the key range', () => {
       async merge(files) {
         if (fail) throw new Error('the second thread failed');
         const merge = new StateMerge(GENERATION, FILE, null);
-        const scan = scanDeltaKeys(db.path, scope.id, SCAN_PAGE, -1n);
+        const scan = keyScan(db.path, scope.id, -1n, null, null);
         try {
-          await merge.run(mergeRuns(files, 'nonNegative'), scanPages(scan));
+          await merge.run(mergeRuns(files, 'nonNegative'), scan.pages);
         } finally {
-          scan.return(undefined);
+          scan.close();
         }
         return { findings: merge.findings(), verdicts: merge.verdicts.bytes() };
       },

@@ -29,14 +29,14 @@
  * Nothing is written here: the state changes only when the API accepts a row (bulk-send) or deletes a key.
  */
 import { KEY_SEPARATOR, type Entity } from '../../api/schemas/index.ts';
-import { keyDetail, keysAfter, keysByHash, lineHashShare, LOOKUP_KEYS, scanDeltaKeys } from '../../store/delta-state.ts';
+import { keyDetail, keysAfter, keysByHash, lineHashShare, LOOKUP_KEYS } from '../../store/delta-state.ts';
 import type { StateDb } from '../../store/state-db.ts';
 import { contentHash, priceOf } from './canonical.ts';
 import { fromSigned64, hash64, Hash64Stream, toSigned64 } from './hash.ts';
 import type { ReadInit, RowReader } from '../read/index.ts';
 import { lineHashOf, type LineSeed } from './line-hash.ts';
 import { mergeRuns, SortedRuns, type RunFile } from './sorted-runs.ts';
-import { addKey, keyPage, SCAN_PAGE, scanPages, StateMerge, type KeyPage, type MergeFindings, type PageSource } from './state-merge.ts';
+import { addKey, keyPage, keyScan, StateMerge, type KeyPage, type MergeFindings, type PageSource } from './state-merge.ts';
 import { VERDICT, type Verdicts } from './verdicts.ts';
 
 export { addKey, keyPage, PREVIEW_PRICE_MOVES, type KeyPage } from './state-merge.ts';
@@ -311,13 +311,13 @@ async function mergeWithState(
     const files = upper !== undefined && !input.snapshot && path !== null ? await runs.files() : null;
     if (upper !== undefined && files !== null && path !== null) {
       const theirs = upper.merge(files).catch(() => null);
+      const line = lineSeed === null ? null : { generation: input.generation, fileId };
       const half = async (which: 'negative' | 'nonNegative') => {
-        const columns = lineSeed === null ? 'all' : 'line';
-        const scan = which === 'negative' ? scanDeltaKeys(path, input.scopeId, SCAN_PAGE, null, 0n, columns) : scanDeltaKeys(path, input.scopeId, SCAN_PAGE, -1n, null, columns);
+        const scan = which === 'negative' ? keyScan(path, input.scopeId, null, 0n, line) : keyScan(path, input.scopeId, -1n, null, line);
         try {
-          await merge.run(mergeRuns(files, which), scanPages(scan));
+          await merge.run(mergeRuns(files, which), scan.pages);
         } finally {
-          scan.return(undefined); // closes its connection
+          scan.close();
         }
       };
       await half('negative');

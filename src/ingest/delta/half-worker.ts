@@ -14,7 +14,7 @@ import { sortedFields } from './canonical.ts';
 import { collectRows, type KeyPage } from './compare.ts';
 import { mergeRuns, RUN_ENTRIES, SortedRuns, type RunFile } from './sorted-runs.ts';
 import type { JobMessage } from './spare-half.ts';
-import { pageOfTuples, SCAN_PAGE, scanPages, StateMerge } from './state-merge.ts';
+import { keyScan, pageOfTuples, StateMerge } from './state-merge.ts';
 import { KEY_PAGE_SIZE, KEY_PAGES_AHEAD, MORE_KEYS, STOP_KEYS, type HalfJob, type HalfMessage, type HalfResult, type MergeOrder, type MergeResult } from './two-halves.ts';
 
 function portOf(): NonNullable<typeof parentPort> {
@@ -89,17 +89,17 @@ async function keys(path: string, scopeId: number): Promise<void> {
 
 /** Merges the non-negative half of the key range of `files` with that half of the scope's keys. */
 async function mergeUpper(merge: NonNullable<HalfJob['merge']>, files: readonly RunFile[], lineMode: boolean): Promise<MergeResult> {
-  const scan = scanDeltaKeys(merge.path, merge.scopeId, SCAN_PAGE, -1n, null, lineMode ? 'line' : 'all');
+  // Asked to stop (the comparison ended): the merge fails, and the scan is closed (finally), with its connection.
+  const line = lineMode ? { generation: merge.generation, fileId: merge.fileId } : null;
+  const scan = keyScan(merge.path, merge.scopeId, -1n, null, line, () => stopped);
   try {
     const stateMerge = new StateMerge(merge.generation, merge.fileId, null, lineMode);
-    // Asked to stop (the comparison ended): the merge fails, and the scan is returned (finally), which closes the
-    // connection.
-    await stateMerge.run(mergeRuns(files, 'nonNegative'), scanPages(scan, () => stopped));
+    await stateMerge.run(mergeRuns(files, 'nonNegative'), scan.pages);
     return { ok: true, findings: stateMerge.findings(), verdicts: stateMerge.verdicts.bytes() };
   } catch (error) {
     return { ok: false, error: error instanceof Error ? error.message : String(error) };
   } finally {
-    scan.return(undefined);
+    scan.close();
   }
 }
 

@@ -8,7 +8,7 @@
  * the other thread's findings are added (`add`). No key is in both halves, so the sum is the merge of the whole: every
  * line is decided by one half, the counts add up, and the largest moves of the whole are among the halves' largest.
  */
-import type { DeltaKeyTuple } from '../../store/delta-state.ts';
+import { scanDeltaKeys, type DeltaKeyTuple, type LineColumns, type LineKeyTuple } from '../../store/delta-state.ts';
 import type { ComparisonCounts, PriceMove } from './compare.ts';
 import { priceMoveOf } from './canonical.ts';
 import { compareHashes, toSigned64 } from './hash.ts';
@@ -80,6 +80,25 @@ export function pageOfTuples(rows: readonly DeltaKeyTuple[]): KeyPage {
   return page;
 }
 
+/**
+ * A page of the keys a merge in line mode read (scanDeltaKeys with LineColumns): what their status says of their
+ * generation and file, as the decision compares them (NaN: not the file's); no content, no price.
+ */
+export function pageOfLineTuples(rows: readonly LineKeyTuple[], line: LineColumns): KeyPage {
+  const page = keyPage(rows.length);
+  for (let i = 0; i < rows.length; i++) {
+    const [keyHi, keyLo, status, lineHash] = rows[i] as LineKeyTuple;
+    page.keyHi[i] = keyHi;
+    page.keyLo[i] = keyLo;
+    page.generation[i] = status === 2 ? Number.NaN : line.generation;
+    page.fileId[i] = status === 1 ? line.fileId : Number.NaN;
+    page.price[i] = Number.NaN;
+    page.lineHash[i] = lineHash === null ? Number.NaN : lineHash;
+  }
+  page.size = rows.length;
+  return page;
+}
+
 /** The next page of remembered keys in key-hash order, or null after the last. */
 export type PageSource = () => Promise<KeyPage | null>;
 
@@ -87,14 +106,17 @@ export type PageSource = () => Promise<KeyPage | null>;
  * Keys a merge reads itself (scanDeltaKeys) per page: small pages, so that few of them are alive at each collection
  * of the young generation (larger ones made the heap, and the process's peak memory, grow).
  */
-export const SCAN_PAGE = 1024;
+const SCAN_PAGE = 1024;
 
-/** The pages of a scan (scanDeltaKeys); `stopped` ends it with an error. Return the scan to close its connection. */
-export function scanPages(scan: Generator<DeltaKeyTuple[]>, stopped: () => boolean = () => false): PageSource {
+/**
+ * The pages of a scan (scanDeltaKeys), made by `toPage`; `stopped` ends it with an error. Return the scan to close its
+ * connection.
+ */
+function scanPages<T>(scan: Generator<T[]>, toPage: (rows: T[]) => KeyPage, stopped: () => boolean = () => false): PageSource {
   return () => {
     if (stopped()) return Promise.reject(new Error('stopped'));
     const next = scan.next();
-    return Promise.resolve(next.done === true ? null : pageOfTuples(next.value));
+    return Promise.resolve(next.done === true ? null : toPage(next.value));
   };
 }
 
@@ -108,6 +130,27 @@ export interface RememberedRow {
   readonly fileId: number;
   /** NaN: none. */
   readonly price: number;
+}
+
+/**
+ * The scope's keys after `after` and before `before` (exclusive; null: unbounded), read on a read-only connection of
+ * their own (scanDeltaKeys) in pages: every column, or what a merge in line mode reads (`line`). `close` closes the
+ * connection; `stopped` ends the reading with an error.
+ */
+export function keyScan(
+  path: string,
+  scopeId: number,
+  after: bigint | null,
+  before: bigint | null,
+  line: LineColumns | null,
+  stopped?: () => boolean,
+): { readonly pages: PageSource; close(): void } {
+  if (line === null) {
+    const scan = scanDeltaKeys(path, scopeId, SCAN_PAGE, after, before);
+    return { pages: scanPages(scan, pageOfTuples, stopped), close: () => void scan.return(undefined) };
+  }
+  const scan = scanDeltaKeys(path, scopeId, SCAN_PAGE, after, before, line);
+  return { pages: scanPages(scan, (rows) => pageOfLineTuples(rows, line), stopped), close: () => void scan.return(undefined) };
 }
 
 /** A price move found, with its key (the price as the state holds it is looked up for the largest ones). */
