@@ -16,9 +16,9 @@
  * neither.)
  *
  * Line mode (a large file compared on two threads, not a snapshot source, most keys remembered with a line hash under
- * the source's mapping, by a sample of them): the first pass converts only a row's key
- * and hashes its cells as read (line-hash.ts); a key remembered under this mapping with the same line hash is
- * unchanged without its other cells being cleaned, converted or hashed, which is most of the first pass's work. Every
+ * the source's mapping, by a sample of them): the first pass converts only a row's key and hashes its cells as read
+ * (line-hash.ts); a key remembered under this mapping with the same line hash is unchanged without its other cells
+ * being cleaned, converted or hashed, which is most of the first pass's work. Every
  * other remembered key's line is left undecided by the merge, then read again, converted and decided by its content
  * as above, its remembered row looked up (`settleUndecided`). Where more than a quarter of the rows are undecided (the
  * first file after the mapping, the header or the agent changed: the state then holds other line hashes, or none),
