@@ -176,8 +176,9 @@ export async function processClaimed(deps: PushDeps, source: PushSource, fileId:
         const seed = fileLineSeed(compiled, first.header, name);
         const line = seed === null ? null : { seed, reread: open };
         const onLineFallback = (reason: string) => deps.logger.debug({ file: file.original_name, reason }, 'compared by content');
+        const onLineMode = (counts: { rows: number; undecided: number }) => deps.logger.debug({ file: file.original_name, ...counts }, 'compared line by line');
         const deltaSource = { name: source.name, entity, delta: settings, options: source.options ?? {}, line };
-        plan = await planDelta({ db: deps.db, clock: deps.clock, onLineFallback }, deltaSource, file, first, options, pass);
+        plan = await planDelta({ db: deps.db, clock: deps.clock, onLineFallback, onLineMode }, deltaSource, file, first, options, pass);
       } finally {
         first.close();
       }

@@ -2,7 +2,9 @@
  * Crash safety of delta push, with real processes: `pricing-agent push FILE --source S` (a product_store source, delta
  * by default) runs as a child process against a sandbox in the test process. Day 1 is sent whole; day 2 (a tenth of
  * the prices changed, a hundredth new keys) is SIGKILLed while it is compared, then after two numbers of committed
- * batches drawn from a seeded generator (PA_DELTA_CRASH_SEED), and finished by running the same command again.
+ * batches drawn from a seeded generator (PA_DELTA_CRASH_SEED), and finished by running the same command again. Twice:
+ * a small file, compared by content on one thread, and a file of 350,000 rows (over 16 MiB), compared in two halves in
+ * line mode (src/ingest/delta/compare.ts), which the agent's debug log must not show giving way.
  *
  * In the end: every changed and new row is on the platform with its day-2 price (no changed row lost); no unchanged row
  * was written again (each keeps the write sequence number day 1 gave it); the rows written beyond the changed ones are
@@ -18,8 +20,6 @@ import { writeAgentConfig } from '../fixtures/push/push-fixtures.ts';
 import { expectReconciled, readReport } from '../fixtures/push/push-report.ts';
 import { ledger, startAgent, waitForLedger } from '../support/push-child.ts';
 
-const ROWS = 4000;
-const BATCH = 20;
 const CONNECTIONS = 4;
 const SEED = Number(process.env['PA_DELTA_CRASH_SEED'] ?? 13);
 
@@ -29,13 +29,14 @@ beforeAll(async () => {
 });
 afterAll(() => sandbox.close());
 
-/** Day 1: ROWS keys; day 2: every tenth price changed and ROWS / 100 new keys. Prices are decimal strings. */
-function day(n: 1 | 2, stores: readonly string[]): Map<string, { item: string; store: string; price: string }> {
+/** Day 1: `keys` keys; day 2: every tenth price changed and keys / 100 new keys. Prices are decimal strings. */
+function day(n: 1 | 2, stores: readonly string[], keys: number): Map<string, { item: string; store: string; price: string }> {
+  // Each case has items of its own (DX<keys>-i): the sandbox is shared.
   const rows = new Map<string, { item: string; store: string; price: string }>();
-  const count = n === 1 ? ROWS : ROWS + ROWS / 100;
+  const count = n === 1 ? keys : keys + keys / 100;
   for (let i = 0; i < count; i += 1) {
     const cents = 100 + (i % 900) + (n === 2 && i % 10 === 3 ? 7 : 0);
-    const row = { item: `DX-${i}`, store: stores[i % stores.length] ?? '', price: `${Math.floor(cents / 100)}.${String(cents % 100).padStart(2, '0')}` };
+    const row = { item: `DX${keys}-${i}`, store: stores[i % stores.length] ?? '', price: `${Math.floor(cents / 100)}.${String(cents % 100).padStart(2, '0')}` };
     rows.set(`${row.item}|${row.store}`, row);
   }
   return rows;
@@ -45,38 +46,46 @@ async function writeDay(path: string, rows: Map<string, { item: string; store: s
   await writeFile(path, `item_id,store_id,current_price\n${[...rows.values()].map((r) => `${r.item},${r.store},${r.price}`).join('\n')}\n`);
 }
 
-/** The sandbox's DX- rows: price and write sequence number by key. */
-function platform(): Map<string, { price: string; seq: number }> {
+/** The sandbox's rows of a case's items (day): price and write sequence number by key. */
+function platform(keys: number): Map<string, { price: string; seq: number }> {
   const rows = new Map<string, { price: string; seq: number }>();
   for (const row of sandbox.control.world.productStore.table.rows()) {
-    if (row.item_id.startsWith('DX-')) rows.set(`${row.item_id}|${row.store_id ?? ''}`, { price: row.current_price, seq: row.seq });
+    if (row.item_id.startsWith(`DX${keys}-`)) rows.set(`${row.item_id}|${row.store_id ?? ''}`, { price: row.current_price, seq: row.seq });
   }
   return rows;
 }
 
 function maxSeq(rows: Map<string, { seq: number }>): number {
-  return Math.max(...[...rows.values()].map((r) => r.seq));
+  let max = 0;
+  for (const r of rows.values()) max = Math.max(max, r.seq);
+  return max;
 }
 
-it(`delta push killed while comparing and at seeded batch counts (seed ${SEED}): no changed row lost, no unchanged row sent again`, { timeout: 180_000 }, async () => {
+const CASES = [
+  { mode: 'by content on one thread', rows: 4000, batch: 20, lineMode: false },
+  { mode: 'in two halves, in line mode', rows: 350_000, batch: 500, lineMode: true },
+] as const;
+
+it.each(CASES)(`delta push compared $mode, killed while comparing and at seeded batch counts (seed ${SEED}): no changed row lost, no unchanged row sent again`, { timeout: 180_000 }, async ({ rows: ROWS, batch: BATCH, lineMode: LINE_MODE }) => {
   const dir = await mkdtemp(join(tmpdir(), 'pa-delta-crash-'));
   const inbox = join(dir, 'inbox');
   await mkdir(inbox, { recursive: true });
   const config = await writeAgentConfig(dir, sandbox.url, [{ name: 'erp', entity: 'product_store', path: './inbox', batch_size: BATCH }], {
     api: { base_url: sandbox.url, key: '${PRICING_API_KEY}', max_connections: CONNECTIONS },
+    log: { level: 'debug' },
   });
   const dbPath = join(dir, 'state', 'pricing-agent.db');
   const stores = sandbox.control.state().stores;
   const push = (file: string) => ['push', file, '--source', 'erp', '--config', config, '--json'];
 
-  const day1 = day(1, stores);
+  const day1 = day(1, stores, ROWS);
   await writeDay(join(inbox, 'day1.csv'), day1);
   const first = await startAgent(push(join(inbox, 'day1.csv')), sandbox.apiKey).exited;
   expect(first.code, first.stderr).toBe(0);
-  const before = platform();
+  const before = platform(ROWS);
   expect(before.size).toBe(ROWS);
 
-  const day2 = day(2, stores);
+  const day2 = day(2, stores, ROWS);
   const toSend = [...day2.entries()].filter(([key, row]) => before.get(key)?.price !== row.price);
   expect(toSend).toHaveLength(ROWS / 10 + ROWS / 100);
   const file = join(inbox, 'day2.csv');
@@ -99,11 +108,14 @@ it(`delta push killed while comparing and at seeded batch counts (seed ${SEED}):
 
   const last = await startAgent(push(file), sandbox.apiKey).exited;
   expect(last.code, last.stderr).toBe(0);
+  // Compared as the case says (the agent's debug log), after the kills as before them.
+  expect(last.stderr.includes('compared line by line'), last.stderr.slice(-2000)).toBe(LINE_MODE);
+  expect(last.stderr.includes('compared by content'), last.stderr.slice(-2000)).toBe(false);
   const out = JSON.parse(last.stdout) as { report: string; rows: Record<string, number> };
   expect(out.rows).toMatchObject({ read: day2.size, sent: toSend.length, accepted: toSend.length, unchanged: day2.size - toSend.length, rejected: 0, superseded: 0 });
   expectReconciled((await readReport(out.report)).rows);
 
-  const after = platform();
+  const after = platform(ROWS);
   expect(after.size).toBe(day2.size);
   const wrong = [...day2.entries()].filter(([key, row]) => after.get(key)?.price !== row.price).map(([key]) => key);
   expect(wrong, 'every changed and new row has its day-2 price').toEqual([]);

@@ -116,6 +116,8 @@ export interface CompareInput {
   readonly lineSeed?: LineSeed | null;
   /** Told why line mode gave way to comparing by content (a debug log line). */
   readonly onLineFallback?: (reason: string) => void;
+  /** Told that line mode held: how many rows, and how many of them were settled by their content (a debug log line). */
+  readonly onLineMode?: (counts: { rows: number; undecided: number }) => void;
 }
 
 /** What line mode needs besides the first pass: the file's seed, and the file read again (its undecided lines). */
@@ -269,7 +271,7 @@ export async function compareFile(input: CompareInput, rows: FirstPass): Promise
     if (!settled) {
       input.onLineFallback?.(`${undecided} of ${merged.rows} rows not settled by their line's hash`);
       merged = null;
-    }
+    } else input.onLineMode?.({ rows: merged.rows, undecided });
   }
   merged ??= await mergeWithState(input, rows, input.snapshot ? missing : null, null);
   const { merge } = merged;

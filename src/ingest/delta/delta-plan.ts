@@ -153,7 +153,12 @@ export function missingScratchPath(file: PushFile): string {
  * halves on two threads, two-halves.ts) and plans its sending.
  */
 export async function planDelta(
-  deps: { readonly db: StateDb; readonly clock: Clock; readonly onLineFallback?: (reason: string) => void },
+  deps: {
+    readonly db: StateDb;
+    readonly clock: Clock;
+    readonly onLineFallback?: (reason: string) => void;
+    readonly onLineMode?: (counts: { rows: number; undecided: number }) => void;
+  },
   source: DeltaSource,
   file: PushFile,
   reader: RowReader<Row>,
@@ -195,6 +200,7 @@ export async function planDelta(
         onMissing,
         line: source.line ?? null,
         onLineFallback: deps.onLineFallback,
+        onLineMode: deps.onLineMode,
       },
       pass,
     );
