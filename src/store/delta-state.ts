@@ -30,6 +30,8 @@ export interface DeltaScope {
   generation: number;
   full_at: string | null;
   mirror_checked_at: string | null;
+  /** The seed of the files for which line mode last gave way (migration 0015), or null. */
+  line_failed_seed: string | null;
 }
 
 /**
@@ -85,7 +87,7 @@ export async function deltaScope(db: StateDb, source: string, entity: string): P
 }
 
 export async function findScope(db: StateDb, source: string): Promise<DeltaScope | undefined> {
-  return sqlOf(db).get<DeltaScope>(`SELECT id, source, entity, fingerprint, generation, full_at, mirror_checked_at FROM delta_scopes WHERE source = ?`, [source]);
+  return sqlOf(db).get<DeltaScope>(`SELECT id, source, entity, fingerprint, generation, full_at, mirror_checked_at, line_failed_seed FROM delta_scopes WHERE source = ?`, [source]);
 }
 
 /**
@@ -148,15 +150,16 @@ export async function keysByHash(db: StateDb, scopeId: number, keyHashes: readon
 
 /**
  * Of a sample of the scope's keys (the first `sample` in key-hash order: a random sample, the hash being uniform), the
- * share remembered with a line hash under `generation`; 1 when none is remembered. Line mode (ingest/delta/compare.ts)
- * is not worth trying where most keys lack one (after the upgrade that brought line hashes, or a change of mapping).
+ * share remembered with a line hash under `generation`; null when none is remembered. Line mode
+ * (ingest/delta/compare.ts) is not worth trying where most keys lack one (after the upgrade that brought line hashes,
+ * or a change of mapping), nor for a source's first file (every key is new).
  */
-export async function lineHashShare(db: StateDb, scopeId: number, generation: number, sample = 1024): Promise<number> {
+export async function lineHashShare(db: StateDb, scopeId: number, generation: number, sample = 1024): Promise<number | null> {
   const rows = await sqlOf(db).all<{ generation: number; hashed: number }>(
     `SELECT generation, CASE WHEN line_hash IS NULL THEN 0 ELSE 1 END AS hashed FROM delta_keys WHERE scope_id = ? ORDER BY key_hash LIMIT ?`,
     [scopeId, sample],
   );
-  if (rows.length === 0) return 1;
+  if (rows.length === 0) return null;
   return rows.filter((r) => Number(r.generation) === generation && Number(r.hashed) === 1).length / rows.length;
 }
 
@@ -321,6 +324,14 @@ export async function forgetDeleted(db: StateDb, scopeId: number, fileId: number
 }
 
 /** A full send of the scope finished at `at` (delta.full_every counts from here). */
+/**
+ * Line mode gave way for files of `seed` (ingest/delta/line-hash.ts seedId), or null: it may be tried again (every
+ * row of the source is being sent again, and remembered with its line hash).
+ */
+export async function setLineFailedSeed(db: StateDb, scopeId: number, seed: string | null): Promise<void> {
+  await sqlOf(db).write((tx) => tx.run(`UPDATE delta_scopes SET line_failed_seed = ?, updated_at = ? WHERE id = ?`, [seed, tx.now, scopeId]));
+}
+
 export async function recordFullSend(db: StateDb, scopeId: number, at: string): Promise<void> {
   await sqlOf(db).write((tx) => tx.run(`UPDATE delta_scopes SET full_at = ?, updated_at = ? WHERE id = ?`, [at, tx.now, scopeId]));
 }

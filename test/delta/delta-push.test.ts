@@ -183,7 +183,8 @@ describe('delta push', () => {
     expect(r2.rows).toMatchObject({ read: 24, sent: 3, accepted: 3, unchanged: 21 });
     expect(r2.delta).toMatchObject({ changed: 1, new: 1, changed_on_platform: 1 });
     expect(debug).not.toContain('compared on one thread');
-    expect(debug).not.toContain('compared by content'); // three of 24 lines undecided: settled one by one
+    expect(debug).toContain('compared line by line'); // four of 24 lines undecided (one a new key): settled one by one
+    expect(debug).not.toContain('compared by content');
 
     // The same rows with the columns in another order: no line hash is remembered under this header, so more than a
     // quarter of the lines are undecided and the file is compared by content: the same verdicts.
@@ -193,12 +194,53 @@ describe('delta push', () => {
     expect(debug).toContain('compared by content');
     expect(reasons).toContain('24 of 24 rows not settled by their line\'s hash');
 
+    // The next file of that header is compared by content at once: no line pass that would give way again.
+    debug.length = 0;
+    reasons.length = 0;
+    const r3b = await reportOf(await push('l3b.csv', reordered));
+    expect(r3b.rows).toMatchObject({ read: 24, sent: 0, unchanged: 24 });
+    expect(reasons).toContain('line mode gave way for files of this header and agent version: compared by content until every row is sent again');
+    expect(debug).not.toContain('compared line by line');
+    // Until every row is sent again (push --full): remembered with this header's line hashes, compared line by line.
+    await writeFile(join(source.inbox, 'l3c.csv'), reordered);
+    expect((await reportOf(await pushFile(deps, source, join(source.inbox, 'l3c.csv'), { full: true }))).rows).toMatchObject({ read: 24, sent: 24 });
+    debug.length = 0;
+    const r3d = await reportOf(await push('l3d.csv', reordered));
+    expect(r3d.rows).toMatchObject({ read: 24, sent: 0, unchanged: 24 });
+    expect(debug).toContain('compared line by line');
+
     // Keys remembered without a line hash (by an agent before line hashes): line mode is not even tried.
     await sqlOf(h.deps.db).write((tx) => tx.run(`UPDATE delta_keys SET line_hash = NULL WHERE scope_id = ?`, [scope.id]));
     reasons.length = 0;
     const r4 = await reportOf(await push('l4.csv', storeCsv(day2).replace('L23,', 'L23x,')));
     expect(r4.rows).toMatchObject({ read: 24, sent: 0, unchanged: 24 });
     expect(reasons).toContain('0 % of a sample of the keys have a line hash');
+  });
+
+  it('in line mode counts, sends and brakes on rows whose other cells do not convert as content mode does', async () => {
+    // A new key whose price does not convert; a known key moved a hundredfold, with a second row of it that does not
+    // convert: content mode compares neither unconvertible row, so it counts no new key and holds the file for the move.
+    const day1 = Array.from({ length: 40 }, (_, i): [string, number, string] => [`V${i}`, i % 2, `${i}.50`]);
+    const day2 = [...day1.map(([item, store, price]): [string, number, string] => [item, store, item === 'V3' ? '350.00' : price]), ['VNEW', 0, 'abc'] as [string, number, string], ['V3', 1, 'abc'] as [string, number, string]];
+    const outcomes: unknown[] = [];
+    for (const splitBytes of [undefined, 1]) {
+      const debug: string[] = [];
+      const logger = Object.assign(Object.create(h.deps.logger) as PushDeps['logger'], { debug: (_: unknown, message: string) => debug.push(message) });
+      const deps: PushDeps = { ...h.deps, logger, ...(splitBytes === undefined ? {} : { splitBytes }) };
+      const source = await h.source('product_store', { delta: true, brakes: { max_price_change_pct: 500, max_changed_share: false }, batch_size: 5 });
+      const push = async (name: string, csv: string): Promise<FileResult> => {
+        await writeFile(join(source.inbox, name), csv);
+        return pushFile(deps, source, join(source.inbox, name));
+      };
+      expect((await push('v1.csv', storeCsv(day1))).outcome).toBe('done');
+      const held = await push('v2.csv', storeCsv(day2));
+      if (held.outcome !== 'held') throw new Error(`expected held, got ${held.outcome}`);
+      const preview = JSON.parse(await readFile(held.previewPath, 'utf8')) as Record<string, unknown>;
+      outcomes.push({ rows: preview.rows, brakes: preview.brakes, moves: preview.largest_price_moves });
+      expect(debug.includes('compared line by line')).toBe(splitBytes !== undefined);
+    }
+    expect(outcomes[1]).toEqual(outcomes[0]);
+    expect(outcomes[0]).toMatchObject({ rows: { changed: 1, new: 0 } });
   });
 
   it('holds a file merged in two halves of the key range on two threads with the preview of the one-thread merge', async () => {

@@ -23,8 +23,9 @@
  * as above, its remembered row looked up (`settleUndecided`). Where more than a quarter of the rows are undecided (the
  * first file after the mapping, the header or the agent changed: the state then holds other line hashes, or none),
  * reading them again would cost more than comparing the whole file by content: the file is compared again that way.
- * One difference with content mode, for a key the file holds twice of which one row does not convert: both rows are
- * sent (the send pass rejects the one), where content mode compares the other alone.
+ * A new key's line and every line of a key the file holds more than once are settled that way too: only their full
+ * conversion tells whether content mode would count them (a row that does not convert is not compared), so the counts,
+ * the verdicts and the brakes are content mode's.
  *
  * Nothing is written here: the state changes only when the API accepts a row (bulk-send) or deletes a key.
  */
@@ -32,11 +33,11 @@ import { KEY_SEPARATOR, type Entity } from '../../api/schemas/index.ts';
 import { keyDetail, keysAfter, keysByHash, lineHashShare, LOOKUP_KEYS } from '../../store/delta-state.ts';
 import type { StateDb } from '../../store/state-db.ts';
 import { contentHash, priceOf } from './canonical.ts';
-import { fromSigned64, hash64, Hash64Stream, toSigned64 } from './hash.ts';
+import { compareHashes, fromSigned64, hash64, Hash64Stream, toSigned64 } from './hash.ts';
 import type { ReadInit, RowReader } from '../read/index.ts';
 import { lineHashOf, type LineSeed } from './line-hash.ts';
 import { mergeRuns, SortedRuns, type RunFile } from './sorted-runs.ts';
-import { addKey, keyPage, keyScan, StateMerge, type KeyPage, type MergeFindings, type PageSource } from './state-merge.ts';
+import { addKey, keyPage, keyScan, StateMerge, type KeyPage, type MergeFindings, type PageSource, type RememberedRow } from './state-merge.ts';
 import { VERDICT, type Verdicts } from './verdicts.ts';
 
 export { addKey, keyPage, PREVIEW_PRICE_MOVES, type KeyPage } from './state-merge.ts';
@@ -91,6 +92,8 @@ export interface Comparison {
   readonly maxPriceMovePct: number | null;
   /** The first missing keys (at most PREVIEW_MISSING_KEYS); every one went to `onMissing`. */
   readonly firstMissing: readonly MissingKey[];
+  /** Line mode was tried and gave way to comparing by content (too many lines undecided). */
+  readonly lineGaveWay: boolean;
 }
 
 export interface CompareInput {
@@ -130,6 +133,11 @@ export interface LineMode {
 const MAX_UNDECIDED_SHARE = 0.25;
 /** The pieces the undecided lines are read again in. */
 const SETTLE_READ_BYTES = 1024 * 1024;
+/**
+ * Lines of repeated keys held in memory until all are read (about 50 bytes each): beyond, the file is compared by
+ * content (a file made of repeated keys).
+ */
+const MAX_REPEATED_UNDECIDED = 65_536;
 
 type Row = Readonly<Record<string, unknown>>;
 
@@ -258,12 +266,14 @@ export async function compareFile(input: CompareInput, rows: FirstPass): Promise
     await input.onMissing?.(key);
   };
   // Line mode: a snapshot's missing keys are named during the merge, which a file compared twice would name twice.
-  // Not tried where a sample of the keys shows most of them without a line hash under this mapping.
+  // Not tried for a source's first file (every line would be undecided), nor where a sample of the keys shows most of
+  // them without a line hash under this mapping.
   const possible = typeof rows === 'function' && !input.snapshot && db !== null ? (input.line ?? null) : null;
-  const share = possible === null ? 0 : await lineHashShare(db as StateDb, input.scopeId, input.generation);
-  const line = share >= 1 - MAX_UNDECIDED_SHARE ? possible : null;
-  if (possible !== null && line === null) input.onLineFallback?.(`${Math.round(share * 100)} % of a sample of the keys have a line hash`);
+  const share = possible === null ? null : await lineHashShare(db as StateDb, input.scopeId, input.generation);
+  const line = share !== null && share >= 1 - MAX_UNDECIDED_SHARE ? possible : null;
+  if (share !== null && line === null) input.onLineFallback?.(`${Math.round(share * 100)} % of a sample of the keys have a line hash`);
   let merged: Merged | null = null;
+  let lineGaveWay = false;
   if (line !== null) {
     merged = await mergeWithState(input, rows, null, line.seed);
     const undecided = merged.merge.undecided;
@@ -271,6 +281,7 @@ export async function compareFile(input: CompareInput, rows: FirstPass): Promise
     if (!settled) {
       input.onLineFallback?.(`${undecided} of ${merged.rows} rows not settled by their line's hash`);
       merged = null;
+      lineGaveWay = true;
     } else input.onLineMode?.({ rows: merged.rows, undecided });
   }
   merged ??= await mergeWithState(input, rows, input.snapshot ? missing : null, null);
@@ -283,7 +294,7 @@ export async function compareFile(input: CompareInput, rows: FirstPass): Promise
     const before = db === null ? null : (await keyDetail(db, input.scopeId, keyHash)).price;
     moves.push({ ...move, before: before ?? '' });
   }
-  return { verdicts: merge.verdicts, counts, priceMoves: moves, maxPriceMovePct, firstMissing };
+  return { verdicts: merge.verdicts, counts, priceMoves: moves, maxPriceMovePct, firstMissing, lineGaveWay };
 }
 
 /** A merge of the file with the state (its findings and verdicts), and the rows it compared. */
@@ -337,32 +348,60 @@ async function mergeWithState(
   return { merge, rows: runs.count };
 }
 
+/** A line read again in line mode, converted: its key's and its content's hashes, and its price (NaN: none). */
+interface Converted {
+  readonly line: number;
+  readonly keyHi: number;
+  readonly keyLo: number;
+  readonly contentHi: number;
+  readonly contentLo: number;
+  readonly price: number;
+}
+
+/** The remembered rows of `entries`' keys (keysByHash, LOOKUP_KEYS at a time), by `keyId`. */
+async function rememberedRows(db: StateDb, scopeId: number, entries: readonly Converted[]): Promise<Map<string, RememberedRow>> {
+  const found = new Map<string, RememberedRow>();
+  for (let i = 0; i < entries.length; i += LOOKUP_KEYS) {
+    const rows = await keysByHash(db, scopeId, entries.slice(i, i + LOOKUP_KEYS).map((e) => toSigned64(e.keyHi, e.keyLo)));
+    for (const r of rows) {
+      const price = r.price === null ? Number.NaN : Number(r.price);
+      found.set(keyId(r.keyHi, r.keyLo), { keyHi: r.keyHi, keyLo: r.keyLo, contentHi: r.contentHi, contentLo: r.contentLo, generation: r.generation, fileId: r.file_id, price });
+    }
+  }
+  return found;
+}
+
+/** A key hash's halves as one map key (the high half signed, as the state answers it). */
+function keyId(hi: number, lo: number): string {
+  return `${hi | 0}:${lo >>> 0}`;
+}
+
 /**
  * Line mode's undecided lines, read again (only they are split and converted), decided by their content against
- * their key's remembered row, looked up LOOKUP_KEYS at a time. False when a line was left undecided (the reading did
- * not meet it: then the file is compared again by content, rather than trusted).
+ * their key's remembered row, looked up LOOKUP_KEYS at a time: as content mode decides them. A line whose row does not
+ * convert is sent (the send pass rejects it) and is not one of the rows compared; the lines of a key the file holds
+ * more than once are decided once all are read, by how many of them convert (StateMerge.settleRepeated). False when a
+ * line was left undecided (the reading did not meet it), or when more lines of repeated keys are undecided than are
+ * kept in memory: then the file is compared again by content, rather than trusted.
  */
 async function settleUndecided(input: CompareInput, merged: Merged, line: LineMode): Promise<boolean> {
   const { merge } = merged;
   if (merge.undecided === 0) return true;
+  if (merge.repeatedUndecided > MAX_REPEATED_UNDECIDED) return false;
   const db = input.db as StateDb;
   const verdicts = merge.verdicts;
-  const settledBefore = (l: number): boolean => verdicts.get(l) !== VERDICT.undecided;
+  const settledBefore = (l: number): boolean => {
+    const verdict = verdicts.get(l);
+    return verdict !== VERDICT.undecided && verdict !== VERDICT.undecidedRepeated;
+  };
   // Large pieces: nearly every line is skipped as bytes, so the reading itself is what this pass waits for.
   const reader = await line.reread({ unvalidated: true, unmapped: settledBefore, unread: settledBefore, highWaterMark: SETTLE_READ_BYTES });
   const key = new Hash64Stream();
-  const pending: { line: number; keyHi: number; keyLo: number; contentHi: number; contentLo: number; price: number }[] = [];
-  const lookUp = async (): Promise<void> => {
-    const rows = await keysByHash(db, input.scopeId, pending.map((p) => toSigned64(p.keyHi, p.keyLo)));
-    const byKey = new Map(rows.map((r) => [`${r.keyHi}:${r.keyLo}`, r]));
-    for (const p of pending) {
-      const r = byKey.get(`${p.keyHi | 0}:${p.keyLo}`);
-      const known =
-        r === undefined
-          ? null
-          : { keyHi: r.keyHi, keyLo: r.keyLo, contentHi: r.contentHi, contentLo: r.contentLo, generation: r.generation, fileId: r.file_id, price: r.price === null ? Number.NaN : Number(r.price) };
-      merge.settle(p.line, p, known);
-    }
+  const pending: Converted[] = [];
+  const repeated: Converted[] = [];
+  const settlePending = async (): Promise<void> => {
+    const known = await rememberedRows(db, input.scopeId, pending);
+    for (const c of pending) merge.settle(c.line, c, known.get(keyId(c.keyHi, c.keyLo)) ?? null);
     pending.length = 0;
   };
   try {
@@ -382,13 +421,31 @@ async function settleUndecided(input: CompareInput, merged: Merged, line: LineMo
         key.finish();
         const content = contentHash(input.entity, record, input.fields);
         const price = priceOf(input.entity, record);
-        pending.push({ line: outcome.line, keyHi: key.hi, keyLo: key.lo, contentHi: content.hi, contentLo: content.lo, price: price === null ? Number.NaN : Number(price) });
-        if (pending.length === LOOKUP_KEYS) await lookUp();
+        const converted = { line: outcome.line, keyHi: key.hi, keyLo: key.lo, contentHi: content.hi, contentLo: content.lo, price: price === null ? Number.NaN : Number(price) };
+        if (verdicts.get(outcome.line) === VERDICT.undecidedRepeated) repeated.push(converted);
+        else {
+          pending.push(converted);
+          if (pending.length === LOOKUP_KEYS) await settlePending();
+        }
       }
     }
-    if (pending.length > 0) await lookUp();
+    await settlePending();
   } finally {
     reader.close();
+  }
+  // The rows of each repeated key that converted, in file order: two or more are repeated, one alone is compared.
+  repeated.sort((a, b) => compareHashes(a.keyHi, a.keyLo, b.keyHi, b.keyLo) || a.line - b.line);
+  const groups: Converted[][] = [];
+  for (const c of repeated) {
+    const last = groups.at(-1);
+    if (last !== undefined && last[0]?.keyHi === c.keyHi && last[0].keyLo === c.keyLo) last.push(c);
+    else groups.push([c]);
+  }
+  const alone = groups.filter((g) => g.length === 1).map((g) => g[0] as Converted);
+  const known = await rememberedRows(db, input.scopeId, alone);
+  for (const group of groups) {
+    const first = group[0] as Converted;
+    merge.settleRepeated(group, group.length === 1 ? (known.get(keyId(first.keyHi, first.keyLo)) ?? null) : null);
   }
   return merge.undecided === 0;
 }

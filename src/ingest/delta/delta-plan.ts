@@ -20,14 +20,25 @@ import { BUSINESS_KEY_FIELDS, BUSINESS_KEYS, type Entity } from '../../api/schem
 import type { Clock } from '../../clock.ts';
 import type { DeltaSettings } from '../../config/delta-schema.ts';
 import { csvLine } from '../../csv-text.ts';
-import { deltaFile, deltaScope, findScope, rememberAccepted, saveDeltaFile, takeRelease, useFingerprint, type DeltaScope, type TxStep } from '../../store/delta-state.ts';
+import {
+  deltaFile,
+  deltaScope,
+  findScope,
+  rememberAccepted,
+  saveDeltaFile,
+  setLineFailedSeed,
+  takeRelease,
+  useFingerprint,
+  type DeltaScope,
+  type TxStep,
+} from '../../store/delta-state.ts';
 import { committedSpans, inSpans, type PushFile } from '../../store/push-ledger.ts';
 import type { StateDb } from '../../store/state-db.ts';
 import { processingDir } from '../folders.ts';
 import type { RowReader } from '../read/index.ts';
 import { priceOf, sortedFields } from './canonical.ts';
 import { compareFile, storedContent, storedKeyHash, type Comparison, type FirstPass, type LineMode, type MissingKey } from './compare.ts';
-import { lineHashOf } from './line-hash.ts';
+import { lineHashOf, seedId } from './line-hash.ts';
 import { trippedBrakes, type TrippedBrake } from './brakes.ts';
 import { sourceFingerprint } from './fingerprint.ts';
 import { VERDICT } from './verdicts.ts';
@@ -184,6 +195,11 @@ export async function planDelta(
     await missing?.write(key);
     await deletions?.write(key);
   };
+  // Line mode gave way for files like this one before (another header or agent version than the remembered line
+  // hashes'): not tried again until every row is sent again.
+  const lineSeedId = source.line === undefined || source.line === null ? null : seedId(source.line.seed);
+  const triesLines = lineSeedId !== null && scope.line_failed_seed !== lineSeedId;
+  if (lineSeedId !== null && !triesLines) deps.onLineFallback?.('line mode gave way for files of this header and agent version: compared by content until every row is sent again');
   let comparison: Comparison;
   try {
     comparison = await compareFile(
@@ -198,7 +214,7 @@ export async function planDelta(
         keyOf,
         snapshot: source.delta.snapshot,
         onMissing,
-        line: source.line ?? null,
+        line: triesLines ? (source.line ?? null) : null,
         onLineFallback: deps.onLineFallback,
         onLineMode: deps.onLineMode,
       },
@@ -212,6 +228,11 @@ export async function planDelta(
   const now = deps.clock.now();
   const fullBecause = earlier?.mode === 'full' ? earlier.reason : fullReason(source, scope.full_at, options, now, comparison.counts.known);
   const mode = fullBecause === null ? 'delta' : 'full';
+  // Every row is sent and remembered again with its line hash: line mode may be tried again. Else, where it gave way,
+  // the next files of this seed are compared by content at once.
+  const allSent = mode === 'full' || fingerprint.changed;
+  if (allSent && scope.line_failed_seed !== null) await setLineFailedSeed(db, scope.id, null);
+  else if (!allSent && comparison.lineGaveWay && lineSeedId !== null) await setLineFailedSeed(db, scope.id, lineSeedId);
   const reason = fullBecause ?? (fingerprint.changed ? 'mapping changed: every row is sent once' : null);
   // Judged once: a resumed file passed them before its first batch went. A released file is not judged.
   const released = options.released === true || (earlier === undefined && (await takeRelease(db, file.id, source.name, file.sha256)));

@@ -6,8 +6,10 @@
  * being cleaned, converted or put in canonical form (compare.ts, line mode).
  *
  * Why that is exact: what a row becomes is decided by its cells, the header (which column feeds which field), the
- * source's mapping (its generation) and, for some sources, the file's name (`file_name`, `{file.name}`), which is
- * then part of the seed. Sources whose rows also depend on the rows above them (`fill_down`) or on their line number
+ * source's mapping (its generation), the agent's own cleaning and conversion rules and, for some sources, the file's
+ * name (`file_name`, `{file.name}`). The header, the agent's version and the name are the seed: after an upgrade (which
+ * may convert a cell otherwise) no line hash remembered before it matches, and the rows are compared by their content
+ * until the next full send (`delta.full_every`) remembers them again. Sources whose rows also depend on the rows above them (`fill_down`) or on their line number
  * (`{line}`) have no line hash (two-halves.ts keeps them on one thread too). The cells are hashed joined by the
  * delimiter, which is only unambiguous when no cell holds the delimiter (a quoted cell may): such a row has no line
  * hash either, and is compared by its content as before.
@@ -18,9 +20,13 @@
  */
 import type { CompiledSource } from '../read/compile-source.ts';
 import type { HeaderInfo } from '../read/types.ts';
+import { AGENT_VERSION } from '../../version.ts';
 import { hash64, hashJoined } from './hash.ts';
 
-/** What a file's line hashes depend on besides the cells: its header, its delimiter and, where it is data, its name. */
+/**
+ * What a file's line hashes depend on besides the cells: its header, its delimiter, the agent's version and, where it
+ * is data, its name.
+ */
 export interface LineSeed {
   readonly hi: number;
   readonly lo: number;
@@ -33,7 +39,7 @@ export interface LineSeed {
  * `name`: the file's name when the source reads it (CompiledSource.readsFileName), else null.
  */
 export function lineSeed(headers: readonly string[], delimiter: string, name: string | null): LineSeed {
-  const h = hash64(`${headers.join('\u0000')}\u0001${delimiter}\u0001${name ?? ''}`);
+  const h = hash64(`${headers.join('\u0000')}\u0001${delimiter}\u0001${name ?? ''}\u0001${AGENT_VERSION}`);
   return { hi: h.hi, lo: h.lo, delimiter };
 }
 
@@ -47,6 +53,11 @@ export function dependsOnOtherLines(compiled: CompiledSource): boolean {
 export function fileLineSeed(compiled: CompiledSource, header: HeaderInfo, name: string): LineSeed | null {
   if (header.sheet !== null || dependsOnOtherLines(compiled)) return null;
   return lineSeed(header.headers, header.delimiter, compiled.readsFileName ? name : null);
+}
+
+/** A seed as the state remembers it (delta_scopes.line_failed_seed). */
+export function seedId(seed: LineSeed): string {
+  return `${(seed.hi >>> 0).toString(16)}:${(seed.lo >>> 0).toString(16)}:${seed.delimiter.charCodeAt(0)}`;
 }
 
 const hashed = { hi: 0, lo: 0 };

@@ -159,8 +159,13 @@ export type MoveOfKey = PriceMove & { readonly keyHash: bigint };
 /** What a merge found besides its verdicts; plain data (another thread's half comes back as this). */
 export interface MergeFindings {
   readonly counts: ComparisonCounts;
-  /** Lines a merge in line mode left undecided (VERDICT.undecided): settled by `settle`, one by one. */
+  /**
+   * Lines a merge in line mode left undecided (VERDICT.undecided, VERDICT.undecidedRepeated): settled by `settle` and
+   * `settleRepeated`.
+   */
   readonly undecided: number;
+  /** Of them, the lines of keys the file holds more than once (VERDICT.undecidedRepeated). */
+  readonly repeatedUndecided: number;
   /** The largest, largest first (at most PREVIEW_PRICE_MOVES). */
   readonly priceMoves: readonly MoveOfKey[];
   readonly maxPriceMovePct: number | null;
@@ -221,6 +226,7 @@ export class StateMerge {
   readonly #onMissing: ((keyHash: bigint) => Promise<void>) | null;
   readonly #lineMode: boolean;
   #undecided = 0;
+  #repeatedUndecided = 0;
 
   /**
    * `generation`: the source's current one; `fileId`: the file's (-1: none); `onMissing`: told every remembered key
@@ -239,8 +245,19 @@ export class StateMerge {
     return this.#undecided;
   }
 
+  /** Of them, the lines of keys the file holds more than once. */
+  get repeatedUndecided(): number {
+    return this.#repeatedUndecided;
+  }
+
   findings(): MergeFindings {
-    return { counts: { ...this.counts }, undecided: this.#undecided, priceMoves: [...this.#moves], maxPriceMovePct: this.#maxPriceMovePct };
+    return {
+      counts: { ...this.counts },
+      undecided: this.#undecided,
+      repeatedUndecided: this.#repeatedUndecided,
+      priceMoves: [...this.#moves],
+      maxPriceMovePct: this.#maxPriceMovePct,
+    };
   }
 
   /**
@@ -278,8 +295,7 @@ export class StateMerge {
    * sent, and the send pass rejects it, as it would without delta.
    */
   settle(line: number, row: { contentHi: number; contentLo: number; price: number } | null, known: RememberedRow | null): void {
-    if (this.verdicts.get(line) !== VERDICT.undecided) throw new Error(`line ${line} is not undecided`);
-    this.#undecided -= 1;
+    this.#settled(line);
     if (row === null) this.verdicts.set(line, VERDICT.send);
     else if (known === null) {
       this.counts.newKeys += 1;
@@ -287,10 +303,34 @@ export class StateMerge {
     } else this.#decideKnown(line, row.contentHi, row.contentLo, row.price, known);
   }
 
+  /**
+   * Settles the lines of one key the file holds more than once whose rows convert, as content mode decides them: two
+   * or more are repeated (each sent, the send pass supersedes as without delta); one alone is decided as any other line
+   * (`settle`). The lines whose rows do not convert are settled by `settle` with no row.
+   */
+  settleRepeated(lines: readonly { line: number; contentHi: number; contentLo: number; price: number }[], known: RememberedRow | null): void {
+    const only = lines.length === 1 ? lines[0] : undefined;
+    if (only !== undefined) return this.settle(only.line, only, known);
+    for (const { line } of lines) {
+      this.#settled(line);
+      this.verdicts.set(line, VERDICT.send);
+    }
+    this.counts.repeated += lines.length;
+  }
+
+  /** An undecided line is being settled. */
+  #settled(line: number): void {
+    const verdict = this.verdicts.get(line);
+    if (verdict !== VERDICT.undecided && verdict !== VERDICT.undecidedRepeated) throw new Error(`line ${line} is not undecided`);
+    this.#undecided -= 1;
+    if (verdict === VERDICT.undecidedRepeated) this.#repeatedUndecided -= 1;
+  }
+
   /** Adds another merge's findings and verdicts (Verdicts.bytes), of a part of the key range this one did not cover. */
   add(other: MergeFindings, verdicts: Uint8Array): void {
     for (const name of Object.keys(this.counts) as (keyof ComparisonCounts)[]) this.counts[name] += other.counts[name];
     this.#undecided += other.undecided;
+    this.#repeatedUndecided += other.repeatedUndecided;
     for (const move of other.priceMoves) keepLargest(this.#moves, move);
     if (other.maxPriceMovePct !== null) this.#maxPriceMovePct = Math.max(this.#maxPriceMovePct ?? 0, other.maxPriceMovePct);
     this.verdicts.include(verdicts);
@@ -325,14 +365,27 @@ export class StateMerge {
     /** Decides the gathered key: `at` is its row in the state's current page, or -1 for a key not remembered. */
     const decide = (at: number): void => {
       if (more.length > 0) {
-        verdicts.set(line, VERDICT.send);
-        for (const l of more) verdicts.set(l, VERDICT.send);
-        counts.repeated += 1 + more.length;
+        // In line mode a row is its key alone: which of these rows convert, and so how many of them content mode
+        // would compare, is known once they are read again (settleRepeated).
+        const verdict = lineMode ? VERDICT.undecidedRepeated : VERDICT.send;
+        verdicts.set(line, verdict);
+        for (const l of more) verdicts.set(l, verdict);
+        if (!lineMode) counts.repeated += 1 + more.length;
+        else {
+          this.#undecided += 1 + more.length;
+          this.#repeatedUndecided += 1 + more.length;
+        }
         return;
       }
       if (at < 0) {
-        counts.newKeys += 1;
-        verdicts.set(line, VERDICT.send);
+        // In line mode, new only if its row converts (else content mode would not count it): settled after the merge.
+        if (lineMode) {
+          this.#undecided += 1;
+          verdicts.set(line, VERDICT.undecided);
+        } else {
+          counts.newKeys += 1;
+          verdicts.set(line, VERDICT.send);
+        }
         return;
       }
       const page = state.page;

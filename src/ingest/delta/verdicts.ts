@@ -17,6 +17,8 @@ export const VERDICT = {
    * settles it by its content). Never seen by the send pass.
    */
   undecided: 4,
+  /** Line mode only, as `undecided`: a line of a key the file holds more than once. */
+  undecidedRepeated: 5,
 } as const;
 export type Verdict = (typeof VERDICT)[keyof typeof VERDICT];
 
