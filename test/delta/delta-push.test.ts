@@ -217,6 +217,26 @@ describe('delta push', () => {
     expect(reasons).toContain('0 % of a sample of the keys have a line hash');
   });
 
+  it('in line mode hashes only the cells the mapping reads: an export timestamp on every line changes nothing', async () => {
+    const source = await h.source('product_store', { delta: true, brakes: false, batch_size: 5 });
+    const debug: string[] = [];
+    const logger = Object.assign(Object.create(h.deps.logger) as PushDeps['logger'], { debug: (_: unknown, message: string) => debug.push(message) });
+    const deps: PushDeps = { ...h.deps, logger, splitBytes: 1 };
+    // exported_at is no product_store field: the mapping does not read it. A quoted name holding the delimiter is read.
+    const csv = (at: string, changed: number) =>
+      `item_id,store_id,current_price,exported_at\n${Array.from({ length: 24 }, (_, i) => `"T,${i}",${stores[i % 2]},${i === changed ? '99.00' : `${i}.50`},${at}`).join('\n')}\n`;
+    const push = async (name: string, text: string): Promise<FileResult> => {
+      await writeFile(join(source.inbox, name), text);
+      return pushFile(deps, source, join(source.inbox, name));
+    };
+    expect((await reportOf(await push('t1.csv', csv('2026-11-23T01:00', -1)))).rows).toMatchObject({ read: 24, sent: 24 });
+    debug.length = 0;
+    const r2 = await reportOf(await push('t2.csv', csv('2026-11-24T01:00', 5)));
+    expect(r2.rows).toMatchObject({ read: 24, sent: 1, unchanged: 23 });
+    expect(debug).toContain('compared line by line');
+    expect(debug).not.toContain('compared by content');
+  });
+
   it('in line mode counts, sends and brakes on rows whose other cells do not convert as content mode does', async () => {
     // A new key whose price does not convert; a known key moved a hundredfold, with a second row of it that does not
     // convert: content mode compares neither unconvertible row, so it counts no new key and holds the file for the move.

@@ -10,7 +10,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { SourceSchema } from '../../src/config/source-schema.ts';
 import { canonicalDecimal, canonicalText, contentHash, priceMovePct } from '../../src/ingest/delta/canonical.ts';
-import { compareHashes, fromSigned64, hash64, Hash64Stream, hashJoined, murmur32, toSigned64 } from '../../src/ingest/delta/hash.ts';
+import { compareHashes, fromSigned64, hash64, Hash64Stream, hashCells, murmur32, toSigned64 } from '../../src/ingest/delta/hash.ts';
 import { lineHashOf, lineSeed } from '../../src/ingest/delta/line-hash.ts';
 import { SortedRuns } from '../../src/ingest/delta/sorted-runs.ts';
 import { sourceDelta } from '../../src/ingest/delta/source-delta.ts';
@@ -66,32 +66,35 @@ describe('sorted runs', () => {
 });
 
 describe('line hashes', () => {
-  it('hashes cells as hash64 of their text joined by the delimiter, and refuses cells that hold it', () => {
-    const cell = fc.array(fc.constantFrom('a', 'b', ',', ';', 'é', '😀', ' ', '"'), { maxLength: 5 }).map((chars) => chars.join(''));
+  it('hashes the chosen cells as hash64 of each one after its length in two code units', () => {
+    const cell = fc.array(fc.constantFrom('a', 'b', ',', ';', 'é', '😀', ' ', '"', '\n'), { maxLength: 5 }).map((chars) => chars.join(''));
     fc.assert(
-      fc.property(fc.array(cell, { minLength: 1, maxLength: 7 }), fc.constantFrom(',', ';'), (cells, delimiter) => {
+      fc.property(fc.array(cell, { minLength: 1, maxLength: 7 }), fc.array(fc.nat(8), { maxLength: 8 }), (cells, chosen) => {
         const out = { hi: -1, lo: -1 };
-        const joined = hashJoined(cells, delimiter.charCodeAt(0), out);
-        expect(joined).toBe(!cells.some((c) => c.includes(delimiter)));
-        if (joined) expect(out).toEqual(hash64(cells.join(delimiter)));
-        else expect(out).toEqual({ hi: -1, lo: -1 });
+        hashCells(cells, chosen, out);
+        const text = chosen.map((i) => cells[i] ?? '').map((c) => `${String.fromCharCode(c.length & 0xffff, c.length >>> 16)}${c}`).join('');
+        expect(out).toEqual(hash64(text));
       }),
       { numRuns: 2000 },
     );
   });
 
-  it('is a signed 48-bit integer that changes with a cell, the header and the file name it is seeded with', () => {
-    const seed = lineSeed(['item_id', 'store_id', 'current_price'], ',', null);
-    const line = ['A1', 'S1', '1.50'];
+  it('is a signed 48-bit integer that changes with a cell read, the header and the file name, not with a cell unread', () => {
+    const headers = ['item_id', 'store_id', 'current_price', 'exported_at'];
+    const seed = lineSeed(headers, ',', [0, 1, 2], null);
+    const line = ['A1', 'S1', '1.50', '2026-11-24T01:00'];
     const hash = lineHashOf(line, seed);
     expect(Number.isSafeInteger(hash) && hash >= -(2 ** 47) && hash < 2 ** 47).toBe(true);
     expect(lineHashOf([...line], seed)).toBe(hash);
-    expect(lineHashOf(['A1', 'S1', '1.5'], seed)).not.toBe(hash);
+    expect(lineHashOf(['A1', 'S1', '1.5', '2026-11-24T01:00'], seed)).not.toBe(hash);
+    // A column the mapping does not read (an export timestamp) is not part of the row.
+    expect(lineHashOf(['A1', 'S1', '1.50', '2026-11-25T01:00'], seed)).toBe(hash);
     // The same cells under columns in another order, or from a file whose name is data, are other rows.
-    expect(lineHashOf(line, lineSeed(['store_id', 'item_id', 'current_price'], ',', null))).not.toBe(hash);
-    expect(lineHashOf(line, lineSeed(['item_id', 'store_id', 'current_price'], ',', 'prices-store-7.csv'))).not.toBe(hash);
-    // A cell holding the delimiter (quoted in the file): no line hash; nor for no cells.
-    expect(lineHashOf(['A,1', 'S1', '1.50'], seed)).toBeNaN();
+    expect(lineHashOf(line, lineSeed(['store_id', 'item_id', 'current_price', 'exported_at'], ',', [0, 1, 2], null))).not.toBe(hash);
+    expect(lineHashOf(line, lineSeed(headers, ',', [0, 1, 2], 'prices-store-7.csv'))).not.toBe(hash);
+    // Cells that would join alike stay apart: a quoted cell holding the delimiter has a line hash of its own.
+    expect(lineHashOf(['A,1', 'S1', '1.50', ''], seed)).not.toBe(lineHashOf(['A', '1,S1', '1.50', ''], seed));
+    expect(lineHashOf(['A,1', 'S1', '1.50', ''], seed)).not.toBeNaN();
     expect(lineHashOf([], seed)).toBeNaN();
   });
 });

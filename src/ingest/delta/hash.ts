@@ -150,33 +150,35 @@ export function compareHashes(aHi: number, aLo: number, bHi: number, bLo: number
 }
 
 /**
- * hash64 of `fields` joined by `separator` (one UTF-16 code unit), into `out`, without building the joined text (the
- * line hash of every row of a file: line-hash.ts); false, with `out` untouched, when a field holds the separator (the
- * joined text would not tell the fields apart).
+ * hash64 of the cells `cells` of `fields` (an absent one as empty), each written as its length in two code units (low
+ * and high 16 bits) followed by its code units, into `out`, without building that text (the line hash of every row of
+ * a file: line-hash.ts). The lengths make it one text per list of cells, whatever they hold.
  */
-export function hashJoined(fields: readonly string[], separator: number, out: { hi: number; lo: number }): boolean {
+export function hashCells(fields: readonly string[], cells: readonly number[], out: { hi: number; lo: number }): void {
   let a = SEED_HI;
   let b = SEED_LO;
   /** The first code unit of a block whose second is still to come, or -1. */
   let pending = -1;
   let length = 0;
-  for (let f = 0; f < fields.length; f++) {
-    const text = fields[f] as string;
+  for (let c = 0; c < cells.length; c++) {
+    const text = fields[cells[c] as number] ?? '';
     const n = text.length;
-    let i = 0;
-    if (f > 0) {
-      // The separator, as the next code unit.
-      if (pending >= 0) {
-        const k = scramble(pending | (separator << 16));
-        a = step(a, k);
-        b = step(b, k);
-        pending = -1;
-      } else pending = separator;
+    // The length's two units: they complete a pending block and fill one, or fill one and leave the high one pending.
+    const low = n & 0xffff;
+    const high = n >>> 16;
+    if (pending >= 0) {
+      const k = scramble(pending | (low << 16));
+      a = step(a, k);
+      b = step(b, k);
+      pending = high;
+    } else {
+      const k = scramble(low | (high << 16));
+      a = step(a, k);
+      b = step(b, k);
     }
+    let i = 0;
     if (pending >= 0 && n > 0) {
-      const c = text.charCodeAt(0);
-      if (c === separator) return false;
-      const k = scramble(pending | (c << 16));
+      const k = scramble(pending | (text.charCodeAt(0) << 16));
       a = step(a, k);
       b = step(b, k);
       pending = -1;
@@ -184,19 +186,12 @@ export function hashJoined(fields: readonly string[], separator: number, out: { 
     }
     const end = i + ((n - i) & ~1);
     for (; i < end; i += 2) {
-      const c0 = text.charCodeAt(i);
-      const c1 = text.charCodeAt(i + 1);
-      if (c0 === separator || c1 === separator) return false;
-      const k = scramble(c0 | (c1 << 16));
+      const k = scramble(text.charCodeAt(i) | (text.charCodeAt(i + 1) << 16));
       a = step(a, k);
       b = step(b, k);
     }
-    if (i < n) {
-      const c = text.charCodeAt(i);
-      if (c === separator) return false;
-      pending = c;
-    }
-    length += n + (f > 0 ? 1 : 0);
+    if (i < n) pending = text.charCodeAt(i);
+    length += n + 2;
   }
   if (pending >= 0) {
     const k = scramble(pending);
@@ -205,5 +200,4 @@ export function hashJoined(fields: readonly string[], separator: number, out: { 
   }
   out.hi = finish(a, length);
   out.lo = finish(b, length);
-  return true;
 }

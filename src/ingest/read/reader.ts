@@ -132,6 +132,7 @@ class MappedRowReader<R> implements RowReader<R> {
       fields: [],
       customColumns: [],
       ignoredColumns: [],
+      usedColumns: [],
       warnings: [...records.format.warnings],
     };
   }
@@ -154,6 +155,7 @@ class MappedRowReader<R> implements RowReader<R> {
       fields: plan.plans.filter((p) => p.sources.length > 0 || p.fallback !== undefined).map((p) => p.field),
       customColumns: plan.customColumns,
       ignoredColumns: plan.ignoredColumns,
+      usedColumns: plan.used,
       warnings: [...this.headerInfo.warnings, ...plan.warnings],
     };
   }

@@ -60,6 +60,8 @@ export interface HeaderInfo {
   readonly customColumns: readonly string[];
   /** Columns whose values are not sent (other entities' extra columns, unnamed columns). */
   readonly ignoredColumns: readonly string[];
+  /** The columns a row's mapping reads (HeaderPlan.used, by index): what makes a row what it is. */
+  readonly usedColumns: readonly number[];
   /** One line each: BOM overriding the encoding, ignored columns, mapped columns absent from the header. */
   readonly warnings: readonly string[];
 }
