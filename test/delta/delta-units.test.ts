@@ -8,9 +8,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { BUSINESS_KEYS } from '../../src/api/schemas/index.ts';
 import { SourceSchema } from '../../src/config/source-schema.ts';
+import { hashKey, storedKeyHash } from '../../src/ingest/delta/compare.ts';
 import { canonicalDecimal, canonicalText, contentHash, priceMovePct } from '../../src/ingest/delta/canonical.ts';
-import { compareHashes, fromSigned64, hash64, Hash64Stream, hashCells, murmur32, toSigned64 } from '../../src/ingest/delta/hash.ts';
+import { compareHashes, fromSigned64, hash64, Hash64Stream, hashByteCells, hashCells, murmur32, toSigned64 } from '../../src/ingest/delta/hash.ts';
 import { lineHashOf, lineSeed } from '../../src/ingest/delta/line-hash.ts';
 import { SortedRuns } from '../../src/ingest/delta/sorted-runs.ts';
 import { sourceDelta } from '../../src/ingest/delta/source-delta.ts';
@@ -65,6 +67,22 @@ describe('sorted runs', () => {
   });
 });
 
+describe('key hashes', () => {
+  it('hashes a business key from its parts as the stored hash of its text', () => {
+    const part = fc.oneof(fc.constantFrom('', 'ITEM-1', 'S1', 'é😀', '\u0001'), fc.string({ maxLength: 8 }));
+    fc.assert(
+      fc.property(fc.record({ item_id: part, store_id: part, competitor_name: part, competitor_sku: part, transaction_id: part }), (row) => {
+        const stream = new Hash64Stream();
+        for (const entity of ['products', 'product_store', 'transactions', 'competitor_prices'] as const) {
+          hashKey(stream, entity, row);
+          expect(toSigned64(stream.hi, stream.lo)).toBe(storedKeyHash(BUSINESS_KEYS[entity](row)));
+        }
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
+
 describe('line hashes', () => {
   it('hashes the chosen cells as hash64 of each one after its length in two code units', () => {
     const cell = fc.array(fc.constantFrom('a', 'b', ',', ';', 'é', '😀', ' ', '"', '\n'), { maxLength: 5 }).map((chars) => chars.join(''));
@@ -74,6 +92,30 @@ describe('line hashes', () => {
         hashCells(cells, chosen, out);
         const text = chosen.map((i) => cells[i] ?? '').map((c) => `${String.fromCharCode(c.length & 0xffff, c.length >>> 16)}${c}`).join('');
         expect(out).toEqual(hash64(text));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('hashes the cells of an ASCII line given as byte ranges as hashCells hashes them as text', () => {
+    const cell = fc.string({ unit: 'binary-ascii', maxLength: 9 }).map((s) => s.replace(/,/g, ''));
+    fc.assert(
+      fc.property(fc.array(cell, { minLength: 1, maxLength: 7 }), fc.array(fc.nat(6), { maxLength: 8 }), fc.nat(5), (cells, picked, offset) => {
+        const chosen = picked.filter((i) => i < cells.length);
+        const bytes = Buffer.from(`${'x'.repeat(offset)}${cells.join(',')}`, 'latin1');
+        const starts = new Int32Array(cells.length);
+        const ends = new Int32Array(cells.length);
+        let at = offset;
+        cells.forEach((c, i) => {
+          starts[i] = at;
+          ends[i] = at + c.length;
+          at += c.length + 1;
+        });
+        const fromBytes = { hi: -1, lo: -1 };
+        const fromText = { hi: -1, lo: -1 };
+        hashByteCells(bytes, starts, ends, chosen, fromBytes);
+        hashCells(cells, chosen, fromText);
+        expect(fromBytes).toEqual(fromText);
       }),
       { numRuns: 2000 },
     );

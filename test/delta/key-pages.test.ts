@@ -6,7 +6,6 @@
 import { mkdtemp } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { BUSINESS_KEYS } from '../../src/api/schemas/index.ts';
 import { addKey, compareFile, keyPage, type CompareInput, type Comparison, type KeyPages, type MissingKey } from '../../src/ingest/delta/compare.ts';
 import { hash64, toSigned64 } from '../../src/ingest/delta/hash.ts';
 import { SortedRuns } from '../../src/ingest/delta/sorted-runs.ts';
@@ -50,7 +49,6 @@ describe('keys read by another thread', () => {
         fileId: 99,
         fields: ['current_price', 'item_id', 'store_id'],
         scratchDir: await mkdtemp(join(tempDir(), 'scratch-')),
-        keyOf: BUSINESS_KEYS.product_store,
         snapshot: true,
         onMissing: (k) => void missing.push(k),
       };

@@ -7,7 +7,6 @@
 import { mkdtemp } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { BUSINESS_KEYS } from '../../src/api/schemas/index.ts';
 import { compareFile, type CompareInput, type Comparison, type UpperHalf } from '../../src/ingest/delta/compare.ts';
 import { hash64, toSigned64 } from '../../src/ingest/delta/hash.ts';
 import { mergeRuns, SortedRuns } from '../../src/ingest/delta/sorted-runs.ts';
@@ -61,7 +60,6 @@ describe('the merge in two halves of the key range', () => {
         fileId: FILE,
         fields: ['current_price', 'item_id', 'store_id'],
         scratchDir: await mkdtemp(join(tempDir(), 'scratch-')),
-        keyOf: BUSINESS_KEYS.product_store,
         snapshot: false,
       };
       return compareFile(input, async (i) => {

@@ -9,7 +9,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BUSINESS_KEYS } from '../../src/api/schemas/index.ts';
 import { SourceSchema } from '../../src/config/source-schema.ts';
 import { sortedFields } from '../../src/ingest/delta/canonical.ts';
 import { collectRows, type FirstPass, type RowHashing } from '../../src/ingest/delta/compare.ts';
@@ -46,7 +45,7 @@ async function bothWays(text: string | Buffer, source: Record<string, unknown> =
   const scratch = await mkdtemp(join(dir, 'scratch-'));
   try {
     const one = await open({ unvalidated: true });
-    const hashing: RowHashing = { entity: 'product_store', fields: sortedFields(one.header.fields), keyOf: BUSINESS_KEYS.product_store };
+    const hashing: RowHashing = { entity: 'product_store', fields: sortedFields(one.header.fields) };
     const wholeRuns = new SortedRuns(scratch, 7);
     try {
       await collectRows(hashing, one.chunks(), wholeRuns);

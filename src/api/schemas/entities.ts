@@ -34,13 +34,28 @@ const instant = (value: unknown): string => {
   return Number.isNaN(ms) ? text : String(ms);
 };
 
+/**
+ * The parts of a row's business key, in key order (BUSINESS_KEY_FIELDS'): what BUSINESS_KEYS joins, and what delta
+ * push hashes one after the other without joining them (ingest/delta/compare.ts hashKey).
+ */
+export const BUSINESS_KEY_PARTS: Readonly<Record<Entity, (row: Row) => readonly string[]>> = {
+  products: (r) => [part(r['item_id'])],
+  product_store: (r) => [part(r['item_id']), part(r['store_id'])],
+  transactions: (r) => [part(r['transaction_id'])],
+  competitor_prices: (r) => [part(r['competitor_name']), part(r['item_id']), part(r['competitor_sku']), instant(r['observed_at'])],
+};
+
+const joinedKey =
+  (entity: Entity) =>
+  (row: Row): string =>
+    BUSINESS_KEY_PARTS[entity](row).join(KEY_SEPARATOR);
+
 /** The business key of a row (an API write), as one string: equal strings mean the same record. */
 export const BUSINESS_KEYS: Readonly<Record<Entity, (row: Row) => string>> = {
-  products: (r) => part(r['item_id']),
-  product_store: (r) => `${part(r['item_id'])}${KEY_SEPARATOR}${part(r['store_id'])}`,
-  transactions: (r) => part(r['transaction_id']),
-  competitor_prices: (r) =>
-    `${part(r['competitor_name'])}${KEY_SEPARATOR}${part(r['item_id'])}${KEY_SEPARATOR}${part(r['competitor_sku'])}${KEY_SEPARATOR}${instant(r['observed_at'])}`,
+  products: joinedKey('products'),
+  product_store: joinedKey('product_store'),
+  transactions: joinedKey('transactions'),
+  competitor_prices: joinedKey('competitor_prices'),
 };
 
 /** The entity named `name`, or undefined. */

@@ -17,7 +17,7 @@
  *
  * Line mode (a large file compared on two threads, not a snapshot source, most keys remembered with a line hash under
  * the source's mapping, by a sample of them): the first pass converts only a row's key and hashes its cells as read
- * (line-hash.ts); a key remembered under this mapping with the same line hash is unchanged without its other cells
+ * (line-hash.ts), reading lines as bytes where that is exact (line-scan.ts); a key remembered under this mapping with the same line hash is unchanged without its other cells
  * being cleaned, converted or hashed, which is most of the first pass's work. Every
  * other remembered key's line is left undecided by the merge, then read again, converted and decided by its content
  * as above, its remembered row looked up (`settleUndecided`). Where more than a quarter of the rows are undecided (the
@@ -29,7 +29,7 @@
  *
  * Nothing is written here: the state changes only when the API accepts a row (bulk-send) or deletes a key.
  */
-import { KEY_SEPARATOR, type Entity } from '../../api/schemas/index.ts';
+import { BUSINESS_KEY_PARTS, KEY_SEPARATOR, type Entity } from '../../api/schemas/index.ts';
 import { keyDetail, keysAfter, keysByHash, lineHashShare, LOOKUP_KEYS } from '../../store/delta-state.ts';
 import type { StateDb } from '../../store/state-db.ts';
 import { contentHash, priceOf } from './canonical.ts';
@@ -108,7 +108,6 @@ export interface CompareInput {
   readonly fields: readonly string[];
   /** Where the sorted runs go (removed afterwards). */
   readonly scratchDir: string;
-  readonly keyOf: (row: Readonly<Record<string, unknown>>) => string;
   /** The file is a full export (a snapshot source): remembered keys it lacks are missing. */
   readonly snapshot: boolean;
   /** Every missing key, in key-hash order. */
@@ -146,7 +145,6 @@ export interface RowHashing {
   readonly entity: Entity;
   /** The API fields the file fills, sorted (the canonical form covers them). */
   readonly fields: readonly string[];
-  readonly keyOf: (row: Readonly<Record<string, unknown>>) => string;
   /** Line mode: each entry carries its line's hash, and the rows are records of their key only. Absent: content mode. */
   readonly lineSeed?: LineSeed | null;
 }
@@ -203,9 +201,7 @@ export async function collectRows(input: RowHashing, rows: OutcomeChunks, runs: 
     for (const outcome of chunk) {
       if (outcome.kind !== 'row' || outcome.record === undefined) continue;
       const record = outcome.record;
-      key.begin();
-      key.add(input.keyOf(record));
-      key.finish();
+      hashKey(key, input.entity, record);
       let spilling: Promise<void> | null;
       if (seed !== null) {
         const lineHash = outcome.rawFields === undefined ? Number.NaN : lineHashOf(outcome.rawFields, seed);
@@ -416,9 +412,7 @@ async function settleUndecided(input: CompareInput, merged: Merged, line: LineMo
           continue;
         }
         const record = outcome.record;
-        key.begin();
-        key.add(input.keyOf(record));
-        key.finish();
+        hashKey(key, input.entity, record);
         const content = contentHash(input.entity, record, input.fields);
         const price = priceOf(input.entity, record);
         const converted = { line: outcome.line, keyHi: key.hi, keyLo: key.lo, contentHi: content.hi, contentLo: content.lo, price: price === null ? Number.NaN : Number(price) };
@@ -448,6 +442,20 @@ async function settleUndecided(input: CompareInput, merged: Merged, line: LineMo
     merge.settleRepeated(group, group.length === 1 ? (known.get(keyId(first.keyHi, first.keyLo)) ?? null) : null);
   }
   return merge.undecided === 0;
+}
+
+/**
+ * Into `stream`: the hash of a row's business key (BUSINESS_KEYS' text, its parts hashed one after the other: the
+ * joined text is never built, which cost a copy of it per row).
+ */
+export function hashKey(stream: Hash64Stream, entity: Entity, record: Row): void {
+  const parts = BUSINESS_KEY_PARTS[entity](record);
+  stream.begin();
+  for (let i = 0; i < parts.length; i++) {
+    if (i > 0) stream.add(KEY_SEPARATOR);
+    stream.add(parts[i] as string);
+  }
+  stream.finish();
 }
 
 /** The key hash of a key text, as stored (for rows remembered after acceptance). */

@@ -7,11 +7,12 @@
  * and hands over its verdicts and findings (HalfJob.merge). Nothing is written: no state, no network.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { BUSINESS_KEY_FIELDS, BUSINESS_KEYS } from '../../api/schemas/index.ts';
+import { BUSINESS_KEY_FIELDS } from '../../api/schemas/index.ts';
 import { scanDeltaKeys } from '../../store/delta-state.ts';
 import { compileSource, readRows } from '../read/index.ts';
 import { sortedFields } from './canonical.ts';
-import { collectRows, type KeyPage } from './compare.ts';
+import type { KeyPage } from './compare.ts';
+import { collectHalf } from './line-scan.ts';
 import { mergeRuns, RUN_ENTRIES, SortedRuns, type RunFile } from './sorted-runs.ts';
 import type { JobMessage } from './spare-half.ts';
 import { keyScan, pageOfTuples, StateMerge } from './state-merge.ts';
@@ -26,7 +27,8 @@ const port = portOf();
 const send = (message: HalfMessage, transfer?: ArrayBuffer[]) => port.postMessage(message, transfer);
 
 async function half(job: HalfJob): Promise<HalfResult> {
-  const runs = new SortedRuns(job.scratchDir, RUN_ENTRIES, 'half');
+  const fresh = () => new SortedRuns(job.scratchDir, RUN_ENTRIES, 'half');
+  let runs = fresh();
   try {
     const compiled = compileSource(job.options);
     // Line mode (compare.ts): only a row's key is converted.
@@ -34,8 +36,10 @@ async function half(job: HalfJob): Promise<HalfResult> {
     const reader = await readRows(job.file, { ...compiled, entity: job.entity }, { name: job.name, byteRanges: job.ranges, ...rows });
     const fields = sortedFields(reader.header.fields);
     try {
-      await collectRows({ entity: job.entity, fields, keyOf: BUSINESS_KEYS[job.entity], lineSeed: job.lineSeed }, reader.chunks(), runs);
-      if (!reader.summary().complete) throw new Error('the second half was not read to its end');
+      const hashing = { entity: job.entity, fields, lineSeed: job.lineSeed };
+      const body = job.ranges[1];
+      if (body === undefined) throw new Error('the second half has no lines');
+      ({ runs } = await collectHalf({ file: job.file, body, reader, hashing, fresh: () => (runs = fresh()) }, runs));
     } finally {
       reader.close();
     }

@@ -201,3 +201,58 @@ export function hashCells(fields: readonly string[], cells: readonly number[], o
   out.hi = finish(a, length);
   out.lo = finish(b, length);
 }
+
+/**
+ * hashCells of cells given as byte ranges of an ASCII line: cell `c` is `bytes[starts[c], ends[c])`, every byte below
+ * 0x80, so each byte is the code unit hashCells reads (delta push's first pass reads most lines as bytes:
+ * line-scan.ts). Equal to hashCells of the cells' text (test/delta/delta-units.test.ts); a line holding any other byte
+ * is hashed as text.
+ */
+export function hashByteCells(bytes: Uint8Array, starts: Int32Array, ends: Int32Array, cells: readonly number[], out: { hi: number; lo: number }): void {
+  let a = SEED_HI;
+  let b = SEED_LO;
+  /** The first code unit of a block whose second is still to come, or -1. */
+  let pending = -1;
+  let length = 0;
+  for (let c = 0; c < cells.length; c++) {
+    const cell = cells[c] as number;
+    let i = starts[cell] as number;
+    const stop = ends[cell] as number;
+    const n = stop - i;
+    // The length's two units, as hashCells writes them.
+    const low = n & 0xffff;
+    const high = n >>> 16;
+    if (pending >= 0) {
+      const k = scramble(pending | (low << 16));
+      a = step(a, k);
+      b = step(b, k);
+      pending = high;
+    } else {
+      const k = scramble(low | (high << 16));
+      a = step(a, k);
+      b = step(b, k);
+    }
+    if (pending >= 0 && i < stop) {
+      const k = scramble(pending | ((bytes[i] as number) << 16));
+      a = step(a, k);
+      b = step(b, k);
+      pending = -1;
+      i += 1;
+    }
+    const end = i + ((stop - i) & ~1);
+    for (; i < end; i += 2) {
+      const k = scramble((bytes[i] as number) | ((bytes[i + 1] as number) << 16));
+      a = step(a, k);
+      b = step(b, k);
+    }
+    if (i < stop) pending = bytes[i] as number;
+    length += n + 2;
+  }
+  if (pending >= 0) {
+    const k = scramble(pending);
+    a ^= k;
+    b ^= k;
+  }
+  out.hi = finish(a, length);
+  out.lo = finish(b, length);
+}

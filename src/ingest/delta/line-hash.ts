@@ -22,7 +22,7 @@
 import type { CompiledSource } from '../read/compile-source.ts';
 import type { HeaderInfo } from '../read/types.ts';
 import { AGENT_VERSION } from '../../version.ts';
-import { hash64, hashCells } from './hash.ts';
+import { hash64, hashByteCells, hashCells } from './hash.ts';
 
 /**
  * What a file's line hashes depend on besides the cells: its header, its delimiter, the columns the mapping reads, the
@@ -69,7 +69,17 @@ const TWO_32 = 4294967296;
 export function lineHashOf(fields: readonly string[], seed: LineSeed): number {
   if (fields.length === 0) return Number.NaN;
   hashCells(fields, seed.cells, hashed);
-  // The high half's low 16 bits, sign-extended, above the low half: [-2^47, 2^47).
+  return seeded(seed);
+}
+
+/** lineHashOf of an ASCII line's cells given as byte ranges (hashByteCells: line-scan.ts). */
+export function lineHashOfBytes(bytes: Uint8Array, starts: Int32Array, ends: Int32Array, seed: LineSeed): number {
+  hashByteCells(bytes, starts, ends, seed.cells, hashed);
+  return seeded(seed);
+}
+
+/** `hashed` under the seed, as 48 bits: the high half's low 16 bits, sign-extended, above the low half: [-2^47, 2^47). */
+function seeded(seed: LineSeed): number {
   return (((hashed.hi ^ seed.hi) << 16) >> 16) * TWO_32 + ((hashed.lo ^ seed.lo) >>> 0);
 }
 

@@ -38,6 +38,7 @@ import type { HeaderInfo } from '../read/types.ts';
 import type { ByteRange } from '../read/open-source.ts';
 import { BUSINESS_KEY_FIELDS } from '../../api/schemas/index.ts';
 import { dependsOnOtherLines, type LineSeed } from './line-hash.ts';
+import { collectHalf } from './line-scan.ts';
 import { collectRows, type CompareInput, type Collected, type FirstPass, type KeyPage, type KeyPages, type UpperHalf } from './compare.ts';
 import { SortedRuns, type RunFile } from './sorted-runs.ts';
 import { halfThread, spareWaiting } from './spare-half.ts';
@@ -53,11 +54,12 @@ export const MIN_SPLIT_BYTES = 16 * 1024 * 1024;
 const CUT_SHARE = 0.55;
 const WARM_CUT_SHARE = 0.52;
 /**
- * In line mode (compare.ts), where a row costs about half as much: the second thread's start is a larger part of its
- * half, so the first half is longer (measured: at 52 % the main thread waited 0.1-0.15 s for the other).
+ * In line mode (compare.ts), where a row read as bytes (line-scan.ts) costs about a third as much: the second thread's
+ * start is a larger part of its half, so the first half is longer (measured on bench:delta's day 2: at 53 % and at 57 %
+ * either thread waited up to 60 ms for the other, from one run to the next).
  */
-const LINE_CUT_SHARE = 0.6;
-const WARM_LINE_CUT_SHARE = 0.57;
+const LINE_CUT_SHARE = 0.58;
+const WARM_LINE_CUT_SHARE = 0.55;
 /** How far the header's end and the cut are looked for. */
 const PROBE_BYTES = 1024 * 1024;
 const LF = 0x0a;
@@ -313,16 +315,14 @@ async function inHalves(input: HalvesInput, cut: Cut, compare: CompareInput): Pr
         ? { path: compare.db.localFile, scopeId: compare.scopeId, generation: compare.generation, fileId: compare.fileId ?? -1 }
         : null,
   });
-  const runs = new SortedRuns(compare.scratchDir);
+  let runs = new SortedRuns(compare.scratchDir);
   try {
     const byteRanges = [{ start: cut.bomLength, end: cut.cut }];
     const first = await input.open(compare.lineSeed == null ? { unvalidated: true, byteRanges } : { keysOnly: BUSINESS_KEY_FIELDS[input.entity], byteRanges });
     let lines: number;
     try {
-      await collectRows(compare, first.chunks(), runs);
-      const summary = first.summary();
-      if (!summary.complete) throw new Error('the first half was not read to its end');
-      lines = summary.lines;
+      const fresh = () => (runs = new SortedRuns(compare.scratchDir));
+      ({ runs, lines } = await collectHalf({ file: input.file, body: { start: cut.headerEnd, end: cut.cut }, reader: first, hashing: compare, fresh }, runs));
     } finally {
       first.close();
     }

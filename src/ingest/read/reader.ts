@@ -23,7 +23,7 @@ import { FileFormatError } from './errors.ts';
 import type { RecordOf } from './field-kinds.ts';
 import { narrowedPlan, planHeader, type HeaderPlan } from './header.ts';
 import { isBlank } from './parser.ts';
-import { RowMapper, type RowError } from './map-row.ts';
+import { RowMapper, type Mapped, type RowError } from './map-row.ts';
 import { fixAwareRecords } from './fix-records.ts';
 import { openRecords } from './open-records.ts';
 import type { ByteRange } from './open-source.ts';
@@ -49,6 +49,23 @@ export interface RowReader<R> extends AsyncIterable<RowOutcome<R>> {
   summary(): ReadSummary;
   /** Stops reading and closes the file (breaking out of `for await` does the same). */
   close(): void;
+  /**
+   * A `keysOnly` reader's conversion of a row, as its chunks would convert it; null for a reader of whole rows. For
+   * delta push's first pass in line mode, which reads most lines as bytes (delta/line-scan.ts) and converts only their
+   * key here, not through the reader's own iteration.
+   */
+  keyConversion(): KeyConversion<R> | null;
+}
+
+/** How a `keysOnly` reader converts a row (RowMapper.convert with its narrowed plan). */
+export interface KeyConversion<R> {
+  /** The columns the conversion reads (the key's, and those of `skip_rows`): the only cells `convert` needs. */
+  readonly cells: readonly number[];
+  /**
+   * A row of the header's width that is not blank (outcome() checks both first): `fields` need hold only `cells`.
+   * Null: a cell does not convert (a reject).
+   */
+  convert(fields: readonly string[], line: number): Mapped<R> | null;
 }
 
 export interface ReadInit {
@@ -100,6 +117,8 @@ class MappedRowReader<R> implements RowReader<R> {
   private readonly records: RecordSource;
   private mapper: RowMapper<R> | undefined;
   private plan: HeaderPlan | undefined;
+  /** The narrowed plan's columns (ReadInit.keysOnly), or null. */
+  private keyCells: readonly number[] | null = null;
   private started = false;
   private complete = false;
   private lastLine = 0;
@@ -146,7 +165,9 @@ class MappedRowReader<R> implements RowReader<R> {
       throw new FileFormatError('NO_HEADER', 'line 1 has no column names', { file: this.file, line: 1 });
     }
     const plan = planHeader(first.fields, compiled, this.file, fileGroups);
-    this.mapper = new RowMapper<R>(this.keysOnly === undefined ? plan : narrowedPlan(plan, this.keysOnly), compiled.schema, compiled.clean);
+    const narrowed = this.keysOnly === undefined ? null : narrowedPlan(plan, this.keysOnly);
+    this.mapper = new RowMapper<R>(narrowed ?? plan, compiled.schema, compiled.clean);
+    this.keyCells = narrowed?.used ?? null;
     this.plan = plan;
     if (this.unread !== undefined && plan.fillDown.length === 0) this.records.skipUnread?.(this.unread);
     this.headerInfo = {
@@ -278,6 +299,12 @@ class MappedRowReader<R> implements RowReader<R> {
         this.rejected++;
         return { kind: 'reject', line, rawFields: fields, ...mapped.first, errors: mapped.errors };
     }
+  }
+
+  keyConversion(): KeyConversion<R> | null {
+    const mapper = this.mapper;
+    if (this.keyCells === null || mapper === undefined) return null;
+    return { cells: this.keyCells, convert: (fields, line) => mapper.convert(fields, line) };
   }
 
   progress(): ReadProgress {
