@@ -174,7 +174,7 @@ export async function processClaimed(deps: PushDeps, source: PushSource, fileId:
         const pass = await firstPass(deps.splitBytes === undefined ? halves : { ...halves, minBytes: deps.splitBytes });
         // The file's line hashes: remembered with the rows the API accepts; a large file is compared by them first.
         const seed = fileLineSeed(compiled, first.header, name);
-        const line = seed === null ? null : { seed, reread: open };
+        const line = seed === null ? null : { seed, file: file.processing_path, reread: open };
         const onLineFallback = (reason: string) => deps.logger.debug({ file: file.original_name, reason }, 'compared by content');
         const onLineMode = (counts: { rows: number; undecided: number }) => deps.logger.debug({ file: file.original_name, ...counts }, 'compared line by line');
         const deltaSource = { name: source.name, entity, delta: settings, options: source.options ?? {}, line };

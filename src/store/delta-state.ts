@@ -140,12 +140,32 @@ function keysAfterParams(scopeId: number, after: bigint | null, before: bigint |
  */
 export async function keysByHash(db: StateDb, scopeId: number, keyHashes: readonly bigint[]): Promise<DeltaKeyRow[]> {
   if (keyHashes.length === 0) return [];
+  const { sql, params } = keysByHashQuery(scopeId, keyHashes);
+  return numericKeyRows(await sqlOf(db).all<DeltaKeyRow>(sql, params));
+}
+
+/**
+ * keysByHash of one scope on a read-only connection of its own to a SQLite state file, for a thread other than the one
+ * holding the agent's connection (ingest/delta/half-worker.ts settles its half's undecided lines). Close it when done.
+ */
+export function keyLookup(path: string, scopeId: number): { lookup(keyHashes: readonly bigint[]): DeltaKeyRow[]; close(): void } {
+  const db = openReadOnlySqlite(path);
+  return {
+    lookup(keyHashes) {
+      if (keyHashes.length === 0) return [];
+      const { sql, params } = keysByHashQuery(scopeId, keyHashes);
+      return db.all<DeltaKeyRow>(sql, params);
+    },
+    close: () => db.close(),
+  };
+}
+
+function keysByHashQuery(scopeId: number, keyHashes: readonly bigint[]): { sql: string; params: (number | string)[] } {
   if (keyHashes.length > LOOKUP_KEYS) throw new Error(`keysByHash takes at most ${LOOKUP_KEYS} keys`);
-  const rows = await sqlOf(db).all<DeltaKeyRow>(
-    `SELECT ${DELTA_KEY_COLUMNS} FROM delta_keys WHERE scope_id = ? AND key_hash IN (${keyHashes.map(() => '?').join(', ')})`,
-    [scopeId, ...keyHashes.map((h) => h.toString())],
-  );
-  return numericKeyRows(rows);
+  return {
+    sql: `SELECT ${DELTA_KEY_COLUMNS} FROM delta_keys WHERE scope_id = ? AND key_hash IN (${keyHashes.map(() => '?').join(', ')})`,
+    params: [scopeId, ...keyHashes.map((h) => h.toString())],
+  };
 }
 
 /**

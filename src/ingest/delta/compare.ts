@@ -30,15 +30,16 @@
  * Nothing is written here: the state changes only when the API accepts a row (bulk-send) or deletes a key.
  */
 import { BUSINESS_KEY_PARTS, KEY_SEPARATOR, type Entity } from '../../api/schemas/index.ts';
-import { keyDetail, keysAfter, keysByHash, lineHashShare, LOOKUP_KEYS } from '../../store/delta-state.ts';
+import { keyDetail, keysAfter, keysByHash, lineHashShare } from '../../store/delta-state.ts';
 import type { StateDb } from '../../store/state-db.ts';
 import { contentHash, priceOf } from './canonical.ts';
-import { compareHashes, fromSigned64, hash64, Hash64Stream, toSigned64 } from './hash.ts';
+import { fromSigned64, hash64, Hash64Stream, toSigned64 } from './hash.ts';
 import type { ReadInit, RowReader } from '../read/index.ts';
 import { lineHashOf, type LineSeed } from './line-hash.ts';
 import { mergeRuns, SortedRuns, type RunFile } from './sorted-runs.ts';
-import { addKey, keyPage, keyScan, StateMerge, type KeyPage, type MergeFindings, type PageSource, type RememberedRow } from './state-merge.ts';
-import { VERDICT, type Verdicts } from './verdicts.ts';
+import { addKey, keyPage, keyScan, StateMerge, type KeyPage, type MergeFindings, type PageSource } from './state-merge.ts';
+import { settleUndecided, type SettleInput } from './settle-lines.ts';
+import type { Verdicts } from './verdicts.ts';
 
 export { addKey, keyPage, PREVIEW_PRICE_MOVES, type KeyPage } from './state-merge.ts';
 /** Missing keys the report and the preview name (the missing CSV has them all). */
@@ -125,18 +126,13 @@ export interface CompareInput {
 /** What line mode needs besides the first pass: the file's seed, and the file read again (its undecided lines). */
 export interface LineMode {
   readonly seed: LineSeed;
+  /** The file, and a reader of it. */
+  readonly file: string;
   readonly reread: (init: ReadInit) => Promise<RowReader<Row>>;
 }
 
 /** Undecided lines beyond this share of the rows: the file is compared again by content (see above). */
 const MAX_UNDECIDED_SHARE = 0.25;
-/** The pieces the undecided lines are read again in. */
-const SETTLE_READ_BYTES = 1024 * 1024;
-/**
- * Lines of repeated keys held in memory until all are read (about 50 bytes each): beyond, the file is compared by
- * content (a file made of repeated keys).
- */
-const MAX_REPEATED_UNDECIDED = 65_536;
 
 type Row = Readonly<Record<string, unknown>>;
 
@@ -163,8 +159,11 @@ export interface Collected {
 
 /** Another thread that merges the non-negative half of the key range of the runs with its own read of the state. */
 export interface UpperHalf {
-  /** Its findings and verdicts (Verdicts.bytes); rejects when it failed (nothing of it is used then). */
-  merge(files: readonly RunFile[]): Promise<{ readonly findings: MergeFindings; readonly verdicts: Uint8Array }>;
+  /**
+   * Its findings and verdicts (Verdicts.bytes); rejects when it failed (nothing of it is used then). `settleAtMost`:
+   * in line mode, it settles the lines it left undecided (settle-lines.ts) if there are no more than that; null: not.
+   */
+  merge(files: readonly RunFile[], settleAtMost: number | null): Promise<{ readonly findings: MergeFindings; readonly verdicts: Uint8Array }>;
   /** Stops it (the comparison ended, or gave up). */
   close(): Promise<void>;
 }
@@ -271,19 +270,22 @@ export async function compareFile(input: CompareInput, rows: FirstPass): Promise
   let merged: Merged | null = null;
   let lineGaveWay = false;
   if (line !== null) {
-    merged = await mergeWithState(input, rows, null, line.seed);
-    const undecided = merged.merge.undecided;
-    const settled = undecided <= merged.rows * MAX_UNDECIDED_SHARE && (await settleUndecided(input, merged, line));
+    merged = await mergeWithState(input, rows, null, line);
+    const { merge } = merged;
+    // The lines either thread left unsettled (its thread failed, or settling gave up) are settled here.
+    const left = merge.left;
+    const settled = left <= merged.rows * MAX_UNDECIDED_SHARE && !merged.settleFailed && (await settleUndecided(merge, settling(input, line)));
     if (!settled) {
-      input.onLineFallback?.(`${undecided} of ${merged.rows} rows not settled by their line's hash`);
+      input.onLineFallback?.(`${left} of ${merged.rows} rows not settled by their line's hash`);
       merged = null;
       lineGaveWay = true;
-    } else input.onLineMode?.({ rows: merged.rows, undecided });
+    } else input.onLineMode?.({ rows: merged.rows - merge.unconverted, undecided: left });
   }
   merged ??= await mergeWithState(input, rows, input.snapshot ? missing : null, null);
   const { merge } = merged;
   const { counts, priceMoves, maxPriceMovePct } = merge.findings();
-  counts.rows = merged.rows;
+  // A line left undecided whose row does not convert is not one of the rows compared, as in content mode.
+  counts.rows = merged.rows - merge.unconverted;
   // The largest moves name the price as the state holds it (the comparison only needed its value).
   const moves: PriceMove[] = [];
   for (const { keyHash, ...move } of priceMoves) {
@@ -293,23 +295,34 @@ export async function compareFile(input: CompareInput, rows: FirstPass): Promise
   return { verdicts: merge.verdicts, counts, priceMoves: moves, maxPriceMovePct, firstMissing, lineGaveWay };
 }
 
-/** A merge of the file with the state (its findings and verdicts), and the rows it compared. */
+/** A merge of the file with the state (its findings and verdicts), and the rows of the file's first pass. */
 interface Merged {
   readonly merge: StateMerge;
-  rows: number;
+  readonly rows: number;
+  /** In line mode, settling the lines a thread left undecided gave up (the file is compared by content). */
+  readonly settleFailed: boolean;
+}
+
+/** What settling line mode's undecided lines reads: the file again, and the state through the agent's connection. */
+function settling(input: CompareInput, line: LineMode): SettleInput {
+  const db = input.db as StateDb;
+  return { file: line.file, entity: input.entity, fields: input.fields, reread: line.reread, lookup: (keyHashes) => keysByHash(db, input.scopeId, keyHashes) };
 }
 
 /**
- * The first pass and the merge with the state, by content (`lineSeed` null) or in line mode. `missing`: told the
+ * The first pass and the merge with the state, by content (`line` null) or in line mode, where each thread of a merge
+ * on two threads settles the lines it left undecided, if they are few enough (settle-lines.ts). `missing`: told the
  * remembered keys the file lacks (snapshot sources), or null.
  */
 async function mergeWithState(
   input: CompareInput,
   rows: FirstPass,
   missing: ((keyHash: bigint) => Promise<void>) | null,
-  lineSeed: LineSeed | null,
+  line: LineMode | null,
 ): Promise<Merged> {
+  const lineSeed = line?.seed ?? null;
   const { runs, keys, upper } = await collect({ ...input, lineSeed }, rows);
+  let settleFailed = false;
   const fileId = input.fileId === null ? -1 : input.fileId;
   const db = input.db;
   const merge = new StateMerge(input.generation, fileId, missing, lineSeed !== null);
@@ -319,10 +332,11 @@ async function mergeWithState(
     const path = db?.localFile ?? null;
     const files = upper !== undefined && !input.snapshot && path !== null ? await runs.files() : null;
     if (upper !== undefined && files !== null && path !== null) {
-      const theirs = upper.merge(files).catch(() => null);
-      const line = lineSeed === null ? null : { generation: input.generation, fileId };
+      const most = Math.floor(runs.count * MAX_UNDECIDED_SHARE);
+      const theirs = upper.merge(files, line === null ? null : most).catch(() => null);
+      const columns = line === null ? null : { generation: input.generation, fileId };
       const half = async (which: 'negative' | 'nonNegative') => {
-        const scan = which === 'negative' ? keyScan(path, input.scopeId, null, 0n, line) : keyScan(path, input.scopeId, -1n, null, line);
+        const scan = which === 'negative' ? keyScan(path, input.scopeId, null, 0n, columns) : keyScan(path, input.scopeId, -1n, null, columns);
         try {
           await merge.run(mergeRuns(files, which), scan.pages);
         } finally {
@@ -330,6 +344,9 @@ async function mergeWithState(
         }
       };
       await half('negative');
+      // While the other thread settles its own (more than a quarter of the rows undecided: the file is compared by
+      // content, not worth settling).
+      if (line !== null && merge.left <= most) settleFailed = !(await settleUndecided(merge, settling(input, line)));
       const found = await theirs;
       if (found === null) await half('nonNegative');
       else merge.add(found.findings, found.verdicts);
@@ -341,107 +358,7 @@ async function mergeWithState(
     await upper?.close();
     await runs.remove();
   }
-  return { merge, rows: runs.count };
-}
-
-/** A line read again in line mode, converted: its key's and its content's hashes, and its price (NaN: none). */
-interface Converted {
-  readonly line: number;
-  readonly keyHi: number;
-  readonly keyLo: number;
-  readonly contentHi: number;
-  readonly contentLo: number;
-  readonly price: number;
-}
-
-/** The remembered rows of `entries`' keys (keysByHash, LOOKUP_KEYS at a time), by `keyId`. */
-async function rememberedRows(db: StateDb, scopeId: number, entries: readonly Converted[]): Promise<Map<string, RememberedRow>> {
-  const found = new Map<string, RememberedRow>();
-  for (let i = 0; i < entries.length; i += LOOKUP_KEYS) {
-    const rows = await keysByHash(db, scopeId, entries.slice(i, i + LOOKUP_KEYS).map((e) => toSigned64(e.keyHi, e.keyLo)));
-    for (const r of rows) {
-      const price = r.price === null ? Number.NaN : Number(r.price);
-      found.set(keyId(r.keyHi, r.keyLo), { keyHi: r.keyHi, keyLo: r.keyLo, contentHi: r.contentHi, contentLo: r.contentLo, generation: r.generation, fileId: r.file_id, price });
-    }
-  }
-  return found;
-}
-
-/** A key hash's halves as one map key (the high half signed, as the state answers it). */
-function keyId(hi: number, lo: number): string {
-  return `${hi | 0}:${lo >>> 0}`;
-}
-
-/**
- * Line mode's undecided lines, read again (only they are split and converted), decided by their content against
- * their key's remembered row, looked up LOOKUP_KEYS at a time: as content mode decides them. A line whose row does not
- * convert is sent (the send pass rejects it) and is not one of the rows compared; the lines of a key the file holds
- * more than once are decided once all are read, by how many of them convert (StateMerge.settleRepeated). False when a
- * line was left undecided (the reading did not meet it), or when more lines of repeated keys are undecided than are
- * kept in memory: then the file is compared again by content, rather than trusted.
- */
-async function settleUndecided(input: CompareInput, merged: Merged, line: LineMode): Promise<boolean> {
-  const { merge } = merged;
-  if (merge.undecided === 0) return true;
-  if (merge.repeatedUndecided > MAX_REPEATED_UNDECIDED) return false;
-  const db = input.db as StateDb;
-  const verdicts = merge.verdicts;
-  const settledBefore = (l: number): boolean => {
-    const verdict = verdicts.get(l);
-    return verdict !== VERDICT.undecided && verdict !== VERDICT.undecidedRepeated;
-  };
-  // Large pieces: nearly every line is skipped as bytes, so the reading itself is what this pass waits for.
-  const reader = await line.reread({ unvalidated: true, unmapped: settledBefore, unread: settledBefore, highWaterMark: SETTLE_READ_BYTES });
-  const key = new Hash64Stream();
-  const pending: Converted[] = [];
-  const repeated: Converted[] = [];
-  const settlePending = async (): Promise<void> => {
-    const known = await rememberedRows(db, input.scopeId, pending);
-    for (const c of pending) merge.settle(c.line, c, known.get(keyId(c.keyHi, c.keyLo)) ?? null);
-    pending.length = 0;
-  };
-  try {
-    for await (const chunk of reader.chunks()) {
-      for (const outcome of chunk) {
-        if (outcome.kind === 'unread' || settledBefore(outcome.line)) continue;
-        if (outcome.kind !== 'row') {
-          // Its key converts, another cell does not: sent, and rejected by the send pass, as without delta; not one
-          // of the rows compared, as in content mode.
-          merge.settle(outcome.line, null, null);
-          merged.rows -= 1;
-          continue;
-        }
-        const record = outcome.record;
-        hashKey(key, input.entity, record);
-        const content = contentHash(input.entity, record, input.fields);
-        const price = priceOf(input.entity, record);
-        const converted = { line: outcome.line, keyHi: key.hi, keyLo: key.lo, contentHi: content.hi, contentLo: content.lo, price: price === null ? Number.NaN : Number(price) };
-        if (verdicts.get(outcome.line) === VERDICT.undecidedRepeated) repeated.push(converted);
-        else {
-          pending.push(converted);
-          if (pending.length === LOOKUP_KEYS) await settlePending();
-        }
-      }
-    }
-    await settlePending();
-  } finally {
-    reader.close();
-  }
-  // The rows of each repeated key that converted, in file order: two or more are repeated, one alone is compared.
-  repeated.sort((a, b) => compareHashes(a.keyHi, a.keyLo, b.keyHi, b.keyLo) || a.line - b.line);
-  const groups: Converted[][] = [];
-  for (const c of repeated) {
-    const last = groups.at(-1);
-    if (last !== undefined && last[0]?.keyHi === c.keyHi && last[0].keyLo === c.keyLo) last.push(c);
-    else groups.push([c]);
-  }
-  const alone = groups.filter((g) => g.length === 1).map((g) => g[0] as Converted);
-  const known = await rememberedRows(db, input.scopeId, alone);
-  for (const group of groups) {
-    const first = group[0] as Converted;
-    merge.settleRepeated(group, group.length === 1 ? (known.get(keyId(first.keyHi, first.keyLo)) ?? null) : null);
-  }
-  return merge.undecided === 0;
+  return { merge, rows: runs.count, settleFailed };
 }
 
 /**

@@ -8,12 +8,13 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { BUSINESS_KEY_FIELDS } from '../../api/schemas/index.ts';
-import { scanDeltaKeys } from '../../store/delta-state.ts';
-import { compileSource, readRows } from '../read/index.ts';
+import { keyLookup, scanDeltaKeys } from '../../store/delta-state.ts';
+import { settleUndecided } from './settle-lines.ts';
+import { compileSource, readRows, type ReadInit } from '../read/index.ts';
 import { sortedFields } from './canonical.ts';
 import type { KeyPage } from './compare.ts';
 import { collectHalf } from './line-scan.ts';
-import { mergeRuns, RUN_ENTRIES, SortedRuns, type RunFile } from './sorted-runs.ts';
+import { mergeRuns, RUN_ENTRIES, SortedRuns } from './sorted-runs.ts';
 import type { JobMessage } from './spare-half.ts';
 import { keyScan, pageOfTuples, StateMerge } from './state-merge.ts';
 import { KEY_PAGE_SIZE, KEY_PAGES_AHEAD, MORE_KEYS, STOP_KEYS, type HalfJob, type HalfMessage, type HalfResult, type MergeOrder, type MergeResult } from './two-halves.ts';
@@ -55,14 +56,14 @@ async function half(job: HalfJob): Promise<HalfResult> {
 let credit = KEY_PAGES_AHEAD;
 let stopped = false;
 /** The run files to merge (HalfJob.merge), once the main thread sent them. */
-let order: readonly RunFile[] | null = null;
+let order: MergeOrder | null = null;
 /** The job of a thread started ahead (spare-half.ts), once sent. */
 let given: HalfJob | null = null;
 let wake: (() => void) | null = null;
 port.on('message', (message: unknown) => {
   if (message === MORE_KEYS) credit += 1;
   else if (message === STOP_KEYS) stopped = true;
-  else if ((message as MergeOrder | null)?.kind === 'merge') order = (message as MergeOrder).files;
+  else if ((message as MergeOrder | null)?.kind === 'merge') order = message as MergeOrder;
   else if ((message as JobMessage | null)?.kind === 'job') given = (message as JobMessage).job;
   const w = wake;
   wake = null;
@@ -92,18 +93,36 @@ async function keys(path: string, scopeId: number): Promise<void> {
 }
 
 /** Merges the non-negative half of the key range of `files` with that half of the scope's keys. */
-async function mergeUpper(merge: NonNullable<HalfJob['merge']>, files: readonly RunFile[], lineMode: boolean): Promise<MergeResult> {
+async function mergeUpper(job: HalfJob, merge: NonNullable<HalfJob['merge']>, order: MergeOrder, fields: readonly string[]): Promise<MergeResult> {
+  const lineMode = job.lineSeed !== null;
   // Asked to stop (the comparison ended): the merge fails, and the scan is closed (finally), with its connection.
   const line = lineMode ? { generation: merge.generation, fileId: merge.fileId } : null;
   const scan = keyScan(merge.path, merge.scopeId, -1n, null, line, () => stopped);
   try {
     const stateMerge = new StateMerge(merge.generation, merge.fileId, null, lineMode);
-    await stateMerge.run(mergeRuns(files, 'nonNegative'), scan.pages);
+    try {
+      await stateMerge.run(mergeRuns(order.files, 'nonNegative'), scan.pages);
+    } finally {
+      scan.close();
+    }
+    // Line mode: the lines it left undecided, settled here while the main thread settles its own. Lines it could not
+    // settle stay undecided: the main thread settles them, or compares the file by content.
+    if (order.settleAtMost !== null && stateMerge.left <= order.settleAtMost && !stopped) await settleHere(job, merge, stateMerge, fields);
     return { ok: true, findings: stateMerge.findings(), verdicts: stateMerge.verdicts.bytes() };
   } catch (error) {
     return { ok: false, error: error instanceof Error ? error.message : String(error) };
+  }
+}
+
+/** settleUndecided on this thread: the file read again here, the state on a read-only connection of its own. */
+async function settleHere(job: HalfJob, merge: NonNullable<HalfJob['merge']>, stateMerge: StateMerge, fields: readonly string[]): Promise<void> {
+  const compiled = { ...compileSource(job.options), entity: job.entity };
+  const keys = keyLookup(merge.path, merge.scopeId);
+  try {
+    const reread = (init: ReadInit) => readRows(job.file, compiled, { name: job.name, ...init });
+    await settleUndecided(stateMerge, { file: job.file, entity: job.entity, fields, reread, lookup: (keyHashes) => keys.lookup(keyHashes) });
   } finally {
-    scan.close();
+    keys.close();
   }
 }
 
@@ -123,7 +142,7 @@ if (result.ok && job.keys !== null && !stopped) await keys(job.keys.path, job.ke
 if (result.ok && job.merge !== null) {
   while (order === null && !stopped) await new Promise<void>((resolve) => (wake = resolve));
   if (order !== null && !stopped) {
-    const merged = await mergeUpper(job.merge, order, job.lineSeed !== null);
+    const merged = await mergeUpper(job, job.merge, order, result.fields);
     send({ kind: 'merged', result: merged }, merged.ok ? [merged.verdicts.buffer as ArrayBuffer] : undefined);
   }
 }

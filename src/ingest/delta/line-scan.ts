@@ -13,7 +13,7 @@
  * - Cells are split on the delimiter (one ASCII byte; UTF-8 never uses an ASCII byte inside a character). A line with
  *   another number of cells than the header is no row (a reject), nor is a blank one (isBlank, checked only when the
  *   key's cells are blank), as outcome() decides (reader.ts).
- * - The key is converted by the reader's own conversion (RowReader.keyConversion: cleaning, defaults, maps, skip
+ * - The key is converted by the reader's own conversion (RowReader.conversion: cleaning, defaults, maps, skip
  *   rules), from the same cells as text; a row that does not convert or is skipped is no row.
  * - The line hash of an ASCII line is hashed from its bytes (lineHashOfBytes, equal to lineHashOf of its cells as text);
  *   a line with other characters has the cells it hashes decoded first.
@@ -27,7 +27,7 @@ import type { Entity } from '../../api/schemas/index.ts';
 import { collectRows, hashKey, type RowHashing } from './compare.ts';
 import { Hash64Stream } from './hash.ts';
 import { lineHashOf, lineHashOfBytes, type LineSeed } from './line-hash.ts';
-import type { SortedRuns } from './sorted-runs.ts';
+import { offsetHi, type SortedRuns } from './sorted-runs.ts';
 
 type Row = Readonly<Record<string, unknown>>;
 
@@ -58,7 +58,7 @@ class NotBytes extends Error {}
  * (see above): `runs` then holds some of its rows, and is to be discarded.
  */
 export async function scanLines(scan: LineScan, runs: SortedRuns): Promise<number | null> {
-  const conversion = scan.reader.keyConversion();
+  const conversion = scan.reader.conversion();
   const header = scan.reader.header;
   const delimiter = header.delimiter.charCodeAt(0);
   if (conversion === null || header.encoding !== 'utf-8' || header.delimiter.length !== 1 || delimiter >= 0x80 || delimiter === QUOTE || delimiter === CR || delimiter === LF) return null;
@@ -71,8 +71,11 @@ export async function scanLines(scan: LineScan, runs: SortedRuns): Promise<numbe
   const { seed, entity } = scan;
   const keyCells = conversion.cells;
 
-  /** The entry of line `line`, bytes [start, stop) of `bytes`; a promise to await when the runs spill. */
-  const lineEntry = (bytes: Buffer, start: number, stop: number, line: number): Promise<void> | null => {
+  /**
+   * The entry of line `line`, bytes [start, stop) of `bytes`, at byte `offset` of the file; a promise to await when the
+   * runs spill.
+   */
+  const lineEntry = (bytes: Buffer, start: number, stop: number, line: number, offset: number): Promise<void> | null => {
     let cell = 0;
     let ascii = true;
     starts[0] = start;
@@ -104,21 +107,26 @@ export async function scanLines(scan: LineScan, runs: SortedRuns): Promise<numbe
       for (const c of seed.cells) fields[c] = bytes.toString('utf8', starts[c], ends[c]);
       lineHash = lineHashOf(fields, seed);
     }
-    return runs.add(key.hi, key.lo, 0, 0, line, lineHash);
+    return runs.add(key.hi, key.lo, offsetHi(offset), offset >>> 0, line, lineHash);
   };
 
   const handle = await open(scan.file, 'r');
   try {
     const decoder = createDecoder('utf-8', scan.body.start);
     let line = 1;
-    /** The unfinished last line of the pieces so far. */
+    /** The unfinished last line of the pieces so far, and where it starts in the file. */
     let rest: Buffer | null = null;
+    let restAt = 0;
+    /** Where the decoder's output starts in the file (it holds back a character cut at a piece's end). */
+    let validAt = scan.body.start;
     const piece = Buffer.allocUnsafe(PIECE_BYTES);
     for (let at = scan.body.start; at < scan.body.end; ) {
       const { bytesRead } = await handle.read(piece, 0, Math.min(PIECE_BYTES, scan.body.end - at), at);
       if (bytesRead === 0) throw new NotBytes('the file ended early: it changed while it was read');
       at += bytesRead;
       const valid = decoder.write(piece.subarray(0, bytesRead)) as Buffer;
+      const base = validAt;
+      validAt += valid.length;
       if (valid.indexOf(QUOTE) >= 0 || valid.indexOf(CR) >= 0) throw new NotBytes('a quote or a CR');
       // The unfinished line is joined with this piece's first line alone (a copy of one line, not of the piece).
       let start = 0;
@@ -133,7 +141,7 @@ export async function scanLines(scan: LineScan, runs: SortedRuns): Promise<numbe
         rest = null;
         line += 1;
         if (joined.length > MAX_LINE_BYTES) throw new NotBytes('a long line');
-        const spilling = lineEntry(joined, 0, joined.length, line);
+        const spilling = lineEntry(joined, 0, joined.length, line, restAt);
         if (spilling !== null) await spilling;
         start = lf + 1;
       }
@@ -142,23 +150,26 @@ export async function scanLines(scan: LineScan, runs: SortedRuns): Promise<numbe
         if (stop < 0) break;
         line += 1;
         if (stop - start > MAX_LINE_BYTES) throw new NotBytes('a long line');
-        const spilling = lineEntry(valid, start, stop, line);
+        const spilling = lineEntry(valid, start, stop, line, base + start);
         if (spilling !== null) await spilling;
         start = stop + 1;
       }
       // Copied: the piece's buffer is read into again.
-      if (start < valid.length) rest = Buffer.from(valid.subarray(start));
+      if (start < valid.length) {
+        rest = Buffer.from(valid.subarray(start));
+        restAt = base + start;
+      }
     }
     decoder.end();
     if (rest !== null) {
       if (rest.length > MAX_LINE_BYTES) throw new NotBytes('a long line');
       line += 1;
-      const spilling = lineEntry(rest, 0, rest.length, line);
+      const spilling = lineEntry(rest, 0, rest.length, line, restAt);
       if (spilling !== null) await spilling;
     }
     return line;
   } catch {
-      // Whatever it was (a quote, a decoding error, a read that failed), the reader reads the half and decides.
+    // Whatever it was (a quote, a decoding error, a read that failed), the reader reads the half and decides.
     return null;
   } finally {
     await handle.close();

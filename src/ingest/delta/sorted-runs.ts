@@ -107,6 +107,21 @@ function sortedCopy(from: Entries, size: number): Entries {
 }
 
 /** Collects entries; `blocks()` reads all of them back in (key hash, line) order. */
+const TWO_32 = 4294967296;
+
+/**
+ * In line mode an entry's content words carry its line's byte offset in the file instead (a line read as bytes:
+ * line-scan.ts), 0 where it is not known (a line the reader read): the high word of an offset.
+ */
+export function offsetHi(offset: number): number {
+  return Math.floor(offset / TWO_32);
+}
+
+/** The byte offset an entry's content words carry in line mode (offsetHi), 0: not known. */
+export function offsetOf(hi: number, lo: number): number {
+  return hi * TWO_32 + (lo >>> 0);
+}
+
 export class SortedRuns {
   readonly #dir: string;
   readonly #capacity: number;

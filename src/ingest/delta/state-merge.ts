@@ -12,8 +12,14 @@ import { scanDeltaKeys, type DeltaKeyTuple, type LineColumns, type LineKeyTuple 
 import type { ComparisonCounts, PriceMove } from './compare.ts';
 import { priceMoveOf } from './canonical.ts';
 import { compareHashes, toSigned64 } from './hash.ts';
-import type { EntryBlock } from './sorted-runs.ts';
+import { offsetOf, type EntryBlock } from './sorted-runs.ts';
 import { VERDICT, Verdicts } from './verdicts.ts';
+
+/**
+ * Undecided lines whose places a merge keeps (StateMerge.undecidedPlaces), at most: 4 MiB; beyond, they are found by
+ * reading the file again (a quarter of the rows undecided makes the file be compared by content anyway).
+ */
+const MAX_PLACED = 262_144;
 
 /** Price moves the preview of a held file lists. */
 export const PREVIEW_PRICE_MOVES = 20;
@@ -166,6 +172,10 @@ export interface MergeFindings {
   readonly undecided: number;
   /** Of them, the lines of keys the file holds more than once (VERDICT.undecidedRepeated). */
   readonly repeatedUndecided: number;
+  /** Lines the merge left undecided, whether settled since or not. */
+  readonly left: number;
+  /** Of the lines settled, those whose row does not convert: not among the rows compared (`settle` with no row). */
+  readonly unconverted: number;
   /** The largest, largest first (at most PREVIEW_PRICE_MOVES). */
   readonly priceMoves: readonly MoveOfKey[];
   readonly maxPriceMovePct: number | null;
@@ -227,6 +237,11 @@ export class StateMerge {
   readonly #lineMode: boolean;
   #undecided = 0;
   #repeatedUndecided = 0;
+  #left = 0;
+  #unconverted = 0;
+  /** The lines this merge left undecided and their byte offsets in the file (line-scan.ts), while all are known. */
+  #undecidedLines: number[] | null = [];
+  #undecidedOffsets: number[] = [];
 
   /**
    * `generation`: the source's current one; `fileId`: the file's (-1: none); `onMissing`: told every remembered key
@@ -250,11 +265,49 @@ export class StateMerge {
     return this.#repeatedUndecided;
   }
 
+  /** Lines the merge left undecided (line mode), whether settled since or not. */
+  get left(): number {
+    return this.#left;
+  }
+
+  /** Lines settled with no row (their cells do not convert): not among the rows compared. */
+  get unconverted(): number {
+    return this.#unconverted;
+  }
+
+  /**
+   * The lines this merge left undecided and where each starts in the file, when every one of them is known (their
+   * half was read as bytes, no other merge's undecided lines were added, and there are at most MAX_PLACED of them);
+   * else null: they are found by reading the file again.
+   */
+  undecidedPlaces(): { readonly lines: readonly number[]; readonly offsets: readonly number[] } | null {
+    return this.#undecidedLines === null ? null : { lines: this.#undecidedLines, offsets: this.#undecidedOffsets };
+  }
+
+  /** A line left undecided, at byte `offset` of the file (0: not known). */
+  #leave(line: number, offset: number, verdict: typeof VERDICT.undecided | typeof VERDICT.undecidedRepeated): void {
+    this.verdicts.set(line, verdict);
+    this.#undecided += 1;
+    this.#left += 1;
+    if (verdict === VERDICT.undecidedRepeated) this.#repeatedUndecided += 1;
+    const lines = this.#undecidedLines;
+    if (lines === null) return;
+    if (offset === 0 || lines.length === MAX_PLACED) {
+      this.#undecidedLines = null;
+      this.#undecidedOffsets = [];
+    } else {
+      lines.push(line);
+      this.#undecidedOffsets.push(offset);
+    }
+  }
+
   findings(): MergeFindings {
     return {
       counts: { ...this.counts },
       undecided: this.#undecided,
       repeatedUndecided: this.#repeatedUndecided,
+      left: this.#left,
+      unconverted: this.#unconverted,
       priceMoves: [...this.#moves],
       maxPriceMovePct: this.#maxPriceMovePct,
     };
@@ -296,8 +349,10 @@ export class StateMerge {
    */
   settle(line: number, row: { contentHi: number; contentLo: number; price: number } | null, known: RememberedRow | null): void {
     this.#settled(line);
-    if (row === null) this.verdicts.set(line, VERDICT.send);
-    else if (known === null) {
+    if (row === null) {
+      this.#unconverted += 1;
+      this.verdicts.set(line, VERDICT.send);
+    } else if (known === null) {
       this.counts.newKeys += 1;
       this.verdicts.set(line, VERDICT.send);
     } else this.#decideKnown(line, row.contentHi, row.contentLo, row.price, known);
@@ -331,6 +386,13 @@ export class StateMerge {
     for (const name of Object.keys(this.counts) as (keyof ComparisonCounts)[]) this.counts[name] += other.counts[name];
     this.#undecided += other.undecided;
     this.#repeatedUndecided += other.repeatedUndecided;
+    this.#left += other.left;
+    this.#unconverted += other.unconverted;
+    if (other.undecided > 0) {
+      // Their places stayed with the other merge.
+      this.#undecidedLines = null;
+      this.#undecidedOffsets = [];
+    }
     for (const move of other.priceMoves) keepLargest(this.#moves, move);
     if (other.maxPriceMovePct !== null) this.#maxPriceMovePct = Math.max(this.#maxPriceMovePct ?? 0, other.maxPriceMovePct);
     this.verdicts.include(verdicts);
@@ -361,28 +423,28 @@ export class StateMerge {
     let line = 0;
     let price = Number.NaN;
     const more: number[] = [];
+    /** In line mode, where the lines of `more` start in the file. */
+    const moreAt: number[] = [];
 
     /** Decides the gathered key: `at` is its row in the state's current page, or -1 for a key not remembered. */
     const decide = (at: number): void => {
       if (more.length > 0) {
         // In line mode a row is its key alone: which of these rows convert, and so how many of them content mode
         // would compare, is known once they are read again (settleRepeated).
-        const verdict = lineMode ? VERDICT.undecidedRepeated : VERDICT.send;
-        verdicts.set(line, verdict);
-        for (const l of more) verdicts.set(l, verdict);
-        if (!lineMode) counts.repeated += 1 + more.length;
-        else {
-          this.#undecided += 1 + more.length;
-          this.#repeatedUndecided += 1 + more.length;
+        if (lineMode) {
+          this.#leave(line, offsetOf(contentHi, contentLo), VERDICT.undecidedRepeated);
+          more.forEach((l, i) => this.#leave(l, moreAt[i] as number, VERDICT.undecidedRepeated));
+          return;
         }
+        verdicts.set(line, VERDICT.send);
+        for (const l of more) verdicts.set(l, VERDICT.send);
+        counts.repeated += 1 + more.length;
         return;
       }
       if (at < 0) {
         // In line mode, new only if its row converts (else content mode would not count it): settled after the merge.
-        if (lineMode) {
-          this.#undecided += 1;
-          verdicts.set(line, VERDICT.undecided);
-        } else {
+        if (lineMode) this.#leave(line, offsetOf(contentHi, contentLo), VERDICT.undecided);
+        else {
           counts.newKeys += 1;
           verdicts.set(line, VERDICT.send);
         }
@@ -398,10 +460,7 @@ export class StateMerge {
           if (sentBefore) counts.sentBefore += 1;
           else counts.unchanged += 1;
           verdicts.set(line, sentBefore ? VERDICT.sentBefore : VERDICT.unchanged);
-        } else {
-          this.#undecided += 1;
-          verdicts.set(line, VERDICT.undecided);
-        }
+        } else this.#leave(line, offsetOf(contentHi, contentLo), VERDICT.undecided);
         return;
       }
       // One object reused for every key (an object per key cost the merge a collection of its young generation).
@@ -452,6 +511,7 @@ export class StateMerge {
       decide(at);
       has = false;
       more.length = 0;
+      moreAt.length = 0;
       return null;
     };
 
@@ -462,6 +522,7 @@ export class StateMerge {
         const lo = block.keyLo[i] as number;
         if (has && hi === keyHi && lo === keyLo) {
           more.push(block.line[i] as number);
+          if (lineMode) moreAt.push(offsetOf(block.contentHi[i] as number, block.contentLo[i] as number));
           continue;
         }
         const waiting = settle();

@@ -90,10 +90,14 @@ export interface HalfJob {
   readonly merge: { readonly path: string; readonly scopeId: number; readonly generation: number; readonly fileId: number } | null;
 }
 
-/** What the main thread sends a worker of HalfJob.merge once both halves are done: every run file to merge. */
+/**
+ * What the main thread sends a worker of HalfJob.merge once both halves are done: every run file to merge, and in line
+ * mode how many undecided lines it settles at most (UpperHalf.merge).
+ */
 export interface MergeOrder {
   readonly kind: 'merge';
   readonly files: readonly RunFile[];
+  readonly settleAtMost: number | null;
 }
 
 /** What it answers: its findings and verdicts (Verdicts.bytes, transferred), or why it failed. */
@@ -286,8 +290,8 @@ function startHalf(job: HalfJob): Half {
     job.merge === null
       ? null
       : {
-          async merge(files) {
-            worker.postMessage({ kind: 'merge', files } satisfies MergeOrder);
+          async merge(files, settleAtMost) {
+            worker.postMessage({ kind: 'merge', files, settleAtMost } satisfies MergeOrder);
             const done = await mergeResult;
             if (!done.ok) throw new Error(done.error);
             return done;
@@ -335,8 +339,8 @@ async function inHalves(input: HalvesInput, cut: Cut, compare: CompareInput): Pr
     if (second.keys !== null) return { runs, keys: second.keys };
     const upper = second.upper;
     if (upper === null) return { runs };
-    const merge = (files: readonly RunFile[]) =>
-      upper.merge(files).catch((error: unknown) => {
+    const merge = (files: readonly RunFile[], settleAtMost: number | null) =>
+      upper.merge(files, settleAtMost).catch((error: unknown) => {
         input.onMergeFallback?.(error instanceof Error ? error.message : String(error));
         throw error;
       });

@@ -50,16 +50,16 @@ export interface RowReader<R> extends AsyncIterable<RowOutcome<R>> {
   /** Stops reading and closes the file (breaking out of `for await` does the same). */
   close(): void;
   /**
-   * A `keysOnly` reader's conversion of a row, as its chunks would convert it; null for a reader of whole rows. For
-   * delta push's first pass in line mode, which reads most lines as bytes (delta/line-scan.ts) and converts only their
-   * key here, not through the reader's own iteration.
+   * An `unvalidated` (or `keysOnly`) reader's conversion of a row, as its chunks would convert it; null for a reader
+   * that validates. For delta push's line mode, which reads most lines as bytes (delta/line-scan.ts) or only a few lines
+   * at their place in the file (delta/settle-lines.ts), and converts them here, not through the reader's iteration.
    */
-  keyConversion(): KeyConversion<R> | null;
+  conversion(): RowConversion<R> | null;
 }
 
-/** How a `keysOnly` reader converts a row (RowMapper.convert with its narrowed plan). */
-export interface KeyConversion<R> {
-  /** The columns the conversion reads (the key's, and those of `skip_rows`): the only cells `convert` needs. */
+/** How an `unvalidated` reader converts a row (RowMapper.convert; with its narrowed plan for `keysOnly`). */
+export interface RowConversion<R> {
+  /** The columns the conversion reads (with `keysOnly`: the key's, and those of `skip_rows`): the cells `convert` needs. */
   readonly cells: readonly number[];
   /**
    * A row of the header's width that is not blank (outcome() checks both first): `fields` need hold only `cells`.
@@ -117,8 +117,8 @@ class MappedRowReader<R> implements RowReader<R> {
   private readonly records: RecordSource;
   private mapper: RowMapper<R> | undefined;
   private plan: HeaderPlan | undefined;
-  /** The narrowed plan's columns (ReadInit.keysOnly), or null. */
-  private keyCells: readonly number[] | null = null;
+  /** The columns the mapper reads (the narrowed plan's with ReadInit.keysOnly). */
+  private mappedCells: readonly number[] = [];
   private started = false;
   private complete = false;
   private lastLine = 0;
@@ -167,7 +167,7 @@ class MappedRowReader<R> implements RowReader<R> {
     const plan = planHeader(first.fields, compiled, this.file, fileGroups);
     const narrowed = this.keysOnly === undefined ? null : narrowedPlan(plan, this.keysOnly);
     this.mapper = new RowMapper<R>(narrowed ?? plan, compiled.schema, compiled.clean);
-    this.keyCells = narrowed?.used ?? null;
+    this.mappedCells = (narrowed ?? plan).used;
     this.plan = plan;
     if (this.unread !== undefined && plan.fillDown.length === 0) this.records.skipUnread?.(this.unread);
     this.headerInfo = {
@@ -301,10 +301,10 @@ class MappedRowReader<R> implements RowReader<R> {
     }
   }
 
-  keyConversion(): KeyConversion<R> | null {
+  conversion(): RowConversion<R> | null {
     const mapper = this.mapper;
-    if (this.keyCells === null || mapper === undefined) return null;
-    return { cells: this.keyCells, convert: (fields, line) => mapper.convert(fields, line) };
+    if (!this.unvalidated || mapper === undefined) return null;
+    return { cells: this.mappedCells, convert: (fields, line) => mapper.convert(fields, line) };
   }
 
   progress(): ReadProgress {
