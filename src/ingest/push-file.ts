@@ -124,6 +124,9 @@ async function claimAndPush(deps: PushDeps, source: PushSource, path: string, op
   }
 }
 
+/** The pieces a delta push's send pass reads the file in (see processClaimed). */
+const SKIPPING_READ_BYTES = 1024 * 1024;
+
 /** Pushes a claimed file: a new one, or one resumed after a restart or a deferral. */
 export async function processClaimed(deps: PushDeps, source: PushSource, fileId: number, options: PushOptions = {}): Promise<FileResult> {
   let file = await requireFile(deps.db, fileId);
@@ -185,8 +188,9 @@ export async function processClaimed(deps: PushDeps, source: PushSource, fileId:
       if (plan.tripped.length > 0) return await holdOrDefer(deps, file, plan, open);
     }
     // The send pass maps and validates only the rows it may send (ReadInit.unmapped), and leaves the lines of rows it
-    // will not send unsplit where it can (ReadInit.unread).
-    const reader = await open(plan === null ? {} : { unmapped: plan.unmapped, unread: plan.unread });
+    // will not send unsplit where it can (ReadInit.unread), in large pieces: where most lines are skipped as bytes, the
+    // reading itself is what it waits for.
+    const reader = await open(plan === null ? {} : { unmapped: plan.unmapped, unread: plan.unread, highWaterMark: SKIPPING_READ_BYTES });
     const progress = deps.onProgress ? setInterval(() => deps.onProgress?.(reader.progress()), 200) : null;
     try {
       if (file.mode === 'import') {
