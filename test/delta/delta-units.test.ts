@@ -8,9 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { BUSINESS_KEYS } from '../../src/api/schemas/index.ts';
+import { BUSINESS_KEY_FIELDS, BUSINESS_KEY_PARTS, BUSINESS_KEYS, ENTITIES, KEY_PARTS_AS_IS } from '../../src/api/schemas/index.ts';
 import { SourceSchema } from '../../src/config/source-schema.ts';
-import { hashKey, storedKeyHash } from '../../src/ingest/delta/compare.ts';
+import { hashKey, hashKeyBytes, storedKeyHash } from '../../src/ingest/delta/compare.ts';
 import { canonicalDecimal, canonicalText, contentHash, priceMovePct } from '../../src/ingest/delta/canonical.ts';
 import { compareHashes, fromSigned64, hash64, Hash64Stream, hashByteCells, hashCells, murmur32, toSigned64 } from '../../src/ingest/delta/hash.ts';
 import { lineHashOf, lineSeed } from '../../src/ingest/delta/line-hash.ts';
@@ -79,6 +79,58 @@ describe('key hashes', () => {
         }
       }),
       { numRuns: 500 },
+    );
+  });
+});
+
+describe('key hashes from bytes', () => {
+  it('takes a key from its cells as bytes as hashKey takes it from the row they convert to, where the parts are the fields as they are', () => {
+    const ascii = fc.string({ unit: 'binary-ascii', maxLength: 9 });
+    fc.assert(
+      fc.property(fc.array(ascii, { minLength: 4, maxLength: 4 }), fc.nat(3), (cells, offset) => {
+        const bytes = Buffer.from(`${'x'.repeat(offset)}${cells.join('')}`, 'latin1');
+        const starts = new Int32Array(cells.length);
+        const ends = new Int32Array(cells.length);
+        let at = offset;
+        cells.forEach((c, i) => {
+          starts[i] = at;
+          ends[i] = at + c.length;
+          at += c.length;
+        });
+        const fromBytes = new Hash64Stream();
+        const fromRow = new Hash64Stream();
+        for (const entity of ENTITIES) {
+          const fields = BUSINESS_KEY_FIELDS[entity];
+          const row = Object.fromEntries(fields.map((f, i) => [f, cells[i] as string]));
+          // The parts are the fields' strings as they are exactly where KEY_PARTS_AS_IS says so.
+          expect(BUSINESS_KEY_PARTS[entity](row)).toEqual(KEY_PARTS_AS_IS[entity] ? fields.map((f) => row[f]) : expect.anything());
+          if (!KEY_PARTS_AS_IS[entity]) continue;
+          hashKeyBytes(fromBytes, bytes, starts, ends, fields.map((_, i) => i));
+          hashKey(fromRow, entity, row);
+          expect({ hi: fromBytes.hi, lo: fromBytes.lo }).toEqual({ hi: fromRow.hi, lo: fromRow.lo });
+        }
+      }),
+      { numRuns: 1000 },
+    );
+    // Competitor prices key an observation by its instant: their parts are not the cells as they are.
+    expect(KEY_PARTS_AS_IS.competitor_prices).toBe(false);
+    const observed = { competitor_name: 'C', item_id: 'I', competitor_sku: 'K', observed_at: '2026-11-24T10:00:00+01:00' };
+    expect(BUSINESS_KEY_PARTS.competitor_prices(observed)).not.toEqual(BUSINESS_KEY_FIELDS.competitor_prices.map((f) => observed[f]));
+  });
+
+  it('streams ASCII bytes as their text, in any pieces, mixed with text', () => {
+    const stream = new Hash64Stream();
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.string({ unit: 'binary-ascii', maxLength: 9 }), fc.boolean(), fc.nat(3)), { maxLength: 8 }), (pieces) => {
+        stream.begin();
+        for (const [piece, asBytes, offset] of pieces) {
+          if (asBytes) stream.addBytes(Buffer.from(`${'y'.repeat(offset)}${piece}z`, 'latin1'), offset, offset + piece.length);
+          else stream.add(piece);
+        }
+        stream.finish();
+        expect({ hi: stream.hi, lo: stream.lo }).toEqual(hash64(pieces.map(([p]) => p).join('')));
+      }),
+      { numRuns: 1000 },
     );
   });
 });

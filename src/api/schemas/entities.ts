@@ -45,6 +45,18 @@ export const BUSINESS_KEY_PARTS: Readonly<Record<Entity, (row: Row) => readonly 
   competitor_prices: (r) => [part(r['competitor_name']), part(r['item_id']), part(r['competitor_sku']), instant(r['observed_at'])],
 };
 
+/**
+ * Whether an entity's key parts are its key fields' strings as they are (BUSINESS_KEY_FIELDS' order): then a key can be
+ * hashed from the fields' text (delta push's first pass, from bytes). Not competitor prices: `observed_at` is keyed as an
+ * instant.
+ */
+export const KEY_PARTS_AS_IS: Readonly<Record<Entity, boolean>> = {
+  products: true,
+  product_store: true,
+  transactions: true,
+  competitor_prices: false,
+};
+
 const joinedKey =
   (entity: Entity) =>
   (row: Row): string =>

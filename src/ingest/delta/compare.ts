@@ -375,6 +375,21 @@ export function hashKey(stream: Hash64Stream, entity: Entity, record: Row): void
   stream.finish();
 }
 
+/**
+ * hashKey of a row whose key parts are the cells `columns` (in key order) as they are, ASCII, given as bytes: the cells
+ * [starts[c], ends[c]) of `bytes`. Only where the row's conversion takes those cells as they are (KEY_PARTS_AS_IS,
+ * RowConversion.verbatim, CellCleaner.keeps): then it equals hashKey of the converted row, without converting it.
+ */
+export function hashKeyBytes(stream: Hash64Stream, bytes: Uint8Array, starts: Int32Array, ends: Int32Array, columns: readonly number[]): void {
+  stream.begin();
+  for (let i = 0; i < columns.length; i++) {
+    if (i > 0) stream.add(KEY_SEPARATOR);
+    const c = columns[i] as number;
+    stream.addBytes(bytes, starts[c] as number, ends[c] as number);
+  }
+  stream.finish();
+}
+
 /** The key hash of a key text, as stored (for rows remembered after acceptance). */
 export function storedKeyHash(keyText: string): bigint {
   const h = hash64(keyText);

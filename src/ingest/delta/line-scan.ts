@@ -14,7 +14,11 @@
  *   another number of cells than the header is no row (a reject), nor is a blank one (isBlank, checked only when the
  *   key's cells are blank), as outcome() decides (reader.ts).
  * - The key is converted by the reader's own conversion (RowReader.conversion: cleaning, defaults, maps, skip
- *   rules), from the same cells as text; a row that does not convert or is skipped is no row.
+ *   rules), from the same cells as text; a row that does not convert or is skipped is no row. Where that conversion
+ *   takes the key's cells as they are (RowConversion.verbatim: string fields from one column each, no maps, no
+ *   fill_down or skip rule) and the cleaner would keep each cell (CellCleaner.keeps: ASCII, nothing to trim, no
+ *   apostrophe, no null marker), the key is hashed from the cells' bytes (hashKeyBytes): the conversion would return
+ *   those very cells. Any other line's key is converted as text.
  * - The line hash of an ASCII line is hashed from its bytes (lineHashOfBytes, equal to lineHashOf of its cells as text);
  *   a line with other characters has the cells it hashes decoded first.
  */
@@ -22,9 +26,9 @@ import { open } from 'node:fs/promises';
 import { MAX_RECORD_BYTES, isBlank } from '../read/parser.ts';
 import { createDecoder } from '../read/decoders.ts';
 import type { ByteRange } from '../read/open-source.ts';
-import type { RowReader } from '../read/index.ts';
-import type { Entity } from '../../api/schemas/index.ts';
-import { collectRows, hashKey, type RowHashing } from './compare.ts';
+import type { RowConversion, RowReader } from '../read/index.ts';
+import { BUSINESS_KEY_FIELDS, KEY_PARTS_AS_IS, type Entity } from '../../api/schemas/index.ts';
+import { collectRows, hashKey, hashKeyBytes, type RowHashing } from './compare.ts';
 import { Hash64Stream } from './hash.ts';
 import { lineHashOf, lineHashOfBytes, type LineSeed } from './line-hash.ts';
 import { offsetHi, type SortedRuns } from './sorted-runs.ts';
@@ -70,6 +74,18 @@ export async function scanLines(scan: LineScan, runs: SortedRuns): Promise<numbe
   const key = new Hash64Stream();
   const { seed, entity } = scan;
   const keyCells = conversion.cells;
+  const keyColumns = verbatimKey(conversion, entity);
+  const keeps = conversion.verbatim?.keeps;
+  /** Hashes the line's key from its cells' bytes, when they are converted as they are (see above); false: it is not. */
+  const keyFromBytes = (bytes: Buffer): boolean => {
+    if (keyColumns === null || keeps === undefined) return false;
+    for (let i = 0; i < keyColumns.length; i++) {
+      const c = keyColumns[i] as number;
+      if (!keeps(bytes, starts[c] as number, ends[c] as number)) return false;
+    }
+    hashKeyBytes(key, bytes, starts, ends, keyColumns);
+    return true;
+  };
 
   /**
    * The entry of line `line`, bytes [start, stop) of `bytes`, at byte `offset` of the file; a promise to await when the
@@ -90,17 +106,20 @@ export async function scanLines(scan: LineScan, runs: SortedRuns): Promise<numbe
     }
     if (cell !== width - 1) return null; // fewer cells: a reject, or a blank line
     ends[cell] = stop;
-    const encoding = ascii ? 'latin1' : 'utf8';
-    let blankKey = true;
-    for (const c of keyCells) {
-      const value = bytes.toString(encoding, starts[c], ends[c]);
-      fields[c] = value;
-      if (blankKey && value.trim() !== '') blankKey = false;
+    // A key of cells kept as they are is neither blank nor a reject.
+    if (!keyFromBytes(bytes)) {
+      const encoding = ascii ? 'latin1' : 'utf8';
+      let blankKey = true;
+      for (const c of keyCells) {
+        const value = bytes.toString(encoding, starts[c], ends[c]);
+        fields[c] = value;
+        if (blankKey && value.trim() !== '') blankKey = false;
+      }
+      if (blankKey && isBlank(Array.from({ length: width }, (_, c) => bytes.toString(encoding, starts[c], ends[c])))) return null;
+      const mapped = conversion.convert(fields, line);
+      if (mapped === null || mapped.kind !== 'ok') return null; // a reject, or a skipped row
+      hashKey(key, entity, mapped.record);
     }
-    if (blankKey && isBlank(Array.from({ length: width }, (_, c) => bytes.toString(encoding, starts[c], ends[c])))) return null;
-    const mapped = conversion.convert(fields, line);
-    if (mapped === null || mapped.kind !== 'ok') return null; // a reject, or a skipped row
-    hashKey(key, entity, mapped.record);
     let lineHash: number;
     if (ascii) lineHash = lineHashOfBytes(bytes, starts, ends, seed);
     else {
@@ -174,6 +193,19 @@ export async function scanLines(scan: LineScan, runs: SortedRuns): Promise<numbe
   } finally {
     await handle.close();
   }
+}
+
+/** The columns of the key's parts, in key order, when the conversion takes each as it is (RowConversion.verbatim); or null. */
+function verbatimKey(conversion: RowConversion<Row>, entity: Entity): number[] | null {
+  const columns = conversion.verbatim?.columns;
+  if (columns === undefined || !KEY_PARTS_AS_IS[entity]) return null;
+  const keyColumns: number[] = [];
+  for (const field of BUSINESS_KEY_FIELDS[entity]) {
+    const column = columns.get(field);
+    if (column === undefined) return null;
+    keyColumns.push(column);
+  }
+  return keyColumns;
 }
 
 /** A half of a file as its first pass reads it (two-halves.ts, half-worker.ts). */

@@ -3,7 +3,7 @@
  * reject), in constant memory; `compileSource` checks a source's mapping once at start-up.
  */
 export { readRows } from './reader.ts';
-export type { ReadInit, RowReader } from './reader.ts';
+export type { ReadInit, RowConversion, RowReader } from './reader.ts';
 export { compileSource, entityReadOptions } from './compile-source.ts';
 export type { CompiledSource, ReadOptions } from './compile-source.ts';
 export { FILE_FORMAT_CODES, FileFormatError, SourceConfigError } from './errors.ts';

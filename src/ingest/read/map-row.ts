@@ -14,7 +14,7 @@
 import type { z } from 'zod';
 import { toValidationErrors } from '../../api/schemas/index.ts';
 import type { CellCleaner } from './clean-cell.ts';
-import { CellError, shown } from './convert.ts';
+import { CellError, shown, stringConverter } from './convert.ts';
 import type { CellSource, HeaderPlan } from './header.ts';
 
 /** One reason a row is refused. `field` is null for a row-level problem (wrong number of fields). */
@@ -92,6 +92,24 @@ export class RowMapper<R> {
     if (this.#prepare(fields)) return { kind: 'skip' };
     const out: Record<string, unknown> = {};
     return this.#fill(out, line, () => false) ? { kind: 'ok', record: out as R } : null;
+  }
+
+  /**
+   * The column each field is taken from as it is, when that is so for every field this mapper fills: a string field
+   * read from one column, without `maps`, and no `fill_down` or `skip_rows` in the plan. A row whose cells in those
+   * columns the cleaner keeps as they are (CellCleaner.keeps) then converts to exactly those cells: `convert` returns
+   * `{ field: cell }` for each. Null otherwise. Delta push's first pass takes a key from such cells as bytes
+   * (ingest/delta/line-scan.ts).
+   */
+  verbatim(): { readonly columns: ReadonlyMap<string, number>; readonly keeps: CellCleaner['keeps'] } | null {
+    if (this.plan.fillDown.length > 0 || this.plan.skipWhenEmpty.length > 0) return null;
+    const columns = new Map<string, number>();
+    for (const p of this.plan.plans) {
+      const only = p.sources.length === 1 ? p.sources[0] : undefined;
+      if (only?.kind !== 'column' || p.map !== undefined || p.convert !== stringConverter) return null;
+      columns.set(p.field, only.index);
+    }
+    return { columns, keeps: this.clean.keeps };
   }
 
   /** A row not mapped (delta push's send pass: a row it will not send): only what later rows take from it (fill_down). */

@@ -66,6 +66,8 @@ export interface RowConversion<R> {
    * Null: a cell does not convert (a reject).
    */
   convert(fields: readonly string[], line: number): Mapped<R> | null;
+  /** The columns its fields are taken from as they are, and the cleaner's test for that (RowMapper.verbatim); or null. */
+  readonly verbatim: ReturnType<RowMapper<R>['verbatim']>;
 }
 
 export interface ReadInit {
@@ -304,7 +306,7 @@ class MappedRowReader<R> implements RowReader<R> {
   conversion(): RowConversion<R> | null {
     const mapper = this.mapper;
     if (!this.unvalidated || mapper === undefined) return null;
-    return { cells: this.mappedCells, convert: (fields, line) => mapper.convert(fields, line) };
+    return { cells: this.mappedCells, convert: (fields, line) => mapper.convert(fields, line), verbatim: mapper.verbatim() };
   }
 
   progress(): ReadProgress {
