@@ -19,6 +19,7 @@ import type { DuplicateKeyPolicy } from '../config/mapping-schema.ts';
 import type { StateDb } from '../store/state-db.ts';
 import { commitBatch, committedBatches, fileCounts, keyHashesOf, lastBatchIndex, recordRejects, type RejectRow } from '../store/push-ledger.ts';
 import type { RowFates } from './delta/delta-plan.ts';
+import type { LineCount } from './delta/verdicts.ts';
 import type { RowOutcome, RowsUnread } from './read/index.ts';
 import {
   BatchKeyHashes,
@@ -153,14 +154,21 @@ async function settleRepeatedKeys(ctx: BulkSendContext, file: BulkFile, reopen: 
 }
 
 /**
- * An unchanged row (delta push): counted with the batch that is filling up. For the file's probation it is a row the
- * API accepted, as it is, before: the file is not one of rejects only, and nothing more is tracked (a file of a
- * million unchanged rows before its first changed one would otherwise keep every line in the probation's lists).
+ * Unchanged rows (delta push), `count` of them from line `first` to line `last`: counted with the batch that is filling
+ * up. For the file's probation they are rows the API accepted, as they are, before: the file is not one of rejects
+ * only, and nothing more is tracked (a file of a million unchanged rows before its first changed one would otherwise
+ * keep every line in the probation's lists).
  */
-function countUnchanged(batch: PendingBatch, line: number, probation: Probation): void {
-  batch.unchanged += 1;
-  batch.unchangedLines[batch.unchangedLines.length === 0 ? 0 : 1] = line;
-  probation.judged(line, 'accepted');
+function countUnchanged(batch: PendingBatch, unchanged: LineCount, probation: Probation): void {
+  const { count, first, last } = unchanged;
+  if (count === 0) return;
+  batch.unchanged += count;
+  const lines = batch.unchangedLines;
+  if (lines.length === 0) {
+    lines[0] = first;
+    if (last !== first) lines[1] = last;
+  } else lines[1] = last;
+  probation.acceptedBefore(count);
 }
 
 /** Opens the source file again from its first row (a pass over the whole file, constant memory). */
@@ -183,6 +191,8 @@ export async function sendBulk(ctx: BulkSendContext, file: BulkFile, rows: Async
   const fileLosers = file.duplicateKeys === 'last' ? null : await firstPassLosers(reopen, file.entity, file.duplicateKeys);
   // A resumed file starts where its committed batches left its probation.
   const probation = new Probation();
+  /** Reused for each run of unread lines. */
+  const unchanged: LineCount = { count: 0, first: 0, last: 0 };
   const before = await fileCounts(ctx.db, file.id);
   probation.resume(before.accepted);
 
@@ -278,15 +288,18 @@ export async function sendBulk(ctx: BulkSendContext, file: BulkFile, rows: Async
         if (outcome.kind === 'unread') {
           // Rows the comparison found unchanged or sent before (delta-plan.ts `unread`), one line each, left unsplit.
           if (fates === undefined) throw new Error('unread rows without delta fates');
-          for (let line = outcome.line; line <= outcome.endLine; line++) {
-            if (fates.fateOf(line) === 'unchanged') countUnchanged(batch, line, probation);
-          }
+          fates.unchangedIn(outcome.line, outcome.endLine, unchanged);
+          countUnchanged(batch, unchanged, probation);
           continue;
         }
         const fate = fates === undefined ? 'send' : fates.fateOf(outcome.line);
         if (fate !== 'send') {
           // Unchanged (the API holds it as it is), or sent and answered by an earlier attempt at this file.
-          if (fate === 'unchanged') countUnchanged(batch, outcome.line, probation);
+          if (fate === 'unchanged') {
+            unchanged.count = 1;
+            unchanged.first = unchanged.last = outcome.line;
+            countUnchanged(batch, unchanged, probation);
+          }
           continue;
         }
         batch.rows.push(outcome.record);

@@ -64,14 +64,19 @@ export class Probation {
   /** A valid row judged: accepted, refused (by the API, or as a duplicate), or neither (superseded). */
   judged(line: number, fate: 'accepted' | 'refused' | 'other'): void {
     if (fate === 'accepted') {
-      this.#accepted += 1;
-      this.#forget();
+      this.acceptedBefore(1);
       return;
     }
     const at = this.#at.get(line);
     if (at === undefined) return;
     this.#states[at] = fate === 'refused' ? 'rejected' : 'other';
     this.#advance();
+  }
+
+  /** `count` rows accepted, as they are, before (delta push's unchanged rows): judged at once. */
+  acceptedBefore(count: number): void {
+    this.#accepted += count;
+    this.#forget();
   }
 
   /** Some row was accepted: the file sends at full speed. */

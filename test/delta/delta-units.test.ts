@@ -297,6 +297,23 @@ describe('verdicts', () => {
     expect(v.get(4)).toBe(VERDICT.none);
     expect(v.get(10_000_000)).toBe(VERDICT.none);
   });
+
+  it('counts the lines of a range with a verdict, and finds the first and last of them, as line by line', () => {
+    const verdict = fc.constantFrom(VERDICT.none, VERDICT.send, VERDICT.unchanged, VERDICT.sentBefore);
+    fc.assert(
+      fc.property(fc.array(verdict, { maxLength: 9000 }), fc.nat(9500), fc.nat(300), (kinds, from, length) => {
+        const v = new Verdicts();
+        kinds.forEach((kind, line) => v.set(line, kind));
+        const to = from + length;
+        const lines = Array.from({ length: length + 1 }, (_, i) => from + i).filter((line) => v.get(line) === VERDICT.unchanged);
+        const out = { count: -1, first: -1, last: -1 };
+        v.count(from, to, VERDICT.unchanged, out);
+        expect(out.count).toBe(lines.length);
+        if (lines.length > 0) expect([out.first, out.last]).toEqual([lines[0], lines.at(-1)]);
+      }),
+      { numRuns: 300 },
+    );
+  });
 });
 
 describe('delta options of a source', () => {

@@ -41,7 +41,7 @@ import { compareFile, storedContent, storedKeyHash, type Comparison, type FirstP
 import { lineHashOf, seedId } from './line-hash.ts';
 import { trippedBrakes, type TrippedBrake } from './brakes.ts';
 import { sourceFingerprint } from './fingerprint.ts';
-import { VERDICT } from './verdicts.ts';
+import { VERDICT, type LineCount } from './verdicts.ts';
 import type { Deletion } from './delete-missing.ts';
 import { markPlatformChanges } from './platform-changes.ts';
 
@@ -53,6 +53,11 @@ export type RowFate = 'send' | 'unchanged' | 'sent_before';
 /** The send pass's side of delta push (bulk-send.ts). */
 export interface RowFates {
   fateOf(line: number): RowFate;
+  /**
+   * How many lines of [from, to] are `unchanged`, the first and the last of them, into `out`: for a run of lines the
+   * send pass leaves unread (ReadInit.unread), counted at once rather than line by line.
+   */
+  unchangedIn(from: number, to: number, out: LineCount): void;
   /**
    * What to run in the transaction of the batch checkpoint: remember the rows the API accepted, with their ids and the
    * cells they were read from (RowOutcome.rawFields: their line hash).
@@ -269,6 +274,20 @@ export async function planDelta(
           return 'sent_before';
         default:
           return 'send';
+      }
+    },
+    unchangedIn(from, to, out) {
+      if (mode === 'delta' && settled.length === 0) {
+        comparison.verdicts.count(from, to, VERDICT.unchanged, out);
+        return;
+      }
+      // A full send (nothing is unchanged), or a resumed file, whose committed batches' lines count as sent before.
+      out.count = 0;
+      for (let line = from; line <= to; line++) {
+        if (fates.fateOf(line) !== 'unchanged') continue;
+        if (out.count === 0) out.first = line;
+        out.last = line;
+        out.count += 1;
       }
     },
     accepted(rows) {

@@ -22,6 +22,13 @@ export const VERDICT = {
 } as const;
 export type Verdict = (typeof VERDICT)[keyof typeof VERDICT];
 
+/** Lines counted in a range (Verdicts.count, RowFates.unchangedIn): how many, the first and the last. */
+export interface LineCount {
+  count: number;
+  first: number;
+  last: number;
+}
+
 export class Verdicts {
   #bytes = new Uint8Array(4096);
 
@@ -52,6 +59,25 @@ export class Verdicts {
     }
     const bytes = this.#bytes;
     for (let i = 0; i < other.length; i++) bytes[i] = (bytes[i] as number) | (other[i] as number);
+  }
+
+  /** How many of lines [from, to] have `verdict`, and the first and last of them, into `out` (count 0: none). */
+  count(from: number, to: number, verdict: Verdict, out: LineCount): void {
+    const bytes = this.#bytes;
+    let count = 0;
+    let first = 0;
+    let last = 0;
+    for (let line = from; line <= to; line++) {
+      const at = line >>> 1;
+      const value = at < bytes.length ? ((bytes[at] as number) >>> ((line & 1) * 4)) & 0xf : VERDICT.none;
+      if (value !== verdict) continue;
+      if (count === 0) first = line;
+      last = line;
+      count += 1;
+    }
+    out.count = count;
+    out.first = first;
+    out.last = last;
   }
 
   get(line: number): Verdict {
