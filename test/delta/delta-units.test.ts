@@ -83,20 +83,26 @@ describe('key hashes', () => {
   });
 });
 
+/** ASCII cells joined by `separator` after `offset` bytes of padding, as a buffer and each cell's byte range in it. */
+function asByteRanges(cells: readonly string[], offset: number, separator: string): { bytes: Buffer; starts: Int32Array; ends: Int32Array } {
+  const bytes = Buffer.from(`${'x'.repeat(offset)}${cells.join(separator)}`, 'latin1');
+  const starts = new Int32Array(cells.length);
+  const ends = new Int32Array(cells.length);
+  let at = offset;
+  cells.forEach((c, i) => {
+    starts[i] = at;
+    ends[i] = at + c.length;
+    at += c.length + separator.length;
+  });
+  return { bytes, starts, ends };
+}
+
 describe('key hashes from bytes', () => {
   it('takes a key from its cells as bytes as hashKey takes it from the row they convert to, where the parts are the fields as they are', () => {
     const ascii = fc.string({ unit: 'binary-ascii', maxLength: 9 });
     fc.assert(
       fc.property(fc.array(ascii, { minLength: 4, maxLength: 4 }), fc.nat(3), (cells, offset) => {
-        const bytes = Buffer.from(`${'x'.repeat(offset)}${cells.join('')}`, 'latin1');
-        const starts = new Int32Array(cells.length);
-        const ends = new Int32Array(cells.length);
-        let at = offset;
-        cells.forEach((c, i) => {
-          starts[i] = at;
-          ends[i] = at + c.length;
-          at += c.length;
-        });
+        const { bytes, starts, ends } = asByteRanges(cells, offset, '');
         const fromBytes = new Hash64Stream();
         const fromRow = new Hash64Stream();
         for (const entity of ENTITIES) {
@@ -154,15 +160,7 @@ describe('line hashes', () => {
     fc.assert(
       fc.property(fc.array(cell, { minLength: 1, maxLength: 7 }), fc.array(fc.nat(6), { maxLength: 8 }), fc.nat(5), (cells, picked, offset) => {
         const chosen = picked.filter((i) => i < cells.length);
-        const bytes = Buffer.from(`${'x'.repeat(offset)}${cells.join(',')}`, 'latin1');
-        const starts = new Int32Array(cells.length);
-        const ends = new Int32Array(cells.length);
-        let at = offset;
-        cells.forEach((c, i) => {
-          starts[i] = at;
-          ends[i] = at + c.length;
-          at += c.length + 1;
-        });
+        const { bytes, starts, ends } = asByteRanges(cells, offset, ',');
         const fromBytes = { hi: -1, lo: -1 };
         const fromText = { hi: -1, lo: -1 };
         hashByteCells(bytes, starts, ends, chosen, fromBytes);
