@@ -6,9 +6,9 @@
  * production Node flags, against one sandbox in its own process that holds day 1.
  *
  * Printed for day 2: requests, rows and request bytes sent, wall time, the agent's peak RSS, and the state's bytes
- * on disk per key (dbstat: every page of delta_keys). Then the same with a quarter of the keys, to show that the delta
- * push's memory does not grow with the number of keys (the median peak of MEMORY_RUNS day-2 runs at each size, the
- * others on copies of the state after day 1). Ends with one line:
+ * on disk per key (dbstat: every page of delta_keys). Each contender pushes day 2 DAY2_RUNS times, and times and peaks
+ * are compared as medians. Then the same with a quarter of the keys, to show that the delta push's memory does not
+ * grow with the number of keys. Ends with one line (time_share: the median delta push over the median plain push):
  *
  *   bench:delta rows_sent_share=R bytes_share=B time_share=T agent_rss_mb=M state_bytes_per_key=K
  *
@@ -179,27 +179,29 @@ function line(label: string, r: DayResult): string {
 }
 
 /**
- * Day 2's delta push is run this many times for its memory (the first as part of the day, the others on copies of the
- * state day 1 left): its peak RSS moved by 10-30 MB between runs of one build, as much with a quarter of the keys as
- * with all of them (the threads' V8 heaps grow differently from one run to the next, more so under load: see
- * docs/performance.md), so one run each could not say whether memory grows with the keys. The median is compared.
+ * Day 2 is pushed this many times by each contender, one after the other against the one sandbox (plain, then delta,
+ * three times): the first delta push continues day 1's state, the others start from copies of it. Medians are
+ * compared. One run says little on a shared machine of two cores: day 2's delta push took 1.72-2.25 s and the plain
+ * push 9.2-12.6 s in runs of one build (docs/performance.md), and the delta push's peak RSS moved by 10-30 MB between
+ * runs, as much with a quarter of the keys as with all of them (the threads' V8 heaps grow differently from one run to
+ * the next), so one run each could not say whether memory grows with the keys either.
  */
-const MEMORY_RUNS = 3;
+const DAY2_RUNS = 3;
 
 interface Scenario {
-  readonly delta: DayResult;
-  readonly plain: DayResult | null;
+  /** Day 2's delta pushes, the first one (on day 1's own state) first. */
+  readonly deltas: DayResult[];
+  /** Day 2's plain pushes (none for the smaller scenario). */
+  readonly plains: DayResult[];
+  /** The state after the first delta push of day 2. */
   readonly state: { bytes: number; keys: number };
-  /** The delta push's peak RSS in each of the MEMORY_RUNS runs, the first one's first. */
-  readonly peaks: number[];
 }
 
 /** Day 1 (the full export, by the delta agent: a source's first file is sent whole), then day 2 as asked. */
 async function scenario(options: RunOptions, root: string, rows: number, plainToo: boolean, keep?: string): Promise<Scenario> {
-  // The state after day 1 and the day-2 file, for the memory runs (and `--keep`).
+  // The state after day 1 and the day-2 file, for the later runs of day 2 (and `--keep`).
   const saved = keep ?? join(root, `saved-${rows}`);
   const sandbox = await forkSandbox();
-  let day: Omit<Scenario, 'peaks'>;
   try {
     const day1 = join(root, `day1-${rows}.csv`);
     const day2 = join(root, `day2-${rows}.csv`);
@@ -210,26 +212,28 @@ async function scenario(options: RunOptions, root: string, rows: number, plainTo
     console.log(line(`day 1 (${fmt(rows)})`, first));
     await cp(join(agentDir, 'state'), join(saved, 'state'), { recursive: true });
     await copyFile(day2, join(saved, 'day2.csv'));
-    let plain: DayResult | null = null;
-    if (plainToo) {
-      plain = await push(options, sandbox, day2, join(root, `plain-${rows}`), 'day2.csv', false);
-      console.log(line('day 2, plain push', plain));
+    const deltas: DayResult[] = [];
+    const plains: DayResult[] = [];
+    let state: { bytes: number; keys: number } | null = null;
+    for (let run = 1; run <= DAY2_RUNS; run += 1) {
+      if (plainToo) {
+        const plainDir = join(root, `plain-${rows}-${run}`);
+        const plain = await push(options, sandbox, day2, plainDir, 'day2.csv', false);
+        await rm(plainDir, { recursive: true, force: true });
+        console.log(line(`day 2, plain #${run}`, plain));
+        plains.push(plain);
+      }
+      const delta = run === 1 ? await push(options, sandbox, day2, agentDir, 'day2.csv', true) : await deltaOnCopy(options, saved, root, `${rows}-${run}`, sandbox);
+      console.log(line(`day 2, delta #${run}`, delta));
+      if (delta.sent + delta.unchanged !== total2) throw new Error(`day 2: ${delta.sent} sent + ${delta.unchanged} unchanged != ${total2} rows`);
+      deltas.push(delta);
+      state ??= stateBytesPerKey(agentDir);
     }
-    const delta = await push(options, sandbox, day2, agentDir, 'day2.csv', true);
-    console.log(line('day 2, delta push', delta));
-    if (delta.sent + delta.unchanged !== total2) throw new Error(`day 2: ${delta.sent} sent + ${delta.unchanged} unchanged != ${total2} rows`);
-    day = { delta, plain, state: stateBytesPerKey(agentDir) };
+    return { deltas, plains, state: state as { bytes: number; keys: number } };
   } finally {
     await sandbox.stop();
+    if (keep === undefined) await rm(saved, { recursive: true, force: true });
   }
-  const peaks = [day.delta.peakRssMb];
-  for (let i = 2; i <= MEMORY_RUNS; i += 1) {
-    const again = await deltaOnCopy(options, saved, root, `${rows}-${i}`);
-    console.log(line(`  again (#${i})`, again));
-    peaks.push(again.peakRssMb);
-  }
-  if (keep === undefined) await rm(saved, { recursive: true, force: true });
-  return { ...day, peaks };
 }
 
 const median = (values: readonly number[]): number => {
@@ -243,26 +247,34 @@ async function orchestrate(rows: number, options: RunOptions, keep?: string): Pr
   try {
     console.log(`bench:delta  ${fmt(rows)} product_store rows; day 2: 1 % of the prices changed, 0.1 % new rows; batches of ${BATCH}, ${CONNECTIONS} connections`);
     const big = await scenario(options, root, rows, true, keep);
-    const plain = big.plain as DayResult;
     const perKey = big.state.bytes / big.state.keys;
     console.log(`state: ${fmt(big.state.keys)} keys in ${(big.state.bytes / 1e6).toFixed(1)} MB on disk: ${perKey.toFixed(1)} bytes per key`);
     const quarter = Math.round(rows / 4);
     const small = await scenario(options, root, quarter, false);
-    const bigRss = median(big.peaks);
-    const smallRss = median(small.peaks);
+    const runs = (values: number[], digits: number) => values.map((v) => v.toFixed(digits)).join(', ');
+    const peaks = (s: Scenario) => s.deltas.map((d) => d.peakRssMb);
+    const bigRss = median(peaks(big));
+    const smallRss = median(peaks(small));
     const growth = ((bigRss - smallRss) / smallRss) * 100;
-    const runs = (peaks: number[]) => peaks.map((p) => p.toFixed(0)).join(', ');
     console.log(
       `memory: delta day 2 peaks at ${smallRss.toFixed(0)} MB with ${fmt(quarter)} keys, ${bigRss.toFixed(0)} MB with ${fmt(rows)} (${growth >= 0 ? '+' : ''}${growth.toFixed(1)} %; ` +
-        `medians of ${MEMORY_RUNS} runs: ${runs(small.peaks)} and ${runs(big.peaks)} MB)`,
+        `medians of ${DAY2_RUNS} runs: ${runs(peaks(small), 0)} and ${runs(peaks(big), 0)} MB)`,
     );
     const rss = Math.max(bigRss, smallRss);
-    const vsPlain = ((rss - plain.peakRssMb) / plain.peakRssMb) * 100;
-    console.log(`peak RSS: delta ${rss.toFixed(0)} MB, plain push ${plain.peakRssMb.toFixed(0)} MB (${vsPlain >= 0 ? '+' : ''}${vsPlain.toFixed(1)} %)`);
+    const plainRss = median(big.plains.map((p) => p.peakRssMb));
+    const vsPlain = ((rss - plainRss) / plainRss) * 100;
+    console.log(`peak RSS: delta ${rss.toFixed(0)} MB, plain push ${plainRss.toFixed(0)} MB (${vsPlain >= 0 ? '+' : ''}${vsPlain.toFixed(1)} %; medians)`);
+    const deltaSeconds = big.deltas.map((d) => d.seconds);
+    const plainSeconds = big.plains.map((p) => p.seconds);
+    const deltaTime = median(deltaSeconds);
+    const plainTime = median(plainSeconds);
+    console.log(`time: delta push ${runs(deltaSeconds, 2)} s, plain push ${runs(plainSeconds, 2)} s: medians ${deltaTime.toFixed(2)} and ${plainTime.toFixed(2)} s`);
+    const delta = big.deltas[0] as DayResult;
+    const plain = big.plains[0] as DayResult;
     const share = (a: number, b: number) => (a / b).toFixed(4);
     console.log(
-      `bench:delta rows_sent_share=${share(big.delta.rows, plain.rows)} bytes_share=${share(big.delta.bytes, plain.bytes)} ` +
-        `time_share=${share(big.delta.seconds, plain.seconds)} agent_rss_mb=${Math.round(rss)} state_bytes_per_key=${perKey.toFixed(1)}`,
+      `bench:delta rows_sent_share=${share(delta.rows, plain.rows)} bytes_share=${share(delta.bytes, plain.bytes)} ` +
+        `time_share=${share(deltaTime, plainTime)} agent_rss_mb=${Math.round(rss)} state_bytes_per_key=${perKey.toFixed(1)}`,
     );
   } finally {
     await rm(root, { recursive: true, force: true });
@@ -270,21 +282,22 @@ async function orchestrate(rows: number, options: RunOptions, keep?: string): Pr
 }
 
 /**
- * Day 2's delta push on a fresh copy of the state and the file saved in `saved` (scenario, `--keep`), against a fresh
- * sandbox (which lacks day 1: its changed rows are created, not updated).
+ * Day 2's delta push on a fresh copy of the state and the file saved in `saved` (scenario, `--keep`), against
+ * `sandbox` (the scenario's, which holds day 2 already), or a fresh one (`--from`: it lacks day 1, so that the changed
+ * rows are created, not updated).
  */
-async function deltaOnCopy(options: RunOptions, saved: string, root: string, run: string): Promise<DayResult> {
+async function deltaOnCopy(options: RunOptions, saved: string, root: string, run: string, shared?: Target): Promise<DayResult> {
   const agentDir = join(root, `agent-${run}`);
   await cp(join(saved, 'state'), join(agentDir, 'state'), { recursive: true });
   // On disk before the push, as day 1 leaves it: else its first checkpoint's fsync writes the whole copy.
   const copy = await open(join(agentDir, 'state', 'pricing-agent.db'), 'r+');
   await copy.sync();
   await copy.close();
-  const sandbox = await forkSandbox();
+  const fresh = shared === undefined ? await forkSandbox() : null;
   try {
-    return await push(options, sandbox, join(saved, 'day2.csv'), agentDir, 'day2.csv', true);
+    return await push(options, shared ?? (fresh as Target), join(saved, 'day2.csv'), agentDir, 'day2.csv', true);
   } finally {
-    await sandbox.stop();
+    await fresh?.stop();
     await rm(agentDir, { recursive: true, force: true });
   }
 }
