@@ -10,7 +10,8 @@
  * - Facts: the server's answer to a question the document leaves open (which acknowledge body it takes), so that
  *   the next run does not ask again.
  *
- * A lost write (a crash before the commit) costs at most one early request or one question asked again, never data.
+ * A lost write (a crash before the commit, a power cut after a relaxed one) costs at most one early request or one
+ * question asked again, never data.
  */
 import { sqlOf } from './sql-db.ts';
 import type { StateDb } from './state-db.ts';
@@ -23,14 +24,22 @@ export async function rateLimitedUntil(db: StateDb): Promise<number> {
   return (await sqlOf(db).value<number>('SELECT until_ms FROM api_pacing WHERE key = ?', [RETRY_AFTER])) ?? 0;
 }
 
-/** Records a Retry-After window ending at `untilMs`, unless a longer one is recorded already. */
+/**
+ * Records a Retry-After window ending at `untilMs`, unless a longer one is recorded already. A relaxed commit: the
+ * window must be on disk before the process can die (a restart inside the window reads it), and a full one waited for
+ * the WAL's sync and, behind a push's relaxed batch commits, for SQLite's checkpoint of a thousand pages or more: a
+ * daemon killed in those milliseconds left its successor to send inside the window (found by the chaos suite). A
+ * relaxed commit survives the process; only a power cut can lose it, which costs one early request.
+ */
 export async function recordRateLimitedUntil(db: StateDb, untilMs: number): Promise<void> {
-  await sqlOf(db).write((tx) =>
-    tx.run(
-      `INSERT INTO api_pacing (key, until_ms, updated_at) VALUES (?, ?, ?)
-       ON CONFLICT (key) DO UPDATE SET until_ms = ${tx.dialect.greatest('api_pacing.until_ms', 'excluded.until_ms')}, updated_at = excluded.updated_at`,
-      [RETRY_AFTER, Math.ceil(untilMs), tx.now],
-    ),
+  await sqlOf(db).write(
+    (tx) =>
+      tx.run(
+        `INSERT INTO api_pacing (key, until_ms, updated_at) VALUES (?, ?, ?)
+         ON CONFLICT (key) DO UPDATE SET until_ms = ${tx.dialect.greatest('api_pacing.until_ms', 'excluded.until_ms')}, updated_at = excluded.updated_at`,
+        [RETRY_AFTER, Math.ceil(untilMs), tx.now],
+      ),
+    { durability: 'relaxed' },
   );
 }
 
