@@ -25,7 +25,8 @@ import { unfinishedFiles, type PushFile } from '../store/push-ledger.ts';
 import { sha256Of } from './claim.ts';
 import { ownFolder, processingDir } from './folders.ts';
 import { processClaimed, pushFile, type FileResult, type PushDeps, type PushOptions } from './push-file.ts';
-import type { PushTarget } from './push-target.ts';
+import { PushUsageError, type PushTarget } from './push-target.ts';
+import { EXIT_CONFIG } from '../exit-codes.ts';
 
 export interface PushRunResult {
   /** FILE's outcome (claimed now, or resumed). */
@@ -37,6 +38,8 @@ export interface PushRunResult {
 /** Thrown for a FILE that neither exists nor is waiting in processing/. */
 export class PushFileMissingError extends Error {
   readonly code = 'PUSH_FILE_MISSING';
+  /** A usage mistake, found before anything was touched (docs/exit-codes.md). */
+  readonly exitCode = EXIT_CONFIG;
 }
 
 const COPY_PREFIX = '.push-';
@@ -101,7 +104,7 @@ export async function runPush(deps: PushDeps, target: PushTarget, file: string, 
   const { source } = target;
   if (target.ownInbox) await mkdir(source.inbox, { recursive: true, mode: 0o750 });
   else if (!(await stat(source.inbox).then((s) => s.isDirectory(), () => false))) {
-    throw new Error(`the folder of ${target.label} does not exist: ${source.inbox}`);
+    throw new PushUsageError(`the folder of ${target.label} does not exist: ${source.inbox}; create it or correct the source's path`);
   }
   await removeStaleCopies(source.inbox);
   const exists = await isFile(file);

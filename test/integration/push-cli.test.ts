@@ -174,7 +174,7 @@ describe('pricing-agent push', () => {
     expect(sandbox.control.state({ keys: true }).transactions.keys).toEqual(expect.arrayContaining(['K401-1', 'K401-2']));
   });
 
-  it('exits 2 for usage and config mistakes, 1 for a missing file', async () => {
+  it('exits 2 for usage and config mistakes, a missing file included', async () => {
     const { dir, config } = await erpSetup();
     const file = join(dir, 'x.csv');
     await writeFile(file, 'item_id,sku\nX,X\n');
@@ -188,6 +188,6 @@ describe('pricing-agent push', () => {
     await writeFile(badConfig, (await readFile(config, 'utf8')).replace('entity: product_store', 'entity: prices'));
     expect((await runCli(['push', file, '--source', 'erp', '--config', badConfig], env())).code).toBe(2);
     const missing = await runCli(['push', join(dir, 'none.csv'), '--entity', 'products', '--config', config], env());
-    expect(missing).toMatchObject({ code: 1, stderr: expect.stringContaining('none.csv: no such file') as unknown });
+    expect(missing).toMatchObject({ code: 2, stderr: expect.stringContaining('none.csv: no such file') as unknown });
   });
 });

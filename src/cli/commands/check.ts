@@ -65,11 +65,7 @@ export function checkCommand(): Command {
     .option('--json', 'print the result as JSON')
     .option('--deep', 'also ask the API read-only questions about every assumption the agent makes, and say what differs')
     .option('--no-retry', 'ask once, without the retries of the API\'s retry rule')
-    .addHelpText(
-      'after',
-      '\nExit codes: 0 the key works (and, with --deep, nothing differs that the agent cannot work around), 1 it does\n' +
-        'not (one sentence says why), 2 a configuration mistake. Waits (retries, a Retry-After) are told on stderr.',
-    )
+    .addHelpText('after', '\nWaits (retries, a Retry-After) are told on stderr.')
     .action(
       runCommand(async (options: CheckOptions) => {
         const config = await loadConfigForCommand(options.config);

@@ -47,9 +47,7 @@ export function demoCommand(): Command {
       'after',
       '\nStarts the sandbox in this process, writes a config and four sample files (a Windows-1252 ERP export and\n' +
         'friends), runs the agent until the files are sent and the approved prices are in the outbox, then checks\n' +
-        'the result against the sandbox and prints where to look. Takes a few seconds.\n' +
-        '\nExit codes: 0 every check passed, 1 a check failed (see the summary) or the demo could not run, 2 --dir is\n' +
-        'not empty.',
+        'the result against the sandbox and prints where to look. Takes a few seconds.',
     )
     .action(
       runCommand(async (options: DemoCliOptions) => {

@@ -2,8 +2,7 @@
  * `pricing-agent files list|show|retry`: the push ledger (every file the agent claimed) for people and scripts.
  * list and show open the state database read-only (safe while the daemon runs); retry: files-retry.ts.
  *
- * Exit codes: list 0; show 0, 1 for an unknown id; retry see files-retry.ts (0, 1, 2, 3); 2 a configuration
- * mistake. (An unknown option or --status value is a usage error: exit 2 with the allowed values.)
+ * Exit codes: exit-table.ts. (An unknown option or --status value is a usage error: exit 2 with the allowed values.)
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
 import type { Config } from '../../config/index.ts';
@@ -86,7 +85,6 @@ export function filesCommand(): Command {
     .argument('<id>', 'the file id (from files list, status or a log line)', positiveInt(Number.MAX_SAFE_INTEGER))
     .option('--json', 'print one JSON object')
     .addOption(configOption())
-    .addHelpText('after', '\nExit codes: 0 shown, 1 no file with this id, 2 a configuration mistake.')
     .action(
       runCommand(async (id: number, options: CommonOptions) => {
         const config = await loadConfigForCommand(options.config);
@@ -115,9 +113,7 @@ export function filesCommand(): Command {
         '               (content that failed is not a duplicate: only content already done is skipped)\n' +
         '  processing   (deferred, or left by a stopped agent) pushed now in this process, resuming at the first batch\n' +
         '               without a result; refused while a daemon answers (it retries by itself; restart it to retry now)\n' +
-        '  done, duplicate  refused: use pricing-agent push FILE --source NAME --force to send the content again\n' +
-        '\nExit codes: 0 back in the inbox, or resumed and done; 3 resumed and done with rejected rows; 4 resumed and\n' +
-        'failed; 1 resumed and deferred again; 2 refused (nothing changed) or a configuration mistake.',
+        '  done, duplicate  refused: use pricing-agent push FILE --source NAME --force to send the content again',
     )
     .action(runCommand(async (id: number, options: CommonOptions) => retryFile(await loadConfigForCommand(options.config), id, options.json === true)));
 
@@ -131,9 +127,7 @@ export function filesCommand(): Command {
     .addHelpText(
       'after',
       '\nThe file goes back into its inbox and is sent without the brakes (once: the same content dropped again later\n' +
-        'is braked again). A running daemon sends it; without one it is pushed now, in this process.\n' +
-        '\nExit codes: 0 released (and, pushed now, done); 3 pushed now, done with rejected rows; 1 pushed now and\n' +
-        'failed or deferred; 2 refused (no such held file, the name is taken in the inbox) or a configuration mistake.',
+        'is braked again). A running daemon sends it; without one it is pushed now, in this process.',
     )
     .action(
       runCommand(async (name: string, options: CommonOptions & { source?: string }) =>

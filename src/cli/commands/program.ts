@@ -19,6 +19,7 @@ import { sandboxCommand } from './sandbox.ts';
 import { stateCommand } from './state.ts';
 import { statusCommand } from './status.ts';
 import { EXIT_CONFIG, EXIT_OK } from '../../exit-codes.ts';
+import { EXIT_TABLE, exitHelp, type CommandName } from './exit-table.ts';
 
 export function buildProgram(): Command {
   const program = new Command('pricing-agent')
@@ -41,7 +42,21 @@ export function buildProgram(): Command {
   program.addCommand(stateCommand());
   program.addCommand(demoCommand());
   exitOverrideEverywhere(program);
+  addExitHelp(program);
   return program;
+}
+
+/** Every command that does something prints its exit codes after its help, from the one table (src/cli/commands/exit-table.ts). */
+function addExitHelp(command: Command, path = ''): void {
+  for (const sub of command.commands) {
+    const name = `${path}${sub.name()}`;
+    if (name in EXIT_TABLE) {
+      const own = exitHelp(name as CommandName);
+      const dryRun = `push --dry-run` satisfies CommandName;
+      sub.addHelpText('after', name === 'push' ? `${own}\n\nWith --dry-run:${exitHelp(dryRun).replace('\nExit codes:', '')}` : own);
+    }
+    addExitHelp(sub, `${name} `);
+  }
 }
 
 /** Commands added with addCommand do not inherit exitOverride: set it on every one. */

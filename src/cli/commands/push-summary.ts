@@ -1,14 +1,15 @@
 /**
  * What `push` prints at the end. Its exit code is the file's verdict (src/ingest/file-verdict.ts): 0 every row
  * accepted (or the same content was already sent: nothing to do); 3 the file was done but some rows were rejected
- * (locally or by the API; see the rejects CSV); 1 the file failed, was refused, vanished, or was deferred (API
- * unreachable or failing after the retries, key rejected, interrupted): a deferred file stays in processing/ and the
- * same command resumes it. 2 (a config or usage mistake) is decided before any file is touched. `--dry-run` uses the
- * same codes for what a push would do.
+ * (locally or by the API; see the rejects CSV); 4 the file failed or was refused; 1 it was deferred (API unreachable
+ * or failing after the retries, key rejected, interrupted: it stays in processing/ and the same command resumes it),
+ * held by the brakes, or vanished. 2 (a config or usage mistake) is decided before any file is touched. `--dry-run`
+ * uses the same codes for what a push would do. The table of every command's codes: exit-table.ts.
  */
 import type { DryRunResult } from '../../ingest/dry-run.ts';
 import { dryRunVerdict, exitCodeOf, exitCodeOfResult } from '../../ingest/file-verdict.ts';
 import type { FileResult } from '../../ingest/push-file.ts';
+import type { FileFormatError } from '../../ingest/read/errors.ts';
 import type { FileCounts, PushFile } from '../../store/push-ledger.ts';
 import { heldText } from './files-text.ts';
 import { formatCount } from './progress.ts';
@@ -100,6 +101,15 @@ export function resultText({ result, counts }: ResultView): string {
 
 export function dryRunExitCode(result: DryRunResult): number {
   return exitCodeOf(dryRunVerdict(result));
+}
+
+/** A dry run of a file a push would fail as a whole (the reader's FileFormatError): exit 4, as the push would. */
+export function dryRunFailedText(file: string, label: string, error: FileFormatError): string {
+  return `${file}: would fail (${label}): ${error.code}: ${error.message}\n  nothing was sent; a push would move the file to failed/\n`;
+}
+
+export function dryRunFailedJson(file: string, label: string, error: FileFormatError): Record<string, unknown> {
+  return { dry_run: true, exit_code: exitCodeOf('failed'), file, target: label, error: error.toJSON() };
 }
 
 /** The delta part of a dry run, for --json. */

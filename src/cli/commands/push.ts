@@ -15,7 +15,8 @@ import { basename, join, resolve } from 'node:path';
 import { Command, Option } from 'commander';
 import type { Config } from '../../config/index.ts';
 import { dryRun, dryRunRejectsPath } from '../../ingest/dry-run.ts';
-import { exitCodeOfResult } from '../../ingest/file-verdict.ts';
+import { exitCodeOf, exitCodeOfResult } from '../../ingest/file-verdict.ts';
+import { FileFormatError } from '../../ingest/read/errors.ts';
 import { runPush } from '../../ingest/one-shot-push.ts';
 import { oneShotLogger, openOneShot } from '../../ingest/one-shot-deps.ts';
 import type { FileResult } from '../../ingest/push-file.ts';
@@ -26,7 +27,7 @@ import { openStateDb } from '../../store/open-state-db.ts';
 import { configOption, loadConfigForCommand } from './config.ts';
 import { runCommand } from './errors.ts';
 import { createProgress, type Progress } from './progress.ts';
-import { dryRunExitCode, dryRunJson, dryRunText, resultJson, resultText, type ResultView } from './push-summary.ts';
+import { dryRunExitCode, dryRunFailedJson, dryRunFailedText, dryRunJson, dryRunText, resultJson, resultText, type ResultView } from './push-summary.ts';
 
 interface PushOptions {
   readonly config: string;
@@ -90,6 +91,12 @@ async function runDryRun(config: Config, target: PushTarget, file: string, optio
     const out = options.json === true ? `${JSON.stringify(dryRunJson(file, target.label, source.mode, result))}\n` : dryRunText(file, target.label, source.mode, result);
     process.stdout.write(out);
     return dryRunExitCode(result);
+  } catch (error) {
+    if (!(error instanceof FileFormatError)) throw error;
+    progress.stop();
+    const json = options.json === true;
+    process.stdout.write(json ? `${JSON.stringify(dryRunFailedJson(file, target.label, error))}\n` : dryRunFailedText(file, target.label, error));
+    return exitCodeOf('failed');
   } finally {
     progress.stop();
     await db?.close();
@@ -148,12 +155,6 @@ export function pushCommand(): Command {
     .option('--full', 'delta sources: send every row, also those the API already holds (and count it as a full send)')
     .option('--json', 'print the result as one JSON object')
     .addOption(configOption())
-    .addHelpText(
-      'after',
-      '\nExit codes: 0 every row accepted, 3 some rows rejected (see the rejects CSV), 4 the file failed (in failed/\n' +
-        'with its report: nothing accepted, too many rows rejected, or unreadable), 1 the file could not be finished\n' +
-        'now (it stays in processing/; the same command resumes it), 2 a configuration or usage mistake.',
-    )
     .action(
       runCommand(async (file: string, options: PushOptions) => {
         const config = await loadConfigForCommand(options.config);

@@ -81,12 +81,14 @@ export function sandboxCommand(): Command {
           jobPace: options.jobPace,
           dialect: options.dialect,
         });
+        // Listen for Ctrl-C before saying where it serves: whoever reads that line may stop it at once.
+        const stopSignal = waitForStopSignal();
         process.stdout.write(`PRICING_API_URL=${sandbox.url}\nPRICING_API_KEY=${sandbox.apiKey}\n`);
         process.stderr.write(
           `sandbox: serving on ${sandbox.url} (seed ${options.seed}, dialect ${options.dialect}); control plane at ${sandbox.url}/_sandbox/; ` +
             'stop with Ctrl-C\n',
         );
-        const signal = await waitForStopSignal();
+        const signal = await stopSignal;
         process.stderr.write(`sandbox: ${signal}, stopping\n`);
         await sandbox.close();
         return 0;

@@ -29,9 +29,7 @@ export function statusCommand(): Command {
     .addHelpText(
       'after',
       '\nReads the state database read-only, so it is safe while `pricing-agent run` is running. The key is checked\n' +
-        'with one GET /v1/auth/verify (skip with --offline); the daemon is asked at http://<http.host>:<http.port>/readyz.\n' +
-        '\nExit codes: 0 shown (also when the API cannot be reached or no daemon runs), 1 the API rejected the key\n' +
-        '(401) or the daemon answered that it is not ready (the reasons are shown), 2 a configuration mistake.',
+        'with one GET /v1/auth/verify (skip with --offline); the daemon is asked at http://<http.host>:<http.port>/readyz.',
     )
     .action(
       runCommand(async (options: StatusOptions) => {

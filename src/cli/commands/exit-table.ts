@@ -1,0 +1,103 @@
+/**
+ * The exit codes of every command, in one table: each command's `--help` prints its rows, docs/exit-codes.md holds
+ * the same table (test/cli/exit-codes.test.ts compares them), and that test drives every command into every row.
+ * A command that gains an outcome adds a row here first; the test then fails until the outcome is driven and the
+ * doc says it.
+ *
+ * The numbers themselves are named once in src/exit-codes.ts; the rule for file outcomes (push, retry, release) is
+ * src/ingest/file-verdict.ts.
+ */
+import { EXIT_CONFIG, EXIT_FAILURE, EXIT_FILE_FAILED, EXIT_OK, EXIT_ROWS_REJECTED } from '../../exit-codes.ts';
+
+export type ExitRow = readonly [code: number, meaning: string];
+
+const CONFIG_MISTAKE: ExitRow = [EXIT_CONFIG, 'a configuration or usage mistake; nothing was touched'];
+
+/** A file pushed now (push, files retry, files release): the verdicts of src/ingest/file-verdict.ts. */
+const FILE_ROWS_REJECTED: ExitRow = [EXIT_ROWS_REJECTED, 'the file was sent, but some rows were rejected: see its rejects CSV'];
+const FILE_FAILED: ExitRow = [EXIT_FILE_FAILED, 'the file failed: it is in failed/ with its report (unreadable, no row accepted, or more rejected than reject_threshold)'];
+
+export const EXIT_TABLE = {
+  check: [
+    [EXIT_OK, 'the key works (with --deep: nothing differs that the agent cannot work around)'],
+    [EXIT_FAILURE, 'it does not: the API rejected the key, cannot be reached, or (--deep) differs; one sentence says which'],
+    CONFIG_MISTAKE,
+  ],
+  'config validate': [
+    [EXIT_OK, 'the configuration is valid'],
+    [EXIT_CONFIG, 'it is not: every problem is listed with its line'],
+  ],
+  'config print': [[EXIT_OK, 'printed, secrets replaced by ***'], CONFIG_MISTAKE],
+  demo: [
+    [EXIT_OK, 'every check of the summary passed'],
+    [EXIT_FAILURE, 'a check failed (see the summary) or the demo could not run'],
+    [EXIT_CONFIG, '--dir is not empty'],
+  ],
+  'exports cancel': [
+    [EXIT_OK, 'the export is cancelled (or had ended): its status is printed'],
+    [EXIT_FAILURE, 'the API refused (no such export) or could not be reached'],
+    CONFIG_MISTAKE,
+  ],
+  'files list': [[EXIT_OK, 'listed'], CONFIG_MISTAKE],
+  'files show': [[EXIT_OK, 'shown'], [EXIT_FAILURE, 'no file with this id'], CONFIG_MISTAKE],
+  'files retry': [
+    [EXIT_OK, 'a failed file is back in its inbox, or a resumed file is done with every row accepted'],
+    [EXIT_FAILURE, 'resumed, and deferred again (it stays in processing/)'],
+    [EXIT_CONFIG, 'refused, nothing changed (unknown id, done, a daemon owns processing/, ...) or a configuration mistake'],
+    FILE_ROWS_REJECTED,
+    FILE_FAILED,
+  ],
+  'files release': [
+    [EXIT_OK, 'released (a running daemon sends it), or pushed now and done with every row accepted'],
+    [EXIT_FAILURE, 'pushed now, and deferred (it stays in processing/)'],
+    [EXIT_CONFIG, 'refused, nothing changed (no such held file, the name is taken in the inbox) or a configuration mistake'],
+    FILE_ROWS_REJECTED,
+    FILE_FAILED,
+  ],
+  'jobs show': [[EXIT_OK, 'the job is printed'], [EXIT_FAILURE, 'the API refused (no such job) or could not be reached'], CONFIG_MISTAKE],
+  'outbox stats': [[EXIT_OK, 'shown'], CONFIG_MISTAKE],
+  'outbox ack': [[EXIT_OK, 'the offset is recorded'], CONFIG_MISTAKE],
+  pull: [
+    [EXIT_OK, 'done'],
+    [EXIT_FAILURE, 'failed or interrupted: what was stored stays, and the next run continues'],
+    CONFIG_MISTAKE,
+  ],
+  push: [
+    [EXIT_OK, 'every row accepted, or the same content was already sent (nothing to do)'],
+    [EXIT_FAILURE, 'not finished now (API down, key rejected, interrupted): it waits in processing/ and the same command resumes it; or the brakes held it (held/)'],
+    [EXIT_CONFIG, 'a configuration or usage mistake (unknown source, its folder missing, no such file, a bad option); nothing was touched'],
+    FILE_ROWS_REJECTED,
+    FILE_FAILED,
+  ],
+  'push --dry-run': [
+    [EXIT_OK, 'every row would be sent'],
+    [EXIT_FAILURE, 'the brakes would hold the file'],
+    CONFIG_MISTAKE,
+    [EXIT_ROWS_REJECTED, 'some rows would be rejected: see the rejects CSV'],
+    [EXIT_FILE_FAILED, 'the file would fail as a whole (unreadable, or too many rows rejected)'],
+  ],
+  run: [
+    [EXIT_OK, 'stopped cleanly (SIGTERM or Ctrl-C, the drain finished)'],
+    [EXIT_FAILURE, 'could not start (one sentence says why) or the drain timed out'],
+    CONFIG_MISTAKE,
+  ],
+  sandbox: [[EXIT_OK, 'stopped (Ctrl-C)'], [EXIT_FAILURE, 'could not start (the port is taken)'], CONFIG_MISTAKE],
+  'state migrate': [
+    [EXIT_OK, 'copied'],
+    [EXIT_FAILURE, 'refused or failed (a daemon runs, the target is not empty); the target is left as it was'],
+    CONFIG_MISTAKE,
+  ],
+  status: [
+    [EXIT_OK, 'shown, also when the API cannot be reached, no daemon runs or there is no database yet'],
+    [EXIT_FAILURE, 'the API rejected the key (401), or the daemon answered that it is not ready (the reasons are shown)'],
+    CONFIG_MISTAKE,
+  ],
+} as const satisfies Record<string, readonly ExitRow[]>;
+
+export type CommandName = keyof typeof EXIT_TABLE;
+
+/** The `Exit codes:` paragraph of a command's --help, from the table. */
+export function exitHelp(command: CommandName): string {
+  const rows = [...EXIT_TABLE[command]].sort((a, b) => a[0] - b[0]);
+  return `\nExit codes:\n${rows.map(([code, meaning]) => `  ${code}  ${meaning}`).join('\n')}`;
+}

@@ -1,0 +1,254 @@
+/**
+ * Every command driven into every exit code of the one table (src/cli/commands/exit-table.ts), as child processes
+ * against a sandbox in the test process, and docs/exit-codes.md held to the same table. A row added to the table
+ * without a case here fails the first test; a command that exits otherwise than its row says fails its case.
+ *
+ * `state migrate` needs a PostgreSQL cluster: its rows are driven in test/cli/state-migrate.test.ts (0 and 1) and
+ * here (2).
+ */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EXIT_TABLE, type CommandName } from '../../src/cli/commands/exit-table.ts';
+import { startSandbox, type SandboxHandle } from '../../src/sandbox/index.ts';
+import { writeAgentConfig } from '../fixtures/push/push-fixtures.ts';
+import { CLI_MAIN, runCli, type CliRun } from '../support/run-cli.ts';
+
+let sandbox: SandboxHandle;
+let dir: string;
+let config: string;
+let badConfig: string;
+let store: string;
+
+const WRONG_KEY = 'svc_live_000000000000000000000000000000000000000000';
+const TX_SOURCES = ['show', 'retry0', 'retry1', 'retry3', 'retry4', 'job', 'p0', 'p1', 'p3', 'p4', 'd0', 'd3', 'd4'] as const;
+const STORE_SOURCES = ['rel0', 'rel1', 'rel3', 'rel4', 'dry1'] as const;
+
+beforeAll(async () => {
+  sandbox = await startSandbox({ approvals: 5, largeGridRows: 0, jobPace: 'instant' });
+  store = sandbox.control.state().stores[0] ?? '';
+  dir = await mkdtemp(join(tmpdir(), 'pa-exit-codes-'));
+  // A source per case that pushes (cases run at the same time, and a push first resumes its source's unfinished
+  // files): one case never meets another's file.
+  const sources = [
+    ...TX_SOURCES.map((name) => ({ name, entity: 'transactions', path: `./inbox/${name}`, reject_threshold: 0.5 })),
+    ...STORE_SOURCES.map((name) => ({ name, entity: 'product_store', path: `./inbox/${name}`, reject_threshold: 0.5 })),
+  ];
+  for (const s of sources) await mkdir(join(dir, s.path), { recursive: true });
+  config = await writeAgentConfig(dir, sandbox.url, [...sources, { name: 'gone', entity: 'products', path: './inbox/gone' }], { http: { port: 0 } });
+  badConfig = join(dir, 'bad.yaml');
+  await writeFile(badConfig, (await readFile(config, 'utf8')).replace('entity: transactions', 'entity: prices'));
+});
+afterAll(() => sandbox.close());
+
+const cli = (args: string[], key = sandbox.apiKey): Promise<CliRun> => runCli([...args, '--config', config], { PRICING_API_KEY: key });
+const withBadConfig = (args: string[]): Promise<CliRun> => runCli([...args, '--config', badConfig], { PRICING_API_KEY: sandbox.apiKey });
+
+let seq = 0;
+/** A file of its own in the test's folder (or in an inbox): names never repeat, so cases do not meet. */
+async function file(text: string, where = dir): Promise<string> {
+  seq += 1;
+  const path = join(where, `f${seq}.csv`);
+  await writeFile(path, text);
+  return path;
+}
+
+const txCsv = (prefix: string, bad = false) =>
+  `transaction_id,item_id,transaction_timestamp\n${prefix}-1,A,2026-11-20T08:00:00Z\n${prefix}-2,B,${bad ? 'yesterday' : '2026-11-20T09:00:00Z'}\n`;
+const kaputt = () => `transaction_id,item_id,transaction_timestamp\n"K-1,A,2026-11-20T08:00:00Z\nK-2,B,2026-11-20T08:00:00Z\n`;
+/** product_store rows for the delta source erp; `extra` lines are appended as they are. */
+const storeCsv = (prefix: string, prices: readonly string[], extra: readonly string[] = []) =>
+  `item_id,store_id,current_price\n${[...prices.map((p, i) => `${prefix}-${i},${store},${p}`), ...extra].join('\n')}\n`;
+const DAY1 = ['1.00', '2.00', '3.00', '4.00', '5.00', '6.00', '7.00', '8.00', '9.00', '10.00'];
+
+/** Pushes a day 1 to `source`, then drops a day 2 whose lost decimal point the brakes hold. Returns its name. */
+async function heldFile(source: (typeof STORE_SOURCES)[number], extra: readonly string[] = []): Promise<string> {
+  expect((await cli(['push', await file(storeCsv(source, DAY1)), '--source', source])).code).toBe(0);
+  const day2 = await file(storeCsv(source, ['1.00', '2.00', '300', ...DAY1.slice(3)], extra), join(dir, 'inbox', source));
+  const held = await cli(['push', day2, '--source', source]);
+  expect(held.stdout).toContain('held by the brakes');
+  return day2.slice(day2.lastIndexOf('/') + 1);
+}
+
+/** A file left in processing/ of `source` by a rejected key; returns its ledger id (processing/<id>-<name>). */
+async function deferredFile(source: (typeof TX_SOURCES)[number], text: string): Promise<number> {
+  const run = await cli(['push', await file(text), '--source', source, '--json'], WRONG_KEY);
+  expect(run.code).toBe(1);
+  const path = (JSON.parse(run.stdout) as { processing_path: string }).processing_path;
+  return Number(/\/(\d+)-[^/]+$/.exec(path)?.[1]);
+}
+
+async function idOf(name: string): Promise<number> {
+  const list = JSON.parse((await cli(['files', 'list', '--json', '--limit', '500'])).stdout) as { id: number; name: string }[];
+  const hit = list.find((f) => f.name === name);
+  if (hit === undefined) throw new Error(`no file ${name} in the ledger`);
+  return hit.id;
+}
+
+/** A long-running command as a child: waits for `ready` in its output, then sends SIGINT and returns the exit code. */
+async function startAndStop(args: string[], ready: RegExp): Promise<number | null> {
+  const child = spawn(process.execPath, [CLI_MAIN, ...args], { env: { ...process.env, PRICING_API_KEY: sandbox.apiKey }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  const exited = once(child, 'exit') as Promise<[number | null]>;
+  await new Promise<void>((resolve, reject) => {
+    const look = (c: Buffer) => {
+      out += c.toString();
+      if (ready.test(out)) resolve();
+    };
+    child.stdout.on('data', look);
+    child.stderr.on('data', look);
+    void exited.then(() => reject(new Error(`exited before it was ready:\n${out}`)));
+  });
+  child.kill('SIGINT');
+  return (await exited)[0];
+}
+
+type Case = () => Promise<number | null>;
+const code = (run: Promise<CliRun>) => run.then((r) => r.code);
+
+/** How each command is driven into each of its codes. */
+const CASES: { [C in CommandName]: Partial<Record<number, Case>> } = {
+  check: { 0: () => code(cli(['check'])), 1: () => code(cli(['check', '--no-retry'], WRONG_KEY)), 2: () => code(withBadConfig(['check'])) },
+  'config validate': { 0: () => code(cli(['config', 'validate'])), 2: () => code(withBadConfig(['config', 'validate'])) },
+  'config print': { 0: () => code(cli(['config', 'print'])), 2: () => code(withBadConfig(['config', 'print'])) },
+  demo: {
+    0: () => code(runCli(['demo', '--dir', join(dir, 'demo')])),
+    1: async () => code(runCli(['demo', '--dir', join(await file('not a folder'), 'demo')])),
+    2: () => code(runCli(['demo', '--dir', join(dir, 'inbox')])),
+  },
+  'exports cancel': {
+    0: () => code(cli(['exports', 'cancel', sandbox.control.addExport('queued').export_id])),
+    1: () => code(cli(['exports', 'cancel', '00000000-0000-4000-8000-000000000000'])),
+    2: () => code(withBadConfig(['exports', 'cancel', '00000000-0000-4000-8000-000000000000'])),
+  },
+  'files list': { 0: () => code(cli(['files', 'list'])), 2: () => code(withBadConfig(['files', 'list'])) },
+  'files show': {
+    0: async () => {
+      const pushed = await file(txCsv('SHOW'));
+      expect((await cli(['push', pushed, '--source', 'show'])).code).toBe(0);
+      return code(cli(['files', 'show', String(await idOf(pushed.slice(pushed.lastIndexOf('/') + 1)))]));
+    },
+    1: () => code(cli(['files', 'show', '999999'])),
+    2: () => code(withBadConfig(['files', 'show', '1'])),
+  },
+  'files retry': {
+    0: async () => {
+      const broken = await file(kaputt());
+      expect((await cli(['push', broken, '--source', 'retry0'])).code).toBe(4);
+      return code(cli(['files', 'retry', String(await idOf(broken.slice(broken.lastIndexOf('/') + 1)))]));
+    },
+    1: async () => code(cli(['files', 'retry', String(await deferredFile('retry1', txCsv('RETRY1')))], WRONG_KEY)),
+    2: () => code(cli(['files', 'retry', '999999'])),
+    3: async () => code(cli(['files', 'retry', String(await deferredFile('retry3', txCsv('RETRY3', true)))])),
+    4: async () => {
+      // One row to send (the rejected key defers it), three rejected: more than the source's reject_threshold (0.5).
+      const bad = [1, 2, 3].map((i) => `R4-${i},A,yesterday`).join('\n');
+      const id = await deferredFile('retry4', `transaction_id,item_id,transaction_timestamp\nR4-0,A,2026-11-20T08:00:00Z\n${bad}\n`);
+      return code(cli(['files', 'retry', String(id)]));
+    },
+  },
+  'files release': {
+    0: async () => code(cli(['files', 'release', await heldFile('rel0')])),
+    1: async () => code(cli(['files', 'release', await heldFile('rel1')], WRONG_KEY)),
+    2: () => code(cli(['files', 'release', 'no-such-file.csv'])),
+    3: async () => code(cli(['files', 'release', await heldFile('rel3', [`REL3-X,${store},abc`])])),
+    4: async () => {
+      // More rows rejected than the source's reject_threshold (0.5): the file fails.
+      const bad = Array.from({ length: 11 }, (_, i) => `REL4-X${i},${store},abc`);
+      return code(cli(['files', 'release', await heldFile('rel4', bad)]));
+    },
+  },
+  'jobs show': {
+    0: async () => {
+      const pushed = await cli(['push', await file(txCsv('JOB')), '--source', 'job', '--mode', 'import', '--json']);
+      const job = (JSON.parse(pushed.stdout) as { job_id: string }).job_id;
+      return code(cli(['jobs', 'show', job]));
+    },
+    1: () => code(cli(['jobs', 'show', '00000000-0000-4000-8000-000000000000'])),
+    2: () => code(withBadConfig(['jobs', 'show', '00000000-0000-4000-8000-000000000000'])),
+  },
+  'outbox stats': { 0: () => code(cli(['outbox', 'stats'])), 2: () => code(withBadConfig(['outbox', 'stats'])) },
+  'outbox ack': {
+    0: () => code(cli(['outbox', 'ack', '--consumer', 'pos-1', '--seq', '0'])),
+    2: () => code(withBadConfig(['outbox', 'ack', '--consumer', 'pos-1', '--seq', '0'])),
+  },
+  pull: { 0: () => code(cli(['pull'])), 1: () => code(cli(['pull'], WRONG_KEY)), 2: () => code(withBadConfig(['pull'])) },
+  push: {
+    0: async () => code(cli(['push', await file(txCsv('P0')), '--source', 'p0'])),
+    1: async () => code(cli(['push', await file(txCsv('P1')), '--source', 'p1'], WRONG_KEY)),
+    2: async () => code(cli(['push', await file(txCsv('P2')), '--source', 'gone'])),
+    3: async () => code(cli(['push', await file(txCsv('P3', true)), '--source', 'p3'])),
+    4: async () => code(cli(['push', await file(kaputt()), '--source', 'p4'])),
+  },
+  'push --dry-run': {
+    0: async () => code(cli(['push', await file(txCsv('D0')), '--source', 'd0', '--dry-run'])),
+    1: async () => {
+      expect((await cli(['push', await file(storeCsv('dry1', DAY1)), '--source', 'dry1'])).code).toBe(0);
+      return code(cli(['push', await file(storeCsv('dry1', ['1.00', '2.00', '300', ...DAY1.slice(3)])), '--source', 'dry1', '--dry-run']));
+    },
+    2: async () => code(cli(['push', await file(txCsv('D2')), '--source', 'no-such-source', '--dry-run'])),
+    3: async () => code(cli(['push', await file(txCsv('D3', true)), '--source', 'd3', '--dry-run'])),
+    4: async () => code(cli(['push', await file(kaputt()), '--source', 'd4', '--dry-run'])),
+  },
+  run: {
+    0: () => startAndStop(['run', '--config', config], /"msg":"running"|running/),
+    1: async () => {
+      // state.dir is a file: the agent cannot open its state.
+      const blocked = await writeAgentConfig(join(dir, 'run1'), sandbox.url, [], { state: { dir: await file('not a folder') } });
+      return code(runCli(['run', '--config', blocked], { PRICING_API_KEY: sandbox.apiKey }));
+    },
+    2: () => code(withBadConfig(['run'])),
+  },
+  sandbox: {
+    0: () => startAndStop(['sandbox', '--port', '0'], /serving on/),
+    1: async () => {
+      const taken = createServer();
+      await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+      const port = (taken.address() as { port: number }).port;
+      try {
+        return await code(runCli(['sandbox', '--port', String(port)]));
+      } finally {
+        taken.close();
+      }
+    },
+    2: () => code(runCli(['sandbox', '--dialect', 'nope'])),
+  },
+  'state migrate': { 2: () => code(withBadConfig(['state', 'migrate', '--to', 'postgres'])) },
+  status: { 0: () => code(cli(['status'])), 1: () => code(cli(['status'], WRONG_KEY)), 2: () => code(withBadConfig(['status'])) },
+};
+
+/** Rows driven elsewhere, with the file that drives them. */
+const ELSEWHERE: Partial<Record<CommandName, Record<number, string>>> = {
+  'state migrate': { 0: 'test/cli/state-migrate.test.ts', 1: 'test/cli/state-migrate.test.ts' },
+};
+
+const rows = Object.entries(EXIT_TABLE).flatMap(([command, list]) => list.map(([exit, meaning]) => ({ command: command as CommandName, exit, meaning })));
+
+it('every row of the table has a case, and nothing else does', () => {
+  const missing = rows.filter((r) => CASES[r.command][r.exit] === undefined && ELSEWHERE[r.command]?.[r.exit] === undefined);
+  expect(missing.map((r) => `${r.command} ${r.exit}`)).toEqual([]);
+  const extra = Object.entries(CASES).flatMap(([command, cases]) =>
+    Object.keys(cases).filter((exit) => !rows.some((r) => r.command === command && r.exit === Number(exit))).map((exit) => `${command} ${exit}`),
+  );
+  expect(extra).toEqual([]);
+});
+
+it('docs/exit-codes.md holds the same table', async () => {
+  const doc = await readFile(new URL('../../docs/exit-codes.md', import.meta.url), 'utf8');
+  const inDoc = [...doc.matchAll(/^\| `pricing-agent ([^`]+)` \| (\d) \| (.+) \|$/gm)].map((m) => `${m[1]} ${m[2]} ${m[3]}`);
+  expect(inDoc).toEqual(rows.map((r) => `${r.command} ${r.exit} ${r.meaning}`));
+});
+
+describe.concurrent('each command exits as its row says', { timeout: 120_000 }, () => {
+  for (const r of rows) {
+    const drive = CASES[r.command][r.exit];
+    if (drive === undefined) continue;
+    it(`${r.command}: ${r.exit} (${r.meaning})`, async () => {
+      expect(await drive()).toBe(r.exit);
+    });
+  }
+});
