@@ -16,6 +16,7 @@ import { pullCommand } from './pull.ts';
 import { runCommandDefinition } from './run.ts';
 import { pushCommand } from './push.ts';
 import { sandboxCommand } from './sandbox.ts';
+import { sourcesCommand } from './sources.ts';
 import { stateCommand } from './state.ts';
 import { statusCommand } from './status.ts';
 import { EXIT_CONFIG, EXIT_OK } from '../../exit-codes.ts';
@@ -37,6 +38,7 @@ export function buildProgram(): Command {
   program.addCommand(exportsCommand());
   program.addCommand(jobsCommand());
   program.addCommand(sandboxCommand());
+  program.addCommand(sourcesCommand());
   program.addCommand(statusCommand());
   program.addCommand(filesCommand());
   program.addCommand(stateCommand());
