@@ -217,6 +217,11 @@ const CASES: { [C in CommandName]: Partial<Record<number, Case>> } = {
     },
     2: () => code(runCli(['sandbox', '--dialect', 'nope'])),
   },
+  'sources suggest': {
+    0: async () => code(runCli(['sources', 'suggest', await file(txCsv('S0'))])),
+    1: async () => code(runCli(['sources', 'suggest', await file(kaputt())])),
+    2: async () => code(runCli(['sources', 'suggest', await file(txCsv('S2')), '--preview', '3'])),
+  },
   'state migrate': { 2: () => code(withBadConfig(['state', 'migrate', '--to', 'postgres'])) },
   status: { 0: () => code(cli(['status'])), 1: () => code(cli(['status'], WRONG_KEY)), 2: () => code(withBadConfig(['status'])) },
 };

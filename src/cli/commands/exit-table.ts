@@ -82,6 +82,11 @@ export const EXIT_TABLE = {
     CONFIG_MISTAKE,
   ],
   sandbox: [[EXIT_OK, 'stopped (Ctrl-C)'], [EXIT_FAILURE, 'could not start (the port is taken)'], CONFIG_MISTAKE],
+  'sources suggest': [
+    [EXIT_OK, 'the draft is printed (with --preview: the rows as they would be sent and the counts of a dry run)'],
+    [EXIT_FAILURE, 'the file cannot be read as a table (a broken workbook, a quote never closed)'],
+    [EXIT_CONFIG, 'a usage mistake: no such file, a bad --set, or --preview while a field is still a placeholder'],
+  ],
   'state migrate': [
     [EXIT_OK, 'copied'],
     [EXIT_FAILURE, 'refused or failed (a daemon runs, the target is not empty); the target is left as it was'],

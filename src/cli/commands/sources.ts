@@ -4,7 +4,7 @@
  * configuration file and touches nothing: it reads FILE and, with --preview, runs the push's own dry run on it
  * (rows as they would be sent, then the whole file's row fates as `push --dry-run` counts them).
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
@@ -30,14 +30,15 @@ function setValue(raw: string, previous: Record<string, string>): Record<string,
   return { ...previous, [raw.slice(0, at).trim()]: raw.slice(at + 1) };
 }
 
-class PreviewRefusedError extends Error {
+/** A usage mistake: nothing to read, or nothing that could be previewed yet. */
+class SuggestUsageError extends Error {
   readonly exitCode = EXIT_CONFIG;
 }
 
 /** The first `count` rows as they would be sent, then the file's row fates as a dry run counts them. */
 async function preview(file: string, draft: Draft, count: number): Promise<string> {
   if (draft.placeholders.length > 0) {
-    throw new PreviewRefusedError(`cannot preview before ${draft.placeholders.join(', ')} is set: add --set FIELD=VALUE for each`);
+    throw new SuggestUsageError(`cannot preview before ${draft.placeholders.join(', ')} is set: add --set FIELD=VALUE for each`);
   }
   const compiled = compileSource(SourceSchema.parse(draft.source));
   const out: string[] = [`# The first ${count} rows as they would be sent:`];
@@ -85,6 +86,7 @@ export function sourcesCommand(): Command {
     .action(
       runCommand(async (file: string, options: SuggestOptions) => {
         const path = resolve(file);
+        if (!(await stat(path).then((s) => s.isFile(), () => false))) throw new SuggestUsageError(`${path}: no such file`);
         const draft = draftSource({ sample: await sampleFile(path), fileName: basename(path), entity: options.entity, set: options.set });
         process.stdout.write(`# sources: entry drafted from ${basename(path)} by pricing-agent sources suggest\n${draft.yaml}`);
         if (options.preview !== undefined) process.stdout.write(await preview(path, draft, options.preview));

@@ -61,7 +61,8 @@ function findHeader(sample: FileSample): Header {
   // the line after it is data (it holds numbers).
   const nextIsText = next.filter((c) => c.trim() !== '').length >= 2 && next.every((c) => c.trim() === '' || !isNumberish(c));
   const fillsGaps = next.some((c, i) => c.trim() !== '' && (first[i] ?? '').trim() === '');
-  const twoRows = nextIsText && fillsGaps && after.some((c) => c.trim() !== '' && isNumberish(c));
+  const filled = (r: readonly string[]) => r.filter((c) => c.trim() !== '').length;
+  const twoRows = nextIsText && (fillsGaps || filled(next) < filled(first)) && after.some((c) => c.trim() !== '' && isNumberish(c));
   const width = Math.max(first.length, twoRows ? next.length : 0);
   const names = Array.from({ length: width }, (_, i) => {
     const joined = twoRows ? `${(first[i] ?? '').trim()} ${(next[i] ?? '').trim()}`.trim() : (first[i] ?? '').trim();
@@ -220,7 +221,7 @@ export function draftSource(input: DraftInput): Draft {
   // Numbers: the source's separators are those of most mapped number columns; a column written otherwise gets its own.
   const numbers = [...mapping.columns.values()].filter((c) => c.number !== null);
   const commaColumns = numbers.filter((c) => c.number?.decimal === ',');
-  const decimal = commaColumns.length > numbers.length / 2 ? ',' : '.';
+  const decimal = commaColumns.length > numbers.filter((c) => c.number?.decimal != null).length / 2 ? ',' : '.';
   if (decimal === ',') put('decimal_separator', ',', `decimal commas in ${commaColumns.map((c) => c.name).join(', ')}`);
   const grouped = numbers.map((c) => c.number?.thousands).filter((t): t is NonNullable<typeof t> => t !== null && t !== undefined);
   if (grouped.length > 0) put('thousands_separator', grouped[0] === ' ' ? 'space' : grouped[0], `digits grouped by "${grouped[0]}" in the numbers`);
