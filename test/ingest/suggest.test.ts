@@ -91,6 +91,13 @@ describe('drafts', () => {
     expect(draft.placeholders).toEqual([]);
   });
 
+  it('a decimal point in one column and a comma in another: the column written otherwise gets its own number_format', async () => {
+    const { entry } = await draftOf('mixed.csv', 'Artikelnummer;Filiale;Preis;Listenpreis\nA;S1;1,50;2.00\nB;S1;0,99;1.20\n', { currency: 'EUR' });
+    expect(entry).toMatchObject({ columns: { current_price: 'Preis', regular_price: 'Listenpreis', store_id: 'Filiale' } });
+    expect(entry['decimal_separator']).toBeUndefined();
+    expect(entry['number_format']).toEqual({ current_price: { decimal_separator: ',' } });
+  });
+
   it('a field the file does not hold is a placeholder that config validate refuses, and --preview waits for it', async () => {
     const { file, draft } = await draftOf('prices.csv', 'item_id,price\nA,1.00\nB,2.00\n', {});
     expect(draft.entity).toBe('product_store');

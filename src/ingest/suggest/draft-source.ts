@@ -226,13 +226,20 @@ export function draftSource(input: DraftInput): Draft {
   const grouped = numbers.map((c) => c.number?.thousands).filter((t): t is NonNullable<typeof t> => t !== null && t !== undefined);
   if (grouped.length > 0) put('thousands_separator', grouped[0] === ' ' ? 'space' : grouped[0], `digits grouped by "${grouped[0]}" in the numbers`);
   const notes: string[] = [];
-  for (const c of numbers) {
+  const perField: Record<string, Record<string, string>> = {};
+  for (const [field, c] of mapping.columns) {
     const n = c.number;
     if (n === null) continue;
-    if (n.decimal !== null && n.decimal !== decimal) notes.push(`${c.name} writes its decimals with "${n.decimal}", the others with "${decimal}"`);
+    const own: Record<string, string> = {};
+    if (n.decimal !== null && n.decimal !== decimal) own['decimal_separator'] = n.decimal;
+    if (n.thousands !== null && n.thousands !== grouped[0]) own['thousands_separator'] = n.thousands === ' ' ? 'space' : n.thousands;
+    if (Object.keys(own).length > 0) perField[field] = own;
     if (n.ambiguous) notes.push(`${c.name} holds numbers like ${c.examples[0] ?? ''} that read as a thousand or as a decimal: check it`);
     if (n.currency !== null) notes.push(`${c.name} writes a currency (${n.currency}) beside its numbers`);
     if (n.trailingMinus) notes.push(`${c.name} writes negative numbers with a trailing minus`);
+  }
+  if (Object.keys(perField).length > 0) {
+    put('number_format', perField, `columns that write numbers otherwise than the rest: ${Object.keys(perField).map((f) => mapping.columns.get(f)?.name ?? f).join(', ')}`);
   }
   for (const note of notes) lines.push(`  # note: ${note}`);
 
