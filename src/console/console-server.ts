@@ -4,7 +4,7 @@
  *
  *   /                        the overview (overview-page.ts)
  *   /files?source=&status=   the files (files-page.ts)
- *   /files/ID                one file (file-page.ts)
+ *   /files/ID                one file (file-page.ts); a failed one with a source drafted from it (sources suggest)
  *   /files/ID/report.json    its report, as a download (the file beside the archived file, byte for byte)
  *   /files/ID/rejects.csv    its rejects, as a download
  *
@@ -23,7 +23,10 @@ import { basename } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { isLoopbackHost } from '../config/base-url.ts';
 import { consoleFile, consoleFiles, consoleStatus, type ConsoleContext } from './console-data.ts';
-import { fileBody } from './file-page.ts';
+import { ENTITIES } from '../api/schemas/index.ts';
+import { draftSource } from '../ingest/suggest/draft-source.ts';
+import { sampleFile } from '../ingest/suggest/sample-file.ts';
+import { fileBody, type FileSuggestion } from './file-page.ts';
 import { filesBody, filesQuery, FILES_PAGE_LIMIT } from './files-page.ts';
 import type { TimeFormat } from './format.ts';
 import { html, type Html } from './html.ts';
@@ -79,6 +82,21 @@ async function download(res: ServerResponse, path: string | null, type: string):
   return true;
 }
 
+/**
+ * A source drafted from a failed file (`sources suggest`), for its page: what the file itself says about its
+ * layout, beside why it failed. Null when the file is gone or cannot be read as a table.
+ */
+async function suggestFor(path: string | null, entityName: string): Promise<FileSuggestion | null> {
+  if (path === null) return null;
+  const entity = ENTITIES.find((e) => e === entityName);
+  try {
+    const draft = draftSource({ sample: await sampleFile(path), fileName: basename(path), entity, set: {} });
+    return { path, yaml: draft.yaml };
+  } catch {
+    return null;
+  }
+}
+
 export function consoleHandler(ctx: ConsoleContext, zone: Pick<TimeFormat, 'timeZone'> = {}): ConsoleHandler {
   const frame = (title: string, nav: 'overview' | 'files', body: Html, refresh = true) =>
     page({ title, nav, now: ctx.now(), time: zone, ready: ctx.readiness().ready, role: ctx.role?.(), refresh, body });
@@ -124,7 +142,8 @@ export function consoleHandler(ctx: ConsoleContext, zone: Pick<TimeFormat, 'time
       return true;
     }
     const finished = detail.file.finished_at !== null;
-    send(res, 200, frame(`#${id} ${detail.file.original_name}`, 'files', fileBody(detail, time), !finished));
+    const suggestion = detail.file.status === 'failed' ? await suggestFor(detail.file.final_path, detail.file.entity) : null;
+    send(res, 200, frame(`#${id} ${detail.file.original_name}`, 'files', fileBody(detail, time, suggestion), !finished));
     return true;
   };
 }

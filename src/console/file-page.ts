@@ -101,7 +101,19 @@ function rejects(d: ConsoleFileDetail): Html {
   return html`${dataTable(columns, rows, 'No row was rejected.')}${more}`;
 }
 
-export function fileBody(d: ConsoleFileDetail, time: TimeFormat): Html {
+/** A source drafted from a failed file (src/ingest/suggest/draft-source.ts). */
+export interface FileSuggestion {
+  readonly path: string;
+  readonly yaml: string;
+}
+
+function suggestion(s: FileSuggestion): Html {
+  return html`<p>What the file itself says about its layout, as <code>pricing-agent sources suggest</code> drafts it: compare it with the
+source's entry in the config. To see its rows as they would be sent: <code>pricing-agent sources suggest ${JSON.stringify(s.path)} --preview 10</code></p>
+<pre class="suggestion">${s.yaml}</pre>`;
+}
+
+export function fileBody(d: ConsoleFileDetail, time: TimeFormat, suggested: FileSuggestion | null = null): Html {
   const f = d.file;
   const rejected = f.rows_rejected ?? d.rejects_total;
   const superseded = f.rows_superseded ?? d.counts.superseded;
@@ -120,6 +132,7 @@ ${figures([
   { className: 'button', separator: ' ', report: `Report: ${name(d.report_path)}`, rejects: `Rejects: ${name(d.rejects_path)}` },
 )}</div>
 ${section('history', 'History', history(d, time))}
+${suggested !== null && section('suggest', 'A source drafted from this file', suggestion(suggested))}
 ${section('rejects', 'First rejects', rejects(d), html`${count(d.rejects_total)} in all`)}
 ${d.batches.length > 0 && section('batches', 'Batches', batches(d.batches, d.counts.batches, time))}
 ${section(

@@ -202,6 +202,19 @@ describe.skipIf(CHROMIUM === undefined)(`the web console in Chromium (${CHROMIUM
     await page.close();
   });
 
+  it("a failed file's page shows a source drafted from the file (sources suggest), with what it lacks as placeholders", async () => {
+    const broken = files.find((f) => f.name === 'broken.csv');
+    const page = await open(`/files/${broken?.id}`);
+    const draft = await page.locator('#suggest pre').innerText();
+    expect(draft).toContain('entity: products');
+    expect(draft).toMatch(/product_name: product_name/);
+    expect(draft).toContain('item_id: ${SET_ITEM_ID}');
+    expect(await page.locator('#suggest').innerText()).toContain('pricing-agent sources suggest');
+    const done = await open(`/files/${files.find((f) => f.name === 'products.csv')?.id}`);
+    expect(await done.locator('#suggest').count()).toBe(0); // only a failed file gets one
+    await Promise.all([page.close(), done.close()]);
+  });
+
   it('nothing is wider than the screen, at 1024 px and on a phone', async () => {
     const tx = files.find((f) => f.name === 'tx.csv');
     for (const width of [1024, 390]) {
