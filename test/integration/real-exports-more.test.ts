@@ -25,9 +25,9 @@ beforeAll(async () => {
 });
 afterAll(() => h.close());
 
-/** Pushes a fixture; `force`: its bytes were pushed before for the same entity (another test's source). */
-async function push(source: PushSource, fixture: string, force = false) {
-  return drive(clock, h.push(source, fixture.split('/').at(-1) ?? fixture, await readFile(join(REAL, fixture)), { force }));
+/** Pushes a fixture under its own name. */
+async function push(source: PushSource, fixture: string) {
+  return drive(clock, h.push(source, fixture.split('/').at(-1) ?? fixture, await readFile(join(REAL, fixture))));
 }
 
 const world = () => h.sandbox.control.world;
@@ -82,7 +82,7 @@ describe("WooCommerce's sample products export: a BOM, 51 columns, variations un
       skip_rows: { when_empty: ['Regular price'] },
       ignore_columns: [...unread, 'Type', 'Name', 'Parent'],
     });
-    const report = await reportOf(await push(source, FILE, true));
+    const report = await reportOf(await push(source, FILE));
     expect(report.rows).toMatchObject({ read: 25, accepted: 22, rejected: 0, superseded: 0, skipped: 3 });
     expectReconciled(report.rows);
     expect(report.warnings).toEqual([]);
@@ -174,7 +174,7 @@ describe("a Croatian cash & carry's price list saved from a spreadsheet: an empt
   ] as const)('the header %s: 16 prices accepted, the empty row above it skipped', async (_how, header) => {
     const [, store = ''] = h.sandbox.control.state().stores;
     const source = await h.source('product_store', { ...config, ...header, defaults: { store_id: store, currency: 'EUR' } });
-    const report = await reportOf(await push(source, 'roto/cjenik-roto.csv', true));
+    const report = await reportOf(await push(source, 'roto/cjenik-roto.csv'));
     expect(report.rows).toMatchObject({ read: 17, accepted: 16, rejected: 0, superseded: 0, skipped: 1 });
     expectReconciled(report.rows);
     expect(report.warnings).toEqual([]);
