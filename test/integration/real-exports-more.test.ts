@@ -1,0 +1,187 @@
+/**
+ * More of the corpus of real exports (test/fixtures/real/README.md: sources and licences), each pushed end to end
+ * against the sandbox with the configuration a retail IT person writes from the README and docs/mapping.md: exact
+ * counts of every row's fate, the platform holding what the report calls accepted, every refused row with its reason.
+ *
+ * A file that needs a part of the mapping language issue 28 specifies and main does not have yet is written against
+ * the configuration and outcome the issue specifies and skipped, with the point it waits for named.
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parse } from 'csv-parse/sync';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { PushSource } from '../../src/ingest/push-file.ts';
+import { pushHarness, type PushHarness } from '../support/push-harness.ts';
+import { ManualClock, drive } from '../support/manual-clock.ts';
+import { expectReconciled, reportOf } from '../fixtures/push/push-report.ts';
+
+const REAL = join(import.meta.dirname, '..', 'fixtures', 'real');
+
+let h: PushHarness;
+let clock: ManualClock;
+beforeAll(async () => {
+  clock = new ManualClock();
+  h = await pushHarness({ clock, maxInFlight: 4 });
+});
+afterAll(() => h.close());
+
+/** Pushes a fixture under its own name. */
+async function push(source: PushSource, fixture: string) {
+  return drive(clock, h.push(source, fixture.split('/').at(-1) ?? fixture, await readFile(join(REAL, fixture))));
+}
+
+const world = () => h.sandbox.control.world;
+
+/** The rejects CSV as records keyed by its header (`line`, the file's own columns, `field`, `code`, `message`). */
+async function rejectRecords(path: string | null): Promise<Record<string, string>[]> {
+  if (path === null) return [];
+  return parse<Record<string, string>>(await readFile(path, 'utf8'), { bom: true, columns: true });
+}
+
+describe("WooCommerce's sample products export: a BOM, 51 columns, variations under their parent's SKU", () => {
+  const FILE = 'woocommerce/sample_products.csv';
+  // Every column of the export this mapping does not read: without the list they would travel as custom columns.
+  const unread = [
+    'ID', 'Published', 'Is featured?', 'Visibility in catalog', 'Short description', 'Description',
+    'Date sale price starts', 'Date sale price ends', 'Tax status', 'Tax class', 'In stock?', 'Stock',
+    'Backorders allowed?', 'Sold individually?', 'Weight (lbs)', 'Length (in)', 'Width (in)', 'Height (in)',
+    'Allow customer reviews?', 'Purchase note', 'Categories', 'Tags', 'Shipping class', 'Images', 'Download limit',
+    'Download expiry days', 'Grouped products', 'Upsells', 'Cross-sells', 'External URL', 'Button text', 'Position',
+    'Attribute 1 name', 'Attribute 1 value(s)', 'Attribute 1 visible', 'Attribute 1 global', 'Attribute 2 name',
+    'Attribute 2 value(s)', 'Attribute 2 visible', 'Attribute 2 global', 'Meta: _wpcom_is_markdown',
+    'Download 1 name', 'Download 1 URL', 'Download 2 name', 'Download 2 URL',
+  ];
+
+  it('as products: 25 rows, 25 accepted, each variation grouped under its parent product', async () => {
+    const source = await h.source('products', {
+      columns: { item_id: 'SKU', sku: 'SKU', product_id: ['Parent', 'SKU'], product_name: 'Name', product_type: 'Type' },
+      ignore_columns: [...unread, 'Sale price', 'Regular price'],
+    });
+    const before = h.sandbox.control.state().products.count;
+    const report = await reportOf(await push(source, FILE));
+    expect(report.rows).toMatchObject({ read: 25, accepted: 25, rejected: 0, superseded: 0, skipped: 0 });
+    expectReconciled(report.rows);
+    // The BOM is not part of the first header: "ID" is ignored, not a custom column "\uFEFFID" sent by CSV import.
+    expect(report).toMatchObject({ mode: 'bulk', warnings: [] });
+    expect(h.sandbox.control.state().products.count - before).toBe(25);
+    const product = (sku: string) => [...world().products.table.rows()].find((p) => p.item_id === sku);
+    expect(product('woo-vneck-tee-red')).toMatchObject({ product_id: 'woo-vneck-tee', product_name: 'V-Neck T-Shirt - Red', product_type: 'variation' });
+    expect(product('woo-vneck-tee')).toMatchObject({ product_id: 'woo-vneck-tee', product_type: 'variable' });
+    // A quoted type with commas stays one value; SKUs differing only in case are two products.
+    expect(product('woo-album')).toMatchObject({ product_type: 'simple, downloadable, virtual' });
+    expect(product('Woo-tshirt-logo')?.product_name).toBe('T-Shirt with Logo');
+    expect(product('woo-tshirt')?.product_name).toBe('T-Shirt');
+  });
+
+  it("as the web shop's store prices: the sale price when there is one, parents without a price skipped", async () => {
+    const [webShop = ''] = h.sandbox.control.state().stores;
+    const source = await h.source('product_store', {
+      columns: { item_id: 'SKU', current_price: ['Sale price', 'Regular price'], regular_price: 'Regular price' },
+      defaults: { store_id: webShop, currency: 'USD' },
+      // The variable products (44, 45) and the grouped one (87) carry no price: their variations and members do.
+      skip_rows: { when_empty: ['Regular price'] },
+      ignore_columns: [...unread, 'Type', 'Name', 'Parent'],
+    });
+    const report = await reportOf(await push(source, FILE));
+    expect(report.rows).toMatchObject({ read: 25, accepted: 22, rejected: 0, superseded: 0, skipped: 3 });
+    expectReconciled(report.rows);
+    expect(report.warnings).toEqual([]);
+    const prices = [...world().productStore.table.rows()].filter((r) => r.store_id === webShop);
+    const price = (sku: string) => prices.find((r) => r.item_id === sku);
+    expect(price('woo-beanie')).toMatchObject({ current_price: '18', regular_price: '20', currency: 'USD' });
+    expect(price('woo-hoodie-red')).toMatchObject({ current_price: '42', regular_price: '45' });
+    expect(price('wp-pennant')).toMatchObject({ current_price: '11.05', regular_price: '11.05' });
+    expect(['woo-vneck-tee', 'woo-hoodie', 'logo-collection'].map(price)).toEqual([undefined, undefined, undefined]);
+  });
+});
+
+describe('three Spanish supermarket chains scraped into one file: "3,15 €", "3,45\u00A0€" and "2.99 €" in one column', () => {
+  // needs issue 28 point 3 (branch s12-read): currency symbols around a number; a point in a comma-decimal column
+  // rejected as ambiguous with a reason that says so.
+  it.skip('as competitor prices: Consum and Supermercados Más accepted, every Dia row refused, none misread', async () => {
+    const source = await h.source('competitor_prices', {
+      // The scrape's date is in the name the file was saved under.
+      file_name: '^productos-(?<date>\\d{4}-\\d{2}-\\d{2})\\.csv$',
+      timezone: 'Europe/Madrid',
+      decimal_separator: ',',
+      columns: {
+        competitor_name: 'Supermercado',
+        observed_at: '{file.date}',
+        competitor_sku: 'URL',
+        source_url: 'URL',
+        regular_price: 'Precio',
+        effective_price: 'Precio',
+      },
+      defaults: { currency: 'EUR' },
+      ignore_columns: ['Nombre', 'Marca'],
+    });
+    const before = h.sandbox.control.state().competitor_prices.count;
+    const report = await reportOf(await push(source, 'spanish-supermarkets/productos-2024-04-14.csv'));
+    // Lines 2-41 Consum ("3,15 €"), 42-81 Supermercados Más ("3,45" and a no-break space before "€"), 82-121 Dia
+    // ("2.99 €": a point where the source says the decimal separator is a comma; line 120 "Precio no disponible").
+    expect(report.rows).toMatchObject({ read: 120, accepted: 80, rejected: 40, rejected_locally: 40, superseded: 0, skipped: 0 });
+    expectReconciled(report.rows);
+    expect(h.sandbox.control.state().competitor_prices.count - before).toBe(80);
+    const rows = [...world().competitorPrices.table.rows()];
+    const at = (url: string) => rows.find((r) => r.competitor_sku === url);
+    expect(at('https://tienda.consum.es/es/p/detergente-liquido-prendas-delicadas/401356')).toMatchObject({
+      competitor_name: 'Consum',
+      regular_price: '3.15',
+      effective_price: '3.15',
+      currency: 'EUR',
+      observed_at: '2024-04-13T22:00:00Z',
+    });
+    expect(at('https://www.supermercadosmas.com/alimentacion/chicles-sin-azucar-fresa-trident-bote-826g/')).toMatchObject({
+      competitor_name: 'Supermercados Mas',
+      regular_price: '3.45',
+    });
+    // No Dia price is stored at all, so none can have been read as 299.
+    expect(rows.filter((r) => r.competitor_name === 'Dia')).toEqual([]);
+
+    const rejects = await rejectRecords(report.rejectsPath);
+    expect(rejects.map((r) => Number(r.line))).toEqual(Array.from({ length: 40 }, (_, i) => 82 + i));
+    expect(rejects.every((r) => r.Supermercado === 'Dia' && r.field?.startsWith('regular_price'))).toBe(true);
+    const dotted = rejects.find((r) => r.line === '82');
+    expect(dotted).toMatchObject({ Precio: '2.99 €' });
+    expect(dotted?.code).toMatch(/^decimal_parsing/);
+    expect(dotted?.message).toMatch(/ambiguous/i);
+    // The hint to set thousands_separator is the wrong fix here (2.99 groups no thousands): it is not given.
+    expect(dotted?.message).not.toMatch(/thousands_separator/);
+    expect(rejects.find((r) => r.line === '120')).toMatchObject({ Precio: 'Precio no disponible' });
+  });
+});
+
+describe("a Croatian cash & carry's price list saved from a spreadsheet: an empty row above the header", () => {
+  const config = {
+    decimal_separator: ',',
+    columns: {
+      item_id: 'Šifra artikla',
+      sku: 'Barkod',
+      current_price: ['MPC za vrijeme posebnog oblika prodaje', 'MPC'],
+      regular_price: 'MPC',
+    },
+    ignore_columns: [
+      'Naziv artikla', 'Kategorija proizvoda', 'BRAND', 'neto količina', 'Jedinica mjere', 'Cijena za jedinicu mjere',
+      'Najniža cijena u posljednjih 30 dana', 'sidrena cijena na 2.5.2025.',
+    ],
+  };
+
+  // needs issue 28 point 2 (branch s12-read): the header found by itself when line 1 names none of the mapped
+  // columns (and `header_row: N`), the lines above it counted as skipped, not rejected.
+  it.skip.each([
+    ['found by itself', {}],
+    ['at header_row: 2', { header_row: 2 }],
+  ] as const)('the header %s: 16 prices accepted, the empty row above it skipped', async (_how, header) => {
+    const [, store = ''] = h.sandbox.control.state().stores;
+    const source = await h.source('product_store', { ...config, ...header, defaults: { store_id: store, currency: 'EUR' } });
+    const report = await reportOf(await push(source, 'roto/cjenik-roto.csv'));
+    expect(report.rows).toMatchObject({ read: 17, accepted: 16, rejected: 0, superseded: 0, skipped: 1 });
+    expectReconciled(report.rows);
+    expect(report.warnings).toEqual([]);
+    const prices = [...world().productStore.table.rows()].filter((r) => r.store_id === store);
+    // Codes with and without leading zeros, as the list writes them.
+    expect(prices.find((r) => r.item_id === '022243')).toMatchObject({ sku: '3859890966012', current_price: '16.69', regular_price: '16.69', currency: 'EUR' });
+    expect(prices.find((r) => r.item_id === '9144')).toMatchObject({ current_price: '25.09' });
+    expect(prices.find((r) => r.item_id === '022767')).toMatchObject({ current_price: '6.75', regular_price: '6.75' });
+  });
+});
