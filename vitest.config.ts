@@ -63,6 +63,7 @@ const BOTH_BACKENDS = [
   'test/regressions/long-poll-between-commit-and-announcement.test.ts',
   'test/regressions/rejects-stream-busy-connection.test.ts',
   'test/cli/state-migrate.test.ts',
+  'test/abuse/postgres-reader-role.test.ts',
 ];
 const SQLITE_ONLY = ['test/store/open-sqlite.test.ts', 'test/store/wal-maintenance.test.ts', 'test/store/migrations.test.ts'];
 /** Files about PostgreSQL itself (they need a cluster): the postgres project only. */
@@ -72,6 +73,7 @@ const POSTGRES_ONLY = [
   'test/store/copy-state.test.ts',
   'test/cli/state-migrate.test.ts',
   'test/outbox/docs-sql-postgres.test.ts',
+  'test/abuse/postgres-reader-role.test.ts',
   'test/integration/ha-failover.test.ts',
   'test/integration/ha-feed.test.ts',
   'test/chaos/ha-chaos.test.ts',

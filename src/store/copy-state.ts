@@ -7,12 +7,15 @@
  * migrations create is copied without being listed here. Tables are copied parents first (foreign keys), rows in
  * primary-key order, in batches read from one snapshot of the source. The whole copy is ONE transaction of the
  * target: if anything fails (or the process dies), the target is left as empty as it was, and the copy can simply
- * be run again. The source is only read.
+ * be run again. The source is only read. Values go across as the agent reads them: integers exactly (64-bit key
+ * hashes included, SqlDb.batches), and a column the backends store in different forms (CONVERTED) in the target's.
  */
 import { RECORD_FIELD_COLUMNS, recordFieldsOf } from './approved-prices.ts';
 import { StoreError } from './errors.ts';
 import { dataColumns, listTables, primaryKey, referencedTables, resetIdentities } from './schema-info.ts';
-import { sqlOf, type SqlDb, type SqlParams, type Tx } from './sql-db.ts';
+import { restoredPlatformId } from './delta-state.ts';
+import type { Dialect } from './dialect.ts';
+import { sqlOf, type SqlDb, type SqlParams, type SqlValue, type Tx } from './sql-db.ts';
 import type { StateDb } from './state-db.ts';
 
 export interface CopiedTable {
@@ -40,6 +43,16 @@ const COPY_LAST = new Set(['consumer_offsets']);
  */
 const DERIVED: Readonly<Record<string, { readonly columns: readonly string[]; values(row: Record<string, unknown>): SqlParams }>> = {
   approved_prices: { columns: RECORD_FIELD_COLUMNS, values: (row) => recordFieldsOf(String(row['record'])) },
+};
+
+/**
+ * Columns the two backends store in different forms: each value is stored again the way the agent stores it on the
+ * target, by the rule of the module that owns the column. A platform id that is a UUID is 16 bytes on SQLite and text
+ * on PostgreSQL (delta-state.ts); sent as it was read, the bytes were refused as "invalid byte sequence for encoding
+ * UTF8".
+ */
+const CONVERTED: Readonly<Record<string, Readonly<Record<string, (value: unknown, dialect: Dialect['name']) => SqlValue>>>> = {
+  delta_keys: { platform_id: restoredPlatformId },
 };
 
 /** agent_meta is copied over the target's own rows (its fresh database_id must not survive). */
@@ -71,9 +84,14 @@ export async function copyState(from: StateDb, to: StateDb, options: CopyOptions
       const insert = { table, columns: [...columns, ...(filled?.columns ?? [])] };
       if (table === META) await tx.run(`DELETE FROM ${META}`);
       const order = (await primaryKey(source, table)).join(', ') || columns.join(', ');
+      const convert = columns.map((c) => CONVERTED[table]?.[c]);
+      const valueOf = (row: Record<string, unknown>, column: string, i: number): SqlValue => {
+        const restore = convert[i];
+        return restore === undefined ? (row[column] as SqlValue) : restore(row[column], tx.dialect.name);
+      };
       let rows = 0;
       for await (const batch of source.batches<Record<string, unknown>>(`SELECT ${columns.join(', ')} FROM ${table} ORDER BY ${order}`, [], batchSize)) {
-        await tx.insert(insert, batch.map((row) => [...columns.map((c) => row[c] as SqlParams[number]), ...(filled?.values(row) ?? [])]));
+        await tx.insert(insert, batch.map((row) => [...columns.map((c, i) => valueOf(row, c, i)), ...(filled?.values(row) ?? [])]));
         rows += batch.length;
       }
       if (table === META) await recordMigration(tx, from.location);

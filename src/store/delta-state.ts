@@ -276,7 +276,12 @@ function storedId(id: string | number | null, dialect: Dialect['name']): string 
   return id === null ? null : String(id);
 }
 
-function platformIdOf(value: unknown): string | number | null {
+/** A platform id as stored on one backend (either's form), re-stored the way `dialect` keeps it (a copy between them). */
+export function restoredPlatformId(stored: unknown, dialect: Dialect['name']): string | Uint8Array | null {
+  return storedId(platformIdOf(stored), dialect);
+}
+
+export function platformIdOf(value: unknown): string | number | null {
   if (value === null || value === undefined) return null;
   if (value instanceof Uint8Array && value.length === 16) {
     const hex = Buffer.from(value).toString('hex');

@@ -162,6 +162,8 @@ export abstract class SqlDb implements StateDb, Queryable {
   /**
    * The rows of `sql` in batches of up to `size`, read from one consistent snapshot (for copying whole tables:
    * constant memory whatever their size). Other calls on this handle wait until the generator is done or dropped.
+   * Integers are exact: a number, or decimal text beyond 2^53 (64-bit hashes; PostgreSQL refuses to read those as
+   * numbers at all, pool.ts), which either backend stores back into an integer column as the same integer.
    */
   abstract batches<R>(sql: string, params: SqlParams, size: number): AsyncGenerator<R[]>;
 

@@ -1,28 +1,17 @@
 /**
- * Section 4 of docs/postgresql.md runs as written against a real PostgreSQL outbox: the read-only role is created
- * with the document's statements, and that role polls the feed, records its offset (never backwards, never beyond
- * the feed), reads its lag and the prices in force at its store, and can change nothing else. Statements are taken
+ * Section 4 of docs/postgresql.md runs as written against a real PostgreSQL outbox: the readers' roles are created
+ * with the document's statements, and the POS's login role polls the feed, records its offset (never backwards, never
+ * beyond the feed), reads its lag and the prices in force at its store, and can change nothing else (what it tries on
+ * other consumers' rows: test/abuse/postgres-reader-role.test.ts). Statements are taken
  * from the section's ```sql blocks, in order; adding one means adding its parameters here. The postgres project only.
  */
-import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { openStateDb } from '../../src/store/open-state-db.ts';
 import { onCleanup, tempDir } from '../store/support.ts';
+import { readerSectionBlocks } from '../support/postgresql-doc.ts';
 import { TEST_BACKEND, testStateConfig } from '../support/state-db.ts';
 import { STORE_A, STORE_B, approval, deliver } from './support.ts';
-
-/** The statements of each ```sql block of section 4 (a block: a list of statements). */
-function sectionBlocks(): string[][] {
-  const doc = readFileSync(new URL('../../docs/postgresql.md', import.meta.url), 'utf8');
-  const section = doc.slice(doc.indexOf('## 4.'), doc.indexOf('\n## ', doc.indexOf('## 4.') + 1));
-  return [...section.matchAll(/```sql\n([\s\S]*?)```/g)].map((m) =>
-    (m[1] ?? '')
-      .split(/;\s*(?:--[^\n]*)?\n/)
-      .map((s) => s.replace(/^\s*--[^\n]*\n/gm, '').trim())
-      .filter((s) => s.length > 0),
-  );
-}
 
 async function client(url: string): Promise<pg.Client> {
   const c = new pg.Client({ connectionString: url });
@@ -45,17 +34,20 @@ describe.runIf(TEST_BACKEND === 'postgres')('docs/postgresql.md: POS systems rea
       approval(3, { item_id: 'B', store_id: null, approved_price: '2.00' }),
       approval(4, { item_id: 'C', store_id: STORE_B, approved_price: '3.00' }),
     ]);
-    const [roleStatements, queries] = sectionBlocks();
-    expect(roleStatements?.[0]).toMatch(/^CREATE ROLE pos_reader/);
+    const [roleStatements, queries] = readerSectionBlocks();
+    expect(roleStatements?.[0]).toMatch(/^CREATE ROLE pos_readers NOLOGIN/);
     const admin = await client(postgres.url);
     for (const statement of roleStatements ?? []) await admin.query(statement);
 
-    const reader = await client(postgres.url.replace('postgres@', 'pos_reader@'));
+    // The POS logs in as the role the document creates for it, named as its consumer.
+    const pos = /CREATE ROLE "([^"]+)" LOGIN/.exec((roleStatements ?? []).join('\n'))?.[1] ?? '';
+    expect(pos).toBe('pos-store-0042');
+    const reader = await client(postgres.url.replace('postgres@', `${pos}@`));
     const params: unknown[][] = [
       [0], // poll
       [0, STORE_A], // only your store and product-level rows
-      ['pos-a', 3], // record the offset
-      ['pos-a'], // lag
+      [pos, 3], // record the offset
+      [pos], // lag
       [STORE_A], // prices at one store
     ];
     expect(queries).toHaveLength(params.length);
@@ -72,9 +64,9 @@ describe.runIf(TEST_BACKEND === 'postgres')('docs/postgresql.md: POS systems rea
 
     // The offset never moves backwards, and never beyond the feed's end.
     const upsert = queries?.[2] ?? '';
-    await reader.query(upsert, ['pos-a', 1]);
-    expect((await reader.query(`SELECT last_seq FROM consumer_offsets WHERE consumer = 'pos-a'`)).rows).toEqual([{ last_seq: '3' }]);
-    await expect(reader.query(upsert, ['pos-b', 99])).rejects.toThrow(/beyond the last seq/);
+    await reader.query(upsert, [pos, 1]);
+    expect((await reader.query(`SELECT last_seq FROM consumer_offsets WHERE consumer = $1`, [pos])).rows).toEqual([{ last_seq: '3' }]);
+    await expect(reader.query(upsert, [pos, 99])).rejects.toThrow(/beyond the last seq/);
 
     // Nothing else is the reader's to change.
     for (const statement of [

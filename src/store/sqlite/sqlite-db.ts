@@ -139,8 +139,10 @@ export class SqliteDb extends SqlDb {
     this.statement('BEGIN').run(); // one snapshot for the whole read
     try {
       let batch: R[] = [];
-      for (const row of this.sqlite.prepare<unknown[], R>(sql).iterate(...params)) {
-        batch.push(row);
+      // Integers are read as bigints and given back exactly (exactIntegers): a delta key's 64-bit hash read as a
+      // number lost its low digits, and the copy stored other keys than the agent had remembered.
+      for (const row of this.sqlite.prepare<unknown[], Record<string, unknown>>(sql).safeIntegers(true).iterate(...params)) {
+        batch.push(exactIntegers(row) as R);
         if (batch.length >= size) {
           yield batch;
           batch = [];
@@ -243,4 +245,12 @@ export class SqliteDb extends SqlDb {
       if (this.sqlite.open) this.sqlite.close();
     }
   }
+}
+
+/** A row read with safeIntegers: each integer as a number where one holds it exactly, else as its decimal text. */
+function exactIntegers(row: Record<string, unknown>): Record<string, unknown> {
+  for (const [column, value] of Object.entries(row)) {
+    if (typeof value === 'bigint') row[column] = value >= Number.MIN_SAFE_INTEGER && value <= Number.MAX_SAFE_INTEGER ? Number(value) : value.toString();
+  }
+  return row;
 }
