@@ -140,6 +140,7 @@ describe('the feed on the overview (status --json feed, issue 14)', () => {
       mirrors: [],
       feed,
       ha: null,
+      api_wait: null,
       api_key: { state: 'ok', base_url: 'https://api.example.com' },
       daemon: { state: 'ready', url: null, reasons: [] },
       ok: true,
