@@ -9,7 +9,7 @@ import { createDispatcher } from './api/dispatcher.ts';
 import { loggingHooks } from './api/log-hooks.ts';
 import type { PacingStore, TransportHooks } from './api/transport.ts';
 import type { Clock } from './clock.ts';
-import { caCertificates, proxyFor, type ApiConfig, type Config } from './config/index.ts';
+import { caCertificates, maxRetryAfterMs, proxyFor, type ApiConfig, type Config } from './config/index.ts';
 import type { Logger } from './log.ts';
 import { recordWaitWindow, storedWaitWindow } from './store/api-state.ts';
 import { openStateDb, stateLocation } from './store/open-state-db.ts';
@@ -93,7 +93,7 @@ export function connectApi(api: ApiConfig, logger: Logger, options: ConnectOptio
     timeoutMs: api.timeout_ms,
     attemptDeadlineMs: api.attempt_deadline_ms,
     maxResponseBytes: api.max_response_bytes,
-    maxRetryAfterMs: api.max_retry_after_ms,
+    maxRetryAfterMs: maxRetryAfterMs(api),
     ...(options.maxGateWaitMs !== undefined ? { maxGateWaitMs: options.maxGateWaitMs } : {}),
     maxInFlight: api.max_connections,
     ...(options.pacing ? { pacing: options.pacing } : {}),

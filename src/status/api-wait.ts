@@ -4,7 +4,7 @@
  * (rate-gate.ts windowInForce). Null when no window is open.
  */
 import { describeWindow, windowInForce, type WaitWindow } from '../api/rate-gate.ts';
-import type { Config } from '../config/index.ts';
+import { maxRetryAfterMs, type Config } from '../config/index.ts';
 import { storedWaitWindow } from '../store/api-state.ts';
 import { hasTable } from '../store/meta.ts';
 import type { StateDb } from '../store/state-db.ts';
@@ -26,7 +26,7 @@ export interface ApiWaitView {
 
 export async function apiWaitOf(db: StateDb, config: Config, nowMs: number): Promise<ApiWaitView | null> {
   if (!(await hasTable(db, 'api_pacing'))) return null;
-  const window = windowInForce(await storedWaitWindow(db), null, config.api.max_retry_after_ms, nowMs);
+  const window = windowInForce(await storedWaitWindow(db), null, maxRetryAfterMs(config.api), nowMs);
   return window === null ? null : apiWaitView(window);
 }
 

@@ -6,6 +6,7 @@
  */
 import { Command } from 'commander';
 import { GATE_RECHECK_MS, windowInForce } from '../../api/rate-gate.ts';
+import { maxRetryAfterMs } from '../../config/index.ts';
 import { EXIT_OK } from '../../exit-codes.ts';
 import { apiWaitView } from '../../status/api-wait.ts';
 import { clearWaitWindow } from '../../store/api-state.ts';
@@ -42,7 +43,7 @@ export function apiCommand(): Command {
         try {
           const now = Date.now();
           const before = await clearWaitWindow(db, now);
-          const window = windowInForce(before, null, config.api.max_retry_after_ms, now);
+          const window = windowInForce(before, null, maxRetryAfterMs(config.api), now);
           const view = window === null ? null : apiWaitView(window);
           if (options.json === true) process.stdout.write(`${JSON.stringify({ cleared: view })}\n`);
           else if (view === null) process.stdout.write('No Retry-After window was open: the agent was not waiting.\n');
