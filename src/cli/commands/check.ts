@@ -39,7 +39,8 @@ function waitNotes(maxAttempts: number): TransportHooks {
   return {
     onRetry: (e) =>
       say(`${e.reason}; trying again in ${(e.delayMs / 1000).toFixed(1)} s (attempt ${e.attempt + 1} of ${maxAttempts}, the API's retry rule)`),
-    onRetryAfter: (e) => say(`the API asked to wait (${e.status}): waiting until ${new Date(e.untilMs).toISOString()}`),
+    // Said before the gate decides: a window longer than CHECK_MAX_WAIT_MS is then reported, not waited for.
+    onRetryAfter: (e) => say(`the API asked to wait (${e.status} with Retry-After) until ${new Date(e.untilMs).toISOString()}`),
   };
 }
 
