@@ -9,9 +9,9 @@ import { createDispatcher } from './api/dispatcher.ts';
 import { loggingHooks } from './api/log-hooks.ts';
 import type { PacingStore, TransportHooks } from './api/transport.ts';
 import type { Clock } from './clock.ts';
-import { caCertificates, proxyFor, type ApiConfig, type Config } from './config/index.ts';
+import { caCertificates, maxRetryAfterMs, proxyFor, type ApiConfig, type Config } from './config/index.ts';
 import type { Logger } from './log.ts';
-import { rateLimitedUntil, recordRateLimitedUntil } from './store/api-state.ts';
+import { recordWaitWindow, storedWaitWindow } from './store/api-state.ts';
 import { openStateDb, stateLocation } from './store/open-state-db.ts';
 import type { StateDb } from './store/state-db.ts';
 
@@ -33,6 +33,8 @@ export interface ConnectOptions {
   pacing?: PacingStore;
   /** After a 401, refuse further requests with that key until another is set (the daemon). */
   refuseRejectedKey?: boolean;
+  /** The longest a request waits for a Retry-After window; longer ones throw ApiWaitError (check, status). */
+  maxGateWaitMs?: number;
 }
 
 /**
@@ -41,17 +43,17 @@ export interface ConnectOptions {
  */
 export function pacingOf(db: StateDb, logger: Logger): PacingStore {
   return {
-    rateLimitedUntil: async () => {
+    window: async () => {
       try {
-        return db.closed ? 0 : await rateLimitedUntil(db);
+        return db.closed ? { window: null, clearedAtMs: 0 } : await storedWaitWindow(db);
       } catch (error) {
         logger.debug({ error: String(error) }, 'could not read the Retry-After window');
-        return 0;
+        return { window: null, clearedAtMs: 0 };
       }
     },
-    recordRateLimitedUntil: async (untilMs) => {
+    recordWindow: async (window) => {
       try {
-        if (!db.closed && !db.readonly) await recordRateLimitedUntil(db, untilMs);
+        if (!db.closed && !db.readonly) await recordWaitWindow(db, window);
       } catch (error) {
         logger.debug({ error: String(error) }, 'could not record the Retry-After window');
       }
@@ -89,6 +91,10 @@ export function connectApi(api: ApiConfig, logger: Logger, options: ConnectOptio
     apiKey: api.key,
     dispatcher,
     timeoutMs: api.timeout_ms,
+    attemptDeadlineMs: api.attempt_deadline_ms,
+    maxResponseBytes: api.max_response_bytes,
+    maxRetryAfterMs: maxRetryAfterMs(api),
+    ...(options.maxGateWaitMs !== undefined ? { maxGateWaitMs: options.maxGateWaitMs } : {}),
     maxInFlight: api.max_connections,
     ...(options.pacing ? { pacing: options.pacing } : {}),
     ...(options.refuseRejectedKey ? { refuseRejectedKey: true } : {}),

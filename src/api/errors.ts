@@ -2,6 +2,7 @@
  * Errors of the API client. Callers branch on `code` (stable strings) or on the class, never on message text.
  * Messages are written for a person and never contain the API key or any request header.
  */
+import type { WaitWindow } from './rate-gate.ts';
 import type { ValidationError } from './schemas/index.ts';
 
 export const API_ERROR_CODES = {
@@ -17,6 +18,8 @@ export const API_ERROR_CODES = {
   localValidation: 'API_LOCAL_VALIDATION', // refused before sending (limit out of range, bad argument)
   badResponse: 'API_BAD_RESPONSE', // the body does not match the contract
   aborted: 'API_ABORTED', // the caller's AbortSignal fired
+  waiting: 'API_WAITING', // a Retry-After window ends later than this command waits (check, status)
+  responseLimit: 'API_RESPONSE_LIMIT', // a response over api.max_response_bytes, or past api.attempt_deadline_ms
 } as const;
 export type ApiErrorCode = (typeof API_ERROR_CODES)[keyof typeof API_ERROR_CODES];
 
@@ -103,6 +106,35 @@ export class ApiOutcomeUnknownError extends ApiError {
         'retrying could create a duplicate',
       { operation, status: cause.status, retryable: false, cause },
     );
+  }
+}
+
+/**
+ * The API asked the agent to wait (Retry-After) longer than this command waits: `check` and `status` say so and
+ * return instead of hanging on a long window. The daemon never sees it (it waits, within api.max_retry_after).
+ */
+export class ApiWaitError extends ApiError {
+  readonly window: WaitWindow;
+  constructor(window: WaitWindow, described: string) {
+    super(
+      API_ERROR_CODES.waiting,
+      `The API asked the agent to wait ${described}: try again after that, or end the wait with \`pricing-agent api clear-wait\`.`,
+      { operation: `${window.method} ${window.path}`, status: window.status, retryable: true },
+    );
+    this.window = window;
+  }
+}
+
+/**
+ * A response over api.max_response_bytes, or an attempt past api.attempt_deadline_ms (response-limits.ts): a failed
+ * attempt for the retry policy, like a transport error, with a message that names the limit.
+ */
+export class ApiResponseLimitError extends ApiError {
+  /** RESPONSE_TOO_LARGE or ATTEMPT_DEADLINE. */
+  readonly limitCode: string;
+  constructor(operation: string, limitCode: string, cause: Error) {
+    super(API_ERROR_CODES.responseLimit, `${operation}: ${cause.message}`, { operation, retryable: true, cause });
+    this.limitCode = limitCode;
   }
 }
 

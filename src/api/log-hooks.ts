@@ -20,7 +20,11 @@ export function loggingHooks(logger: Logger, next: TransportHooks = {}): Transpo
       logger.info({ operation: e.operation, wait_ms: e.waitMs }, 'api rate limit: waited for Retry-After');
       next.onRateLimited?.(e);
     },
-    onRetryAfter: (e) => next.onRetryAfter?.(e),
+    onRetryAfter: (e) => {
+      // One line per window: the server's advice, as bounded by api.max_retry_after.
+      logger.info({ operation: e.operation, status: e.status, until: new Date(e.untilMs).toISOString() }, 'api asked to wait (Retry-After)');
+      next.onRetryAfter?.(e);
+    },
     beforeSend: (e) => next.beforeSend?.(e),
     onKeyRejected: (e) => {
       logger.error({ operation: e.operation }, 'api key rejected (401): put a new key in api.key or api.key_file');

@@ -66,10 +66,21 @@ export function backoffDelay(attempt: number, random: () => number = Math.random
 export const DEFAULT_RETRY_AFTER_MS = 1_000; // 1 s
 
 /**
- * Parses Retry-After as delta-seconds or as an HTTP-date, relative to `nowMs`. Honoured however long it is
- * (unlike undici's retry interceptor, which caps it at 30 s). A date in the past means "now".
+ * The longest Retry-After the agent honours (api.max_retry_after). One 429 with `Retry-After: 3000000` (35 days)
+ * stopped every push and pull and survived restarts (issue 27, point 2): the server's advice is honoured within
+ * this bound, and `pricing-agent api clear-wait` ends a window early.
  */
-export function parseRetryAfter(value: string | string[] | undefined, nowMs: number): number {
+export const DEFAULT_MAX_RETRY_AFTER_MS = 15 * 60 * 1000; // 15 min
+
+/**
+ * Parses Retry-After as delta-seconds or as an HTTP-date, relative to `nowMs`, capped at `capMs`
+ * (api.max_retry_after). A date in the past means "now"; a value that is neither means DEFAULT_RETRY_AFTER_MS.
+ */
+export function parseRetryAfter(value: string | string[] | undefined, nowMs: number, capMs = DEFAULT_MAX_RETRY_AFTER_MS): number {
+  return Math.min(capMs, uncappedRetryAfter(value, nowMs));
+}
+
+function uncappedRetryAfter(value: string | string[] | undefined, nowMs: number): number {
   const raw = Array.isArray(value) ? value[0] : value;
   if (raw === undefined) return DEFAULT_RETRY_AFTER_MS;
   const text = raw.trim();
@@ -77,4 +88,12 @@ export function parseRetryAfter(value: string | string[] | undefined, nowMs: num
   const at = Date.parse(text);
   if (Number.isNaN(at)) return DEFAULT_RETRY_AFTER_MS;
   return Math.max(0, at - nowMs);
+}
+
+/**
+ * The end of a stored window as the agent honours it: never later than `capMs` after it was recorded (a window
+ * stored by an older version, or before api.max_retry_after was lowered, is bounded when read back at start).
+ */
+export function boundedWindowEnd(untilMs: number, recordedAtMs: number, capMs: number): number {
+  return Math.min(untilMs, recordedAtMs + capMs);
 }

@@ -13,15 +13,23 @@ import {
   ApiError,
   ApiKeyRejectedError,
   ApiOutcomeUnknownError,
+  ApiResponseLimitError,
   ApiTransportError,
   ApiValidationError,
   API_ERROR_CODES,
   errorForStatus,
 } from './errors.ts';
 import { buildPath, OPERATIONS, retryClassOf, type OperationName } from './operations.ts';
-import { backoffDelay, neverReachedServer, parseRetryAfter, shouldRetry, type Failure } from './retry-policy.ts';
+import { backoffDelay, DEFAULT_MAX_RETRY_AFTER_MS, neverReachedServer, parseRetryAfter, shouldRetry, type Failure } from './retry-policy.ts';
 import { GateClosedError, gatedDispatcher } from './gate-interceptor.ts';
-import { RateGate } from './rate-gate.ts';
+import { RateGate, type SharedWindow, type WaitWindow } from './rate-gate.ts';
+import {
+  DEFAULT_ATTEMPT_DEADLINE_MS,
+  DEFAULT_MAX_RESPONSE_BYTES,
+  deadlineError,
+  readBodyLimited,
+  ResponseLimitError,
+} from './response-limits.ts';
 import { RequestSlots } from './request-slots.ts';
 import { HTTPValidationError, RETRY_MAX_ATTEMPTS } from './schemas/index.ts';
 import { parseJsonText } from '../json-text.ts';
@@ -53,8 +61,8 @@ export interface TransportHooks {
   onRetry?(event: { operation: OperationName; attempt: number; delayMs: number; reason: string }): void;
   onRateLimited?(event: { operation: OperationName; waitMs: number }): void;
   onKeyRejected?(event: { operation: OperationName }): void;
-  /** A 429 closed the gate until `untilMs` (epoch ms). */
-  onRetryAfter?(event: { operation: OperationName; untilMs: number }): void;
+  /** A 429 (or a 503 with Retry-After) closed the gate until `untilMs` (epoch ms). */
+  onRetryAfter?(event: { operation: OperationName; untilMs: number; status: number }): void;
   /**
    * Runs just before each attempt goes on the wire; throwing an ApiError refuses it (nothing is sent). HA: a node
    * that is not the active one, or whose lease may have ended (it was paused), sends nothing.
@@ -64,19 +72,31 @@ export interface TransportHooks {
 
 /**
  * Where the Retry-After window is shared between the processes of an agent (src/store/api-state.ts through
- * connectApi): read at every pass of the gate, written at every 429. Errors are the store's to swallow.
+ * connectApi): read at every pass of the gate (and every few seconds while waiting: a clear-wait ends the wait),
+ * written at every 429 or 503 with Retry-After. Errors are the store's to swallow.
  */
 export interface PacingStore {
-  rateLimitedUntil(): Promise<number>;
-  recordRateLimitedUntil(untilMs: number): Promise<void>;
+  window(): Promise<SharedWindow>;
+  recordWindow(window: WaitWindow): Promise<void>;
 }
 
 export interface TransportOptions {
   baseUrl: string;
   apiKey: string;
   dispatcher: Dispatcher;
-  /** Headers and body timeout per attempt (api.timeout_ms). */
+  /** Headers and body timeout per attempt (api.timeout_ms): a gap between chunks. */
   timeoutMs?: number;
+  /** The whole of one attempt: connect, headers and body (api.attempt_deadline_ms). */
+  attemptDeadlineMs?: number;
+  /** The most of a response body that is read (api.max_response_bytes). */
+  maxResponseBytes?: number;
+  /** The longest Retry-After honoured (api.max_retry_after). */
+  maxRetryAfterMs?: number;
+  /**
+   * The longest a request waits at the gate; a longer window throws ApiWaitError at once. `check` and `status` say
+   * the window instead of waiting for it. Default: no bound (the window itself is bounded by maxRetryAfterMs).
+   */
+  maxGateWaitMs?: number;
   clock?: Clock;
   random?: () => number;
   hooks?: TransportHooks;
@@ -104,6 +124,10 @@ export class ApiTransport {
   readonly #refuseRejectedKey: boolean;
   readonly #dispatcher: Dispatcher;
   readonly #timeoutMs: number;
+  readonly #attemptDeadlineMs: number;
+  readonly #maxResponseBytes: number;
+  readonly #maxRetryAfterMs: number;
+  readonly #maxGateWaitMs: number;
   readonly #clock: Clock;
   readonly #random: () => number;
   readonly #hooks: TransportHooks;
@@ -117,12 +141,16 @@ export class ApiTransport {
     this.#baseUrl = options.baseUrl.replace(/\/+$/, '');
     this.#apiKey = options.apiKey;
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.#attemptDeadlineMs = options.attemptDeadlineMs ?? DEFAULT_ATTEMPT_DEADLINE_MS;
+    this.#maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+    this.#maxRetryAfterMs = options.maxRetryAfterMs ?? DEFAULT_MAX_RETRY_AFTER_MS;
+    this.#maxGateWaitMs = options.maxGateWaitMs ?? Number.POSITIVE_INFINITY;
     this.#clock = options.clock ?? systemClock;
     this.#random = options.random ?? Math.random;
     this.#hooks = options.hooks ?? {};
     this.#pacing = options.pacing;
     const pacing = options.pacing;
-    this.#gate = new RateGate(this.#clock, pacing ? () => pacing.rateLimitedUntil() : undefined);
+    this.#gate = new RateGate(this.#clock, pacing ? () => pacing.window() : undefined, this.#maxRetryAfterMs);
     this.#dispatcher = gatedDispatcher(options.dispatcher, () => this.#gate.isClosed());
     this.#maxAttempts = options.maxAttempts ?? RETRY_MAX_ATTEMPTS;
     this.#refuseRejectedKey = options.refuseRejectedKey ?? false;
@@ -141,6 +169,16 @@ export class ApiTransport {
   /** Epoch ms until which requests wait because of a 429 (for status output and tests). */
   get rateLimitedUntil(): number {
     return this.#gate.openAt;
+  }
+
+  /** The Retry-After window in force as last seen, with its reason (/readyz, the console); null when none. */
+  get waitWindow(): WaitWindow | null {
+    return this.#gate.current();
+  }
+
+  /** Reads the shared window again (a clear-wait, another process's 429) and returns the one in force. */
+  refreshWaitWindow(): Promise<WaitWindow | null> {
+    return this.#gate.refresh();
   }
 
   async send(req: ApiRequest): Promise<ApiResponse> {
@@ -166,8 +204,10 @@ export class ApiTransport {
         if (response.status === 401) this.#rejectedKey = key;
         this.#hooks.onResponse?.({ operation, status: response.status, attempt, durationMs: this.#clock.now() - started });
         if (response.status < 300) return response;
-        // 429: refused without processing; the gate was closed in #attempt. Wait for Retry-After (however long) at
-        // the gate and try again; no attempt used.
+        // 429: refused without processing; the gate was closed in #attempt. Wait for Retry-After (within
+        // api.max_retry_after) at the gate and try again; no attempt used. A 503 with Retry-After closed the gate
+        // too, but uses an attempt: it is retried after the backoff, and then waits at the gate for the rest of
+        // its window, so never sooner than either.
         if (response.status === 429) continue;
         error = this.#statusError(operation, response);
         failure = { kind: 'status', status: response.status };
@@ -176,9 +216,14 @@ export class ApiTransport {
         // The gate closed after the pass, before the request was written: nothing was sent; wait at the gate again.
         if (cause instanceof GateClosedError) continue;
         if (req.signal?.aborted) throw abortError(operation, req.signal.reason);
-        const code = transportCode(cause);
-        error = new ApiTransportError(operation, code, cause);
-        failure = { kind: 'transport', code };
+        if (cause instanceof ResponseLimitError) {
+          error = new ApiResponseLimitError(operation, cause.code, cause);
+          failure = { kind: 'transport', code: cause.code };
+        } else {
+          const code = transportCode(cause);
+          error = new ApiTransportError(operation, code, cause);
+          failure = { kind: 'transport', code };
+        }
       } finally {
         release();
       }
@@ -208,13 +253,29 @@ export class ApiTransport {
 
   async #pass(operation: OperationName, signal: AbortSignal | undefined): Promise<number> {
     try {
-      return await this.#gate.pass(signal);
-    } catch {
+      return await this.#gate.pass(signal, this.#maxGateWaitMs);
+    } catch (error) {
+      if (error instanceof ApiError) throw error; // a window longer than this command waits (ApiWaitError)
       throw abortError(operation, signal?.reason);
     }
   }
 
+  /**
+   * One attempt within api.attempt_deadline_ms (a real timer, like undici's own timeouts). The caller's signal still
+   * cancels; the deadline turns into a ResponseLimitError naming its key.
+   */
   async #attempt(req: ApiRequest, url: string, key: string): Promise<ApiResponse> {
+    const deadline = AbortSignal.timeout(this.#attemptDeadlineMs);
+    const signal = req.signal ? AbortSignal.any([req.signal, deadline]) : deadline;
+    try {
+      return await this.#attemptWithin(req, url, key, signal);
+    } catch (error) {
+      if (deadline.aborted && !req.signal?.aborted) throw deadlineError(this.#what(req), this.#attemptDeadlineMs);
+      throw error;
+    }
+  }
+
+  async #attemptWithin(req: ApiRequest, url: string, key: string, signal: AbortSignal): Promise<ApiResponse> {
     const headers: Record<string, string> = {
       authorization: `Bearer ${key}`,
       'user-agent': this.#userAgent,
@@ -236,16 +297,25 @@ export class ApiTransport {
       dispatcher: this.#dispatcher,
       headersTimeout: this.#timeoutMs,
       bodyTimeout: this.#timeoutMs,
-      signal: req.signal,
+      signal,
     });
-    if (response.statusCode === 429) {
+    const retryAfter = response.headers['retry-after'];
+    if (response.statusCode === 429 || (response.statusCode === 503 && retryAfter !== undefined)) {
       // Closed as soon as the status is known, before the body is read: every tick spent reading could let another
-      // request through the gate.
-      this.#gate.closeUntil(this.#clock.now() + parseRetryAfter(response.headers['retry-after'], this.#clock.now()));
-      void this.#pacing?.recordRateLimitedUntil(this.#gate.openAt);
-      this.#hooks.onRetryAfter?.({ operation: req.operation, untilMs: this.#gate.openAt });
+      // request through the gate. A 503 with Retry-After (a proxy in front of the API sends it) is honoured too.
+      const now = this.#clock.now();
+      const window: WaitWindow = {
+        untilMs: now + parseRetryAfter(retryAfter, now, this.#maxRetryAfterMs),
+        status: response.statusCode,
+        method: OPERATIONS[req.operation].method,
+        path: buildPath(req.operation, req.id),
+        recordedAtMs: now,
+      };
+      this.#gate.closeUntil(window);
+      void this.#pacing?.recordWindow(window);
+      this.#hooks.onRetryAfter?.({ operation: req.operation, untilMs: this.#gate.openAt, status: response.statusCode });
     }
-    const text = await response.body.text();
+    const text = await readBodyLimited(response.body, this.#maxResponseBytes, response.headers['content-length'], this.#what(req));
     const date = typeof response.headers.date === 'string' ? new Date(response.headers.date) : null;
     return {
       status: response.statusCode,
@@ -265,6 +335,11 @@ export class ApiTransport {
       return new ApiValidationError(operation, parsed.success ? parsed.data.detail : [], response.body);
     }
     return errorForStatus(operation, response.status, response.body);
+  }
+
+  /** "GET /v1/auth/verify", for messages (no query: a cursor says nothing to a person). */
+  #what(req: ApiRequest): string {
+    return `${OPERATIONS[req.operation].method} ${buildPath(req.operation, req.id)}`;
   }
 
   #url(req: ApiRequest): string {

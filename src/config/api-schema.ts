@@ -9,7 +9,10 @@
 import { z } from 'zod';
 import { registerSecret } from '../log.ts';
 import { checkApiKey, looseModeWarning, readKeyFile } from './api-key.ts';
+import { DEFAULT_ATTEMPT_DEADLINE_MS, DEFAULT_MAX_RESPONSE_BYTES } from '../api/response-limits.ts';
+import { DEFAULT_MAX_RETRY_AFTER_MS } from '../api/retry-policy.ts';
 import { normaliseBaseUrl } from './base-url.ts';
+import { parseDuration } from './feed-schema.ts';
 import { readCaFile } from './ca.ts';
 import { checkProxyUrl, proxyFromEnv, resolveNoProxy } from './proxy.ts';
 import { pathSchema } from './section-context.ts';
@@ -24,6 +27,12 @@ export interface ApiConfig {
   /** The key file when the key came from one, else null. */
   readonly key_file: string | null;
   readonly timeout_ms: number;
+  /** The whole of one attempt (connect, headers and body), ms. */
+  readonly attempt_deadline_ms: number;
+  /** The most of one response body that is read, bytes. */
+  readonly max_response_bytes: number;
+  /** The longest Retry-After honoured, as written (`15m`); in ms: `maxRetryAfterMs`. */
+  readonly max_retry_after: string;
   readonly max_connections: number;
   /** Extra CA certificates (PEM), added to the default roots; see `caCertificates`. */
   readonly ca_file: string | null;
@@ -39,6 +48,22 @@ const baseUrl = z.string().transform((value, ctx) => {
   ctx.addIssue({ code: 'custom', message: result.message });
   return z.NEVER;
 });
+
+/**
+ * api.max_retry_after: a duration (`15m`, `1h`, `90s`) from 1 s to 24 h, kept as written (as `config print` shows
+ * it). The upper bound keeps every window far below Node's 24.8-day timer limit (the gate sleeps in slices anyway).
+ */
+const retryAfterCap = z.string().transform((value, ctx) => {
+  const ms = parseDuration(value);
+  if (ms !== undefined && ms >= 1_000 && ms <= 86_400_000) return value.trim();
+  ctx.addIssue({ code: 'custom', message: 'expected a duration from 1s to 24h, e.g. 15m, 1h or 90s' });
+  return z.NEVER;
+});
+
+/** api.max_retry_after in ms. */
+export function maxRetryAfterMs(api: ApiConfig): number {
+  return parseDuration(api.max_retry_after) ?? DEFAULT_MAX_RETRY_AFTER_MS;
+}
 
 /** An inline key, trimmed; empty means "not set" (e.g. `"${PRICING_API_KEY:-}"`). */
 const inlineKey = z.string().transform((value, ctx) => {
@@ -110,7 +135,10 @@ export function apiSchema(ctx: SectionContext) {
     /** Inline key, usually `${PRICING_API_KEY}`. */
     key: inlineKey.optional(),
     key_file: keyFile.optional(),
-    timeout_ms: z.int().min(1_000).max(600_000).default(30_000), // 30 s per request
+    timeout_ms: z.int().min(1_000).max(600_000).default(30_000), // 30 s between chunks of one request
+    attempt_deadline_ms: z.int().min(1_000).max(3_600_000).default(DEFAULT_ATTEMPT_DEADLINE_MS), // 5 min per attempt
+    max_response_bytes: z.int().min(1_048_576).max(2_147_483_647).default(DEFAULT_MAX_RESPONSE_BYTES), // 64 MiB
+    max_retry_after: retryAfterCap.default(`${DEFAULT_MAX_RETRY_AFTER_MS / 60_000}m`), // 15 min
     max_connections: z.int().min(1).max(64).default(4),
     ca_file: caFile.optional(),
     proxy: proxyField.optional(),
@@ -142,6 +170,9 @@ export function apiSchema(ctx: SectionContext) {
       key,
       key_file: api.key_file?.file ?? null,
       timeout_ms: api.timeout_ms,
+      attempt_deadline_ms: api.attempt_deadline_ms,
+      max_response_bytes: api.max_response_bytes,
+      max_retry_after: api.max_retry_after,
       max_connections: api.max_connections,
       ca_file: api.ca_file ?? null,
       proxy,

@@ -5,6 +5,7 @@ export { loadConfig, DEFAULT_CONFIG_FILE } from './load-config.ts';
 export type { LoadConfigOptions } from './load-config.ts';
 export type { Config, DeepReadonly } from './schema.ts';
 export type { ApiConfig } from './api-schema.ts';
+export { maxRetryAfterMs } from './api-schema.ts';
 export { ConfigError, formatProblem } from './errors.ts';
 export type { ConfigProblem } from './errors.ts';
 export type { Env } from './interpolate.ts';

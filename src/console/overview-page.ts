@@ -39,6 +39,11 @@ export function alerts(report: StatusReport): Html {
   if (report.daemon.state === 'not_ready' && reasons.length > 0) {
     out.push(html`<div class="alert busy" role="status" id="not-ready"><strong>Not ready</strong><ul>${reasons.map((r) => html`<li>${r}</li>`)}</ul></div>`);
   }
+  if (report.api_wait) {
+    out.push(html`<div class="alert busy" role="status" id="api-wait"><strong>Sending and pulling wait: ${report.api_wait.text}.</strong>
+      The API asked for it (Retry-After, bounded by <code>api.max_retry_after</code>); end the wait early with
+      <code>${report.api_wait.clear_command}</code>.</div>`);
+  }
   if (report.database.state !== 'ok') {
     out.push(html`<div class="alert busy" id="database"><strong>State database: ${report.database.state}</strong>${report.database.message ?? ''}</div>`);
   }

@@ -32,6 +32,7 @@ import { StateDirGuard } from './state-dir.ts';
 import { HaCoordinator } from './ha-coordinator.ts';
 import { AGENT_VERSION } from '../version.ts';
 import { API_ERROR_CODES, ApiError } from '../api/errors.ts';
+import { apiWaitView } from '../status/api-wait.ts';
 
 export const AGENT_STATES = ['starting', 'running', 'draining', 'stopped', 'failed'] as const;
 export type AgentState = (typeof AGENT_STATES)[number];
@@ -136,6 +137,7 @@ export class Agent {
           host: config.http.host,
           port: config.http.port,
           readiness: () => this.readiness(),
+          refresh: () => api.client.transport.refreshWaitWindow(),
           registry: metrics.registry,
           state: () => this.#state,
           ...(config.http.console ? { console: consoleHandler(this.#consoleContext()) } : {}),
@@ -307,7 +309,13 @@ export class Agent {
     for (const source of this.#push?.status() ?? []) {
       if (source.watcher === 'missing') reasons.push(`the inbox folder of source ${source.name} is missing`);
     }
-    return { ready: reasons.length === 0, reasons, ...(this.#ha ? { role: this.#ha.role, node: this.#ha.node } : {}) };
+    const wait = this.#api?.client.transport.waitWindow ?? null;
+    return {
+      ready: reasons.length === 0,
+      reasons,
+      ...(this.#ha ? { role: this.#ha.role, node: this.#ha.node } : {}),
+      ...(wait === null ? {} : { api_wait: apiWaitView(wait) }),
+    };
   }
 
   /** Resolves when the state directory can take work and the key works; rejects on a drain. */

@@ -8,6 +8,7 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 import type { ConsoleHandler } from '../console/console-server.ts';
+import type { ApiWaitView } from '../status/api-wait.ts';
 
 export interface Readiness {
   ready: boolean;
@@ -15,12 +16,16 @@ export interface Readiness {
   /** With ha.enabled: this node's role and name (a healthy standby is ready too). */
   role?: 'active' | 'standby';
   node?: string;
+  /** A Retry-After window the API gave: shown, not a reason to be unready (the agent does what it was asked). */
+  api_wait?: ApiWaitView;
 }
 
 export interface HealthServerOptions {
   readonly host: string;
   readonly port: number;
   readonly readiness: () => Readiness;
+  /** Brings what readiness shows up to date before /readyz answers (the shared Retry-After window). */
+  readonly refresh?: () => Promise<unknown>;
   readonly registry: Registry;
   readonly state: () => string;
   /** The web console (http.console); without it, only the three endpoints. */
@@ -43,12 +48,19 @@ export async function startHealthServer(options: HealthServerOptions): Promise<H
     if (req.method !== 'GET' && req.method !== 'HEAD') return json(res, 405, { error: 'method not allowed' });
     if (path === '/healthz') return json(res, 200, { status: 'alive', state: options.state() });
     if (path === '/readyz') {
-      const readiness = options.readiness();
-      const role = readiness.role === undefined ? {} : { role: readiness.role, node: readiness.node };
-      // `?role=active` (for load balancers in front of an HA pair): 200 only on the active node.
-      const wantActive = new URL(req.url ?? '/', 'http://x').searchParams.get('role') === 'active';
-      const ok = readiness.ready && (!wantActive || (readiness.role ?? 'active') === 'active');
-      return json(res, ok ? 200 : 503, { ready: readiness.ready, state: options.state(), ...role, reasons: readiness.reasons });
+      const answer = () => {
+        const readiness = options.readiness();
+        const role = readiness.role === undefined ? {} : { role: readiness.role, node: readiness.node };
+        const wait = readiness.api_wait === undefined ? {} : { api_wait: readiness.api_wait };
+        // `?role=active` (for load balancers in front of an HA pair): 200 only on the active node.
+        const wantActive = new URL(req.url ?? '/', 'http://x').searchParams.get('role') === 'active';
+        const ok = readiness.ready && (!wantActive || (readiness.role ?? 'active') === 'active');
+        json(res, ok ? 200 : 503, { ready: readiness.ready, state: options.state(), ...role, reasons: readiness.reasons, ...wait });
+      };
+      // A refresh that fails (the database went away) answers from what is known: readiness says the rest.
+      if (options.refresh) options.refresh().then(answer, answer);
+      else answer();
+      return;
     }
     if (path === '/metrics') {
       options.registry.metrics().then(

@@ -15,11 +15,13 @@ import { haOverview, type HaOverview } from './ha-overview.ts';
 import { processingFiles, type ProcessingFile } from '../store/push-ledger-views.ts';
 import type { StateDb } from '../store/state-db.ts';
 import type { DaemonCheck } from './daemon-probe.ts';
+import { apiWaitOf, type ApiWaitView } from './api-wait.ts';
 import { inboxOverview, type SourceOverview } from './inbox-overview.ts';
 import { heldFileList, type HeldFileView } from './held-files.ts';
 import { mirrorOverview, pullOverview, type MirrorOverview, type OutboxOverview, type PullOverview } from './pull-overview.ts';
 
-export const KEY_STATES = ['ok', 'rejected', 'unreachable', 'error', 'skipped'] as const;
+/** `waiting`: not checked, because a Retry-After window is open (status does not wait for it; `api_wait` says it). */
+export const KEY_STATES = ['ok', 'rejected', 'unreachable', 'error', 'skipped', 'waiting'] as const;
 export type KeyState = (typeof KEY_STATES)[number];
 
 export interface KeyCheck {
@@ -53,6 +55,8 @@ export interface StatusReport {
   feed: FeedOverview | null;
   /** The HA pair (docs/ha.md): the lease and every node's role; null without HA. */
   ha: HaOverview | null;
+  /** The Retry-After window the API gave (until when, why); null when requests may be sent. */
+  api_wait: ApiWaitView | null;
   api_key: KeyCheck;
   daemon: DaemonCheck;
   /** False when the key is rejected or the daemon answers "not ready"; `problems` says why. */
@@ -60,7 +64,7 @@ export interface StatusReport {
   problems: string[];
 }
 
-export type DatabaseParts = Pick<StatusReport, 'database' | 'sources' | 'processing_files' | 'held_files' | 'pull' | 'outbox' | 'mirrors' | 'feed' | 'ha'>;
+export type DatabaseParts = Pick<StatusReport, 'database' | 'sources' | 'processing_files' | 'held_files' | 'pull' | 'outbox' | 'mirrors' | 'feed' | 'ha' | 'api_wait'>;
 
 async function openReadOnly(config: Config): Promise<{ db: StateDb | null; info: DatabaseInfo }> {
   const path = stateLocation(config.state);
@@ -99,6 +103,7 @@ export async function gatherDatabaseParts(config: Config, now: Date): Promise<Da
       mirrors: db ? await mirrorOverview(db) : [],
       feed: db ? await feedOverview(db, config.feed, now.getTime()) : null,
       ha: db ? await haOverview(db, config) : null,
+      api_wait: db ? await apiWaitOf(db, config, now.getTime()) : null,
     };
   } finally {
     await db?.close();

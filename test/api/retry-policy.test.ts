@@ -90,9 +90,11 @@ describe('backoffDelay', () => {
 
 describe('parseRetryAfter', () => {
   const now = Date.parse('2026-11-22T10:00:00Z');
-  it('reads delta-seconds, however long', () => {
+  it('reads delta-seconds, up to the cap (api.max_retry_after, 15 min by default)', () => {
     expect(parseRetryAfter('120', now)).toBe(120_000);
-    expect(parseRetryAfter('3600', now)).toBe(3_600_000);
+    expect(parseRetryAfter('3600', now)).toBe(900_000);
+    expect(parseRetryAfter('3600', now, 7_200_000)).toBe(3_600_000);
+    expect(parseRetryAfter('3000000', now)).toBe(900_000); // 35 days (issue 27, point 2)
   });
   it('reads an HTTP date', () => {
     expect(parseRetryAfter('Sun, 22 Nov 2026 10:02:30 GMT', now)).toBe(150_000);

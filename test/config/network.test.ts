@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { getCACertificates, rootCertificates } from 'node:tls';
 import { describe, expect, it } from 'vitest';
-import { caCertificates, isLoopbackHost, proxyFor, redactConfig } from '../../src/config/index.ts';
+import { caCertificates, isLoopbackHost, maxRetryAfterMs, proxyFor, redactConfig } from '../../src/config/index.ts';
 import { bypassesProxy } from '../../src/config/proxy.ts';
 import { redactSecrets } from '../../src/log.ts';
 import { load, loadError, tempDir } from './support.ts';
@@ -143,5 +143,28 @@ describe('api.ca_file', () => {
     const broken = pemFile('-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n');
     const bad = await loadError(withBase('https://api.example.com', `  ca_file: ${broken}\n`));
     expect(bad.problems[0]?.message).toBe(`${broken}: certificate 1 of 1 is not valid PEM`);
+  });
+});
+
+describe('api limits against a hostile server (issue 27, points 2 and 3)', () => {
+  it('defaults: Retry-After at most 15 min, 64 MiB per response, 5 min per attempt', async () => {
+    const { api } = await load(withBase('https://api.example.com'));
+    expect(api).toMatchObject({ max_retry_after: '15m', max_response_bytes: 67_108_864, attempt_deadline_ms: 300_000 });
+    expect(maxRetryAfterMs(api)).toBe(900_000);
+  });
+
+  it('max_retry_after is a duration', async () => {
+    const { api } = await load(withBase('https://api.example.com', '  max_retry_after: 1h30m\n'));
+    expect(maxRetryAfterMs(api)).toBe(5_400_000);
+  });
+
+  it.each(['0s', '25h', '35d', 'forever'])('refuses max_retry_after: %s with a sentence', async (value) => {
+    const error = await loadError(withBase('https://api.example.com', `  max_retry_after: ${value}\n`));
+    expect(error.problems).toEqual([expect.objectContaining({ path: 'api.max_retry_after', message: 'expected a duration from 1s to 24h, e.g. 15m, 1h or 90s' })]);
+  });
+
+  it.each([['max_response_bytes', 1000], ['attempt_deadline_ms', 10]])('refuses %s: %d', async (key, value) => {
+    const error = await loadError(withBase('https://api.example.com', `  ${key}: ${value}\n`));
+    expect(error.problems[0]?.path).toBe(`api.${key}`);
   });
 });

@@ -140,11 +140,31 @@ describe('the feed on the overview (status --json feed, issue 14)', () => {
       mirrors: [],
       feed,
       ha: null,
+      api_wait: null,
       api_key: { state: 'ok', base_url: 'https://api.example.com' },
       daemon: { state: 'ready', url: null, reasons: [] },
       ok: true,
       problems: [],
     }) as StatusReport;
+
+  it('shows the Retry-After window the API gave, until when and why, and how to end it (issue 27, point 2)', () => {
+    expect(overviewBody(report(null), [], {}).text).not.toContain('id="api-wait"');
+    const waiting = {
+      ...report(null),
+      api_wait: {
+        until: '2026-11-24T08:15:00.000Z',
+        status: 503,
+        method: 'GET',
+        path: '/v1/approved_prices',
+        text: 'the API asked the agent to wait until 2026-11-24T08:15:00.000Z (503 on GET /v1/approved_prices)',
+        clear_command: 'pricing-agent api clear-wait',
+      },
+    };
+    const text = overviewBody(waiting, [], {}).text;
+    expect(text).toContain('id="api-wait"');
+    expect(text).toContain('wait until 2026-11-24T08:15:00.000Z (503 on GET /v1/approved_prices)');
+    expect(text).toContain('<code>pricing-agent api clear-wait</code>');
+  });
 
   it('says when it is off, and otherwise shows each consumer, the stores behind, and the ones late past the deadline first', () => {
     expect(overviewBody(report(null), [], {}).text).toContain('The feed is off');

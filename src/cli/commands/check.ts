@@ -2,7 +2,8 @@
  * `pricing-agent check [--deep] [--json] [--no-retry]`: loads the config, verifies the key with GET
  * /v1/auth/verify, and prints who the key belongs to. The request follows the document's retry rule for an
  * idempotent GET (5xx and transport errors: up to 5 attempts, backoff from 1 s) and honours a Retry-After window
- * any process of the agent was given, saying on stderr what it waits for; `--no-retry` asks once. A failure is one
+ * any process of the agent was given, saying on stderr what it waits for; `--no-retry` asks once. A window longer
+ * than CHECK_MAX_WAIT_MS is not waited for: check says until when and why, and exits 1 (issue 27, point 2). A failure is one
  * sentence of what is wrong and what to do (exit 1; a config mistake exits 2).
  *
  * `--deep` then asks the read-only questions of src/api/deep-check.ts and prints what holds, what differs and what
@@ -20,6 +21,10 @@ import { openStateDb } from '../../store/open-state-db.ts';
 import { configOption, loadConfigForCommand } from './config.ts';
 import { runCommand } from './errors.ts';
 import { explainApiError } from './explain-api-error.ts';
+import { describeWindow } from '../../api/rate-gate.ts';
+
+/** The longest Retry-After window check waits for; a longer one is said, not waited for. */
+export const CHECK_MAX_WAIT_MS = 60 * 1000; // 1 min
 
 interface CheckOptions {
   readonly config: string;
@@ -34,7 +39,8 @@ function waitNotes(maxAttempts: number): TransportHooks {
   return {
     onRetry: (e) =>
       say(`${e.reason}; trying again in ${(e.delayMs / 1000).toFixed(1)} s (attempt ${e.attempt + 1} of ${maxAttempts}, the API's retry rule)`),
-    onRetryAfter: (e) => say(`the API asked to wait (429): waiting until ${new Date(e.untilMs).toISOString()}`),
+    // Said before the gate decides: a window longer than CHECK_MAX_WAIT_MS is then reported, not waited for.
+    onRetryAfter: (e) => say(`the API asked to wait (${e.status} with Retry-After) until ${new Date(e.untilMs).toISOString()}`),
   };
 }
 
@@ -73,10 +79,18 @@ export function checkCommand(): Command {
         const logger = createLogger({ level: 'fatal', destination: 2 });
         const maxAttempts = options.retry ? RETRY_MAX_ATTEMPTS : 1;
         const shared = await openPacing(config, logger);
-        const wait = ((await shared.pacing?.rateLimitedUntil()) ?? 0) - Date.now();
-        if (wait > 0) process.stderr.write(`check: waiting ${Math.ceil(wait / 1000)} s: the API asked the agent to wait (Retry-After)\n`);
-        const api = connectApi(config.api, logger, { maxAttempts, hooks: waitNotes(maxAttempts), ...(shared.pacing ? { pacing: shared.pacing } : {}) });
+        const api = connectApi(config.api, logger, {
+          maxAttempts,
+          maxGateWaitMs: CHECK_MAX_WAIT_MS,
+          hooks: waitNotes(maxAttempts),
+          ...(shared.pacing ? { pacing: shared.pacing } : {}),
+        });
         try {
+          const window = await api.client.transport.refreshWaitWindow();
+          const wait = window === null ? 0 : window.untilMs - Date.now();
+          if (window !== null && wait > 0 && wait <= CHECK_MAX_WAIT_MS) {
+            process.stderr.write(`check: waiting ${Math.ceil(wait / 1000)} s: the API asked the agent to wait (Retry-After) ${describeWindow(window)}\n`);
+          }
           const result = await api.client.auth.verify();
           const out = { ok: true, base_url: config.api.base_url, user_id: result.user_id, api_key_id: result.api_key_id };
           if (options.deep !== true) {

@@ -5,6 +5,7 @@
  */
 import { Command, CommanderError } from 'commander';
 import { AGENT_VERSION } from '../../version.ts';
+import { apiCommand } from './api.ts';
 import { checkCommand } from './check.ts';
 import { configCommand } from './config.ts';
 import { demoCommand } from './demo.ts';
@@ -43,6 +44,7 @@ export function buildProgram(): Command {
   program.addCommand(filesCommand());
   program.addCommand(stateCommand());
   program.addCommand(demoCommand());
+  program.addCommand(apiCommand());
   exitOverrideEverywhere(program);
   addExitHelp(program);
   return program;

@@ -29,6 +29,8 @@ function keyLine(k: KeyCheck): string {
       return `works (${k.base_url}, user ${k.user_id ?? '?'}, key id ${k.api_key_id ?? '?'})`;
     case 'skipped':
       return 'not checked (--offline)';
+    case 'waiting':
+      return `not checked: ${k.message ?? 'a Retry-After window is open'}`;
     case 'rejected':
       return `REJECTED: ${k.message ?? ''}`;
     case 'unreachable':
@@ -139,7 +141,9 @@ function sourceTable(r: StatusReport, now: Date): string[] {
 
 export function statusText(r: StatusReport, now: Date): string {
   const db = r.database.state === 'ok' ? r.database.path : `${r.database.path}: ${r.database.message ?? r.database.state}`;
-  const lines = [...labelled([['State', db], ['Daemon', daemonLine(r.daemon)], ['API key', keyLine(r.api_key)]], LABEL_WIDTH), '', ...sourceTable(r, now)];
+  const head: [string, string][] = [['State', db], ['Daemon', daemonLine(r.daemon)], ['API key', keyLine(r.api_key)]];
+  if (r.api_wait) head.push(['API wait', `${r.api_wait.text}; end it early with \`${r.api_wait.clear_command}\``]);
+  const lines = [...labelled(head, LABEL_WIDTH), '', ...sourceTable(r, now)];
   if (r.processing_files.length > 0) {
     lines.push('', 'In processing/:');
     for (const f of r.processing_files) {
