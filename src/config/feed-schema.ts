@@ -22,6 +22,10 @@ import type { SectionContext } from './section-context.ts';
 
 export const DEFAULT_FEED_PORT = 9465;
 export const DEFAULT_APPLY_DEADLINE = '2h';
+/** Connections from one client address (feed.max_connections_per_address). */
+export const DEFAULT_MAX_CONNECTIONS_PER_ADDRESS = 256;
+/** Requests of one consumer in progress at once (feed.max_requests_per_consumer). */
+export const DEFAULT_MAX_REQUESTS_PER_CONSUMER = 8;
 
 /** Consumer names appear in logs, status and metric labels: a short, plain name. */
 const CONSUMER_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
@@ -179,6 +183,16 @@ export function feedSchema(ctx: SectionContext) {
         .prefault({}),
       /** Open connections at most; more are refused. Keep the service's file limit above it (LimitNOFILE). */
       max_connections: z.int().min(1).max(65_536).default(4096),
+      /**
+       * Open connections from one client address at most; more from it are refused, so that one host (or a stranger)
+       * cannot take the connections every till needs. Tills behind one NAT address share it: raise it there.
+       */
+      max_connections_per_address: z.int().min(1).max(65_536).default(DEFAULT_MAX_CONNECTIONS_PER_ADDRESS),
+      /**
+       * Requests of one consumer token in progress at once (long-polls included); more get 429. With the page and
+       * buffer bounds of src/feed/, this bounds what one consumer can make the agent hold.
+       */
+      max_requests_per_consumer: z.int().min(1).max(1_000).default(DEFAULT_MAX_REQUESTS_PER_CONSUMER),
     })
     .superRefine((feed, check) => {
       const names = new Set<string>();

@@ -4,7 +4,9 @@
  * (the config refuses the rest, and so does `start`).
  *
  * Bounds, so that slow or idle clients cannot hold the server (defaults below, one place):
- * - at most `feed.max_connections` open connections; Node closes the ones beyond at once;
+ * - at most `feed.max_connections` open connections; Node closes the ones beyond at once; and at most
+ *   `feed.max_connections_per_address` from one client address, closed at once beyond, so that idle connections
+ *   of one host cannot take the connections every till needs;
  * - the request line and headers must arrive within `headersTimeoutMs`, the whole request within
  *   `requestTimeoutMs` (checked every `checkIntervalMs`); headers above `maxHeaderBytes` get 431; bodies above
  *   16 KiB get 413; a TLS handshake must end within `tlsHandshakeTimeoutMs`;
@@ -45,7 +47,7 @@ export interface FeedLimits {
 }
 
 export const FEED_LIMITS: FeedLimits = {
-  headersTimeoutMs: 10_000, // 10 s for the request line and headers
+  headersTimeoutMs: 5_000, // 5 s for the request line and headers (from the connection, or the last request)
   requestTimeoutMs: 15_000, // 15 s for the whole request
   keepAliveTimeoutMs: 15_000, // 15 s idle between requests
   tlsHandshakeTimeoutMs: 10_000, // 10 s
@@ -92,6 +94,9 @@ export class FeedServer {
   #open = 0;
   #closing = false;
   #lastDropWarning = 0;
+  #lastAddressWarning = 0;
+  /** Open connections per client address (only addresses with one or more). */
+  readonly #perAddress = new Map<string, number>();
 
   private constructor(options: FeedServerOptions, server: Server | HttpsServer, tls: boolean, databaseId: string) {
     const { db, clock, logger, config } = options;
@@ -180,12 +185,32 @@ export class FeedServer {
   }
 
   #connection(socket: Socket): void {
+    const address = socket.remoteAddress ?? 'unknown';
+    const fromAddress = (this.#perAddress.get(address) ?? 0) + 1;
+    if (fromAddress > this.#config.max_connections_per_address) {
+      socket.destroy();
+      this.#refusedFrom(address);
+      return;
+    }
+    this.#perAddress.set(address, fromAddress);
     this.#open += 1;
     this.#events.connections?.(this.#open);
     socket.once('close', () => {
+      const left = (this.#perAddress.get(address) ?? 1) - 1;
+      if (left > 0) this.#perAddress.set(address, left);
+      else this.#perAddress.delete(address);
       this.#open -= 1;
       this.#events.connections?.(this.#open);
     });
+  }
+
+  /** Logs at warn, at most once a minute, that an address reached its connection limit. */
+  #refusedFrom(address: string): void {
+    const now = Date.now();
+    if (now - this.#lastAddressWarning < 60_000) return;
+    this.#lastAddressWarning = now;
+    const limit = this.#config.max_connections_per_address;
+    this.#logger.warn({ address, max_connections_per_address: limit }, `feed connections from ${address} refused: feed.max_connections_per_address (${limit}) reached`);
   }
 
   #dropped(): void {
