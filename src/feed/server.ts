@@ -11,8 +11,10 @@
  *   `requestTimeoutMs` (checked every `checkIntervalMs`); headers above `maxHeaderBytes` get 431; bodies above
  *   16 KiB get 413; a TLS handshake must end within `tlsHandshakeTimeoutMs`;
  * - an idle keep-alive connection is closed after `keepAliveTimeoutMs`;
- * - a long-poll waits at most 60 s; an answer the client does not read within `responseFlushMs` after it was
- *   written has its connection destroyed, so a client that stops reading holds at most one page in memory, briefly.
+ * - a long-poll waits at most 60 s; large answers are written slice by slice as the client reads them
+ *   (stream-answer.ts): a client that takes nothing for `responseFlushMs`, or does not read the end of an answer
+ *   within `responseFlushMs` after it was written, has its connection destroyed; meanwhile it holds one slice;
+ * - a consumer has at most `feed.max_requests_per_consumer` requests in progress (429 beyond: consumer-load.ts).
  *
  * SIGHUP (`reconfigure`): consumers, their tokens and stores, the rate limit and the certificate are replaced at
  * once; a removed token fails its next request and its waiting long-polls are answered 401 right away. The address
@@ -27,6 +29,7 @@ import { type FeedConfig, loadTlsFiles, parseListen } from '../config/feed-schem
 import type { Logger } from '../log.ts';
 import { databaseId as readDatabaseId } from '../store/meta.ts';
 import type { StateDb } from '../store/state-db.ts';
+import { ConsumerLoad } from './consumer-load.ts';
 import { ConsumerDirectory } from './consumers.ts';
 import { FeedHttpError, sendError } from './http.ts';
 import { LastSeen } from './last-seen.ts';
@@ -85,6 +88,7 @@ export class FeedServer {
   readonly #limits: FeedLimits;
   readonly #hub: LongPollHub;
   readonly #limiter: RateLimiter;
+  readonly #load: ConsumerLoad;
   readonly #seen: LastSeen;
   readonly #tls: boolean;
   readonly #events: FeedServerEvents;
@@ -109,6 +113,7 @@ export class FeedServer {
     this.#directory = new ConsumerDirectory(config.consumers);
     this.#hub = new LongPollHub(db, clock, { crossProcessPollMs: options.crossProcessPollMs, onWaiting: (count) => this.#events.waiting?.(count) });
     this.#limiter = new RateLimiter(rateSettings(config), () => clock.now());
+    this.#load = new ConsumerLoad(config.max_requests_per_consumer);
     this.#seen = new LastSeen(db, clock, logger);
     this.#ctx = {
       db,
@@ -117,6 +122,8 @@ export class FeedServer {
       directory: () => this.#directory,
       hub: this.#hub,
       limiter: this.#limiter,
+      load: this.#load,
+      answerStallMs: this.#limits.responseFlushMs,
       strangers: new RateLimiter(STRANGER_RATE, () => clock.now()),
       strangerWarnings: new Map(),
       seen: this.#seen,
@@ -157,6 +164,21 @@ export class FeedServer {
   /** Long-polls waiting now. */
   get waiting(): number {
     return this.#hub.waiting;
+  }
+
+  /** Bytes of `consumer`'s answers written but not yet taken by its sockets: what its unread answers cost. */
+  bufferedBytes(consumer: string): number {
+    return this.#load.buffered(consumer);
+  }
+
+  /** Answer bytes produced for `consumer` since the start (work done for it). */
+  producedBytes(consumer: string): number {
+    return this.#load.produced(consumer);
+  }
+
+  /** Requests of `consumer` in progress. */
+  inProgress(consumer: string): number {
+    return this.#load.inProgress(consumer);
   }
 
   /** Writes pending "last seen" times now (tests; the listener does it every few seconds). */
@@ -251,6 +273,7 @@ export class FeedServer {
     this.#config = next;
     this.#server.maxConnections = next.max_connections;
     this.#limiter.configure(rateSettings(next));
+    this.#load.configure(next.max_requests_per_consumer);
     this.#directory = new ConsumerDirectory(next.consumers);
     this.#hub.reauthorize(this.#directory);
     this.#logger.info({ consumers: this.#directory.size }, 'feed consumers reloaded');
