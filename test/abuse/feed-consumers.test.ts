@@ -59,6 +59,20 @@ describe('feed consumers that read nothing', () => {
   }, 60_000);
 });
 
+describe('a store snapshot nobody reads', () => {
+  it('holds a bounded number of bytes, and is not made further once its client is gone', async () => {
+    const a = testConsumer('a', [STORE_A]);
+    const h = await feedHarness('http', [a]);
+    await h.append(Array.from({ length: ROWS }, () => STORE_A), { sku: LONG + LONG }); // ROWS items of about 8 KB
+    const socket = await stalledRequest(h, a, `/feed/v1/current?store=${STORE_A}`);
+    await until(() => h.server.bufferedBytes('a') > 0, 'the answer to fill the socket');
+    expect(h.server.bufferedBytes('a')).toBeLessThanOrEqual(ANSWER_BUFFER_BOUND);
+    socket.destroy();
+    await until(() => h.server.inProgress('a') === 0, 'the listener to see the client gone');
+    expect(h.server.producedBytes('a')).toBeLessThan((ROWS * ROW_BYTES) / 2);
+  }, 60_000);
+});
+
 describe('feed requests in progress per consumer', () => {
   it('answers 429 beyond feed.max_requests_per_consumer, for that consumer only', async () => {
     const [a, b] = [testConsumer('a', [STORE_A]), testConsumer('b', [STORE_A])];
