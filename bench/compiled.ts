@@ -7,7 +7,7 @@
  * (`npm test` does that), and returns where a bench module's compiled twin is.
  */
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm, symlink } from 'node:fs/promises';
+import { copyFile, mkdtemp, rm, symlink } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
@@ -31,6 +31,9 @@ export async function compileForBench(): Promise<CompiledTree> {
   // ../package.json, as they do from dist/.
   await symlink(join(ROOT, 'node_modules'), join(out, 'node_modules'), 'dir');
   await symlink(join(ROOT, 'package.json'), join(out, 'package.json'));
+  // As scripts/build.sh does: src/cli/ is a CommonJS scope and src/cli/commands/ an ES-module scope again (see
+  // src/cli/main.ts); without them Node loads the compiled main.js as an ES module and the agent does not start.
+  for (const scope of ['src/cli/package.json', 'src/cli/commands/package.json']) await copyFile(join(ROOT, scope), join(out, scope));
   return {
     path(module) {
       const file = typeof module === 'string' && !module.startsWith('file:') ? module : fileURLToPath(module);

@@ -310,7 +310,8 @@ function agentConfig(url: string, plan: readonly Consumer[]): string {
     `http:\n  port: 0\n`,
     // Every second: the pull starts within a second of the injection, as the default (every minute) would within a minute.
     `pull:\n  approved_prices:\n    schedule: "* * * * * *"\n    reconcile:\n      schedule: "0 0 1 1 *"\n`,
-    `feed:\n  listen: 127.0.0.1:0\n  consumers:\n${consumers.join('')}`,
+    // Every till of the bench connects from 127.0.0.1: one address, where a chain's tills have one each.
+    `feed:\n  listen: 127.0.0.1:0\n  max_connections_per_address: ${plan.length + 100}\n  consumers:\n${consumers.join('')}`,
   ].join('');
 }
 

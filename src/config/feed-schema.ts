@@ -10,7 +10,7 @@
  * POS at 3 a.m. (the daemon loads them again at start and on SIGHUP, so a renewed certificate needs no restart).
  */
 import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { createSecureContext } from 'node:tls';
 import { z } from 'zod';
 import { registerSecret } from '../log.ts';
@@ -22,6 +22,10 @@ import type { SectionContext } from './section-context.ts';
 
 export const DEFAULT_FEED_PORT = 9465;
 export const DEFAULT_APPLY_DEADLINE = '2h';
+/** Connections from one client address (feed.max_connections_per_address). */
+export const DEFAULT_MAX_CONNECTIONS_PER_ADDRESS = 256;
+/** Requests of one consumer in progress at once (feed.max_requests_per_consumer). */
+export const DEFAULT_MAX_REQUESTS_PER_CONSUMER = 8;
 
 /** Consumer names appear in logs, status and metric labels: a short, plain name. */
 const CONSUMER_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
@@ -84,8 +88,28 @@ function tlsSchema(ctx: SectionContext) {
     .transform(async (tls, zctx) => {
       const problem = await checkTlsFiles(tls.cert_file, tls.key_file);
       if (problem !== undefined) zctx.addIssue({ code: 'custom', message: problem });
+      else {
+        const mode = await worldAccessibleMode(tls.key_file);
+        if (mode !== undefined) ctx.warn(['feed', 'tls', 'key_file'], worldReadableKeyWarning(tls.key_file, mode));
+      }
       return tls;
     });
+}
+
+/**
+ * The permission bits of a file that every local user can access, else undefined. Only "others" counts for the TLS
+ * key, unlike a token file: `root:pricing-agent 0640` is how a key renewed by root's ACME client is usually handed to
+ * the service, and it keeps the key from every other user.
+ */
+async function worldAccessibleMode(file: string): Promise<number | undefined> {
+  if (process.platform === 'win32') return undefined; // no Unix permission bits: stat reports 0o666
+  const mode = (await stat(file)).mode & 0o777;
+  return (mode & 0o007) !== 0 ? mode : undefined;
+}
+
+function worldReadableKeyWarning(file: string, mode: number): string {
+  const octal = mode.toString(8).padStart(4, '0');
+  return `the TLS key file ${file} is accessible by every local user (mode ${octal}): any of them can impersonate the feed; run: chmod 600 ${file} (or 640 with the agent's group)`;
 }
 
 /** Reads the certificate and key and checks that they make a TLS context; the problem, or undefined. */
@@ -100,8 +124,29 @@ export async function checkTlsFiles(certFile: string, keyFile: string): Promise<
   }
 }
 
-export async function loadTlsFiles(certFile: string, keyFile: string): Promise<{ cert: Buffer; key: Buffer }> {
-  return { cert: await readFile(certFile), key: await readFile(keyFile) };
+/**
+ * Cipher suites of the feed's TLS: TLS 1.3's three, and on TLS 1.2 only ECDHE key exchange with AEAD ciphers
+ * (Mozilla's "intermediate" list without DHE): forward secrecy, so a key stolen later cannot decrypt recorded
+ * sessions with their tokens. Node's default list also allows RSA key exchange (`AES128-GCM-SHA256`) and CBC.
+ */
+export const FEED_TLS_CIPHERS = [
+  'TLS_AES_128_GCM_SHA256',
+  'TLS_AES_256_GCM_SHA384',
+  'TLS_CHACHA20_POLY1305_SHA256',
+  'ECDHE-ECDSA-AES128-GCM-SHA256',
+  'ECDHE-RSA-AES128-GCM-SHA256',
+  'ECDHE-ECDSA-AES256-GCM-SHA384',
+  'ECDHE-RSA-AES256-GCM-SHA384',
+  'ECDHE-ECDSA-CHACHA20-POLY1305',
+  'ECDHE-RSA-CHACHA20-POLY1305',
+].join(':');
+
+/** The certificate and key, with the feed's TLS versions and ciphers: what the listener's secure context is made of. */
+export async function loadTlsFiles(
+  certFile: string,
+  keyFile: string,
+): Promise<{ cert: Buffer; key: Buffer; ciphers: string; minVersion: 'TLSv1.2'; honorCipherOrder: true }> {
+  return { cert: await readFile(certFile), key: await readFile(keyFile), ciphers: FEED_TLS_CIPHERS, minVersion: 'TLSv1.2', honorCipherOrder: true };
 }
 
 function consumerSchema(ctx: SectionContext) {
@@ -179,6 +224,16 @@ export function feedSchema(ctx: SectionContext) {
         .prefault({}),
       /** Open connections at most; more are refused. Keep the service's file limit above it (LimitNOFILE). */
       max_connections: z.int().min(1).max(65_536).default(4096),
+      /**
+       * Open connections from one client address at most; more from it are refused, so that one host (or a stranger)
+       * cannot take the connections every till needs. Tills behind one NAT address share it: raise it there.
+       */
+      max_connections_per_address: z.int().min(1).max(65_536).default(DEFAULT_MAX_CONNECTIONS_PER_ADDRESS),
+      /**
+       * Requests of one consumer token in progress at once (long-polls included); more get 429. With the page and
+       * buffer bounds of src/feed/, this bounds what one consumer can make the agent hold.
+       */
+      max_requests_per_consumer: z.int().min(1).max(1_000).default(DEFAULT_MAX_REQUESTS_PER_CONSUMER),
     })
     .superRefine((feed, check) => {
       const names = new Set<string>();

@@ -17,7 +17,7 @@ export class FeedHttpError extends Error {
   }
 }
 
-const COMMON_HEADERS = { 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' } as const;
+export const COMMON_HEADERS = { 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' } as const;
 
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: OutgoingHttpHeaders = {}): void {
   send(res, status, 'application/json', `${JSON.stringify(body)}\n`, headers);

@@ -8,7 +8,7 @@
  *   POST /feed/v1/applied     {"store_id", "seq", "applied_at"}   the store applied every price up to seq (204)
  *
  * Every request needs `Authorization: Bearer <token>`. Order of checks: path (404), method (405), token (401),
- * rate limit (429), then the request itself (400, 403, 406, 413, 422). Errors are `{"detail": "..."}`; no answer
+ * rate limit and requests in progress (429), then the request itself (400, 403, 406, 413, 422). Errors are `{"detail": "..."}`; no answer
  * and no log line contains a token.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -16,17 +16,19 @@ import { z } from 'zod';
 import { isoDateTime } from '../api/schemas/index.ts';
 import { type Clock, localDate } from '../clock.ts';
 import type { Logger } from '../log.ts';
-import { feedHeader, feedRecord, formatFeedRows } from '../outbox/feed-format.ts';
+import { feedHeader, feedRecord, formatFeedRow } from '../outbox/feed-format.ts';
 import { advanceConsumer, consumerOffset, FEED_PAGE_DEFAULT, FEED_PAGE_MAX, type FeedRow } from '../store/price-feed.ts';
-import { storeSnapshot } from '../store/approved-prices.ts';
+import { type StoreSnapshot, storeSnapshot } from '../store/approved-prices.ts';
 import { StoreError } from '../store/errors.ts';
 import { recordApplied } from '../store/feed-consumers.ts';
 import type { StateDb } from '../store/state-db.ts';
 import { type ConsumerDirectory, type FeedConsumer, inScope } from './consumers.ts';
-import { CONTENT_TYPES, FeedHttpError, negotiate, readJsonBody, send, sendEmpty, sendError, sendJson } from './http.ts';
+import { CONTENT_TYPES, FeedHttpError, negotiate, readJsonBody, sendEmpty, sendError, sendJson } from './http.ts';
+import type { ConsumerLoad } from './consumer-load.ts';
 import type { LastSeen } from './last-seen.ts';
 import type { LongPollHub } from './long-poll.ts';
 import type { RateLimiter } from './rate-limit.ts';
+import { streamAnswer } from './stream-answer.ts';
 
 /** The longest `wait` of a long-poll, seconds. */
 export const MAX_WAIT_SECONDS = 60;
@@ -48,6 +50,10 @@ export interface FeedContext {
   readonly hub: LongPollHub;
   /** Per consumer. */
   readonly limiter: RateLimiter;
+  /** Per consumer: requests in progress, and the bytes their answers hold. */
+  readonly load: ConsumerLoad;
+  /** A client that takes nothing of an answer for this long loses its connection (FeedLimits.responseFlushMs). */
+  readonly answerStallMs: number;
   /** Per client address, for requests without a valid token. */
   readonly strangers: RateLimiter;
   /** Client address -> when a request from it without a valid token was last logged (ms). */
@@ -100,6 +106,10 @@ export async function handleFeedRequest(ctx: FeedContext, req: IncomingMessage, 
       throw new FeedHttpError(429, `too many requests for ${consumer.name}; retry after ${decision.retryAfterSeconds} s`, {
         'retry-after': String(decision.retryAfterSeconds),
       });
+    }
+    if (!ctx.load.enter(consumer.name, res)) {
+      const limit = ctx.load.limit;
+      throw new FeedHttpError(429, `${consumer.name} has ${limit} requests in progress (feed.max_requests_per_consumer); retry after 1 s`, { 'retry-after': '1' });
     }
     ctx.seen.touch(consumer.name);
     status = await handler({ ctx, req, res, url, consumer });
@@ -195,15 +205,35 @@ async function changes({ ctx, req, res, url, consumer }: Call): Promise<number> 
     'feed-database-id': ctx.databaseId,
     ...(outcome.kind === 'closing' ? { connection: 'close' } : {}),
   };
-  send(res, 200, CONTENT_TYPES[format], changesBody(format, rows, nextAfter), headers);
+  const written = await streamAnswer(res, 200, CONTENT_TYPES[format], changesBody(format, rows, nextAfter), headers, answerOptions(ctx, consumer));
+  if (!written) return 499; // the client went away mid-answer: the rest was never made
   ctx.events.served?.(consumer.name, rows.length);
   return 200;
 }
 
-function changesBody(format: 'json' | 'ndjson' | 'csv', rows: readonly FeedRow[], nextAfter: number): string {
-  if (format === 'json') return `${JSON.stringify({ items: rows.map(feedRecord), next_after: nextAfter })}\n`;
-  if (format === 'ndjson') return formatFeedRows('jsonl', rows);
-  return feedHeader('csv') + formatFeedRows('csv', rows);
+/** How a streamed answer of `consumer` is bounded and counted. */
+function answerOptions(ctx: FeedContext, consumer: FeedConsumer): { stallMs: number; onSlice: (bytes: number) => void } {
+  return { stallMs: ctx.answerStallMs, onSlice: (bytes) => ctx.load.wrote(consumer.name, bytes) };
+}
+
+/** A page as the parts of its answer: what JSON.stringify, the JSON Lines or the CSV of the whole page would give. */
+function* changesBody(format: 'json' | 'ndjson' | 'csv', rows: readonly FeedRow[], nextAfter: number): Generator<string> {
+  if (format === 'json') {
+    yield '{"items":';
+    yield* jsonArray(rows, (row) => JSON.stringify(feedRecord(row)));
+    yield `,"next_after":${nextAfter}}\n`;
+    return;
+  }
+  if (format === 'csv') yield feedHeader('csv');
+  const rowFormat = format === 'csv' ? 'csv' : 'jsonl';
+  for (const row of rows) yield formatFeedRow(rowFormat, row);
+}
+
+/** `[a,b,...]` of `items`, one part per item. */
+function* jsonArray<T>(items: readonly T[], stringify: (item: T) => string): Generator<string> {
+  yield '[';
+  for (let i = 0; i < items.length; i += 1) yield (i === 0 ? '' : ',') + stringify(items[i] as T);
+  yield ']';
 }
 
 function waitParam(url: URL): number {
@@ -221,9 +251,17 @@ async function current({ ctx, url, consumer, res }: Call): Promise<number> {
   if (!inScope(consumer, store)) throw new FeedHttpError(403, `store ${store.slice(0, 128)} is not one of ${consumer.name}'s stores`);
   const date = localDate(ctx.clock.now());
   const snapshot = await storeSnapshot(ctx.db, store, date);
-  const body = { store_id: store, seq: snapshot.seq, date, items: snapshot.current, upcoming: snapshot.upcoming };
-  sendJson(res, 200, body, { 'feed-database-id': ctx.databaseId });
-  return 200;
+  const written = await streamAnswer(res, 200, 'application/json', snapshotBody(store, date, snapshot), { 'feed-database-id': ctx.databaseId }, answerOptions(ctx, consumer));
+  return written ? 200 : 499;
+}
+
+/** What JSON.stringify of `{store_id, seq, date, items, upcoming}` gives, one part per price. */
+function* snapshotBody(store: string, date: string, snapshot: StoreSnapshot): Generator<string> {
+  yield `{"store_id":${JSON.stringify(store)},"seq":${snapshot.seq},"date":${JSON.stringify(date)},"items":`;
+  yield* jsonArray(snapshot.current, (price) => JSON.stringify(price));
+  yield ',"upcoming":';
+  yield* jsonArray(snapshot.upcoming, (price) => JSON.stringify(price));
+  yield '}\n';
 }
 
 async function getOffset({ ctx, consumer, res }: Call): Promise<number> {

@@ -4,13 +4,17 @@
  * (the config refuses the rest, and so does `start`).
  *
  * Bounds, so that slow or idle clients cannot hold the server (defaults below, one place):
- * - at most `feed.max_connections` open connections; Node closes the ones beyond at once;
+ * - at most `feed.max_connections` open connections; Node closes the ones beyond at once; and at most
+ *   `feed.max_connections_per_address` from one client address, closed at once beyond, so that idle connections
+ *   of one host cannot take the connections every till needs;
  * - the request line and headers must arrive within `headersTimeoutMs`, the whole request within
  *   `requestTimeoutMs` (checked every `checkIntervalMs`); headers above `maxHeaderBytes` get 431; bodies above
  *   16 KiB get 413; a TLS handshake must end within `tlsHandshakeTimeoutMs`;
  * - an idle keep-alive connection is closed after `keepAliveTimeoutMs`;
- * - a long-poll waits at most 60 s; an answer the client does not read within `responseFlushMs` after it was
- *   written has its connection destroyed, so a client that stops reading holds at most one page in memory, briefly.
+ * - a long-poll waits at most 60 s; large answers are written slice by slice as the client reads them
+ *   (stream-answer.ts): a client that takes nothing for `responseFlushMs`, or does not read the end of an answer
+ *   within `responseFlushMs` after it was written, has its connection destroyed; meanwhile it holds one slice;
+ * - a consumer has at most `feed.max_requests_per_consumer` requests in progress (429 beyond: consumer-load.ts).
  *
  * SIGHUP (`reconfigure`): consumers, their tokens and stores, the rate limit and the certificate are replaced at
  * once; a removed token fails its next request and its waiting long-polls are answered 401 right away. The address
@@ -25,6 +29,7 @@ import { type FeedConfig, loadTlsFiles, parseListen } from '../config/feed-schem
 import type { Logger } from '../log.ts';
 import { databaseId as readDatabaseId } from '../store/meta.ts';
 import type { StateDb } from '../store/state-db.ts';
+import { ConsumerLoad } from './consumer-load.ts';
 import { ConsumerDirectory } from './consumers.ts';
 import { FeedHttpError, sendError } from './http.ts';
 import { LastSeen } from './last-seen.ts';
@@ -45,7 +50,7 @@ export interface FeedLimits {
 }
 
 export const FEED_LIMITS: FeedLimits = {
-  headersTimeoutMs: 10_000, // 10 s for the request line and headers
+  headersTimeoutMs: 5_000, // 5 s for the request line and headers (from the connection, or the last request)
   requestTimeoutMs: 15_000, // 15 s for the whole request
   keepAliveTimeoutMs: 15_000, // 15 s idle between requests
   tlsHandshakeTimeoutMs: 10_000, // 10 s
@@ -83,6 +88,7 @@ export class FeedServer {
   readonly #limits: FeedLimits;
   readonly #hub: LongPollHub;
   readonly #limiter: RateLimiter;
+  readonly #load: ConsumerLoad;
   readonly #seen: LastSeen;
   readonly #tls: boolean;
   readonly #events: FeedServerEvents;
@@ -92,6 +98,9 @@ export class FeedServer {
   #open = 0;
   #closing = false;
   #lastDropWarning = 0;
+  #lastAddressWarning = 0;
+  /** Open connections per client address (only addresses with one or more). */
+  readonly #perAddress = new Map<string, number>();
 
   private constructor(options: FeedServerOptions, server: Server | HttpsServer, tls: boolean, databaseId: string) {
     const { db, clock, logger, config } = options;
@@ -104,6 +113,7 @@ export class FeedServer {
     this.#directory = new ConsumerDirectory(config.consumers);
     this.#hub = new LongPollHub(db, clock, { crossProcessPollMs: options.crossProcessPollMs, onWaiting: (count) => this.#events.waiting?.(count) });
     this.#limiter = new RateLimiter(rateSettings(config), () => clock.now());
+    this.#load = new ConsumerLoad(config.max_requests_per_consumer);
     this.#seen = new LastSeen(db, clock, logger);
     this.#ctx = {
       db,
@@ -112,6 +122,8 @@ export class FeedServer {
       directory: () => this.#directory,
       hub: this.#hub,
       limiter: this.#limiter,
+      load: this.#load,
+      answerStallMs: this.#limits.responseFlushMs,
       strangers: new RateLimiter(STRANGER_RATE, () => clock.now()),
       strangerWarnings: new Map(),
       seen: this.#seen,
@@ -154,6 +166,21 @@ export class FeedServer {
     return this.#hub.waiting;
   }
 
+  /** Bytes of `consumer`'s answers written but not yet taken by its sockets: what its unread answers cost. */
+  bufferedBytes(consumer: string): number {
+    return this.#load.buffered(consumer);
+  }
+
+  /** Answer bytes produced for `consumer` since the start (work done for it). */
+  producedBytes(consumer: string): number {
+    return this.#load.produced(consumer);
+  }
+
+  /** Requests of `consumer` in progress. */
+  inProgress(consumer: string): number {
+    return this.#load.inProgress(consumer);
+  }
+
   /** Writes pending "last seen" times now (tests; the listener does it every few seconds). */
   async flushLastSeen(): Promise<void> {
     await this.#seen.flush();
@@ -180,12 +207,32 @@ export class FeedServer {
   }
 
   #connection(socket: Socket): void {
+    const address = socket.remoteAddress ?? 'unknown';
+    const fromAddress = (this.#perAddress.get(address) ?? 0) + 1;
+    if (fromAddress > this.#config.max_connections_per_address) {
+      socket.destroy();
+      this.#refusedFrom(address);
+      return;
+    }
+    this.#perAddress.set(address, fromAddress);
     this.#open += 1;
     this.#events.connections?.(this.#open);
     socket.once('close', () => {
+      const left = (this.#perAddress.get(address) ?? 1) - 1;
+      if (left > 0) this.#perAddress.set(address, left);
+      else this.#perAddress.delete(address);
       this.#open -= 1;
       this.#events.connections?.(this.#open);
     });
+  }
+
+  /** Logs at warn, at most once a minute, that an address reached its connection limit. */
+  #refusedFrom(address: string): void {
+    const now = Date.now();
+    if (now - this.#lastAddressWarning < 60_000) return;
+    this.#lastAddressWarning = now;
+    const limit = this.#config.max_connections_per_address;
+    this.#logger.warn({ address, max_connections_per_address: limit }, `feed connections from ${address} refused: feed.max_connections_per_address (${limit}) reached`);
   }
 
   #dropped(): void {
@@ -226,6 +273,7 @@ export class FeedServer {
     this.#config = next;
     this.#server.maxConnections = next.max_connections;
     this.#limiter.configure(rateSettings(next));
+    this.#load.configure(next.max_requests_per_consumer);
     this.#directory = new ConsumerDirectory(next.consumers);
     this.#hub.reauthorize(this.#directory);
     this.#logger.info({ consumers: this.#directory.size }, 'feed consumers reloaded');

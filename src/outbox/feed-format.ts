@@ -50,11 +50,13 @@ export function feedHeader(format: FeedRowFormat): string {
 /** The rows, one line each. */
 export function formatFeedRows(format: FeedRowFormat, rows: readonly FeedRow[]): string {
   let out = '';
-  for (const row of rows) {
-    if (format === 'csv') out += csvLine(FEED_COLUMNS.map((c) => cell(row[c])));
-    else out += `${JSON.stringify(feedRecord(row))}\n`;
-  }
+  for (const row of rows) out += formatFeedRow(format, row);
   return out;
+}
+
+/** One row as its line. */
+export function formatFeedRow(format: FeedRowFormat, row: FeedRow): string {
+  return format === 'csv' ? csvLine(FEED_COLUMNS.map((c) => cell(row[c]))) : `${JSON.stringify(feedRecord(row))}\n`;
 }
 
 function cell(value: string | number | null): string {

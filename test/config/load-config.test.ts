@@ -42,6 +42,8 @@ describe('loadConfig: defaults and shape', () => {
         apply_deadline: '2h',
         rate_limit: { requests_per_second: 20, burst: 100 },
         max_connections: 4096,
+        max_connections_per_address: 256,
+        max_requests_per_consumer: 8,
       },
       ha: { enabled: false, node_name: expect.stringMatching(/^[A-Za-z0-9]/) as string, lease_s: 10 },
     });

@@ -4,28 +4,13 @@
  * real listener, with its bounds shrunk so that each case ends in a fraction of a second (the defaults are seconds:
  * FEED_LIMITS). And a renewed certificate is presented after a reload.
  */
-import { connect, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { describe, expect, it } from 'vitest';
 import { until } from '../support/test-logger.ts';
-import { feedConfig, feedHarness, type Protocol, STORE_A, testConsumer, TLS_DIR } from './support.ts';
+import { feedConfig, feedHarness, openSocket, type Protocol, STORE_A, testConsumer, TLS_DIR } from './support.ts';
 
 const pos = testConsumer('pos', [STORE_A]);
 const SMALL = { headersTimeoutMs: 300, requestTimeoutMs: 400, keepAliveTimeoutMs: 300, tlsHandshakeTimeoutMs: 300, checkIntervalMs: 50 };
-
-function openSocket(url: string): Promise<{ socket: Socket; closed: Promise<string> }> {
-  const { hostname, port } = new URL(url);
-  return new Promise((resolve, reject) => {
-    const socket = connect(Number(port), hostname, () => {
-      let received = '';
-      socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
-      const closed = new Promise<string>((done) => socket.on('close', () => done(received)));
-      resolve({ socket, closed });
-    });
-    socket.on('error', () => undefined);
-    socket.once('error', reject);
-  });
-}
 
 describe('feed listener bounds', () => {
   it('closes a connection that sends nothing, or headers that never end (HTTP)', async () => {

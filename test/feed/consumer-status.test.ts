@@ -97,6 +97,8 @@ describe('feedOverview', () => {
       apply_deadline: '30m',
       rate_limit: { requests_per_second: 1, burst: 1 },
       max_connections: 10,
+      max_connections_per_address: 10,
+      max_requests_per_consumer: 8,
     };
     const monitor = new ApplyDeadlineMonitor({ db, feed: () => feed, clock, logger });
     expect((await monitor.check()).overdue).toEqual([]);

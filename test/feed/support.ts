@@ -4,6 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { connect, type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
 import { sha256Hex, type FeedConfig } from '../../src/config/feed-schema.ts';
@@ -42,6 +43,8 @@ export function feedConfig(protocol: Protocol, consumers: readonly TestConsumer[
     apply_deadline: '2h',
     rate_limit: { requests_per_second: 1000, burst: 1000 },
     max_connections: 100,
+    max_connections_per_address: 100,
+    max_requests_per_consumer: 8,
     ...overrides,
   };
 }
@@ -125,4 +128,23 @@ export async function feedHarness(
 export interface FeedPage {
   items: { seq: number; store_id: string | null; kind: string; approval_id: number }[];
   next_after: number;
+}
+
+/**
+ * A raw TCP connection to the listener (no TLS, whatever the protocol: a client that never starts its handshake),
+ * from `localAddress` (any of 127.0.0.0/8 reaches a listener on 127.0.0.1: another host, as the listener sees it).
+ * `closed` resolves with everything received once the listener (or the test) closes it.
+ */
+export function openSocket(url: string, localAddress?: string): Promise<{ socket: Socket; closed: Promise<string> }> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect({ port: Number(port), host: hostname, localAddress }, () => {
+      let received = '';
+      socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
+      const closed = new Promise<string>((done) => socket.on('close', () => done(received)));
+      resolve({ socket, closed });
+    });
+    socket.on('error', () => undefined);
+    socket.once('error', reject);
+  });
 }
