@@ -17,11 +17,13 @@ import type { Clock } from '../clock.ts';
 import type { Entity } from '../api/schemas/index.ts';
 import type { Logger } from '../log.ts';
 import {
+  closeAttempt,
   deferFile,
   fileCounts,
   finishFile,
   getFile,
   markStarted,
+  openAttempt,
   prepareFinish,
   setMode,
   type FileCounts,
@@ -29,6 +31,7 @@ import {
 } from '../store/push-ledger.ts';
 import type { StateDb } from '../store/state-db.ts';
 import { claimFile, recoverClaim, type ClaimSource } from './claim.ts';
+import { crashedAgentError, DEATHS_BEFORE_SET_ASIDE } from './crashed-agent.ts';
 import { sendBulk } from './bulk-send.ts';
 import { writeFileAtomic } from '../atomic-file.ts';
 import { archiveDir, failedDir, freeName, moveFile, ownFolder, processingDir } from './folders.ts';
@@ -129,7 +132,7 @@ const SKIPPING_READ_BYTES = 1024 * 1024;
 
 /** Pushes a claimed file: a new one, or one resumed after a restart or a deferral. */
 export async function processClaimed(deps: PushDeps, source: PushSource, fileId: number, options: PushOptions = {}): Promise<FileResult> {
-  let file = await requireFile(deps.db, fileId);
+  const file = await requireFile(deps.db, fileId);
   if (file.final_status !== null) {
     const moved = file;
     return deferIfArchivingFails(deps, moved, () => completeMove(deps, moved));
@@ -141,9 +144,26 @@ export async function processClaimed(deps: PushDeps, source: PushSource, fileId:
     }
     if (recovered.kind === 'duplicate') return finishOrDefer(deps, await requireFile(deps.db, fileId), 'duplicate', { duplicateOf: recovered.duplicateOf });
   }
+  // A poison file is set aside, not resumed a third time (crashed-agent.ts).
+  const crashes = await openAttempt(deps.db, fileId);
+  if (crashes >= DEATHS_BEFORE_SET_ASIDE) {
+    const crashed = await requireFile(deps.db, fileId);
+    return finishOrDefer(deps, crashed, 'failed', { error: crashedAgentError(crashed, crashes) });
+  }
+  if (crashes > 0) deps.logger.warn({ file: file.original_name, source: file.source, crashes }, 'resuming a file the agent died on; a second death in a row sets it aside in failed/');
+  try {
+    return await attemptClaimed(deps, source, fileId, options);
+  } finally {
+    // A state database that cannot record the end counts this attempt as a death: it errs towards setting aside.
+    await closeAttempt(deps.db, fileId).catch(() => undefined);
+  }
+}
+
+/** One attempt on a claimed file: read, send, reconcile, report, archive (or defer). */
+async function attemptClaimed(deps: PushDeps, source: PushSource, fileId: number, options: PushOptions): Promise<FileResult> {
   await markStarted(deps.db, fileId);
   const fixed = await tieFix(deps.db, await requireFile(deps.db, fileId));
-  file = await requireFile(deps.db, fileId);
+  let file = await requireFile(deps.db, fileId);
   const name = await nameForTemplates(deps.db, file, fixed);
   let summary: ReadSummary | null = null;
   let notes: string[] = [];

@@ -9,6 +9,9 @@
  * `extra_1`, `extra_2`, ... (nothing of a refused row is dropped from the report), so the header's width is the
  * widest reject's, known before the first line is written.
  *
+ * Cells are written safe to open in a spreadsheet (issue 27, point 9): a cell a spreadsheet would take for a formula
+ * gets a leading `'` (`spreadsheetSafe`), and a fix dropped again loses it (`fromSpreadsheetSafe`, read/fix-records.ts).
+ *
  * Written through src/atomic-file.ts (temporary name, fsync, rename): a reader never sees half a rejects file.
  */
 import { createReadStream } from 'node:fs';
@@ -34,6 +37,30 @@ export interface RejectLine {
   readonly raw: readonly string[];
   /** Every problem of the row (at least one). */
   readonly errors: readonly RejectProblem[];
+}
+
+/**
+ * Whether a spreadsheet could take `cell` for a formula (`=`, `+`, `-`, `@`, TAB, CR first: OWASP's CSV injection
+ * list), or it is such a cell behind one of our apostrophes: escaping that one too keeps the rule reversible, so a
+ * cell that really began with `'=` comes back as it was.
+ */
+function formulaLike(cell: string): boolean {
+  let i = 0;
+  while (cell.charCodeAt(i) === 0x27) i++;
+  return i < cell.length && '=+-@\t\r'.includes(cell.charAt(i));
+}
+
+/**
+ * A cell of the rejects CSV as written: a leading `'` before a cell a spreadsheet would run as a formula
+ * (`=HYPERLINK(...)` in a price column must not become a link or a command on the desk of whoever opens the report).
+ */
+export function spreadsheetSafe(cell: string): string {
+  return formulaLike(cell) ? `'${cell}` : cell;
+}
+
+/** The cell `spreadsheetSafe` was given, from what it wrote (a corrected rejects CSV dropped again). */
+export function fromSpreadsheetSafe(cell: string): string {
+  return cell.charCodeAt(0) === 0x27 && formulaLike(cell.slice(1)) ? cell.slice(1) : cell;
 }
 
 /** How the problems of a row read in the rejects CSV's last three columns. */
@@ -83,7 +110,7 @@ export interface RecognisedRejectsHeader {
  * columns in it; null when it is not. Cells are compared trimmed, as a spreadsheet may have padded them.
  */
 export function recogniseRejectsHeader(cells: readonly string[]): RecognisedRejectsHeader | null {
-  const c = cells.map((cell) => cell.trim());
+  const c = cells.map((cell) => fromSpreadsheetSafe(cell.trim()));
   const tail = c.slice(-REJECTS_TAIL_COLUMNS.length);
   if (c[0] !== REJECTS_LEAD_COLUMN || tail.join('\u0000') !== REJECTS_TAIL_COLUMNS.join('\u0000')) return null;
   const middle = c.slice(1, c.length - REJECTS_TAIL_COLUMNS.length);
@@ -125,10 +152,11 @@ export async function readRejectsHeader(path: string): Promise<RecognisedRejects
 async function* lines(layout: RejectsLayout, rejects: Iterable<RejectLine> | AsyncIterable<RejectLine>): AsyncGenerator<string> {
   const { headers, delimiter } = layout;
   const width = Math.max(headers.length, layout.widest);
-  yield `\uFEFF${csvLine(rejectsHeader(headers, width - headers.length), delimiter)}`;
+  const line = (cells: readonly string[]) => csvLine(cells.map(spreadsheetSafe), delimiter);
+  yield `\uFEFF${line(rejectsHeader(headers, width - headers.length))}`;
   for await (const r of rejects) {
     const fields = Array.from({ length: width }, (_, i) => r.raw[i] ?? '');
-    yield csvLine([String(r.line), ...fields, ...problemColumns(r.errors)], delimiter);
+    yield line([String(r.line), ...fields, ...problemColumns(r.errors)]);
   }
 }
 

@@ -53,6 +53,10 @@ export interface PushFile {
   next_attempt_at: string | null;
   /** A corrected rejects CSV: the id of the file whose rejects it fixes (ingest/rejects-fix.ts). */
   fixes_file_id: number | null;
+  /** The file's progress when the running attempt began; null while none runs (migration 0016, openAttempt). */
+  attempt_progress: number | null;
+  /** Deaths of the agent in a row while this file was in progress, without progress in between. */
+  crashes: number;
 }
 
 export interface NewPushFile {
@@ -189,6 +193,38 @@ export async function markStarted(db: StateDb, id: number): Promise<void> {
     [db.now()],
     id,
   );
+}
+
+/**
+ * What an attempt on the file committed so far: its batches, and one more once an import job is known. A death of
+ * the agent after the progress moved is not counted against the file (a large file killed at several points in a
+ * row is resumed each time); one at the same point again is.
+ */
+const PROGRESS_SQL = `(SELECT count(*) FROM push_batches b WHERE b.file_id = f.id) + CASE WHEN f.job_id IS NULL THEN 0 ELSE 1 END`;
+
+/**
+ * An attempt on the file begins (issue 27, point 5): a mark left by the attempt before means the agent died while
+ * the file was in progress. Resolves to the deaths in a row without progress in between, this one included (0 when
+ * the last attempt ended). The mark is committed before any work, so it survives the next death.
+ */
+export async function openAttempt(db: StateDb, id: number): Promise<number> {
+  return sqlOf(db).write(async (tx) => {
+    const row = await tx.get<{ attempt_progress: number | string | null; crashes: number | string; progress: number | string }>(
+      `SELECT f.attempt_progress, f.crashes, ${PROGRESS_SQL} AS progress FROM push_files f WHERE f.id = ?`,
+      [id],
+    );
+    if (row === undefined) return 0;
+    const progress = Number(row.progress);
+    let crashes = 0;
+    if (row.attempt_progress !== null) crashes = Number(row.attempt_progress) === progress ? Number(row.crashes) + 1 : 1;
+    await tx.run(`UPDATE push_files SET attempt_progress = ?, crashes = ? WHERE id = ?`, [progress, crashes, id]);
+    return crashes;
+  });
+}
+
+/** The attempt ended without the agent dying (done, failed, deferred, drained): the deaths in a row start again. */
+export async function closeAttempt(db: StateDb, id: number): Promise<void> {
+  await updateFile(db, 'attempt_progress = NULL, crashes = 0', [], id);
 }
 
 /** An import job was accepted: from now on the file is resumed by polling this job, never by uploading again. */

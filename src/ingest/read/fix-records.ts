@@ -10,9 +10,11 @@
  * - A record of another width (a cell added or removed while editing) is kept whole: the reader rejects it for its
  *   field count, with every cell, as it would any row of the wrong width.
  * - `extra_N` cells (fields beyond the original header) are not read.
+ * - A cell keeps no apostrophe the rejects writer put before a formula-like cell (`'=1+2` is read as `=1+2`): the
+ *   corrected row is read as the original's row was.
  * Any other header: the records pass through unchanged.
  */
-import { recogniseRejectsHeader } from '../rejects-csv.ts';
+import { fromSpreadsheetSafe, recogniseRejectsHeader } from '../rejects-csv.ts';
 import type { RecordSource, SourceFormat, SourceRecord } from './record-source.ts';
 
 /** What the reader tells about a fix file: the original's columns, and how many cells of a record are the agent's. */
@@ -45,7 +47,7 @@ class FixRecords implements RecordSource {
     const line = Number(record.fields[0]?.trim());
     return {
       ...record,
-      fields: record.fields.slice(1, 1 + this.#own),
+      fields: record.fields.slice(1, 1 + this.#own).map(fromSpreadsheetSafe),
       ...(Number.isSafeInteger(line) && line > 0 ? { templateLine: line } : {}),
     };
   }

@@ -22,6 +22,7 @@ import { migration0013ReferenceChecks } from './0013-reference-checks.ts';
 import { migration0014LineHash } from './0014-line-hash.ts';
 import { migration0015LineModeFailed } from './0015-line-mode-failed.ts';
 import { migration0016ReaderRows } from './0016-reader-rows.ts';
+import { migration0017FileAttempts } from './0017-file-attempts.ts';
 
 export const SQLITE_MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0001_base': migration0001Base,
@@ -40,4 +41,5 @@ export const SQLITE_MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0014_line_hash': migration0014LineHash,
   '0015_line_mode_failed': migration0015LineModeFailed,
   '0016_reader_rows': migration0016ReaderRows,
+  '0017_file_attempts': migration0017FileAttempts,
 };
