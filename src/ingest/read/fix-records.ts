@@ -73,6 +73,10 @@ class FixRecords implements RecordSource {
     if (this.#own === null) this.#inner.skipUnread?.(unread);
   }
 
+  numberColumns(separators: ReadonlyMap<number, '.' | ','>): void {
+    this.#inner.numberColumns?.(separators);
+  }
+
   finish(): void {
     this.#inner.finish();
   }

@@ -171,6 +171,7 @@ class MappedRowReader<R> implements RowReader<R> {
     this.mapper = new RowMapper<R>(narrowed ?? plan, compiled.schema, compiled.clean);
     this.mappedCells = (narrowed ?? plan).used;
     this.plan = plan;
+    this.records.numberColumns?.(numberColumns(plan, compiled));
     if (this.unread !== undefined && plan.fillDown.length === 0) this.records.skipUnread?.(this.unread);
     this.headerInfo = {
       ...this.headerInfo,
@@ -329,6 +330,17 @@ class MappedRowReader<R> implements RowReader<R> {
   close(): void {
     this.records.close();
   }
+}
+
+/** The columns of fields whose `number_format` has another decimal separator than the source's, with it. */
+function numberColumns(plan: HeaderPlan, compiled: CompiledSource): Map<number, '.' | ','> {
+  const separators = new Map<number, '.' | ','>();
+  for (const p of plan.plans) {
+    const separator = compiled.decimalSeparatorOf(p.field);
+    if (separator === compiled.decimalSeparator) continue;
+    for (const source of p.sources) if (source.kind === 'column') separators.set(source.index, separator);
+  }
+  return separators;
 }
 
 /** The file's name and the named groups of `file_name` matched against it; a name that does not match fails the file. */

@@ -66,6 +66,12 @@ export interface RecordSource {
    * record's cells.
    */
   skipUnread?(unread: (line: number) => boolean): void;
+  /**
+   * Optional: the decimal separator of number cells in these columns (0-based), from the next record on, where a
+   * field's `number_format` differs from the source's (a workbook writes its number cells as text, xlsx-cells.ts).
+   * Sources of text ignore it.
+   */
+  numberColumns?(separators: ReadonlyMap<number, '.' | ','>): void;
   /** After the last record: the source's own record and byte counts must match what was handed out. */
   finish(): void;
   /** Bytes of the file read so far and its size, for a progress bar. */

@@ -122,6 +122,8 @@ export class XlsxRecords implements RecordSource {
   #recordsTaken = 0;
   #ended = false;
   #sheetName: string | null = null;
+  /** Columns whose number cells take another decimal separator than the source's (numberColumns). */
+  #separators: ReadonlyMap<number, '.' | ','> = new Map();
 
   constructor(file: string, totalBytes: number, options: XlsxOptions) {
     this.#file = file;
@@ -225,7 +227,7 @@ export class XlsxRecords implements RecordSource {
     const fields: string[] = [];
     const problems: CellProblem[] = [];
     for (let c = 1; c < values.length; c++) {
-      const cell = cellText(values[c], this.#options.decimalSeparator);
+      const cell = cellText(values[c], this.#separators.get(c - 1) ?? this.#options.decimalSeparator);
       fields.push(cell.text);
       if (cell.problem !== undefined) problems.push({ column: c - 1, message: `cell ${columnLetters(c - 1)}${row.number} ${cell.problem}` });
     }
@@ -288,6 +290,10 @@ export class XlsxRecords implements RecordSource {
     } finally {
       stall.abort();
     }
+  }
+
+  numberColumns(separators: ReadonlyMap<number, '.' | ','>): void {
+    this.#separators = separators;
   }
 
   /** Workbooks have no quotes to leave open: a record's width is the reader's business alone. */
