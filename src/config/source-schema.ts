@@ -193,6 +193,13 @@ function buildSourceSchema(path: z.ZodType<string, string>, mapFile: z.ZodType<s
       encoding: z.preprocess(alias(ENCODING_ALIASES), z.enum(ENCODINGS)).default('utf-8'),
       /** `auto` detects , ; tab | from the header line. Tab may be written tab or "\t". */
       delimiter: z.preprocess(alias(DELIMITER_ALIASES), z.enum(DELIMITERS)).default('auto'),
+      /**
+       * The line (a workbook: the row) the header starts on, for files with a letterhead above the table. Default:
+       * line 1, or the first of the first 50 lines that names a column the mapping reads (header-rows.ts).
+       */
+      header_row: z.int().min(1).max(1_000_000).optional(),
+      /** Rows the header spans; their cells are joined column by column with a space. */
+      header_rows: z.int().min(1).max(5).default(1),
       /** For decimal fields (prices, quantities, rates); a comma becomes a point before sending. */
       decimal_separator: z.enum(['.', ',']).default('.'),
       /** Removed from decimal and integer fields when the digit groups are well formed. Default: none allowed. */

@@ -23,6 +23,7 @@ describe('SourceSchema', () => {
       encoding: 'utf-8',
       delimiter: 'auto',
       decimal_separator: '.',
+      header_rows: 1,
       number_format: {},
       date_format: ['iso'],
       columns: {},

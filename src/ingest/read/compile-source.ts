@@ -36,6 +36,8 @@ export type ReadOptions = DeepReadonly<Pick<
   | 'sheet'
   | 'encoding'
   | 'delimiter'
+  | 'header_row'
+  | 'header_rows'
   | 'decimal_separator'
   | 'thousands_separator'
   | 'number_format'
@@ -72,6 +74,9 @@ export interface CompiledSource {
   readonly decimalSeparator: '.' | ',';
   readonly encoding: Encoding;
   readonly delimiter: SourceConfig['delimiter'];
+  /** Where the header starts (undefined: line 1, or found: header-rows.ts), and how many rows it spans. */
+  readonly headerRow: number | undefined;
+  readonly headerRows: number;
   /** The canonical fields rows are mapped to (product_level product_store rows have no store_id). */
   readonly fields: readonly FieldInfo[];
   /** The schema a mapped row is validated with: the entity's write schema (without store_id for product_level). */
@@ -210,6 +215,8 @@ export function compileSource(options: ReadOptions): CompiledSource {
     decimalSeparator: options.decimal_separator,
     encoding: options.encoding,
     delimiter: options.delimiter,
+    headerRow: options.header_row,
+    headerRows: options.header_rows,
     fields,
     schema,
     columns,

@@ -13,7 +13,7 @@
  * Any other header: the records pass through unchanged.
  */
 import { recogniseRejectsHeader } from '../rejects-csv.ts';
-import type { RecordSource, SourceFormat, SourceRecord } from './record-source.ts';
+import type { HeaderLayout, RecordSource, SourceFormat, SourceRecord } from './record-source.ts';
 
 /** What the reader tells about a fix file: the original's columns, and how many cells of a record are the agent's. */
 export interface FixLayout {
@@ -73,8 +73,8 @@ class FixRecords implements RecordSource {
     if (this.#own === null) this.#inner.skipUnread?.(unread);
   }
 
-  numberColumns(separators: ReadonlyMap<number, '.' | ','>): void {
-    this.#inner.numberColumns?.(separators);
+  planned(layout: HeaderLayout): void {
+    this.#inner.planned?.(layout);
   }
 
   finish(): void {

@@ -32,7 +32,7 @@ import ExcelJS from 'exceljs';
 import { Open } from 'unzipper';
 import { systemClock, type Clock } from '../../clock.ts';
 import { FileFormatError } from './errors.ts';
-import type { CellProblem, RecordSource, SourceRecord } from './record-source.ts';
+import type { CellProblem, HeaderLayout, RecordSource, SourceRecord } from './record-source.ts';
 import { cellText } from './xlsx-cells.ts';
 import { checkWorkbookFile } from './xlsx-check.ts';
 
@@ -292,8 +292,9 @@ export class XlsxRecords implements RecordSource {
     }
   }
 
-  numberColumns(separators: ReadonlyMap<number, '.' | ','>): void {
-    this.#separators = separators;
+  planned(layout: HeaderLayout): void {
+    this.#width = layout.width;
+    this.#separators = layout.numberSeparators;
   }
 
   /** Workbooks have no quotes to leave open: a record's width is the reader's business alone. */
