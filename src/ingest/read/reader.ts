@@ -173,7 +173,7 @@ class MappedRowReader<R> implements RowReader<R> {
   async readHeader(compiled: CompiledSource, fileGroups: Readonly<Record<string, string>>): Promise<void> {
     const found = await locateHeader(this.records, compiled, this.file, this.headerInfo.fixFile);
     if (found === null) throw new FileFormatError('EMPTY_FILE', 'the file is empty', { file: this.file });
-    this.pending = found.readAhead;
+    this.pending = this.records.format.sheet === null ? found.readAhead : found.readAhead.map((r) => fitSheetRow(r, found.fields.length));
     this.lastLine = found.endLine;
     // The lines above the header are not data: counted as skipped rows (or blank lines), never rejected.
     this.rows += found.skippedAbove;
@@ -404,6 +404,17 @@ class MappedRowReader<R> implements RowReader<R> {
   close(): void {
     this.records.close();
   }
+}
+
+/**
+ * A sheet's row read before its header was known, as wide as the header: padded, or without the empty cells past it
+ * (a cell that exists without a value, as rows read after the header are made: xlsx-records.ts).
+ */
+function fitSheetRow(record: SourceRecord, width: number): SourceRecord {
+  const fields = record.fields.slice();
+  while (fields.length > width && fields.at(-1) === '' && record.problems?.some((p) => p.column === fields.length - 1) !== true) fields.pop();
+  while (fields.length < width) fields.push('');
+  return { ...record, fields };
 }
 
 /** The columns of fields whose `number_format` has another decimal separator than the source's, with it. */

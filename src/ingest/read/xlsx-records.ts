@@ -117,6 +117,8 @@ export class XlsxRecords implements RecordSource {
   #sheetBytes = 0;
   #sheetBytesRead = 0;
   #width: number | null = null;
+  /** The header is planned (RecordSource.planned): rows are padded to its width. */
+  #planned = false;
   #rowsGiven = 0;
   #recordsMade = 0;
   #recordsTaken = 0;
@@ -233,12 +235,13 @@ export class XlsxRecords implements RecordSource {
     }
     while (fields.length > 0 && fields[fields.length - 1] === '' && !problems.some((p) => p.column === fields.length - 1)) fields.pop();
     if (fields.length === 0 && problems.length === 0) return null; // a row with formatting but no value: a blank line
-    if (this.#width === null) {
-      // The header: a cell that exists without a value (one a merge covers: the streaming parser keeps no merges)
-      // still makes a column, so the values under a merged header are not longer than the header.
-      while (fields.length < row.cellCount) fields.push('');
-      this.#width = fields.length;
-    } else while (fields.length < this.#width) fields.push('');
+    if (!this.#planned) {
+      // A row that may be the header (header-rows.ts looks for it): a cell that exists without a value (one a merge
+      // covers: the streaming parser keeps no merges) still makes a column, so the values under a merged or empty
+      // header cell are not longer than the header. The reader fits the rows it read ahead to the header (fitSheetRow).
+      while (fields.length < Math.max(row.cellCount, this.#width ?? 0)) fields.push('');
+      this.#width ??= fields.length;
+    } else while (fields.length < (this.#width ?? 0)) fields.push('');
     return { fields, line: row.number, endLine: row.number, problems };
   }
 
@@ -293,6 +296,7 @@ export class XlsxRecords implements RecordSource {
   }
 
   planned(layout: HeaderLayout): void {
+    this.#planned = true;
     this.#width = layout.width;
     this.#separators = layout.numberSeparators;
   }
