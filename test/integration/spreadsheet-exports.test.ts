@@ -12,7 +12,7 @@ import { ManualClock, drive } from '../support/manual-clock.ts';
 import { expectReconciled, rejectLines, reportOf } from '../fixtures/push/push-report.ts';
 import type { PushSource } from '../../src/ingest/push-file.ts';
 import { tempDir } from '../ingest/support/read-helpers.ts';
-import { workbook, type Cell } from '../ingest/support/workbooks.ts';
+import { workbook } from '../ingest/support/workbooks.ts';
 import { readFile } from 'node:fs/promises';
 
 let h: PushHarness;
@@ -28,7 +28,7 @@ const world = () => h.sandbox.control.world;
 const push = (source: PushSource, name: string, content: string | Uint8Array) => drive(clock, h.push(source, name, content));
 
 /** The farm shop's list: 3 letterhead lines, the header on lines 4-5, 4 products, a blank line, 2 notes. */
-function farmShop(store: string): Cell[][] {
+function farmShop(store: string): string[][] {
   return [
     ['Hofladen Sonnenfeld', '', '', '', ''],
     ['Preisliste Frühjahr 2026', '', '', '', ''],
@@ -61,7 +61,7 @@ describe("a farm shop's price list saved from a spreadsheet", () => {
     const rows = farmShop(store);
     const content =
       format === 'csv'
-        ? rows.map((r) => r.map((c) => (String(c).includes(';') ? `"${String(c)}"` : String(c))).join(';')).join('\r\n') + '\r\n'
+        ? rows.map((r) => r.map((c) => (c.includes(';') ? `"${c}"` : c)).join(';')).join('\r\n') + '\r\n'
         : await readFile(await workbook(dir, 'preisliste.xlsx', [{ name: 'Preise', rows }]));
     const source = await h.source('product_store', { ...farmShopConfig(format, store), ...(format === 'csv' ? { delimiter: ';' } : {}) });
     const report = await reportOf(await push(source, `preisliste-${format}.${format}`, content));
