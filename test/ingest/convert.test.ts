@@ -9,10 +9,11 @@ function result(convert: Converter, cell: string): unknown {
   return value instanceof CellError ? value.code : value;
 }
 
+const point = decimalConverter({ decimalSeparator: '.', thousandsSeparator: undefined });
+const comma = decimalConverter({ decimalSeparator: ',', thousandsSeparator: undefined });
+const german = decimalConverter({ decimalSeparator: ',', thousandsSeparator: '.' });
+
 describe('decimals', () => {
-  const point = decimalConverter({ decimalSeparator: '.', thousandsSeparator: undefined });
-  const comma = decimalConverter({ decimalSeparator: ',', thousandsSeparator: undefined });
-  const german = decimalConverter({ decimalSeparator: ',', thousandsSeparator: '.' });
   const english = decimalConverter({ decimalSeparator: '.', thousandsSeparator: ',' });
   const swiss = decimalConverter({ decimalSeparator: '.', thousandsSeparator: "'" });
   const french = decimalConverter({ decimalSeparator: ',', thousandsSeparator: ' ' });
@@ -49,9 +50,6 @@ describe('decimals', () => {
 });
 
 describe('numbers as people write them (issue 28, point 3)', () => {
-  const point = decimalConverter({ decimalSeparator: '.', thousandsSeparator: undefined });
-  const comma = decimalConverter({ decimalSeparator: ',', thousandsSeparator: undefined });
-  const german = decimalConverter({ decimalSeparator: ',', thousandsSeparator: '.' });
   const quantity = integerConverter({ decimalSeparator: ',', thousandsSeparator: undefined });
 
   it.each([
