@@ -22,7 +22,7 @@ import { QUEUED_RECORDS } from './csv-fast-lane.ts';
 import { FileFormatError } from './errors.ts';
 import type { RecordOf } from './field-kinds.ts';
 import { columnsRead, narrowedPlan, planHeader, type HeaderPlan } from './header.ts';
-import { HEADER_SEARCH_LINES, locateHeader } from './header-rows.ts';
+import { locateHeader } from './header-rows.ts';
 import type { CellCleaner } from './clean-cell.ts';
 import { isBlank } from './parser.ts';
 import { RowMapper, type Mapped, type RowError } from './map-row.ts';
@@ -111,6 +111,12 @@ export interface ReadInit {
    */
   readonly keysOnly?: readonly string[];
 }
+
+/**
+ * Rows under the table that look like no data (a delivery note, a disclaimer) held at most, so a file of such rows
+ * holds no more than this many records in memory; of a longer tail only the last ones are skipped.
+ */
+export const NOTE_LINES_HELD = 50;
 
 /** The record of a row the caller asked not to map (ReadInit.unmapped). */
 export const UNMAPPED: Readonly<Record<string, never>> = Object.freeze({});
@@ -233,7 +239,12 @@ class MappedRowReader<R> implements RowReader<R> {
     const unread = fields === UNREAD_FIELDS;
     if (unread || !isBlank(fields)) {
       const valid = unread || this.unmapped?.(record.line) === true;
-      if (!valid && this.held.length < HEADER_SEARCH_LINES && this.notData(fields, width)) {
+      if (!valid && this.notData(fields, width)) {
+        // Bounded: past NOTE_LINES_HELD, the oldest held row is read as a row (a long tail is no note).
+        if (this.held.length >= NOTE_LINES_HELD) {
+          const oldest = this.outcome(this.held.shift() as SourceRecord, mapper, width);
+          if (oldest !== null) out.push(oldest);
+        }
         this.held.push(record);
         this.lastLine = record.endLine;
         return;
