@@ -3,11 +3,9 @@
  * (decimal_parsing, int_parsing, bool_parsing, date_parsing, datetime_parsing) so that a row refused here reads
  * like a row refused by the API. Converters return errors instead of throwing: they run once per cell.
  *
- * Decimals stay strings: separators are rewritten, digits are never touched, no float is involved.
- * Separator rules, so that a misconfigured file is rejected rather than misread:
- * - with `decimal_separator: ','` a '.' in a value is an error unless `thousands_separator: '.'` (1.234 is not
- *   silently 1.234 when the ERP meant 1234); with '.', a ',' is an error unless it is the thousands separator;
- * - a thousands separator is removed only when the groups are well formed (1.234.567,89; not 1.23,4).
+ * Decimals stay strings: separators are rewritten, digits are never touched, no float is involved. How numbers are
+ * written (currencies, signs, separators, what is ambiguous and refused) is number-text.ts, for decimals and whole
+ * numbers alike; a field's format is its `number_format` or the source's (compile-source.ts).
  */
 import { DECIMAL_PATTERN } from '../../api/schemas/index.ts';
 import { readNumber, shown, type NumberFormat } from './number-text.ts';

@@ -59,7 +59,7 @@ export function joinHeaderRows(rows: readonly (readonly string[])[]): string[] {
 
 /**
  * Reads records up to and including the header. `fixFile`: a corrected rejects CSV (its header is line 1). Throws
- * HEADER_NOT_FOUND when `header_row` names a line the file does not start a record on.
+ * HEADER_NOT_FOUND when `header_row` names a line the file does not start a record on; null for a file without records.
  */
 export async function locateHeader(records: RecordSource, compiled: CompiledSource, file: string, fixFile: boolean): Promise<LocatedHeader | null> {
   const read: SourceRecord[] = [];
