@@ -82,6 +82,24 @@ describe("a farm shop's price list saved from a spreadsheet", () => {
   });
 });
 
+describe('the same price list pushed again with one price changed (delta push)', () => {
+  it('sends the changed row only: the letterhead and the notes are never taken for rows, unchanged or new', async () => {
+    const [, store = ''] = h.sandbox.control.state().stores;
+    const csv = (rows: string[][]) => rows.map((r) => r.join(';')).join('\n') + '\n';
+    const source = await h.source('product_store', { ...farmShopConfig('csv', store), delimiter: ';', delta: true });
+    const first = farmShop(store).filter((r) => r[0] !== 'H-004');
+    const r1 = await reportOf(await push(source, 'preisliste-1.csv', csv(first)));
+    expect(r1.rows).toMatchObject({ read: 8, sent: 3, accepted: 3, skipped: 5 });
+    const second = first.map((r) => (r[0] === 'H-003' ? ['H-003', 'Eier', '0,95 €', '0.41', 'Stk'] : r));
+    const r2 = await reportOf(await push(source, 'preisliste-2.csv', csv(second)));
+    expect(r2.rows).toMatchObject({ read: 8, sent: 1, accepted: 1, unchanged: 2, rejected: 0, skipped: 5 });
+    expect(r2.delta).toMatchObject({ mode: 'delta', changed: 1, new: 0 });
+    expectReconciled(r2.rows);
+    const eggs = [...world().productStore.table.rows()].find((r) => r.store_id === store && r.item_id === 'H-003');
+    expect(eggs).toMatchObject({ current_price: '0.95' });
+  });
+});
+
 describe("a bakery till's line log: amounts with a currency code, credits with a trailing minus", () => {
   it('every line a transaction, the credits negative', async () => {
     const log = [
