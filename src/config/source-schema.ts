@@ -193,10 +193,31 @@ function buildSourceSchema(path: z.ZodType<string, string>, mapFile: z.ZodType<s
       encoding: z.preprocess(alias(ENCODING_ALIASES), z.enum(ENCODINGS)).default('utf-8'),
       /** `auto` detects , ; tab | from the header line. Tab may be written tab or "\t". */
       delimiter: z.preprocess(alias(DELIMITER_ALIASES), z.enum(DELIMITERS)).default('auto'),
+      /**
+       * The line (a workbook: the row) the header starts on, for files with a letterhead above the table. Default:
+       * line 1, or the first of the first 50 lines that names a column the mapping reads (header-rows.ts).
+       */
+      header_row: z.int().min(1).max(1_000_000).optional(),
+      /** Rows the header spans; their cells are joined column by column with a space. */
+      header_rows: z.int().min(1).max(5).default(1),
       /** For decimal fields (prices, quantities, rates); a comma becomes a point before sending. */
       decimal_separator: z.enum(['.', ',']).default('.'),
       /** Removed from decimal and integer fields when the digit groups are well formed. Default: none allowed. */
       thousands_separator: z.preprocess(alias({ space: ' ' }), z.enum(THOUSANDS_SEPARATORS)).optional(),
+      /**
+       * API field -> how its column writes numbers, where it differs from the source's decimal_separator and
+       * thousands_separator (the default of each key): one file with a decimal point in one column and a comma in
+       * another. Decimal and integer fields only.
+       */
+      number_format: z
+        .record(
+          z.string().min(1),
+          z.strictObject({
+            decimal_separator: z.enum(['.', ',']).optional(),
+            thousands_separator: z.preprocess(alias({ space: ' ' }), z.enum(THOUSANDS_SEPARATORS)).optional(),
+          }),
+        )
+        .default({}),
       /** One format or a list tried in order; `iso` (the default) takes ISO 8601 dates and datetimes. */
       date_format: dateFormatList,
       /**
@@ -270,10 +291,19 @@ function buildSourceSchema(path: z.ZodType<string, string>, mapFile: z.ZodType<s
           message: 'must differ from decimal_separator',
         });
       }
+      for (const [field, format] of Object.entries(source.number_format)) {
+        const decimal = format.decimal_separator ?? source.decimal_separator;
+        if ((format.thousands_separator ?? source.thousands_separator) !== decimal) continue;
+        ctx.addIssue({
+          code: 'custom',
+          path: ['number_format', field, format.thousands_separator === undefined ? 'decimal_separator' : 'thousands_separator'],
+          message: `the thousands separator must differ from the decimal separator ("${decimal}")`,
+        });
+      }
       // Products accept any key: one that is not a canonical field names a custom column, as in a CSV import.
       if (source.entity === 'products') return;
       const allowed = ENTITY_FIELDS[source.entity];
-      for (const key of ['columns', 'defaults', 'maps'] as const) {
+      for (const key of ['columns', 'defaults', 'maps', 'number_format'] as const) {
         for (const field of Object.keys(source[key])) {
           if (allowed.includes(field)) continue;
           ctx.addIssue({

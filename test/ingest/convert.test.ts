@@ -9,10 +9,11 @@ function result(convert: Converter, cell: string): unknown {
   return value instanceof CellError ? value.code : value;
 }
 
+const point = decimalConverter({ decimalSeparator: '.', thousandsSeparator: undefined });
+const comma = decimalConverter({ decimalSeparator: ',', thousandsSeparator: undefined });
+const german = decimalConverter({ decimalSeparator: ',', thousandsSeparator: '.' });
+
 describe('decimals', () => {
-  const point = decimalConverter({ decimalSeparator: '.', thousandsSeparator: undefined });
-  const comma = decimalConverter({ decimalSeparator: ',', thousandsSeparator: undefined });
-  const german = decimalConverter({ decimalSeparator: ',', thousandsSeparator: '.' });
   const english = decimalConverter({ decimalSeparator: '.', thousandsSeparator: ',' });
   const swiss = decimalConverter({ decimalSeparator: '.', thousandsSeparator: "'" });
   const french = decimalConverter({ decimalSeparator: ',', thousandsSeparator: ' ' });
@@ -37,13 +38,71 @@ describe('decimals', () => {
     [swiss, "1'234.50", '1234.50'],
     [french, '1 234,5', '1234.5'],
     [french, '1\u00A0234,5', '1234.5'],
-    [point, '12.5 €', 'decimal_parsing'],
+    // Issue 28 point 3: a currency around a number is dropped (this row was a reject before).
+    [point, '12.5 €', '12.5'],
   ])('%#: %j', (convert, cell, expected) => {
     expect(result(convert, cell)).toBe(expected);
   });
 
   it('keeps every digit of a long decimal (no float involved)', () => {
     expect(point('12345678901234567890.123456789')).toBe('12345678901234567890.123456789');
+  });
+});
+
+describe('numbers as people write them (issue 28, point 3)', () => {
+  const quantity = integerConverter({ decimalSeparator: ',', thousandsSeparator: undefined });
+
+  it.each([
+    [comma, '0,90 €', '0.90'],
+    [comma, '0,90€', '0.90'],
+    [point, 'EUR 12.90', '12.90'],
+    [point, '$12.90', '12.90'],
+    [point, '-€12.90', '-12.90'],
+    [point, '£ 3.50', '3.50'],
+    [comma, '1 299,00 kr', '1299.00'],
+    [comma, '1\u00A0299,00', '1299.00'],
+    [comma, '1\u202F299,00', '1299.00'],
+    [comma, '1\u2009299,00', '1299.00'],
+    [comma, '12 345 678,5', '12345678.5'],
+    [point, '12.90-', '-12.90'],
+    [comma, '12,90- €', 'decimal_parsing'],
+    [comma, '12,90-', '-12.90'],
+    [german, '1.299,00 EUR', '1299.00'],
+    [comma, '12 99,00', 'decimal_parsing'],
+    [point, 'EUR', 'decimal_parsing'],
+    [point, 'EUR 12.90 €', 'decimal_parsing'],
+    [point, '12.90 Stk', 'decimal_parsing'],
+    [quantity, '3-', -3],
+    [quantity, '1 200', 1200],
+  ])('%#: %j', (convert, cell, expected) => {
+    expect(result(convert, cell)).toBe(expected);
+  });
+
+  /** The reason a cell is refused. */
+  const reason = (convert: Converter, cell: string): string => {
+    const value = convert(cell);
+    if (!(value instanceof CellError)) throw new Error(`${cell} was accepted as ${String(value)}`);
+    return value.message;
+  };
+
+  it('refuses 1.50 in a comma-decimal column as ambiguous, without the thousands hint (a group has three digits)', () => {
+    for (const convert of [comma, german]) {
+      const message = reason(convert, '1.50');
+      expect(message).toMatch(/ambiguous/);
+      expect(message).toMatch(/number_format/);
+      expect(message).not.toMatch(/set thousands_separator/);
+    }
+    expect(reason(point, '12,5')).toMatch(/ambiguous.*number_format/);
+    expect(reason(point, '12,5')).not.toMatch(/set thousands_separator/);
+  });
+
+  it('gives the thousands hint where it is the fix, and both ways where either could be', () => {
+    expect(reason(comma, '1.234,56')).toMatch(/set thousands_separator: "\."/);
+    expect(reason(comma, '1.234,56')).not.toMatch(/ambiguous/);
+    const either = reason(comma, '1.234');
+    expect(either).toMatch(/ambiguous/);
+    expect(either).toMatch(/thousands_separator/);
+    expect(either).toMatch(/number_format/);
   });
 });
 

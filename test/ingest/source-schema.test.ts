@@ -23,6 +23,8 @@ describe('SourceSchema', () => {
       encoding: 'utf-8',
       delimiter: 'auto',
       decimal_separator: '.',
+      header_rows: 1,
+      number_format: {},
       date_format: ['iso'],
       columns: {},
       maps: {},
@@ -198,5 +200,26 @@ describe('the mapping language: a mistake in each option, in one sentence', () =
     expect(issues({ maps: { store_id: { map_file: join(dir, 'twice.csv') } } })).toEqual([
       `maps.store_id.map_file: ${join(dir, 'twice.csv')} line 3: the code "0204" is mapped twice, to different values`,
     ]);
+  });
+});
+
+describe('number_format (issue 28, point 3)', () => {
+  it('takes a format per field, each key defaulting to the source', () => {
+    const source = SourceSchema.parse({
+      name: 'shop', entity: 'product_store', path: '.', decimal_separator: ',',
+      number_format: { unit_cost: { decimal_separator: '.' }, regular_price: { thousands_separator: 'space' } },
+    });
+    expect(source.number_format).toEqual({ unit_cost: { decimal_separator: '.' }, regular_price: { thousands_separator: ' ' } });
+  });
+
+  it('refuses a field of another entity and a thousands separator equal to the decimal one', () => {
+    const result = SourceSchema.safeParse({
+      name: 'shop', entity: 'product_store', path: '.', decimal_separator: ',',
+      number_format: { sale_price: { decimal_separator: '.' }, unit_cost: { thousands_separator: ',' } },
+    });
+    expect(result.success).toBe(false);
+    const paths = result.error?.issues.map((i) => i.path.join('.'));
+    expect(paths).toContain('number_format.sale_price');
+    expect(paths).toContain('number_format.unit_cost.thousands_separator');
   });
 });

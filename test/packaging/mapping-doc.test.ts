@@ -13,7 +13,7 @@ const blocks = [...readRepoFile('docs/mapping.md').matchAll(/```yaml\n([\s\S]*?)
 describe('docs/mapping.md', () => {
   it('has an example per feature', () => {
     const text = blocks.join('\n');
-    for (const option of ['columns', 'file_name', 'maps', 'map_file', 'null_values', 'ignore_columns', 'fill_down', 'skip_rows', 'timezone', 'date_format', 'duplicate_keys', 'reject_threshold', 'product_level']) {
+    for (const option of ['columns', 'file_name', 'maps', 'map_file', 'null_values', 'ignore_columns', 'fill_down', 'skip_rows', 'timezone', 'date_format', 'duplicate_keys', 'reject_threshold', 'product_level', 'header_row', 'header_rows', 'number_format']) {
       expect(text, option).toMatch(new RegExp(`\\b${option}:`));
     }
   });

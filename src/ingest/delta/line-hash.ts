@@ -53,7 +53,8 @@ export function dependsOnOtherLines(compiled: CompiledSource): boolean {
 
 /** The seed of a file's line hashes as read (`name`: as dropped), or null where its lines have none. */
 export function fileLineSeed(compiled: CompiledSource, header: HeaderInfo, name: string): LineSeed | null {
-  if (header.sheet !== null || dependsOnOtherLines(compiled)) return null;
+  // Line mode hashes a file's lines as bytes: lines above a header found further down are no rows.
+  if (header.sheet !== null || header.headerEndLine !== 1 || dependsOnOtherLines(compiled)) return null;
   return lineSeed(header.headers, header.delimiter, header.usedColumns, compiled.readsFileName ? name : null);
 }
 

@@ -180,7 +180,8 @@ export interface HalvesInput {
 /** The first pass of delta push for a file: in two halves on two threads where that is exact, else the whole file. */
 export async function firstPass(input: HalvesInput): Promise<FirstPass> {
   const { header } = input;
-  if (header.sheet !== null || header.fixFile || header.encoding !== 'utf-8' || dependsOnOtherLines(input.compiled)) return input.whole.chunks();
+  // The halves are read as the header line and their own lines: a header elsewhere, or over several lines, is read whole.
+  if (header.sheet !== null || header.fixFile || header.encoding !== 'utf-8' || header.headerEndLine !== 1 || dependsOnOtherLines(input.compiled)) return input.whole.chunks();
   const warm = spareWaiting();
   const cut = await cutInTwo(input.file, input.minBytes, warm ? WARM_CUT_SHARE : CUT_SHARE);
   if (cut === null) return input.whole.chunks();

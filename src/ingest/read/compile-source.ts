@@ -20,7 +20,7 @@ import {
   integerConverter,
   stringConverter,
 } from './convert.ts';
-import type { CellValue, Converter } from './convert.ts';
+import type { CellValue, Converter, NumberFormat } from './convert.ts';
 import { cellCleaner, type CellCleaner } from './clean-cell.ts';
 import { checkDateFormats, dateConverter } from './dates.ts';
 import { TimeZone } from './time-zone.ts';
@@ -36,8 +36,11 @@ export type ReadOptions = DeepReadonly<Pick<
   | 'sheet'
   | 'encoding'
   | 'delimiter'
+  | 'header_row'
+  | 'header_rows'
   | 'decimal_separator'
   | 'thousands_separator'
+  | 'number_format'
   | 'date_format'
   | 'file_name'
   | 'columns'
@@ -71,6 +74,9 @@ export interface CompiledSource {
   readonly decimalSeparator: '.' | ',';
   readonly encoding: Encoding;
   readonly delimiter: SourceConfig['delimiter'];
+  /** Where the header starts (undefined: line 1, or found: header-rows.ts), and how many rows it spans. */
+  readonly headerRow: number | undefined;
+  readonly headerRows: number;
   /** The canonical fields rows are mapped to (product_level product_store rows have no store_id). */
   readonly fields: readonly FieldInfo[];
   /** The schema a mapped row is validated with: the entity's write schema (without store_id for product_level). */
@@ -96,14 +102,39 @@ export interface CompiledSource {
   readonly duplicateKeys: DuplicateKeyPolicy;
   readonly rejectThreshold: number;
   readonly productLevel: boolean;
-  /** The converter of a canonical field's cells; custom columns use `stringConverter`. */
+  /** The converter of a canonical field's cells (its `number_format` or the source's); custom columns use `stringConverter`. */
   converter(field: string): Converter;
+  /** The decimal separator of a field's column: a workbook's number cells in that column are written with it. */
+  decimalSeparatorOf(field: string): '.' | ',';
 }
 
 const API_FORMAT = { decimalSeparator: '.', thousandsSeparator: undefined } as const;
 
+/** How a field's column writes numbers: its `number_format`, each key defaulting to the source's. */
+function numberFormatOf(options: ReadOptions, field: string | null): NumberFormat {
+  const own = field !== null && Object.hasOwn(options.number_format, field) ? options.number_format[field] : undefined;
+  return {
+    decimalSeparator: own?.decimal_separator ?? options.decimal_separator,
+    thousandsSeparator: own?.thousands_separator ?? options.thousands_separator,
+  };
+}
+
+/** The converters of the fields `number_format` names, checked to be number fields. */
+function ownNumberConverters(options: ReadOptions, kinds: ReadonlyMap<string, FieldKind>): Map<string, Converter> {
+  const converters = new Map<string, Converter>();
+  for (const field of Object.keys(options.number_format)) {
+    const kind = kinds.get(field);
+    if (kind !== 'decimal' && kind !== 'integer') {
+      throw new SourceConfigError(`number_format.${field}`, `${field} is not a number field of ${options.entity} (only decimal and integer fields have a number format)`);
+    }
+    const format = numberFormatOf(options, field);
+    converters.set(field, kind === 'decimal' ? decimalConverter(format) : integerConverter(format));
+  }
+  return converters;
+}
+
 function convertersFor(options: ReadOptions): Record<FieldKind, Converter> {
-  const number = { decimalSeparator: options.decimal_separator, thousandsSeparator: options.thousands_separator };
+  const number = numberFormatOf(options, null);
   const zone = options.timezone === undefined ? undefined : new TimeZone(options.timezone);
   return {
     string: stringConverter,
@@ -173,6 +204,7 @@ export function compileSource(options: ReadOptions): CompiledSource {
   }
   const defaults = compileDefaults(options, kinds, schema);
   const byKind = convertersFor(options);
+  const ownNumbers = ownNumberConverters(options, kinds);
   const columns = new Map(Object.entries(options.columns).map(([field, entry]) => [field, refsOf(entry as ColumnEntry)]));
   return {
     compiled: true,
@@ -183,6 +215,8 @@ export function compileSource(options: ReadOptions): CompiledSource {
     decimalSeparator: options.decimal_separator,
     encoding: options.encoding,
     delimiter: options.delimiter,
+    headerRow: options.header_row,
+    headerRows: options.header_rows,
     fields,
     schema,
     columns,
@@ -197,6 +231,7 @@ export function compileSource(options: ReadOptions): CompiledSource {
     duplicateKeys: options.duplicate_keys,
     rejectThreshold: options.reject_threshold,
     productLevel: options.product_level,
-    converter: (field) => byKind[kinds.get(field) ?? 'string'],
+    converter: (field) => ownNumbers.get(field) ?? byKind[kinds.get(field) ?? 'string'],
+    decimalSeparatorOf: (field) => numberFormatOf(options, field).decimalSeparator,
   };
 }

@@ -8,7 +8,7 @@
  */
 import type { CompiledSource } from './compile-source.ts';
 import { csvRecordStream, UnreadLines, type RecordStream, type StreamRecord } from './csv-fast-lane.ts';
-import { detectDelimiter } from './delimiter.ts';
+import { detectDelimiterIn } from './delimiter.ts';
 import type { DetectedDelimiter } from './delimiter.ts';
 import { DecodeError, FileFormatError } from './errors.ts';
 import { decodeFailure } from './line-at.ts';
@@ -135,7 +135,7 @@ export async function openCsvRecords(file: string, compiled: CompiledSource, hig
   const source = await openSource(file, compiled.encoding, highWaterMark, byteRanges);
   let delimiter: DetectedDelimiter;
   if (compiled.delimiter === 'auto') {
-    const detected = detectDelimiter(source.firstLine);
+    const detected = detectDelimiterIn(source.headLines, compiled.headerRow);
     if (!detected.ok) {
       source.close();
       throw new FileFormatError('DELIMITER_NOT_DETECTED', detected.message, { file, line: 1 });

@@ -41,3 +41,21 @@ export function detectDelimiter(line: string): Detection {
   }
   return { ok: true, delimiter: best[0] as DetectedDelimiter };
 }
+
+/**
+ * The delimiter of a file from its first lines (`lines[0]` is line 1): from line 1 when it detects one (a header on
+ * line 1, as before), else from the header's line when `header_row` says which, else from the first line that
+ * detects one (letterhead lines above a header hold no delimiter, header-rows.ts). Line 1's failure otherwise.
+ */
+export function detectDelimiterIn(lines: readonly string[], headerRow: number | undefined): Detection {
+  if (headerRow !== undefined && headerRow > 1 && lines[headerRow - 1] !== undefined) return detectDelimiter(lines[headerRow - 1] as string);
+  const line1 = lines[0] ?? '';
+  const first = detectDelimiter(line1);
+  // A quote on line 1 may be one left open: its hint stands, no later line is taken instead.
+  if (first.ok || headerRow !== undefined || line1.includes('"')) return first;
+  for (const line of lines.slice(1)) {
+    const detected = detectDelimiter(line);
+    if (detected.ok) return detected;
+  }
+  return first;
+}

@@ -16,8 +16,10 @@ export const FILE_FORMAT_CODES = [
   'RECORD_TOO_LARGE',
   /** The file has nothing but whitespace (or is 0 bytes, or only a BOM). */
   'EMPTY_FILE',
-  /** Line 1 is empty while later lines are not: the header must be the first line. */
+  /** The header found (line 1, or header_row, or the line header-rows.ts found) has no column names. */
   'NO_HEADER',
+  /** `header_row` names a line on which no row starts (blank, inside a quoted cell, past the end). */
+  'HEADER_NOT_FOUND',
   /** Two header cells with the same (trimmed) name. */
   'DUPLICATE_HEADER',
   /** The header holds none of the entity's fields (after `columns:` mapping). */

@@ -15,7 +15,7 @@
  * Any other header: the records pass through unchanged.
  */
 import { fromSpreadsheetSafe, recogniseRejectsHeader } from '../rejects-csv.ts';
-import type { RecordSource, SourceFormat, SourceRecord } from './record-source.ts';
+import type { HeaderLayout, RecordSource, SourceFormat, SourceRecord } from './record-source.ts';
 
 /** What the reader tells about a fix file: the original's columns, and how many cells of a record are the agent's. */
 export interface FixLayout {
@@ -73,6 +73,10 @@ class FixRecords implements RecordSource {
   /** A fix file's records are rebuilt from their cells: only records passed through unchanged may go unread. */
   skipUnread(unread: (line: number) => boolean): void {
     if (this.#own === null) this.#inner.skipUnread?.(unread);
+  }
+
+  planned(layout: HeaderLayout): void {
+    this.#inner.planned?.(layout);
   }
 
   finish(): void {

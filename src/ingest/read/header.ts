@@ -4,6 +4,8 @@
  *
  * Rules:
  * - names are trimmed and matched exactly (case-sensitive); two equal non-empty names fail the file;
+ * - every column is also `column_N`, N its 1-based position: the way to a column whose header cell is empty, or to
+ *   any column by position (a header naming a column `column_N` keeps that name);
  * - a field named in `columns:` is read only through its mapping: a column, a template, or a list of them tried in
  *   order; references to columns the file lacks are left out (with a warning), and a required field left with
  *   none and no default fails the file (MISSING_COLUMNS);
@@ -81,11 +83,16 @@ function columnsOf(ref: ColumnRef): string[] {
   return ref.kind === 'column' ? [ref.header] : ref.parts.flatMap((p) => ('column' in p ? [p.column] : []));
 }
 
+/** The name a column is reachable by from its 0-based index: `column_1` for the first. */
+export function positionName(index: number): string {
+  return `column_${index + 1}`;
+}
+
 /**
  * Plans `raw` (the header cells) for `source`. `fileGroups`: the file's name (`name`) and the named groups of
- * `file_name` matched against it, for `{file.*}` in templates.
+ * `file_name` matched against it, for `{file.*}` in templates. `line`: where the header is (header-rows.ts).
  */
-export function planHeader(raw: readonly string[], source: CompiledSource, file: string, fileGroups: Readonly<Record<string, string>> = {}): HeaderPlan {
+export function planHeader(raw: readonly string[], source: CompiledSource, file: string, fileGroups: Readonly<Record<string, string>> = {}, line = 1): HeaderPlan {
   const headers = raw.map((name) => name.trim());
   const index = new Map<string, number>();
   headers.forEach((name, i) => {
@@ -95,15 +102,23 @@ export function planHeader(raw: readonly string[], source: CompiledSource, file:
       throw new FileFormatError(
         'DUPLICATE_HEADER',
         `the header names ${JSON.stringify(name)} twice (columns ${first + 1} and ${i + 1}); names must be unique`,
-        { file, line: 1 },
+        { file, line },
       );
     }
     index.set(name, i);
+  });
+  // Every column is also reachable by its position (`column_3`: the third), an unnamed one included; a header
+  // that names a column so keeps the name for itself.
+  headers.forEach((_, i) => {
+    const byPosition = positionName(i);
+    if (!index.has(byPosition)) index.set(byPosition, i);
   });
 
   // Every column the mapping reads, for any field: never also read implicitly, never a custom column.
   const mapped = new Set<string>();
   for (const refs of source.columns.values()) for (const ref of refs) for (const column of columnsOf(ref)) mapped.add(column);
+  // The same, by position: a column the mapping reads as `column_N` is as taken as one it reads by name.
+  const mappedAt = new Set([...mapped].flatMap((column) => index.get(column) ?? []));
 
   const consumed = new Set<number>();
   const plans: FieldPlan[] = [];
@@ -144,7 +159,7 @@ export function planHeader(raw: readonly string[], source: CompiledSource, file:
       sources = resolve(field, refs);
     } else {
       const at = index.get(field);
-      const implicit = at !== undefined && !mapped.has(field) && !source.ignoreColumns.has(field);
+      const implicit = at !== undefined && !mappedAt.has(at) && !source.ignoreColumns.has(field) && !source.ignoreColumns.has(positionName(at));
       sources = implicit ? [{ kind: 'column', index: at, header: field }] : [];
     }
     for (const s of sources) {
@@ -181,7 +196,7 @@ export function planHeader(raw: readonly string[], source: CompiledSource, file:
 
   const ignored: string[] = [];
   headers.forEach((name, i) => {
-    if (consumed.has(i) || source.ignoreColumns.has(name)) return;
+    if (consumed.has(i) || source.ignoreColumns.has(name) || source.ignoreColumns.has(positionName(i))) return;
     if (name === '') ignored.push(`(column ${i + 1})`);
     else if (products && !canonical.has(name) && !customColumns.includes(name) && !mapped.has(name)) {
       plans.push({ field: name, sources: [{ kind: 'column', index: i, header: name }], header: name, convert: stringConverter, map: undefined, fallback: undefined });
@@ -202,7 +217,7 @@ export function planHeader(raw: readonly string[], source: CompiledSource, file:
       'NO_KNOWN_COLUMNS',
       `none of the expected ${source.entity} columns (${expected.join(', ')}) found in the header ` +
         `(${quoteList(headers)}); check the \`columns:\` mapping.${hint}`,
-      { file, line: 1 },
+      { file, line },
     );
   }
   if (missing.length > 0) {
@@ -210,7 +225,7 @@ export function planHeader(raw: readonly string[], source: CompiledSource, file:
       'MISSING_COLUMNS',
       `required ${source.entity} fields without a column or a default: ${missing.join(', ')} ` +
         `(header: ${quoteList(headers)}); check the \`columns:\` mapping or set \`defaults:\``,
-      { file, line: 1 },
+      { file, line },
     );
   }
   const lacking = source.skipWhenEmpty.filter((c) => !index.has(c));
@@ -218,7 +233,7 @@ export function planHeader(raw: readonly string[], source: CompiledSource, file:
     throw new FileFormatError(
       'MISSING_COLUMNS',
       `skip_rows.when_empty names ${quoteList(lacking)}, not in the header (${quoteList(headers)}): every row would be skipped`,
-      { file, line: 1 },
+      { file, line },
     );
   }
   const fillDown = source.fillDown.flatMap((c) => {
@@ -235,7 +250,7 @@ export function planHeader(raw: readonly string[], source: CompiledSource, file:
 }
 
 /** The columns a field plan reads. */
-function columnsRead(plan: FieldPlan): number[] {
+export function columnsRead(plan: FieldPlan): number[] {
   return plan.sources.flatMap((s) => (s.kind === 'column' ? [s.index] : s.pieces.flatMap((p) => ('index' in p ? [p.index] : []))));
 }
 

@@ -1,6 +1,6 @@
 /**
- * Opening a file for reading: the BOM, the decoder, and the first line (for delimiter detection and the
- * EMPTY_FILE / NO_HEADER checks), without reading more of the file than the first chunk or two.
+ * Opening a file for reading: the BOM, the decoder, and the first lines (for delimiter detection and the
+ * EMPTY_FILE check), without reading more of the file than the first chunk or two.
  * What comes out is an async iterable of decoded chunks for the CSV parser, starting at the first byte.
  *
  * `ranges` reads the file as if it held only those bytes (after the BOM, in order): delta push's first pass reads a
@@ -14,6 +14,7 @@ import { sniffBom } from './bom.ts';
 import type { BomResult } from './bom.ts';
 import { createDecoder } from './decoders.ts';
 import { DecodeError, FileFormatError } from './errors.ts';
+import { HEADER_SEARCH_LINES } from './header-rows.ts';
 import { decodeFailure } from './line-at.ts';
 
 /** Stop looking for the end of the first line after this much text: detection then uses what it has. */
@@ -24,8 +25,11 @@ export type Chunk = Buffer | string;
 export interface OpenedSource {
   readonly bom: BomResult;
   readonly totalBytes: number;
-  /** The first line's text, without its line break. */
-  readonly firstLine: string;
+  /**
+   * The first lines' text, without their line breaks: at least the first line (and the first with content), up to
+   * HEADER_SEARCH_LINES of those in the first chunks read (delimiter detection, delimiter.ts). The last may be cut.
+   */
+  readonly headLines: readonly string[];
   /** Decoded chunks from the start of the file (after the BOM); iterate once. */
   readonly chunks: AsyncIterable<Chunk>;
   /** Bytes taken from the file so far, the BOM included. */
@@ -137,27 +141,26 @@ export async function openSource(
       prefix.push(next.value);
       text += textOf(next.value);
     }
-    const firstLine = text.split(/\r\n|\r|\n/, 1)[0] ?? '';
-    if (firstLine.trim() === '') {
-      // Nothing on line 1: an empty file, or a header that is not where it must be. Look for any content.
-      let rest = text;
-      while (rest.trim() === '' && !ended) {
+    if (text.trim() === '') {
+      // Nothing on line 1: an empty file, or a header further down (a spreadsheet saved with empty rows on top,
+      // header-rows.ts). Read on to the first content, keeping what was read for the parser.
+      while (text.trim() === '' && !ended && text.length < FIRST_LINE_LIMIT) {
         const next = await source.next();
         if (next.done === true) ended = true;
-        else rest = textOf(next.value);
+        else {
+          prefix.push(next.value);
+          text += textOf(next.value);
+        }
       }
-      if (rest.trim() === '') throw new FileFormatError('EMPTY_FILE', 'the file is empty', { file });
-      throw new FileFormatError('NO_HEADER', 'line 1 is empty: the header must be the first line', {
-        file,
-        line: 1,
-      });
+      if (text.trim() === '' && ended) throw new FileFormatError('EMPTY_FILE', 'the file is empty', { file });
     }
+    const headLines = text.split(/\r\n|\r|\n/, HEADER_SEARCH_LINES);
     async function* chunks(): AsyncGenerator<Chunk> {
       yield* prefix;
       prefix.length = 0;
       yield* source;
     }
-    return { bom, totalBytes, firstLine, chunks: chunks(), bytesRead: () => taken, close };
+    return { bom, totalBytes, headLines, chunks: chunks(), bytesRead: () => taken, close };
   } catch (error) {
     close();
     throw error instanceof DecodeError ? await decodeFailure(file, bom, error) : error;

@@ -21,7 +21,9 @@ import type { CompiledSource, ReadOptions } from './compile-source.ts';
 import { QUEUED_RECORDS } from './csv-fast-lane.ts';
 import { FileFormatError } from './errors.ts';
 import type { RecordOf } from './field-kinds.ts';
-import { narrowedPlan, planHeader, type HeaderPlan } from './header.ts';
+import { columnsRead, narrowedPlan, planHeader, type HeaderPlan } from './header.ts';
+import { locateHeader } from './header-rows.ts';
+import type { CellCleaner } from './clean-cell.ts';
 import { isBlank } from './parser.ts';
 import { RowMapper, type Mapped, type RowError } from './map-row.ts';
 import { fixAwareRecords } from './fix-records.ts';
@@ -110,6 +112,12 @@ export interface ReadInit {
   readonly keysOnly?: readonly string[];
 }
 
+/**
+ * Rows under the table that look like no data (a delivery note, a disclaimer) held at most, so a file of such rows
+ * holds no more than this many records in memory; of a longer tail only the last ones are skipped.
+ */
+export const NOTE_LINES_HELD = 50;
+
 /** The record of a row the caller asked not to map (ReadInit.unmapped). */
 export const UNMAPPED: Readonly<Record<string, never>> = Object.freeze({});
 
@@ -133,6 +141,13 @@ class MappedRowReader<R> implements RowReader<R> {
   private readonly unread: ((line: number) => boolean) | undefined;
   private readonly unvalidated: boolean;
   private readonly keysOnly: readonly string[] | undefined;
+  /** Records read past the header while looking for it (header-rows.ts): handed out before the source's. */
+  private pending: SourceRecord[] = [];
+  /** Rows that look like no data (notData), held until a data row follows; skipped at the end of the file. */
+  private held: SourceRecord[] = [];
+  /** The columns of each required field read from the file (notData); empty: the rule is off. */
+  private requiredColumns: readonly (readonly number[])[] = [];
+  private clean: CellCleaner | undefined;
 
   constructor(file: string, records: RecordSource, compiled: CompiledSource, fixFile: boolean, init: ReadInit = {}) {
     this.unmapped = init.unmapped;
@@ -150,6 +165,8 @@ class MappedRowReader<R> implements RowReader<R> {
       sheet: records.format.sheet,
       fixFile,
       headers: [],
+      headerLine: 1,
+      headerEndLine: 1,
       fields: [],
       customColumns: [],
       ignoredColumns: [],
@@ -158,29 +175,91 @@ class MappedRowReader<R> implements RowReader<R> {
     };
   }
 
-  /** Reads and plans the header; called once by `readRows`. */
+  /** Reads and plans the header (found where header-rows.ts says); called once by `readRows`. */
   async readHeader(compiled: CompiledSource, fileGroups: Readonly<Record<string, string>>): Promise<void> {
-    const first = this.records.take() ?? (await this.records.next());
-    if (first === undefined) throw new FileFormatError('EMPTY_FILE', 'the file is empty', { file: this.file });
-    this.lastLine = first.endLine;
-    if (isBlank(first.fields)) {
-      throw new FileFormatError('NO_HEADER', 'line 1 has no column names', { file: this.file, line: 1 });
+    const found = await locateHeader(this.records, compiled, this.file, this.headerInfo.fixFile);
+    if (found === null) throw new FileFormatError('EMPTY_FILE', 'the file is empty', { file: this.file });
+    this.pending = this.records.format.sheet === null ? found.readAhead : found.readAhead.map((r) => fitSheetRow(r, found.fields.length));
+    this.lastLine = found.endLine;
+    // The lines above the header are not data: counted as skipped rows (or blank lines), never rejected.
+    this.rows += found.skippedAbove;
+    this.skipped += found.skippedAbove;
+    this.blankLines += found.blankAbove;
+    if (isBlank(found.fields)) {
+      throw new FileFormatError('NO_HEADER', `line ${found.line} has no column names`, { file: this.file, line: found.line });
     }
-    const plan = planHeader(first.fields, compiled, this.file, fileGroups);
+    const plan = planHeader(found.fields, compiled, this.file, fileGroups, found.line);
     const narrowed = this.keysOnly === undefined ? null : narrowedPlan(plan, this.keysOnly);
     this.mapper = new RowMapper<R>(narrowed ?? plan, compiled.schema, compiled.clean);
     this.mappedCells = (narrowed ?? plan).used;
     this.plan = plan;
+    this.clean = compiled.clean;
+    const required = new Set(compiled.fields.filter((f) => f.required).map((f) => f.name));
+    this.requiredColumns = plan.plans.filter((p) => required.has(p.field)).map(columnsRead).filter((columns) => columns.length > 0);
+    this.records.planned?.({ width: plan.headers.length, numberSeparators: numberColumns(plan, compiled) });
     if (this.unread !== undefined && plan.fillDown.length === 0) this.records.skipUnread?.(this.unread);
+    const where = found.line === 1 ? [] : [`the header is on line ${found.line}${found.endLine > found.line ? `-${found.endLine}` : ''}: the ${found.skippedAbove} line(s) with content above it are skipped, not data`];
     this.headerInfo = {
       ...this.headerInfo,
       headers: plan.headers,
+      headerLine: found.line,
+      headerEndLine: found.endLine,
       fields: plan.plans.filter((p) => p.sources.length > 0 || p.fallback !== undefined).map((p) => p.field),
       customColumns: plan.customColumns,
       ignoredColumns: plan.ignoredColumns,
       usedColumns: plan.used,
-      warnings: [...this.headerInfo.warnings, ...plan.warnings],
+      warnings: [...this.headerInfo.warnings, ...where, ...plan.warnings],
     };
+  }
+
+  /** The next record: one read ahead while the header was looked for, else the source's (without waiting). */
+  private take(): SourceRecord | undefined {
+    return this.pending.length > 0 ? this.pending.shift() : this.records.take();
+  }
+
+  /**
+   * A row that is no data by the look of it: none of the required fields has a value in it, or it is a line of one
+   * cell in a table of several columns (a note written without the delimiters). A delivery note or a disclaimer under
+   * the table. Such rows are held (emit): skipped when no data row follows them, read as rows when one does. A row
+   * with some required field and more than one cell stays a row (rejected when it lacks the others): a product
+   * without its price at the end of a file is no disclaimer.
+   */
+  private notData(fields: readonly string[], width: number): boolean {
+    const required = this.requiredColumns;
+    const clean = this.clean;
+    if (required.length === 0 || clean === undefined) return false;
+    if (fields.length === 1 && width > 1) return true;
+    for (const columns of required) for (const i of columns) if (clean(fields[i]) !== '') return false;
+    return true;
+  }
+
+  /** The outcomes of one record, in file order, into `out`: rows held before it first, unless it too is held. */
+  private emit(record: SourceRecord, mapper: RowMapper<R>, width: number, out: (RowOutcome<R> | RowsUnread)[]): void {
+    const { fields } = record;
+    const unread = fields === UNREAD_FIELDS;
+    if (unread || !isBlank(fields)) {
+      const valid = unread || this.unmapped?.(record.line) === true;
+      if (!valid && this.notData(fields, width)) {
+        // Bounded: past NOTE_LINES_HELD, the oldest held row is read as a row (a long tail is no note).
+        if (this.held.length >= NOTE_LINES_HELD) {
+          const oldest = this.outcome(this.held.shift() as SourceRecord, mapper, width);
+          if (oldest !== null) out.push(oldest);
+        }
+        this.held.push(record);
+        this.lastLine = record.endLine;
+        return;
+      }
+      if (this.held.length > 0) {
+        const held = this.held;
+        this.held = [];
+        for (const before of held) {
+          const outcome = this.outcome(before, mapper, width);
+          if (outcome !== null) out.push(outcome);
+        }
+      }
+    }
+    const outcome = this.outcome(record, mapper, width);
+    if (outcome !== null) out.push(outcome);
   }
 
   get header(): HeaderInfo {
@@ -190,13 +269,17 @@ class MappedRowReader<R> implements RowReader<R> {
   async *[Symbol.asyncIterator](): AsyncGenerator<RowOutcome<R>> {
     const { mapper, width } = this.begin();
     try {
+      const out: (RowOutcome<R> | RowsUnread)[] = [];
       for (;;) {
         // A record already read is taken at once; awaiting only when none is ready saves two promises a row.
-        const record = this.records.take() ?? (await this.records.next());
+        const record = this.take() ?? (await this.records.next());
         if (record === undefined) break;
-        const outcome = this.outcome(record, mapper, width);
-        if (outcome?.kind === 'unread') throw new Error('a reader told of unread lines is read with chunks()');
-        if (outcome !== null) yield outcome;
+        this.emit(record, mapper, width, out);
+        for (const outcome of out) {
+          if (outcome.kind === 'unread') throw new Error('a reader told of unread lines is read with chunks()');
+          yield outcome;
+        }
+        out.length = 0;
       }
       this.end();
     } finally {
@@ -209,13 +292,12 @@ class MappedRowReader<R> implements RowReader<R> {
     try {
       for (;;) {
         // Awaits only when the source has nothing ready; what it has is mapped without an await in between.
-        const first = this.records.take() ?? (await this.records.next());
+        const first = this.take() ?? (await this.records.next());
         if (first === undefined) break;
         const chunk: (RowOutcome<R> | RowsUnread)[] = [];
         try {
-          for (let record: SourceRecord | undefined = first; record !== undefined; record = this.records.take()) {
-            const outcome = this.outcome(record, mapper, width);
-            if (outcome !== null) chunk.push(outcome);
+          for (let record: SourceRecord | undefined = first; record !== undefined; record = this.take()) {
+            this.emit(record, mapper, width, chunk);
             if (chunk.length >= QUEUED_RECORDS) break;
           }
         } catch (error) {
@@ -242,6 +324,10 @@ class MappedRowReader<R> implements RowReader<R> {
 
   /** Every record was read: the counts must reconcile with the source's. */
   private end(): void {
+    // Rows held with no data row after them: the lines after the table (a note, a disclaimer), skipped and counted.
+    this.rows += this.held.length;
+    this.skipped += this.held.length;
+    this.held = [];
     this.records.finish();
     this.complete = true;
   }
@@ -329,6 +415,28 @@ class MappedRowReader<R> implements RowReader<R> {
   close(): void {
     this.records.close();
   }
+}
+
+/**
+ * A sheet's row read before its header was known, as wide as the header: padded, or without the empty cells past it
+ * (a cell that exists without a value, as rows read after the header are made: xlsx-records.ts).
+ */
+function fitSheetRow(record: SourceRecord, width: number): SourceRecord {
+  const fields = record.fields.slice();
+  while (fields.length > width && fields.at(-1) === '' && record.problems?.some((p) => p.column === fields.length - 1) !== true) fields.pop();
+  while (fields.length < width) fields.push('');
+  return { ...record, fields };
+}
+
+/** The columns of fields whose `number_format` has another decimal separator than the source's, with it. */
+function numberColumns(plan: HeaderPlan, compiled: CompiledSource): Map<number, '.' | ','> {
+  const separators = new Map<number, '.' | ','>();
+  for (const p of plan.plans) {
+    const separator = compiled.decimalSeparatorOf(p.field);
+    if (separator === compiled.decimalSeparator) continue;
+    for (const source of p.sources) if (source.kind === 'column') separators.set(source.index, separator);
+  }
+  return separators;
 }
 
 /** The file's name and the named groups of `file_name` matched against it; a name that does not match fails the file. */

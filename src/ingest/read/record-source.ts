@@ -48,6 +48,12 @@ export interface SourceFormat {
   readonly sheet: string | null;
 }
 
+/** What a record source is told of the planned header (RecordSource.planned). */
+export interface HeaderLayout {
+  readonly width: number;
+  readonly numberSeparators: ReadonlyMap<number, '.' | ','>;
+}
+
 export interface RecordSource {
   readonly format: SourceFormat;
   /** A record already read, without waiting; undefined when none is ready (then `next()` waits). */
@@ -66,6 +72,13 @@ export interface RecordSource {
    * record's cells.
    */
   skipUnread?(unread: (line: number) => boolean): void;
+  /**
+   * Optional: the header is planned, records from the next one on are read for it: a workbook pads its rows to the
+   * header's `width` (a letterhead row above a header found further down is narrower), and writes number cells in
+   * the columns of `numberSeparators` (0-based) with that decimal separator, where a field's `number_format` differs
+   * from the source's (xlsx-cells.ts). Sources of text ignore it.
+   */
+  planned?(plan: HeaderLayout): void;
   /** After the last record: the source's own record and byte counts must match what was handed out. */
   finish(): void;
   /** Bytes of the file read so far and its size, for a progress bar. */

@@ -52,8 +52,11 @@ export interface HeaderInfo {
   readonly sheet: string | null;
   /** A corrected rejects CSV (fix-records.ts): `headers` are the original file's, the agent's columns are not read. */
   readonly fixFile: boolean;
-  /** Header cells, trimmed. */
+  /** Header cells, trimmed (several header rows: joined, header-rows.ts). */
   readonly headers: readonly string[];
+  /** The line the header starts on (1 unless header_row says or it was found further down) and the line it ends on. */
+  readonly headerLine: number;
+  readonly headerEndLine: number;
   /** The API fields (canonical and custom) this file fills, from a column or a default: what a row of it can hold. */
   readonly fields: readonly string[];
   /** Products: custom columns rows may carry (the canonical CSV's extra header). Empty for other entities. */
@@ -83,7 +86,10 @@ export interface ReadSummary extends HeaderInfo, ReadProgress {
   readonly complete: boolean;
   readonly accepted: number;
   readonly rejected: number;
-  /** Rows `skip_rows` skipped: counted as rows, neither sent nor rejected. */
+  /**
+   * Rows that are not data, counted as rows, neither sent nor rejected: those `skip_rows` says, the lines above the
+   * header (header-rows.ts), and the lines after the table that carry no required field (a note, a disclaimer).
+   */
   readonly skipped: number;
   /** Lines with nothing but whitespace or delimiters: not rows. */
   readonly blankLines: number;

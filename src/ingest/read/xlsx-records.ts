@@ -32,7 +32,7 @@ import ExcelJS from 'exceljs';
 import { Open } from 'unzipper';
 import { systemClock, type Clock } from '../../clock.ts';
 import { FileFormatError } from './errors.ts';
-import type { CellProblem, RecordSource, SourceRecord } from './record-source.ts';
+import type { CellProblem, HeaderLayout, RecordSource, SourceRecord } from './record-source.ts';
 import { cellText } from './xlsx-cells.ts';
 import { checkWorkbookFile } from './xlsx-check.ts';
 
@@ -117,11 +117,15 @@ export class XlsxRecords implements RecordSource {
   #sheetBytes = 0;
   #sheetBytesRead = 0;
   #width: number | null = null;
+  /** The header is planned (RecordSource.planned): rows are padded to its width. */
+  #planned = false;
   #rowsGiven = 0;
   #recordsMade = 0;
   #recordsTaken = 0;
   #ended = false;
   #sheetName: string | null = null;
+  /** Columns whose number cells take another decimal separator than the source's (numberColumns). */
+  #separators: ReadonlyMap<number, '.' | ','> = new Map();
 
   constructor(file: string, totalBytes: number, options: XlsxOptions) {
     this.#file = file;
@@ -225,18 +229,19 @@ export class XlsxRecords implements RecordSource {
     const fields: string[] = [];
     const problems: CellProblem[] = [];
     for (let c = 1; c < values.length; c++) {
-      const cell = cellText(values[c], this.#options.decimalSeparator);
+      const cell = cellText(values[c], this.#separators.get(c - 1) ?? this.#options.decimalSeparator);
       fields.push(cell.text);
       if (cell.problem !== undefined) problems.push({ column: c - 1, message: `cell ${columnLetters(c - 1)}${row.number} ${cell.problem}` });
     }
     while (fields.length > 0 && fields[fields.length - 1] === '' && !problems.some((p) => p.column === fields.length - 1)) fields.pop();
     if (fields.length === 0 && problems.length === 0) return null; // a row with formatting but no value: a blank line
-    if (this.#width === null) {
-      // The header: a cell that exists without a value (one a merge covers: the streaming parser keeps no merges)
-      // still makes a column, so the values under a merged header are not longer than the header.
-      while (fields.length < row.cellCount) fields.push('');
-      this.#width = fields.length;
-    } else while (fields.length < this.#width) fields.push('');
+    if (!this.#planned) {
+      // A row that may be the header (header-rows.ts looks for it): a cell that exists without a value (one a merge
+      // covers: the streaming parser keeps no merges) still makes a column, so the values under a merged or empty
+      // header cell are not longer than the header. The reader fits the rows it read ahead to the header (fitSheetRow).
+      while (fields.length < Math.max(row.cellCount, this.#width ?? 0)) fields.push('');
+      this.#width ??= fields.length;
+    } else while (fields.length < (this.#width ?? 0)) fields.push('');
     return { fields, line: row.number, endLine: row.number, problems };
   }
 
@@ -288,6 +293,12 @@ export class XlsxRecords implements RecordSource {
     } finally {
       stall.abort();
     }
+  }
+
+  planned(layout: HeaderLayout): void {
+    this.#planned = true;
+    this.#width = layout.width;
+    this.#separators = layout.numberSeparators;
   }
 
   /** Workbooks have no quotes to leave open: a record's width is the reader's business alone. */
