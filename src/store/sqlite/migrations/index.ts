@@ -21,6 +21,7 @@ import { migration0012JsonCompression } from './0012-json-compression.ts';
 import { migration0013ReferenceChecks } from './0013-reference-checks.ts';
 import { migration0014LineHash } from './0014-line-hash.ts';
 import { migration0015LineModeFailed } from './0015-line-mode-failed.ts';
+import { migration0016PushMapping } from './0016-push-mapping.ts';
 
 export const SQLITE_MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0001_base': migration0001Base,
@@ -38,4 +39,5 @@ export const SQLITE_MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0013_reference_checks': migration0013ReferenceChecks,
   '0014_line_hash': migration0014LineHash,
   '0015_line_mode_failed': migration0015LineModeFailed,
+  '0016_push_mapping': migration0016PushMapping,
 };
