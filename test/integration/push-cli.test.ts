@@ -126,6 +126,15 @@ describe('pricing-agent push', () => {
     expect(storeRecord('CLI-M1')).toMatchObject({ current_price: '2.50' });
   });
 
+  it('names superseded rows on the outcome line: a sale keyed like another one is not sent (issue 28 point 1)', async () => {
+    const { dir, config } = await erpSetup();
+    const file = join(dir, 'till.csv');
+    await writeFile(file, 'transaction_id,item_id,transaction_timestamp,quantity,price\nT-SUP-1,A,2026-11-20T08:00:00Z,1,1.50\nT-SUP-1,A,2026-11-20T08:00:00Z,1,1.50\nT-SUP-2,B,2026-11-20T08:01:00Z,1,2.00\n');
+    const run = await runCli(['push', file, '--entity', 'transactions', '--config', config], env());
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/till\.csv: done, 1 row superseded \(same key as another row\) \(entity transactions, bulk\)/);
+  });
+
   it('--entity: API headers, folders under state.dir/push/<entity>, exit 0 when every row is accepted', async () => {
     const { dir, config } = await erpSetup();
     const file = join(dir, 'products.csv');

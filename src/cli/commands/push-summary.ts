@@ -88,7 +88,11 @@ export function resultText({ result, counts, sentBy = null, remappedFrom = null 
   } else if (result.outcome === 'failed') {
     lines.push(`${f.original_name}: failed (${what}): ${f.error_code ?? 'ERROR'}: ${f.error_message ?? ''}`);
   } else {
-    const verdict = (rows.rejected ?? 0) > 0 ? 'done, some rows rejected' : 'done';
+    // A superseded row is not sent: for transactions a sale that does not reach the platform (issue 28), so the
+    // outcome line names them even when the exit code is 0.
+    const superseded = rows.superseded ?? 0;
+    const dropped = superseded > 0 ? `, ${n(superseded)} row${superseded === 1 ? '' : 's'} superseded (same key as another row)` : '';
+    const verdict = `${(rows.rejected ?? 0) > 0 ? 'done, some rows rejected' : 'done'}${dropped}`;
     const again = remappedFrom === null ? '' : `; sent again: mapping changed since the last push (file #${remappedFrom.id})`;
     lines.push(`${f.original_name}: ${verdict} (${what}${f.job_id ? `, job ${f.job_id}` : ''})${again}`);
   }
