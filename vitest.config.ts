@@ -46,6 +46,7 @@ const BOTH_BACKENDS = [
   'test/integration/push-import.test.ts',
   'test/integration/push-service.test.ts',
   'test/integration/push-claim-recovery.test.ts',
+  'test/integration/push-mapping-change.test.ts',
   'test/integration/push-api-faults.test.ts',
   'test/integration/push-row-fates.test.ts',
   'test/integration/push-fix.test.ts',

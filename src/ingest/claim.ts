@@ -7,7 +7,8 @@
  * - neither: the file vanished before it was ours; the row is closed as failed.
  *
  * The same content already done for the same entity is not sent again (unless forced): it is archived as a
- * duplicate with a report naming the earlier file.
+ * duplicate with a report naming the earlier file and its source. Unless the source's mapping changed since that
+ * content was done by it: a mapping fix is a new push, and the file is sent again (its report says why).
  */
 import { createHash } from 'node:crypto';
 import { lstat, open, realpath, stat } from 'node:fs/promises';
@@ -39,6 +40,8 @@ export interface ClaimSource {
    * platform since is put right by it): no file of theirs is skipped as a duplicate.
    */
   readonly comparesEveryFile?: boolean;
+  /** The fingerprint of the source's mapping (delta/fingerprint.ts): the same content under another one is sent. */
+  readonly mapping?: string;
 }
 
 export type ClaimResult =
@@ -46,6 +49,23 @@ export type ClaimResult =
   | { kind: 'duplicate'; fileId: number; duplicateOf: PushFile }
   | { kind: 'refused'; reason: string }
   | { kind: 'vanished' };
+
+/** `push` as a person would type it to send `file`'s content (now at `path`) again. */
+export function pushAgain(file: Pick<PushFile, 'source' | 'entity'>, path: string): string {
+  const target = file.source.startsWith('cli:') ? `--entity ${file.entity}` : `--source ${file.source}`;
+  return `pricing-agent push ${JSON.stringify(path)} ${target} --force`;
+}
+
+/** What the report of a duplicate says: which file and source sent the content, and how to send it anyway. */
+export function duplicateNote(file: PushFile, earlier: PushFile, finalPath: string): string {
+  const by = earlier.source === file.source ? 'this source' : `source ${JSON.stringify(earlier.source)}`;
+  return `the same content was already sent by ${by} as ${JSON.stringify(earlier.original_name)} (file #${earlier.id}, done ${earlier.finished_at ?? '?'}) and is not sent again; to send it anyway: ${pushAgain(file, finalPath)}`;
+}
+
+/** What the report of a file sent again because its source's mapping changed says. */
+export function remappedNote(earlier: PushFile): string {
+  return `mapping changed since the last push: the same content was sent as ${JSON.stringify(earlier.original_name)} (file #${earlier.id}, done ${earlier.finished_at ?? '?'}) under the source's earlier mapping, and is sent again`;
+}
 
 /** Reads of 1 MiB: the stream's default 64 KiB made hashing an 80 MB file take twice as long (docs/performance.md). */
 const HASH_READ_BYTES = 1024 * 1024;
@@ -121,6 +141,7 @@ export async function claimFile(db: StateDb, source: ClaimSource, file: string, 
     size,
     batchSize: source.batchSize,
     forced: options.force === true,
+    mapping: source.mapping ?? null,
   });
   const target = processingPath(source.inbox, fileId, name);
   await setProcessingPath(db, fileId, target);
@@ -131,13 +152,20 @@ export async function claimFile(db: StateDb, source: ClaimSource, file: string, 
     return { kind: 'vanished' };
   }
   const force = options.force === true || source.comparesEveryFile === true;
-  return completeClaim(db, fileId, target, source.entity, force, source.nameIsData === true ? name : undefined);
+  const claimed = { id: fileId, source: source.name, entity: source.entity, mapping: source.mapping ?? null };
+  return completeClaim(db, claimed, target, force, source.nameIsData === true ? name : undefined);
 }
 
-/** Hashes the claimed file and decides: claimed, or a duplicate of content already done (under the same name). */
-async function completeClaim(db: StateDb, fileId: number, path: string, entity: string, force: boolean, name?: string): Promise<ClaimResult> {
+type Claimed = Pick<PushFile, 'id' | 'source' | 'entity' | 'mapping'>;
+
+/**
+ * Hashes the claimed file and decides: claimed, or a duplicate of content already done (under the same name) by
+ * another source or under the same mapping.
+ */
+async function completeClaim(db: StateDb, file: Claimed, path: string, force: boolean, name?: string): Promise<ClaimResult> {
+  const fileId = file.id;
   const sha256 = await sha256Of(path);
-  const earlier = force ? undefined : await findDoneByContent(db, entity, sha256, name);
+  const earlier = force ? undefined : await findDoneByContent(db, file.entity, sha256, name, file.source, file.mapping);
   await setContentHash(db, fileId, sha256);
   if (earlier) return { kind: 'duplicate', fileId, duplicateOf: earlier };
   await setStatus(db, fileId, 'claimed');
@@ -159,10 +187,10 @@ export async function recoverClaim(db: StateDb, file: PushFile, nameIsData = fal
     target = processingPath(file.inbox, file.id, file.original_name);
     await setProcessingPath(db, file.id, target);
   }
-  if (await exists(target)) return completeClaim(db, file.id, target, file.entity, force, name);
+  if (await exists(target)) return completeClaim(db, file, target, force, name);
   if (await exists(inboxPath)) {
     await moveFile(inboxPath, target);
-    return completeClaim(db, file.id, target, file.entity, force, name);
+    return completeClaim(db, file, target, force, name);
   }
   return { kind: 'vanished' };
 }

@@ -26,6 +26,7 @@ import { openStateDb } from '../store/open-state-db.ts';
 import { getFile, UNFINISHED_STATUSES, type PushFile } from '../store/push-ledger.ts';
 import { oneShotLogger, openOneShot } from './one-shot-deps.ts';
 import { processClaimed, type FileResult, type PushSource } from './push-file.ts';
+import { pushAgain } from './claim.ts';
 import { compileSource, entityReadOptions } from './read/index.ts';
 import { entityDelta, sourceDelta } from './delta/source-delta.ts';
 
@@ -39,11 +40,6 @@ export class RetryRefusedError extends Error {
   }
 }
 
-/** `push` as a person would type it to send this file's content again. */
-function pushAgain(file: PushFile, path: string): string {
-  const target = file.source.startsWith('cli:') ? `--entity ${file.entity}` : `--source ${file.source}`;
-  return `pricing-agent push ${JSON.stringify(path)} ${target} --force`;
-}
 
 export type RetryPlan = { kind: 'requeue'; from: string; to: string } | { kind: 'resume'; source: PushSource };
 

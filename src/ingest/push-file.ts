@@ -19,6 +19,7 @@ import type { Logger } from '../log.ts';
 import {
   closeAttempt,
   deferFile,
+  doneUnderOtherMapping,
   fileCounts,
   finishFile,
   getFile,
@@ -30,8 +31,9 @@ import {
   type PushFile,
 } from '../store/push-ledger.ts';
 import type { StateDb } from '../store/state-db.ts';
-import { claimFile, recoverClaim, type ClaimSource } from './claim.ts';
+import { claimFile, duplicateNote, recoverClaim, remappedNote, type ClaimSource } from './claim.ts';
 import { crashedAgentError, DEATHS_BEFORE_SET_ASIDE } from './crashed-agent.ts';
+import { sourceFingerprint } from './delta/fingerprint.ts';
 import { sendBulk } from './bulk-send.ts';
 import { writeFileAtomic } from '../atomic-file.ts';
 import { archiveDir, failedDir, freeName, moveFile, ownFolder, processingDir } from './folders.ts';
@@ -114,7 +116,9 @@ async function sizeOf(path: string): Promise<number> {
 }
 
 async function claimAndPush(deps: PushDeps, source: PushSource, path: string, options: PushOptions): Promise<FileResult> {
-  const claim = await claimFile(deps.db, { ...source, nameIsData: compiledOf(source).readsFileName }, path, options);
+  const compiled = compiledOf(source);
+  const claiming = { ...source, nameIsData: compiled.readsFileName, mapping: sourceFingerprint(compiled.options, []) };
+  const claim = await claimFile(deps.db, claiming, path, options);
   switch (claim.kind) {
     case 'vanished':
       return { outcome: 'vanished', path };
@@ -341,6 +345,12 @@ async function finish(deps: PushDeps, file: PushFile, status: 'done' | 'failed' 
   const counts = input.counts ?? (status === 'duplicate' ? null : await fileCounts(deps.db, file.id));
   const delta = (await deltaFile(deps.db, file.id)) ?? null;
   const fixes = file.fixes_file_id === null ? null : ((await getFile(deps.db, file.fixes_file_id)) ?? null);
+  // Why the content was sent, or not, again: asked of the ledger here, so a file resumed after a crash says it too.
+  const remappedFrom = status === 'duplicate' ? null : await doneUnderOtherMapping(deps.db, file);
+  const claimNotes = [
+    ...(input.duplicateOf === undefined ? [] : [duplicateNote(file, input.duplicateOf, finalPath)]),
+    ...(remappedFrom === null ? [] : [remappedNote(remappedFrom)]),
+  ];
   const { reportPath, rejectsPath } = await ownFolder(file.inbox, dir).then(() =>
     writeReport(deps.db, {
       file,
@@ -354,7 +364,7 @@ async function finish(deps: PushDeps, file: PushFile, status: 'done' | 'failed' 
       headers: input.summary?.headers ?? null,
       delimiter: input.summary?.delimiter ?? null,
       sheet: input.summary?.sheet ?? null,
-      warnings: [...(input.summary?.warnings ?? []), ...(input.notes ?? [])],
+      warnings: [...claimNotes, ...(input.summary?.warnings ?? []), ...(input.notes ?? [])],
       error: input.error ?? null,
       duplicateOf: input.duplicateOf ?? null,
       delta,

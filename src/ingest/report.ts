@@ -73,7 +73,7 @@ export interface PushReport {
   superseded: { line: number; message: string }[];
   warnings: readonly string[];
   error: { code: string; message: string } | null;
-  duplicate_of: { file: string; sha256: string; finished_at: string | null; archived_at: string | null } | null;
+  duplicate_of: { id: number; file: string; source: string; sha256: string; finished_at: string | null; archived_at: string | null } | null;
   /** A corrected rejects CSV dropped back: the file whose rejects it fixes, and that file's report. */
   fixes?: { id: number; file: string; archived_at: string | null; report: string | null };
   rejects_file: string | null;
@@ -162,7 +162,7 @@ export async function writeReport(db: StateDb, input: ReportInput): Promise<Writ
     warnings: input.warnings,
     error: input.error ? { code: input.error.code, message: redactSecrets(input.error.message) } : null,
     duplicate_of: input.duplicateOf
-      ? { file: input.duplicateOf.original_name, sha256: input.duplicateOf.sha256, finished_at: input.duplicateOf.finished_at, archived_at: input.duplicateOf.final_path }
+      ? { id: input.duplicateOf.id, file: input.duplicateOf.original_name, source: input.duplicateOf.source, sha256: input.duplicateOf.sha256, finished_at: input.duplicateOf.finished_at, archived_at: input.duplicateOf.final_path }
       : null,
     ...(input.fixes === null
       ? {}

@@ -5,7 +5,7 @@
  * the file).
  *
  * When a job fails rather than completing with row errors (our choice, docs/sandbox.md):
- * - failed, before any row is written: a required column is missing from the header, a header name is repeated or
+ * - failed, before any row is written: a required column is missing from the header, a header name is repeated (ignoring case) or
  *   blank, or (for every entity but products, whose extra columns are custom columns) a column is unknown;
  * - failed, rows before it stay written: a CSV syntax error (e.g. an unclosed quote); `error` names the line;
  * - completed with row errors otherwise (validation_error, unknown_store, duplicate_key, column_count); or, in a
@@ -32,10 +32,16 @@ const INSTANT_YIELD_ROWS = 2000;
 
 function headerProblem(header: readonly string[], required: readonly string[], known: readonly string[] | null): string | null {
   const seen = new Set<string>();
+  // Names are told apart ignoring case, as the server does (issue 28: a Shopify `Status` custom column beside the
+  // agent's `status` failed the import).
+  const seenIgnoringCase = new Map<string, string>();
   for (const name of header) {
     if (name === '') return 'the header has a blank column name';
     if (seen.has(name)) return `column '${name}' appears twice in the header`;
+    const other = seenIgnoringCase.get(name.toLowerCase());
+    if (other !== undefined) return `columns '${other}' and '${name}' differ only in case`;
     seen.add(name);
+    seenIgnoringCase.set(name.toLowerCase(), name);
   }
   const missing = required.filter((name) => !seen.has(name));
   if (missing.length > 0) return `missing required column(s): ${missing.join(', ')}`;

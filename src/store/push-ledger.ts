@@ -53,10 +53,12 @@ export interface PushFile {
   next_attempt_at: string | null;
   /** A corrected rejects CSV: the id of the file whose rejects it fixes (ingest/rejects-fix.ts). */
   fixes_file_id: number | null;
-  /** The file's progress when the running attempt began; null while none runs (migration 0016, openAttempt). */
+  /** The file's progress when the running attempt began; null while none runs (migration 0017, openAttempt). */
   attempt_progress: number | null;
   /** Deaths of the agent in a row while this file was in progress, without progress in between. */
   crashes: number;
+  /** The fingerprint of the source's mapping the file was read with (null: claimed before it was recorded). */
+  mapping: string | null;
 }
 
 export interface NewPushFile {
@@ -70,6 +72,8 @@ export interface NewPushFile {
   size: number;
   batchSize: number;
   forced: boolean;
+  /** The fingerprint of the source's mapping (ingest/delta/fingerprint.ts); absent: not known. */
+  mapping?: string | null;
 }
 
 /** One problem of a rejected row. */
@@ -131,12 +135,40 @@ export interface FileCounts {
  * or that was done without a row accepted, is not one: dropping its content again sends it again. `name`: for a
  * source whose file names are data (a store code in the name), only a file of that name is the same.
  */
-export async function findDoneByContent(db: StateDb, entity: string, sha256: string, name?: string): Promise<PushFile | undefined> {
+/**
+ * The last file of `entity` done with this content (and `name`, when the name is data) whose rows went under the
+ * same mapping: from another source (whatever its mapping), or from `source` under `mapping` (a file from before
+ * mappings were recorded counts as under any). Undefined: the content is new, or new under this mapping.
+ */
+export async function findDoneByContent(
+  db: StateDb,
+  entity: string,
+  sha256: string,
+  name: string | undefined,
+  source: string,
+  mapping: string | null,
+): Promise<PushFile | undefined> {
   const sameName = name === undefined ? '' : ' AND original_name = ?';
+  const sameMapping = mapping === null ? '' : ' AND (source <> ? OR mapping IS NULL OR mapping = ?)';
   return sqlOf(db).get<PushFile>(
-    `SELECT * FROM push_files WHERE entity = ? AND sha256 = ? AND status = 'done' AND coalesce(rows_accepted, 0) > 0${sameName} ORDER BY id LIMIT 1`,
-    name === undefined ? [entity, sha256] : [entity, sha256, name],
+    `SELECT * FROM push_files WHERE entity = ? AND sha256 = ? AND status = 'done' AND coalesce(rows_accepted, 0) > 0${sameName}${sameMapping}
+       ORDER BY id DESC LIMIT 1`,
+    [entity, sha256, ...(name === undefined ? [] : [name]), ...(mapping === null ? [] : [source, mapping])],
   );
+}
+
+/**
+ * The last file of `file`'s source done with its content before it, when that one went under another mapping: why
+ * `file` was sent again (null: it was not sent because of a mapping change).
+ */
+export async function doneUnderOtherMapping(db: StateDb, file: PushFile): Promise<PushFile | null> {
+  if (file.mapping === null) return null;
+  const last = await sqlOf(db).get<PushFile>(
+    `SELECT * FROM push_files WHERE entity = ? AND sha256 = ? AND source = ? AND id < ? AND status = 'done'
+       AND coalesce(rows_accepted, 0) > 0 ORDER BY id DESC LIMIT 1`,
+    [file.entity, file.sha256, file.source, file.id],
+  );
+  return last !== undefined && last.mapping !== null && last.mapping !== file.mapping ? last : null;
 }
 
 /** Records a claim before the file is moved: a crash in between leaves a 'claiming' row that start-up completes. */
@@ -144,9 +176,9 @@ export async function beginClaim(db: StateDb, file: NewPushFile): Promise<number
   return sqlOf(db).write(async (tx) => {
     const id = await tx.value<number>(
       `INSERT INTO push_files (source, entity, mode, original_name, inbox, processing_path, sha256, size, batch_size,
-         forced, status, claimed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'claiming', ?) RETURNING id`,
+         forced, mapping, status, claimed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'claiming', ?) RETURNING id`,
       [file.source, file.entity, file.mode, file.originalName, file.inbox, file.processingPath, file.sha256, file.size,
-        file.batchSize, file.forced ? 1 : 0, tx.now],
+        file.batchSize, file.forced ? 1 : 0, file.mapping ?? null, tx.now],
     );
     if (id === undefined) throw new Error('INSERT ... RETURNING returned no row');
     return id;

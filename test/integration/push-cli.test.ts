@@ -105,6 +105,36 @@ describe('pricing-agent push', () => {
     expect(String(out['final_path'])).toMatch(new RegExp(`^${inbox}/archive/.*/in-place\\.csv$`));
   });
 
+  it('says which source sent the same content, and that a mapping fix sends it again (issue 28 point 6)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'pa-push-cli-'));
+    // Without delta: a delta source compares every file row by row and skips none as a duplicate.
+    const shop = (name: string, price: string) => ({ name, entity: 'product_store', path: `./inbox/${name}`, delta: false, columns: { current_price: price } });
+    await Promise.all(['a', 'b'].map((name) => mkdir(join(dir, 'inbox', name), { recursive: true })));
+    const file = join(dir, 'prices.csv');
+    await writeFile(file, `item_id,store_id,Preis,Aktion\nCLI-M1,${stores[0]},2.50,1.99\n`);
+    let config = await writeAgentConfig(dir, sandbox.url, [shop('a', 'Aktion'), shop('b', 'Aktion')]);
+    expect((await runCli(['push', file, '--source', 'a', '--config', config], env())).code).toBe(0);
+
+    const other = await runCli(['push', file, '--source', 'b', '--config', config], env());
+    expect(other.code).toBe(0);
+    expect(other.stdout).toMatch(/prices\.csv: skipped \(source b, product_store, bulk\): the same content was already sent by source a as prices\.csv \(file #\d+\); --force sends it again/);
+
+    config = await writeAgentConfig(dir, sandbox.url, [shop('a', 'Preis'), shop('b', 'Aktion')]);
+    const fixed = await runCli(['push', file, '--source', 'a', '--config', config], env());
+    expect(fixed.code).toBe(0);
+    expect(fixed.stdout).toMatch(/prices\.csv: done \(source a, product_store, bulk\); sent again: mapping changed since the last push \(file #\d+\)/);
+    expect(storeRecord('CLI-M1')).toMatchObject({ current_price: '2.50' });
+  });
+
+  it('names superseded rows on the outcome line: a sale keyed like another one is not sent (issue 28 point 1)', async () => {
+    const { dir, config } = await erpSetup();
+    const file = join(dir, 'till.csv');
+    await writeFile(file, 'transaction_id,item_id,transaction_timestamp,quantity,price\nT-SUP-1,A,2026-11-20T08:00:00Z,1,1.50\nT-SUP-1,A,2026-11-20T08:00:00Z,1,1.50\nT-SUP-2,B,2026-11-20T08:01:00Z,1,2.00\n');
+    const run = await runCli(['push', file, '--entity', 'transactions', '--config', config], env());
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/till\.csv: done, 1 row superseded \(same key as another row\) \(entity transactions, bulk\)/);
+  });
+
   it('--entity: API headers, folders under state.dir/push/<entity>, exit 0 when every row is accepted', async () => {
     const { dir, config } = await erpSetup();
     const file = join(dir, 'products.csv');

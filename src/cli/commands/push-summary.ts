@@ -18,6 +18,10 @@ export interface ResultView {
   readonly result: FileResult;
   /** The ledger's counts of the file (null for results without a ledger row). */
   readonly counts: FileCounts | null;
+  /** A duplicate: the file that sent the content. */
+  readonly sentBy?: PushFile | null;
+  /** Sent again because the source's mapping changed since this file sent the same content. */
+  readonly remappedFrom?: PushFile | null;
 }
 
 function rowsOf(file: PushFile, counts: FileCounts | null) {
@@ -61,7 +65,7 @@ function n(value: number | null | undefined): string {
 }
 
 /** The human form of one result: a headline, then indented details. */
-export function resultText({ result, counts }: ResultView): string {
+export function resultText({ result, counts, sentBy = null, remappedFrom = null }: ResultView): string {
   if (result.outcome === 'refused') {
     return `${result.path}: refused (${result.reason}); moved to failed/\n  report:  ${result.reportPath}\n`;
   }
@@ -80,12 +84,18 @@ export function resultText({ result, counts }: ResultView): string {
   if (result.outcome === 'held') return heldText(result);
   const rows = rowsOf(f, counts);
   if (result.outcome === 'duplicate') {
-    lines.push(`${f.original_name}: skipped (${what}): the same content was already sent; --force sends it again`);
+    const by = sentBy === null ? '' : ` by ${sentBy.source === f.source ? 'this source' : `source ${sentBy.source}`} as ${sentBy.original_name} (file #${sentBy.id})`;
+    lines.push(`${f.original_name}: skipped (${what}): the same content was already sent${by}; --force sends it again`);
   } else if (result.outcome === 'failed') {
     lines.push(`${f.original_name}: failed (${what}): ${f.error_code ?? 'ERROR'}: ${f.error_message ?? ''}`);
   } else {
-    const verdict = (rows.rejected ?? 0) > 0 ? 'done, some rows rejected' : 'done';
-    lines.push(`${f.original_name}: ${verdict} (${what}${f.job_id ? `, job ${f.job_id}` : ''})`);
+    // A superseded row is not sent: for transactions a sale that does not reach the platform (issue 28), so the
+    // outcome line names them even when the exit code is 0.
+    const superseded = rows.superseded ?? 0;
+    const dropped = superseded > 0 ? `, ${n(superseded)} row${superseded === 1 ? '' : 's'} superseded (same key as another row)` : '';
+    const verdict = `${(rows.rejected ?? 0) > 0 ? 'done, some rows rejected' : 'done'}${dropped}`;
+    const again = remappedFrom === null ? '' : `; sent again: mapping changed since the last push (file #${remappedFrom.id})`;
+    lines.push(`${f.original_name}: ${verdict} (${what}${f.job_id ? `, job ${f.job_id}` : ''})${again}`);
   }
   if (result.outcome !== 'duplicate' && rows.read !== null) {
     const detail = rows.rejected ? ` (${n(rows.rejected_locally)} locally, ${n(rows.rejected_by_api)} by the API)` : '';

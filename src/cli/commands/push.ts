@@ -21,7 +21,7 @@ import { runPush } from '../../ingest/one-shot-push.ts';
 import { oneShotLogger, openOneShot } from '../../ingest/one-shot-deps.ts';
 import type { FileResult } from '../../ingest/push-file.ts';
 import { resolveTarget, type PushTarget } from '../../ingest/push-target.ts';
-import { fileCounts } from '../../store/push-ledger.ts';
+import { doneUnderOtherMapping, fileCounts, getFile } from '../../store/push-ledger.ts';
 import type { StateDb } from '../../store/state-db.ts';
 import { openStateDb } from '../../store/open-state-db.ts';
 import { configOption, loadConfigForCommand } from './config.ts';
@@ -104,7 +104,12 @@ async function runDryRun(config: Config, target: PushTarget, file: string, optio
 }
 
 async function view(db: StateDb, result: FileResult): Promise<ResultView> {
-  return { result, counts: 'file' in result ? await fileCounts(db, result.file.id) : null };
+  if (!('file' in result)) return { result, counts: null };
+  const { file } = result;
+  const earlierId = result.outcome === 'duplicate' ? file.duplicate_of : null;
+  const sentBy = earlierId === null ? null : ((await getFile(db, earlierId)) ?? null);
+  const remappedFrom = result.outcome === 'done' || result.outcome === 'failed' ? await doneUnderOtherMapping(db, file) : null;
+  return { result, counts: await fileCounts(db, file.id), sentBy, remappedFrom };
 }
 
 async function runRealPush(config: Config, target: PushTarget, file: string, options: PushOptions): Promise<number> {

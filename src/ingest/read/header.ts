@@ -15,7 +15,8 @@
  * - a header holding no field at all fails the file (NO_KNOWN_COLUMNS); a `skip_rows` column the file lacks fails
  *   it too (every row would look empty and be skipped);
  * - left-over columns: for products, named ones become custom columns (as the API's CSV import does), except names
- *   of canonical fields; everything else (left-overs of the other entities, unnamed columns) is ignored and reported
+ *   of canonical fields; a name that is a field's but for case feeds that field or is renamed (import-names.ts);
+ *   everything else (left-overs of the other entities, unnamed columns) is ignored and reported
  *   in one warning per file; `ignore_columns` are ignored silently.
  */
 import type { ColumnRef } from '../../config/mapping-schema.ts';
@@ -24,6 +25,7 @@ import { stringConverter } from './convert.ts';
 import type { CompiledSource } from './compile-source.ts';
 import { FileFormatError } from './errors.ts';
 import { acceptsCustomColumns } from './field-kinds.ts';
+import { asFieldWarning, ImportNames } from './import-names.ts';
 
 /** A piece of a template as a row evaluates it: fixed text (literals, the file's name groups), a cell, the line. */
 export type TemplatePiece = { readonly text: string } | { readonly index: number } | { readonly line: true };
@@ -151,7 +153,8 @@ export function planHeader(raw: readonly string[], source: CompiledSource, file:
     return sources;
   };
 
-  const plan = (field: string, convert: Converter, required: boolean): boolean => {
+  /** `as`: the name the field goes under (a custom field renamed: import-names.ts). */
+  const plan = (field: string, convert: Converter, required: boolean, as = field): boolean => {
     const refs = source.columns.get(field);
     const fallback = source.defaults.get(field);
     let sources: CellSource[];
@@ -174,7 +177,7 @@ export function planHeader(raw: readonly string[], source: CompiledSource, file:
       return false;
     }
     const only = sources.length === 1 && sources[0]?.kind === 'column' ? sources[0].header : undefined;
-    plans.push({ field, sources, header: only, convert, map: source.maps.get(field), fallback });
+    plans.push({ field: as, sources, header: only, convert, map: source.maps.get(field), fallback });
     return sources.length > 0;
   };
 
@@ -185,12 +188,16 @@ export function planHeader(raw: readonly string[], source: CompiledSource, file:
   const canonical = new Set(source.fields.map((f) => f.name));
   const customColumns: string[] = [];
   const products = acceptsCustomColumns(source.entity);
+  const names = new ImportNames(source.fields.map((f) => f.name));
   if (products) {
     // Custom columns named in `columns`, `defaults` or `maps` first, so that their source columns are consumed.
     const named = new Set([...source.columns.keys(), ...source.defaults.keys(), ...source.maps.keys()].filter((k) => !canonical.has(k)));
     for (const field of named) {
-      if (plan(field, stringConverter, false)) customColumns.push(field);
-      else if (source.defaults.has(field)) customColumns.push(field);
+      const taken = names.take(field);
+      if (plan(field, stringConverter, false, taken.name) || source.defaults.has(field)) {
+        customColumns.push(taken.name);
+        if (taken.warning !== undefined) warnings.push(taken.warning);
+      }
     }
   }
 
@@ -199,9 +206,23 @@ export function planHeader(raw: readonly string[], source: CompiledSource, file:
     if (consumed.has(i) || source.ignoreColumns.has(name) || source.ignoreColumns.has(positionName(i))) return;
     if (name === '') ignored.push(`(column ${i + 1})`);
     else if (products && !canonical.has(name) && !customColumns.includes(name) && !mapped.has(name)) {
-      plans.push({ field: name, sources: [{ kind: 'column', index: i, header: name }], header: name, convert: stringConverter, map: undefined, fallback: undefined });
-      customColumns.push(name);
       consumed.add(i);
+      const sources = [{ kind: 'column', index: i, header: name }] as const;
+      const field = names.fieldLike(name);
+      const at = plans.findIndex((p) => p.field === field);
+      if (field !== undefined && !source.columns.has(field) && (plans[at]?.sources.length ?? 0) === 0) {
+        // Nothing else feeds the field (a default may): the column does, before the custom columns' plans.
+        const fieldPlan = { field, sources, header: name, convert: source.converter(field), map: source.maps.get(field), fallback: source.defaults.get(field) };
+        const firstCustom = plans.findIndex((p) => !canonical.has(p.field));
+        if (at >= 0) plans[at] = fieldPlan;
+        else plans.splice(firstCustom < 0 ? plans.length : firstCustom, 0, fieldPlan);
+        warnings.push(asFieldWarning(name, field));
+        return;
+      }
+      const taken = names.take(name);
+      plans.push({ field: taken.name, sources, header: name, convert: stringConverter, map: undefined, fallback: undefined });
+      customColumns.push(taken.name);
+      if (taken.warning !== undefined) warnings.push(taken.warning);
     } else ignored.push(name);
   });
 

@@ -43,7 +43,7 @@ export interface CommittedCsv {
   readonly bytes: number;
 }
 
-/** The canonical header of an entity; throws on custom columns that repeat or shadow a canonical field. */
+/** The canonical header of an entity; throws on custom columns that repeat or shadow a canonical field, ignoring case. */
 export function canonicalColumns(options: CanonicalCsvOptions): string[] {
   const canonical = ENTITY_FIELDS[options.entity].map((f) => f.name);
   const custom = options.customColumns ?? [];
@@ -51,10 +51,11 @@ export function canonicalColumns(options: CanonicalCsvOptions): string[] {
     throw new Error(`${options.entity} has no custom columns (got ${custom.join(', ')})`);
   }
   const columns = [...canonical, ...custom];
+  // Ignoring case: the server does (header.ts renames a custom column that repeats a name but for case).
   const seen = new Set<string>();
   for (const column of columns) {
-    if (column === '' || seen.has(column)) throw new Error(`invalid or repeated column ${JSON.stringify(column)}`);
-    seen.add(column);
+    if (column === '' || seen.has(column.toLowerCase())) throw new Error(`invalid or repeated column ${JSON.stringify(column)}`);
+    seen.add(column.toLowerCase());
   }
   return columns;
 }

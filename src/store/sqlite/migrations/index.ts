@@ -23,6 +23,7 @@ import { migration0014LineHash } from './0014-line-hash.ts';
 import { migration0015LineModeFailed } from './0015-line-mode-failed.ts';
 import { migration0016ReaderRows } from './0016-reader-rows.ts';
 import { migration0017FileAttempts } from './0017-file-attempts.ts';
+import { migration0018PushMapping } from './0018-push-mapping.ts';
 
 export const SQLITE_MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0001_base': migration0001Base,
@@ -42,4 +43,5 @@ export const SQLITE_MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0015_line_mode_failed': migration0015LineModeFailed,
   '0016_reader_rows': migration0016ReaderRows,
   '0017_file_attempts': migration0017FileAttempts,
+  '0018_push_mapping': migration0018PushMapping,
 };
