@@ -112,6 +112,7 @@ const code = (run: Promise<CliRun>) => run.then((r) => r.code);
 
 /** How each command is driven into each of its codes. */
 const CASES: { [C in CommandName]: Partial<Record<number, Case>> } = {
+  'api clear-wait': { 0: () => code(cli(['api', 'clear-wait'])), 2: () => code(withBadConfig(['api', 'clear-wait'])) },
   check: { 0: () => code(cli(['check'])), 1: () => code(cli(['check', '--no-retry'], WRONG_KEY)), 2: () => code(withBadConfig(['check'])) },
   'config validate': { 0: () => code(cli(['config', 'validate'])), 2: () => code(withBadConfig(['config', 'validate'])) },
   'config print': { 0: () => code(cli(['config', 'print'])), 2: () => code(withBadConfig(['config', 'print'])) },

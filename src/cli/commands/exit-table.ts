@@ -18,6 +18,7 @@ const FILE_ROWS_REJECTED: ExitRow = [EXIT_ROWS_REJECTED, 'the file was sent, but
 const FILE_FAILED: ExitRow = [EXIT_FILE_FAILED, 'the file failed: it is in failed/ with its report (unreadable, no row accepted, or more rejected than reject_threshold)'];
 
 export const EXIT_TABLE = {
+  'api clear-wait': [[EXIT_OK, 'the Retry-After window is ended (or there was none)'], CONFIG_MISTAKE],
   check: [
     [EXIT_OK, 'the key works (with --deep: nothing differs that the agent cannot work around)'],
     [EXIT_FAILURE, 'it does not: the API rejected the key, cannot be reached, or (--deep) differs; one sentence says which'],

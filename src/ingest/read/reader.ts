@@ -198,7 +198,7 @@ class MappedRowReader<R> implements RowReader<R> {
     this.requiredColumns = plan.plans.filter((p) => required.has(p.field)).map(columnsRead).filter((columns) => columns.length > 0);
     this.records.planned?.({ width: plan.headers.length, numberSeparators: numberColumns(plan, compiled) });
     if (this.unread !== undefined && plan.fillDown.length === 0) this.records.skipUnread?.(this.unread);
-    const where = found.line === 1 ? [] : [`the header is on line ${found.line}${found.endLine > found.line ? `-${found.endLine}` : ''}: the ${found.skippedAbove} line(s) with content above it are skipped, not data`];
+    const where = found.line === 1 || found.skippedAbove === 0 ? [] : [`the header is on line ${found.line}${found.endLine > found.line ? `-${found.endLine}` : ''}: the ${found.skippedAbove} line(s) with content above it are skipped, not data`];
     this.headerInfo = {
       ...this.headerInfo,
       headers: plan.headers,
