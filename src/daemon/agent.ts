@@ -308,6 +308,7 @@ export class Agent {
     if (stateProblem) reasons.push(stateProblem);
     for (const source of this.#push?.status() ?? []) {
       if (source.watcher === 'missing') reasons.push(`the inbox folder of source ${source.name} is missing`);
+      if (source.refused !== null) reasons.push(`source ${source.name}: ${source.refused}`);
     }
     const wait = this.#api?.client.transport.waitWindow ?? null;
     return {

@@ -11,7 +11,7 @@
  * content was done by it: a mapping fix is a new push, and the file is sent again (its report says why).
  */
 import { createHash } from 'node:crypto';
-import { lstat, open, realpath, stat } from 'node:fs/promises';
+import { lstat, realpath, stat, type FileHandle } from 'node:fs/promises';
 import { basename, isAbsolute, join, relative } from 'node:path';
 import type { StateDb } from '../store/state-db.ts';
 import {
@@ -24,6 +24,7 @@ import {
   type PushFile,
 } from '../store/push-ledger.ts';
 import { moveFile, ownFolder, processingDir, processingPath } from './folders.ts';
+import { InboxFileError, inboxFoldersProblem, openInboxFile, sameFile } from './inbox-file.ts';
 
 export interface ClaimSource {
   /** The source name (or `cli:<entity>` for `push --entity`). */
@@ -47,7 +48,8 @@ export interface ClaimSource {
 export type ClaimResult =
   | { kind: 'claimed'; fileId: number }
   | { kind: 'duplicate'; fileId: number; duplicateOf: PushFile }
-  | { kind: 'refused'; reason: string }
+  /** `claimed`: a claim begun (its row, the move) for something that must not be read, now at `path`. */
+  | { kind: 'refused'; reason: string; claimed?: { fileId: number; path: string } }
   | { kind: 'vanished' };
 
 /** `push` as a person would type it to send `file`'s content (now at `path`) again. */
@@ -71,8 +73,17 @@ export function remappedNote(earlier: PushFile): string {
 const HASH_READ_BYTES = 1024 * 1024;
 
 export async function sha256Of(file: string): Promise<string> {
+  const handle = await openInboxFile(file);
+  try {
+    return await sha256OfHandle(handle);
+  } finally {
+    await handle.close();
+  }
+}
+
+/** The sha256 of what `handle` holds (read from its start). */
+async function sha256OfHandle(handle: FileHandle): Promise<string> {
   const hash = createHash('sha256');
-  const handle = await open(file, 'r');
   // Two buffers, reused: the next piece is read while this one is hashed, and no buffer is allocated per piece (a new
   // mebibyte per piece made the garbage collector a fifth of a large file's claim).
   let current = Buffer.allocUnsafe(HASH_READ_BYTES);
@@ -93,7 +104,6 @@ export async function sha256Of(file: string): Promise<string> {
     return hash.digest('hex');
   } finally {
     await reading?.catch(() => undefined);
-    await handle.close();
   }
 }
 
@@ -126,8 +136,20 @@ export async function claimFile(db: StateDb, source: ClaimSource, file: string, 
     return { kind: 'vanished' };
   }
   if (refusal !== null) return { kind: 'refused', reason: refusal };
+  const folders = await inboxFoldersProblem(source.inbox);
+  if (folders !== null) throw new InboxFileError(folders); // nothing moved: the inbox is not worked in
   await ownFolder(source.inbox, processingDir(source.inbox)); // never a claim through a planted symlink
-  const size = (await stat(file)).size;
+  // Opened once, without following a link: the file moved into processing/ must be this one (its device and inode),
+  // whatever a group member swaps into the inbox between the check above and the move.
+  let dropped: FileHandle;
+  try {
+    dropped = await openInboxFile(file);
+  } catch (error) {
+    if (error instanceof InboxFileError) return { kind: 'refused', reason: error.message };
+    return { kind: 'vanished' };
+  }
+  const opened = await dropped.stat().finally(() => dropped.close());
+  const size = opened.size;
   const name = basename(file);
   // The id names the processing file, so the row comes first; its hash is filled in once the file is ours.
   const fileId = await beginClaim(db, {
@@ -150,6 +172,12 @@ export async function claimFile(db: StateDb, source: ClaimSource, file: string, 
   } catch {
     await dropClaim(db, fileId);
     return { kind: 'vanished' };
+  }
+  const moved = await lstat(target);
+  if (!moved.isFile() || !sameFile(moved, opened)) {
+    // Swapped between the open and the move: what is in processing/ now was not given to the agent. It is not read;
+    // the claim fails the file (its report says why) and the swapped-in thing stays where it is for a person to see.
+    return { kind: 'refused', reason: 'the file was replaced while it was being claimed; drop it again', claimed: { fileId, path: target } };
   }
   const force = options.force === true || source.comparesEveryFile === true;
   const claimed = { id: fileId, source: source.name, entity: source.entity, mapping: source.mapping ?? null };

@@ -11,6 +11,7 @@
 import { lstat, mkdir, rename, stat } from 'node:fs/promises';
 import { basename, extname, isAbsolute, join, relative, sep } from 'node:path';
 import { fsyncDirectory } from '../atomic-file.ts';
+import { agentUid, folderProblem } from './inbox-file.ts';
 
 export function processingDir(inbox: string): string {
   return join(inbox, 'processing');
@@ -60,7 +61,7 @@ export class FolderError extends Error {
 
 /**
  * Creates `dir` (processing/, archive/<date>/, failed/ of `inbox`) level by level, refusing a level that is a
- * symbolic link or not a folder: a link planted in a share must not make the agent write files and reports
+ * symbolic link, not a folder, not the agent user's or writable by others (inbox-file.ts): a link planted in a share must not make the agent write files and reports
  * outside its folders (found by the security tests: a symlinked archive/ received the data file and its report).
  */
 export async function ownFolder(inbox: string, dir: string): Promise<void> {
@@ -72,10 +73,7 @@ export async function ownFolder(inbox: string, dir: string): Promise<void> {
     await mkdir(current, { mode: 0o750 }).catch((error: NodeJS.ErrnoException) => {
       if (error.code !== 'EEXIST') throw error;
     });
-    const info = await lstat(current);
-    if (!info.isDirectory()) {
-      const what = info.isSymbolicLink() ? 'a symbolic link' : 'not a folder';
-      throw new FolderError(`refusing to use ${current}: it is ${what}; the agent writes only inside its own folders`);
-    }
+    const problem = folderProblem(current, await lstat(current), agentUid());
+    if (problem !== null) throw new FolderError(`refusing to use ${current}: ${problem}; the agent works only inside folders of its own`);
   }
 }

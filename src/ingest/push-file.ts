@@ -18,6 +18,7 @@ import type { Entity } from '../api/schemas/index.ts';
 import type { Logger } from '../log.ts';
 import {
   closeAttempt,
+  dropClaim,
   deferFile,
   doneUnderOtherMapping,
   fileCounts,
@@ -122,8 +123,13 @@ async function claimAndPush(deps: PushDeps, source: PushSource, path: string, op
   switch (claim.kind) {
     case 'vanished':
       return { outcome: 'vanished', path };
-    case 'refused':
-      return refuse(deps, source, path, claim.reason);
+    case 'refused': {
+      // Moved to failed/ first, then the begun claim's row dropped: a crash between them leaves a row whose file is
+      // gone, which start-up closes as vanished.
+      const refused = await refuse(deps, source, claim.claimed?.path ?? path, claim.reason);
+      if (claim.claimed !== undefined) await dropClaim(deps.db, claim.claimed.fileId);
+      return refused;
+    }
     case 'duplicate':
       return finishOrDefer(deps, await requireFile(deps.db, claim.fileId), 'duplicate', { duplicateOf: claim.duplicateOf });
     case 'claimed':

@@ -21,6 +21,7 @@ import type { SourceConfig as MutableSourceConfig } from '../config/source-schem
 type SourceConfig = DeepReadonly<MutableSourceConfig>;
 import type { Logger } from '../log.ts';
 import { unfinishedFiles } from '../store/push-ledger.ts';
+import { inboxFoldersProblem } from './inbox-file.ts';
 import { compileSource } from './read/index.ts';
 import { sourceDelta } from './delta/source-delta.ts';
 import { processClaimed, pushFile, type FileResult, type PushDeps, type PushSource } from './push-file.ts';
@@ -46,7 +47,12 @@ export interface SourceStatus {
   readonly waitingToBeStable: number;
   readonly queued: number;
   readonly busy: boolean;
+  /** Why the inbox is not worked in (its agent folders are not the agent's own: inbox-file.ts), or null. */
+  readonly refused: string | null;
 }
+
+/** How often a refused inbox is looked at again (ms): four lstat calls, so a fix is noticed soon. */
+const REFUSED_RECHECK_MS = 5_000;
 
 /** One source: its watcher, its queue, its worker. */
 class SourceRunner {
@@ -58,6 +64,7 @@ class SourceRunner {
   readonly #queuedPaths = new Set<string>();
   #wake: (() => void) | null = null;
   #busy = false;
+  #refused: string | null = null;
   #worker: Promise<void> | null = null;
   readonly watcher: InboxWatcher;
 
@@ -99,6 +106,7 @@ class SourceRunner {
       waitingToBeStable: this.watcher.waiting.length,
       queued: this.#queue.length,
       busy: this.#busy,
+      refused: this.#refused,
     };
   }
 
@@ -117,6 +125,17 @@ class SourceRunner {
     this.#wake?.();
   }
 
+  /** Checks the inbox's agent folders before each file; says so once when it becomes refused, and when it is not. */
+  async #inboxRefused(): Promise<boolean> {
+    const problem = await inboxFoldersProblem(this.source.inbox);
+    if (problem !== this.#refused) {
+      if (problem !== null) this.#o.logger.error({ source: this.#config.name, error: problem }, 'inbox refused');
+      else this.#o.logger.info({ source: this.#config.name }, 'inbox no longer refused');
+      this.#refused = problem;
+    }
+    return problem !== null;
+  }
+
   async #work(): Promise<void> {
     while (!this.#stop.aborted) {
       const job = this.#queue.shift();
@@ -130,6 +149,13 @@ class SourceRunner {
       // it over while this push is still finishing, and it must be queued, not taken for this one (it was dropped,
       // never to be seen again, when the path stayed "queued" until this push returned).
       if (job.kind === 'path') this.#queuedPaths.delete(job.path);
+      if (await this.#inboxRefused()) {
+        // Never worked in: the file stays where it is, its job waits at the head of the queue.
+        this.#queue.unshift(job);
+        if (job.kind === 'path') this.#queuedPaths.add(job.path);
+        await this.#o.clock.sleep(REFUSED_RECHECK_MS, this.#stop).catch(() => undefined); // stopping
+        continue;
+      }
       try {
         await this.#o.waitForKey?.(this.#stop);
       } catch {

@@ -6,7 +6,8 @@
  * or done markers (the same rules as src/ingest/watch/file-name-rules.ts). "Today" is the local date of this host,
  * like the archive/<date>/ folders.
  */
-import { readdir } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
+import { agentUid, inboxFoldersProblem } from '../ingest/inbox-file.ts';
 import type { Config } from '../config/index.ts';
 import { isDataFile, nameRules } from '../ingest/watch/file-name-rules.ts';
 import { lastFileOf, ledgerCounts, type LedgerCounts } from '../store/push-ledger-views.ts';
@@ -41,6 +42,16 @@ export interface SourceOverview {
   rows_accepted_today: number;
   rows_rejected_today: number;
   last_file: LastFile | null;
+  /** Why the daemon will not work in this inbox (its folders are not the agent's own: inbox-file.ts), or null. */
+  refused: string | null;
+}
+
+/**
+ * The user the agent runs as, seen from whoever runs `status` (root, a person): the owner of the state directory,
+ * which the agent created; this process's own user while there is none.
+ */
+async function agentUser(config: Config): Promise<number | undefined> {
+  return (await stat(config.state.dir).catch(() => null))?.uid ?? agentUid();
 }
 
 /** Start and end (exclusive) of the local day of `now`, as ISO UTC instants: comparable with the ledger's text. */
@@ -74,6 +85,7 @@ export async function inboxOverview(config: Config, db: StateDb | null, now: Dat
   };
   const bySource = new Map(counts.map((c) => [c.source, c]));
   const out: SourceOverview[] = [];
+  const uid = await agentUser(config);
   const row = async (name: string, entity: string, inbox: string, configured: boolean, waiting: number | null): Promise<SourceOverview> => {
     const c = bySource.get(name);
     return {
@@ -91,6 +103,7 @@ export async function inboxOverview(config: Config, db: StateDb | null, now: Dat
       rows_accepted_today: c?.rows_accepted_today ?? 0,
       rows_rejected_today: c?.rows_rejected_today ?? 0,
       last_file: c ? await last(name) : null,
+      refused: configured ? await inboxFoldersProblem(inbox, uid) : null,
     };
   };
   for (const source of config.sources) {

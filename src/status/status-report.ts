@@ -111,8 +111,9 @@ export async function gatherDatabaseParts(config: Config, now: Date): Promise<Da
 }
 
 /** Why the command exits 1 (empty: exit 0). */
-export function problemsOf(key: KeyCheck, daemon: DaemonCheck): string[] {
+export function problemsOf(key: KeyCheck, daemon: DaemonCheck, sources: readonly SourceOverview[] = []): string[] {
   const problems: string[] = [];
+  for (const s of sources) if (s.refused !== null) problems.push(`source ${s.name}: ${s.refused}`);
   if (key.state === 'rejected') problems.push(key.message ?? 'the API rejected the key (401)');
   if (daemon.state === 'not_ready') {
     const why = daemon.reasons.length > 0 ? `: ${daemon.reasons.join('; ')}` : '';
@@ -122,7 +123,7 @@ export function problemsOf(key: KeyCheck, daemon: DaemonCheck): string[] {
 }
 
 export function buildReport(config: Config, now: Date, parts: DatabaseParts, key: KeyCheck, daemon: DaemonCheck): StatusReport {
-  const problems = problemsOf(key, daemon);
+  const problems = problemsOf(key, daemon, parts.sources);
   return {
     generated_at: now.toISOString(),
     state_dir: config.state.dir,

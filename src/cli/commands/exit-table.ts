@@ -95,7 +95,7 @@ export const EXIT_TABLE = {
   ],
   status: [
     [EXIT_OK, 'shown, also when the API cannot be reached, no daemon runs or there is no database yet'],
-    [EXIT_FAILURE, 'the API rejected the key (401), or the daemon answered that it is not ready (the reasons are shown)'],
+    [EXIT_FAILURE, 'the API rejected the key (401), an inbox is refused (its folders are not the agent\'s own), or the daemon answered that it is not ready (the reasons are shown)'],
     CONFIG_MISTAKE,
   ],
 } as const satisfies Record<string, readonly ExitRow[]>;

@@ -22,6 +22,7 @@
  * - The line hash of an ASCII line is hashed from its bytes (lineHashOfBytes, equal to lineHashOf of its cells as text);
  *   a line with other characters has the cells it hashes decoded first.
  */
+import { openInboxFile } from '../inbox-file.ts';
 import { open } from 'node:fs/promises';
 import { MAX_RECORD_BYTES, isBlank } from '../read/parser.ts';
 import { createDecoder } from '../read/decoders.ts';
@@ -129,7 +130,7 @@ export async function scanLines(scan: LineScan, runs: SortedRuns): Promise<numbe
     return runs.add(key.hi, key.lo, offsetHi(offset), offset >>> 0, line, lineHash);
   };
 
-  const handle = await open(scan.file, 'r');
+  const handle = await openInboxFile(scan.file);
   try {
     const decoder = createDecoder('utf-8', scan.body.start);
     let line = 1;

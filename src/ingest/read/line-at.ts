@@ -4,6 +4,7 @@
  * be counted on raw code units: in UTF-8 and the single-byte code pages a CR or LF byte is always that
  * character; in UTF-16 it is a 2-byte unit. CRLF counts as one break, lone CR and lone LF as one each.
  */
+import { openInboxFile } from '../inbox-file.ts';
 import { open } from 'node:fs/promises';
 import type { BomResult } from './bom.ts';
 import { unitWidth } from './decoders.ts';
@@ -20,7 +21,7 @@ export async function lineAt(
   width: 1 | 2,
   bigEndian: boolean,
 ): Promise<number> {
-  const handle = await open(file, 'r');
+  const handle = await openInboxFile(file);
   try {
     const buffer = Buffer.alloc(64 * 1024);
     let line = 1;

@@ -7,6 +7,7 @@
  * large file in two halves on two threads, each half as the header line followed by its own lines
  * (delta/two-halves.ts). The ranges start and end at line breaks of an ASCII-compatible encoding.
  */
+import { openInboxFile } from '../inbox-file.ts';
 import type { FileHandle } from 'node:fs/promises';
 import { open } from 'node:fs/promises';
 import type { Encoding } from '../../config/source-schema.ts';
@@ -90,7 +91,7 @@ export async function openSource(
   highWaterMark = 64 * 1024,
   ranges?: readonly ByteRange[],
 ): Promise<OpenedSource> {
-  const handle: FileHandle = await open(file, 'r');
+  const handle: FileHandle = await openInboxFile(file);
   let bom: BomResult;
   let totalBytes: number;
   try {

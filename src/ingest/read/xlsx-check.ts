@@ -9,6 +9,7 @@
  *   holds an `EncryptionInfo` stream) or an old .xls (Excel 97-2003);
  * - anything else: not a workbook; text that looks like CSV is named as such (a CSV file named .xlsx).
  */
+import { openInboxFile } from '../inbox-file.ts';
 import { open } from 'node:fs/promises';
 import { FileFormatError } from './errors.ts';
 
@@ -22,7 +23,7 @@ const OLE2_SCAN_BYTES = 1024 * 1024;
 const ENCRYPTION_INFO = Buffer.from('EncryptionInfo', 'utf16le');
 
 async function readAt(file: string, position: number, length: number): Promise<Buffer> {
-  const handle = await open(file, 'r');
+  const handle = await openInboxFile(file);
   try {
     const buffer = Buffer.alloc(length);
     const { bytesRead } = await handle.read(buffer, 0, length, position);
