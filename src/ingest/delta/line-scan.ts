@@ -23,7 +23,6 @@
  *   a line with other characters has the cells it hashes decoded first.
  */
 import { openInboxFile } from '../inbox-file.ts';
-import { open } from 'node:fs/promises';
 import { MAX_RECORD_BYTES, isBlank } from '../read/parser.ts';
 import { createDecoder } from '../read/decoders.ts';
 import type { ByteRange } from '../read/open-source.ts';

@@ -5,7 +5,6 @@
  * character; in UTF-16 it is a 2-byte unit. CRLF counts as one break, lone CR and lone LF as one each.
  */
 import { openInboxFile } from '../inbox-file.ts';
-import { open } from 'node:fs/promises';
 import type { BomResult } from './bom.ts';
 import { unitWidth } from './decoders.ts';
 import { FileFormatError } from './errors.ts';

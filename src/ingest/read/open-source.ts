@@ -9,7 +9,6 @@
  */
 import { openInboxFile } from '../inbox-file.ts';
 import type { FileHandle } from 'node:fs/promises';
-import { open } from 'node:fs/promises';
 import type { Encoding } from '../../config/source-schema.ts';
 import { sniffBom } from './bom.ts';
 import type { BomResult } from './bom.ts';

@@ -10,7 +10,6 @@
  * - anything else: not a workbook; text that looks like CSV is named as such (a CSV file named .xlsx).
  */
 import { openInboxFile } from '../inbox-file.ts';
-import { open } from 'node:fs/promises';
 import { FileFormatError } from './errors.ts';
 
 const ZIP_LOCAL_HEADER = Buffer.from([0x50, 0x4b, 0x03, 0x04]);
