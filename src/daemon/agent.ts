@@ -138,6 +138,7 @@ export class Agent {
           readiness: () => this.readiness(),
           registry: metrics.registry,
           state: () => this.#state,
+          allowedHosts: () => this.#config.http.allowed_hosts,
           ...(config.http.console ? { console: consoleHandler(this.#consoleContext()) } : {}),
         });
       }
