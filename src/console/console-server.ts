@@ -18,6 +18,7 @@ import { stat } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { basename } from 'node:path';
 import { pipeline } from 'node:stream/promises';
+import { attachmentDisposition } from './content-disposition.ts';
 import { consoleFile, consoleFiles, consoleStatus, type ConsoleContext } from './console-data.ts';
 import { fileBody } from './file-page.ts';
 import { filesBody, filesQuery, FILES_PAGE_LIMIT } from './files-page.ts';
@@ -51,7 +52,7 @@ async function download(res: ServerResponse, path: string | null, type: string):
     ...SECURITY_HEADERS,
     'content-type': type,
     'content-length': size,
-    'content-disposition': `attachment; filename="${basename(path).replace(/["\\\r\n]/g, '_')}"; filename*=UTF-8''${encodeURIComponent(basename(path))}`,
+    'content-disposition': attachmentDisposition(basename(path)),
   });
   if (res.req.method === 'HEAD') res.end();
   else await pipeline(createReadStream(path), res);
