@@ -73,13 +73,38 @@ export const REDACT_PATHS: readonly string[] = [
 ];
 
 /**
- * Secrets shorter than this are not registered: replacing a short string everywhere would mangle ordinary log
- * lines, and real secrets (API keys, proxy passwords worth protecting) are longer.
+ * How a secret is found in text depends on its length (issue 27 point 13: a short database password was skipped):
+ *
+ * - 6 characters or more: everywhere, as a plain substring.
+ * - 4 or 5 (below SHORT_SECRET_LENGTH): wherever it stands on its own, not touching a letter or digit on either side
+ *   ("pw12" in "password pw12 refused", "user:pw12@host", "pw12,"), but not inside a longer word ("pw123",
+ *   "apw12"): replaced as a substring, a short secret would cut words of ordinary lines apart.
+ * - 1 to 3 (below TINY_SECRET_LENGTH): only where text announces a secret: after `password`, `passwd`, `pwd`, `secret`,
+ *   `token` or `key` and `=` or `:` (quotes and JSON escapes allowed), and as a URL's password (`//user:ab@`).
+ *   Decided, not overlooked: replaced everywhere, a secret of one to three characters would turn every "a", "1" or
+ *   "de" of every line into [REDACTED], making logs unreadable and pointing at the secret (each [REDACTED] inside a
+ *   known word spells it out); and a secret that short is found by trying a million guesses, which no redaction
+ *   prevents. Such a password should be changed; here it is hidden where it is given as one.
  */
-const MIN_SECRET_LENGTH = 6;
+const SHORT_SECRET_LENGTH = 6;
+const TINY_SECRET_LENGTH = 4;
 
-/** Registered secrets, longest first (so a secret containing another is replaced whole). Process-wide. */
+/** Registered secrets of SHORT_SECRET_LENGTH or more, longest first (so a secret containing another is replaced whole). Process-wide. */
 let secrets: string[] = [];
+/** Shorter secrets, as the patterns that find them (above); group 1 is the text kept before the secret. */
+let shortPatterns: RegExp[] = [];
+const shortSecrets = new Set<string>();
+
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+/** A letter or digit: what a short secret standing on its own does not touch. */
+const WORD_CHAR = '[\\p{L}\\p{N}]';
+/** Text that announces a secret: `password=`, `"token": "`, `key: `, a URL's `//user:`. */
+const ANNOUNCED = '((?i:pass(?:word)?|passwd|pwd|secret|token|key)\\\\?"?\\s*[:=]\\s*\\\\?"?|//[^\\s/:@]*:)';
+
+function shortSecretPattern(form: string, length: number): RegExp {
+  const secret = `${escapeRegExp(form)}(?!${WORD_CHAR})`;
+  return length >= TINY_SECRET_LENGTH ? new RegExp(`()(?<!${WORD_CHAR})${secret}`, 'gu') : new RegExp(`${ANNOUNCED}${secret}`, 'gu');
+}
 
 /**
  * Makes every logger of this process (already created or not) replace `value` with `[REDACTED]` in its output.
@@ -87,8 +112,16 @@ let secrets: string[] = [];
  * a secret is known (the config loader registers the API key and any proxy password).
  */
 export function registerSecret(value: string): void {
-  if (value.length < MIN_SECRET_LENGTH) return;
+  if (value === '') return;
   const forms = [value, JSON.stringify(value).slice(1, -1)];
+  if (value.length < SHORT_SECRET_LENGTH) {
+    for (const form of forms) {
+      if (shortSecrets.has(form)) continue;
+      shortSecrets.add(form);
+      shortPatterns = [...shortPatterns, shortSecretPattern(form, value.length)];
+    }
+    return;
+  }
   const next = new Set(secrets);
   for (const form of forms) next.add(form);
   secrets = [...next].sort((a, b) => b.length - a.length);
@@ -103,6 +136,7 @@ export function redactSecrets(text: string): string {
   for (const secret of secrets) {
     if (out.includes(secret)) out = out.replaceAll(secret, REDACTED);
   }
+  for (const pattern of shortPatterns) out = out.replace(pattern, (_match, kept: string) => `${kept}${REDACTED}`);
   return out;
 }
 

@@ -18,9 +18,9 @@ export function httpSchema(_ctx: SectionContext) {
     /** Serve the read-only web console at / (files, reports and rejects: the data of this agent's files). */
     console: z.boolean().default(true),
     /**
-     * Host names the console answers to besides IP addresses, localhost and this machine's own name: a request
-     * naming any other host is refused, so that a web page cannot reach the console through a DNS name of its own
-     * pointed at this machine (DNS rebinding).
+     * Host names the local HTTP server (console, /healthz, /readyz, /metrics) answers to besides IP addresses,
+     * localhost and this machine's own name: a request naming any other host is refused (421), so that a web page
+     * cannot read it through a DNS name of its own pointed at this machine (DNS rebinding; src/daemon/host-check.ts).
      */
     allowed_hosts: z.array(z.string().min(1).max(253).transform((h) => h.toLowerCase())).max(100).default([]),
   });

@@ -50,6 +50,7 @@ import {
 } from './mapping-schema.ts';
 import { deltaDefault, deltaSourceFields } from './delta-schema.ts';
 import { pathSchema } from './section-context.ts';
+import { workbookLimitsSchema } from './workbook-limits-schema.ts';
 import type { SectionContext } from './section-context.ts';
 
 export const ENCODINGS = ['utf-8', 'utf-16le', 'utf-16be', 'windows-1252', 'iso-8859-1'] as const;
@@ -183,6 +184,8 @@ function buildSourceSchema(path: z.ZodType<string, string>, mapFile: z.ZodType<s
         .union([z.string().trim().min(1), z.int()], { error: 'a sheet name, or its position in the tabs (1 = the first)' })
         .refine((v) => typeof v === 'string' || v >= 1, { error: 'positions start at 1 (the first tab)' })
         .optional(),
+      /** xlsx: bounds on what one workbook may unpack and hold (workbook-limits-schema.ts); over one the file fails. */
+      workbook_limits: workbookLimitsSchema,
       /** Glob matched against file names in `path` (not subfolders); default by format (DEFAULT_PATTERNS). */
       pattern: z
         .string()

@@ -10,18 +10,15 @@
  *
  * Read-only: GET and HEAD only (the server refuses the rest), nothing here writes. A file is reached by its ledger id
  * only, never by a path from the request. Every page forbids scripts, frames and anything from elsewhere
- * (Content-Security-Policy). A request must name this machine (hostAllowed): a web page elsewhere cannot point a
- * host name of its own at this machine and read the console through the visitor's browser (DNS rebinding), also
- * in a container whose port is published on the host's loopback.
+ * (Content-Security-Policy). The server in front has already checked that the request names this machine
+ * (src/daemon/host-check.ts: DNS rebinding).
  */
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { isIP } from 'node:net';
-import { hostname } from 'node:os';
 import { basename } from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { isLoopbackHost } from '../config/base-url.ts';
+import { attachmentDisposition } from './content-disposition.ts';
 import { consoleFile, consoleFiles, consoleStatus, type ConsoleContext } from './console-data.ts';
 import { ENTITIES } from '../api/schemas/index.ts';
 import { draftSource } from '../ingest/suggest/draft-source.ts';
@@ -51,23 +48,6 @@ function send(res: ServerResponse, status: number, body: Html | string, type = '
   res.end(res.req.method === 'HEAD' ? undefined : text);
 }
 
-/**
- * The request names this machine: an IP address, localhost, the machine's own name, or a name in
- * http.allowed_hosts. A DNS name of someone else's pointed at this machine is refused (DNS rebinding).
- */
-export function hostAllowed(hostHeader: string | undefined, allowed: readonly string[]): boolean {
-  let name: string;
-  try {
-    name = new URL(`http://${hostHeader ?? ''}`).hostname.toLowerCase().replace(/^\[(.*)\]$/, '$1');
-  } catch {
-    return false;
-  }
-  if (name === '') return false;
-  if (isIP(name) !== 0 || isLoopbackHost(name)) return true;
-  const own = hostname().toLowerCase();
-  return name === own || name === own.split('.')[0] || allowed.includes(name);
-}
-
 async function download(res: ServerResponse, path: string | null, type: string): Promise<boolean> {
   const size = path === null ? null : await stat(path).then((s) => s.size, () => null);
   if (path === null || size === null) return false;
@@ -75,7 +55,7 @@ async function download(res: ServerResponse, path: string | null, type: string):
     ...SECURITY_HEADERS,
     'content-type': type,
     'content-length': size,
-    'content-disposition': `attachment; filename="${basename(path).replace(/["\\\r\n]/g, '_')}"; filename*=UTF-8''${encodeURIComponent(basename(path))}`,
+    'content-disposition': attachmentDisposition(basename(path)),
   });
   if (res.req.method === 'HEAD') res.end();
   else await pipeline(createReadStream(path), res);
@@ -109,11 +89,6 @@ export function consoleHandler(ctx: ConsoleContext, zone: Pick<TimeFormat, 'time
     const path = url.pathname;
     const fileRoute = /^\/files\/(\d{1,15})(?:\/(report\.json|rejects\.csv))?$/.exec(path);
     if (path !== '/' && path !== '/files' && fileRoute === null) return false;
-    if (!hostAllowed(req.headers.host, ctx.config().http.allowed_hosts)) {
-      const text = `This console answers to IP addresses, localhost and ${hostname()}; to open it as ${req.headers.host ?? '?'}, add that name to http.allowed_hosts in the agent's config.\n`;
-      send(res, 421, text, 'text/plain; charset=utf-8');
-      return true;
-    }
     if (path === '/') {
       const [report, files] = await Promise.all([consoleStatus(ctx), consoleFiles(ctx, { limit: OVERVIEW_FILES })]);
       send(res, 200, frame('Overview', 'overview', overviewBody(report, files, time)));

@@ -140,6 +140,7 @@ export class Agent {
           refresh: () => api.client.transport.refreshWaitWindow(),
           registry: metrics.registry,
           state: () => this.#state,
+          allowedHosts: () => this.#config.http.allowed_hosts,
           ...(config.http.console ? { console: consoleHandler(this.#consoleContext()) } : {}),
         });
       }

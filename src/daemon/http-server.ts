@@ -3,12 +3,15 @@
  * is writable and every pipeline runs; else 503 with the reasons; with HA its role, and `?role=active` answers 200
  * only on the active node), /metrics (Prometheus text), and the read-only web
  * console on every other path it knows (src/console/). Loopback by default; nothing here needs or shows a secret.
+ * Every path answers only to a Host that names this machine (host-check.ts: DNS rebinding), /healthz too: a page
+ * that rebinds a name of its own to this machine must not read the readiness reasons or the metrics either.
  */
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 import type { ConsoleHandler } from '../console/console-server.ts';
 import type { ApiWaitView } from '../status/api-wait.ts';
+import { hostAllowed, hostRefusedText } from './host-check.ts';
 
 export interface Readiness {
   ready: boolean;
@@ -28,6 +31,8 @@ export interface HealthServerOptions {
   readonly refresh?: () => Promise<unknown>;
   readonly registry: Registry;
   readonly state: () => string;
+  /** http.allowed_hosts: names besides IP addresses, localhost and this machine's that requests may use. */
+  readonly allowedHosts: () => readonly string[];
   /** The web console (http.console); without it, only the three endpoints. */
   readonly console?: ConsoleHandler;
 }
@@ -46,6 +51,12 @@ export async function startHealthServer(options: HealthServerOptions): Promise<H
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (req.method !== 'GET' && req.method !== 'HEAD') return json(res, 405, { error: 'method not allowed' });
+    if (!hostAllowed(req.headers.host, options.allowedHosts())) {
+      const text = hostRefusedText(req.headers.host);
+      res.writeHead(421, { 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(text), 'cache-control': 'no-store' });
+      res.end(req.method === 'HEAD' ? undefined : text);
+      return;
+    }
     if (path === '/healthz') return json(res, 200, { status: 'alive', state: options.state() });
     if (path === '/readyz') {
       const answer = () => {

@@ -53,6 +53,7 @@ async function agentWithoutState(options: { console?: boolean; host?: string; al
     readiness: () => ({ ready: false, reasons: [] }),
     registry: new Registry(),
     state: () => 'running',
+    allowedHosts: () => config.http.allowed_hosts,
     ...(options.console === false ? {} : { console: handler }),
   });
   servers.push(server);
@@ -98,8 +99,9 @@ describe('the console on the local HTTP server', () => {
       expect((await get(local, '/files/1/report.json', { host: 'evil.example' })).status).toBe(421);
       const allowed = ['localhost:9464', '127.0.0.1', '[::1]:9464', '192.168.10.4:9464', '[fe80::1]', hostname(), 'agent.store-12.example:9464'];
       for (const host of allowed) expect((await get(local, '/', { host })).status, host).toBe(200);
-      // /healthz and friends are not the console's: monitoring may use any name.
-      expect((await get(local, '/healthz', { host: 'monitor.example' })).status).toBe(200);
+      // /healthz, /readyz and /metrics obey the same rule (issue 27 point 11): test/abuse/http-host-header.test.ts.
+      expect((await get(local, '/healthz', { host: 'monitor.example' })).status).toBe(421);
+      expect((await get(local, '/healthz', { host: 'agent.store-12.example' })).status).toBe(200);
     }
   });
 

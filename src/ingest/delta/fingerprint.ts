@@ -25,6 +25,7 @@ const NOT_MAPPING = new Set([
   'snapshot',
   'missing',
   'brakes',
+  'workbook_limits', // how large a workbook may be read, not what its rows become
 ]);
 
 /** JSON with object keys sorted, so that the same options give the same text. */

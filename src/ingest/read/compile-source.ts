@@ -27,6 +27,7 @@ import { TimeZone } from './time-zone.ts';
 import { SourceConfigError } from './errors.ts';
 import { ENTITY_FIELDS, WRITE_SCHEMAS, acceptsCustomColumns } from './field-kinds.ts';
 import type { FieldInfo, FieldKind } from './field-kinds.ts';
+import type { WorkbookLimits } from '../../config/workbook-limits-schema.ts';
 
 /** What reading a file needs from a source. `push --entity` builds one with `entityReadOptions`. */
 export type ReadOptions = DeepReadonly<Pick<
@@ -34,6 +35,7 @@ export type ReadOptions = DeepReadonly<Pick<
   | 'entity'
   | 'format'
   | 'sheet'
+  | 'workbook_limits'
   | 'encoding'
   | 'delimiter'
   | 'header_row'
@@ -72,6 +74,8 @@ export interface CompiledSource {
   readonly sheet: string | number | undefined;
   /** How a workbook's number cells are written out, so that the decimal converter reads them as it reads text. */
   readonly decimalSeparator: '.' | ',';
+  /** xlsx: what one workbook may unpack and hold (xlsx-limits.ts). */
+  readonly workbookLimits: WorkbookLimits;
   readonly encoding: Encoding;
   readonly delimiter: SourceConfig['delimiter'];
   /** Where the header starts (undefined: line 1, or found: header-rows.ts), and how many rows it spans. */
@@ -213,6 +217,7 @@ export function compileSource(options: ReadOptions): CompiledSource {
     format: options.format,
     sheet: options.sheet,
     decimalSeparator: options.decimal_separator,
+    workbookLimits: options.workbook_limits,
     encoding: options.encoding,
     delimiter: options.delimiter,
     headerRow: options.header_row,

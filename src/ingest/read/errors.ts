@@ -40,6 +40,8 @@ export const FILE_FORMAT_CODES = [
   'WORKBOOK_LEGACY_XLS',
   /** The workbook's archive or XML is damaged or cut off, or its reading stopped making progress. */
   'WORKBOOK_CORRUPT',
+  /** The workbook unpacks, compresses or holds more than its source's `workbook_limits` allow (a zip bomb). */
+  'WORKBOOK_TOO_LARGE',
   /** The sheet named (or numbered) by `sheet:` is not in the workbook. */
   'SHEET_NOT_FOUND',
   /** The file's name does not match the source's `file_name` pattern (its values cannot be known). */

@@ -25,7 +25,12 @@ export async function openRecords(file: string, compiled: CompiledSource, init: 
     // Loaded when a workbook is read (the workbook library takes a fifth of a second to load, in every thread that
     // reads CSV too: delta push's second half, two-halves.ts).
     const { openXlsxRecords } = await import('./xlsx-records.ts');
-    return openXlsxRecords(file, { sheet: compiled.sheet, decimalSeparator: compiled.decimalSeparator, ...(init.clock ? { clock: init.clock } : {}) });
+    return openXlsxRecords(file, {
+      sheet: compiled.sheet,
+      decimalSeparator: compiled.decimalSeparator,
+      limits: compiled.workbookLimits,
+      ...(init.clock ? { clock: init.clock } : {}),
+    });
   }
   return openCsvRecords(file, compiled, init.highWaterMark, init.byteRanges);
 }

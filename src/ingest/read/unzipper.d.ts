@@ -9,6 +9,7 @@ declare module 'unzipper' {
     readonly path: string;
     readonly type: 'File' | 'Directory';
     readonly uncompressedSize: number;
+    readonly compressedSize: number;
     stream(password?: string): Readable;
   }
 

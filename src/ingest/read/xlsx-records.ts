@@ -23,7 +23,8 @@
  * reader rejects it for its field count as it would a CSV row.
  *
  * What survives a broken file: a problem that fails the file is a FileFormatError (never a silent stop); a read that
- * stops producing rows fails after `stallMs` of nothing. At the end the rows the sheet gave and the records handed
+ * stops producing rows fails after `stallMs` of nothing; a workbook that unpacks, compresses or holds more than the
+ * source's `workbook_limits` fails with WORKBOOK_TOO_LARGE as the bound is crossed (xlsx-limits.ts). At the end the rows the sheet gave and the records handed
  * out must agree.
  */
 import { stat } from 'node:fs/promises';
@@ -31,10 +32,12 @@ import { Transform, type Readable } from 'node:stream';
 import ExcelJS from 'exceljs';
 import { Open } from 'unzipper';
 import { systemClock, type Clock } from '../../clock.ts';
+import { WORKBOOK_LIMIT_DEFAULTS, type WorkbookLimits } from '../../config/workbook-limits-schema.ts';
 import { FileFormatError } from './errors.ts';
 import type { CellProblem, HeaderLayout, RecordSource, SourceRecord } from './record-source.ts';
 import { cellText } from './xlsx-cells.ts';
 import { checkWorkbookFile } from './xlsx-check.ts';
+import { WorkbookBudget } from './xlsx-limits.ts';
 
 export interface WorkbookRecord extends SourceRecord {
   /** The row number in the sheet. */
@@ -64,6 +67,8 @@ export interface XlsxOptions {
   /** Fail the file after this long without a row or the end (default 60 s). */
   readonly stallMs?: number;
   readonly clock?: Clock;
+  /** Bounds on what the workbook may unpack and hold (default WORKBOOK_LIMIT_DEFAULTS). */
+  readonly limits?: WorkbookLimits | undefined;
   /** The archive's parts (default: from the file's central directory); tests give a part that stops. */
   readonly parts?: ReadonlyMap<string, ZipPart>;
 }
@@ -72,6 +77,8 @@ export interface XlsxOptions {
 export interface ZipPart {
   readonly path: string;
   readonly uncompressedSize: number;
+  /** As the archive's directory says; without it (a test's part) the compression ratio is not checked. */
+  readonly compressedSize?: number;
   stream(): Readable;
 }
 
@@ -95,11 +102,14 @@ export function columnLetters(index: number): string {
 interface ExcelJsParts {
   _parseRels(entry: Readable): Promise<void>;
   _parseWorkbook(entry: Readable): Promise<void>;
-  _parseSharedStrings(entry: Readable): AsyncGenerator<unknown>;
+  /** With `sharedStrings: 'emit'`: each string of the table, in order (a rich text as an object). */
+  _parseSharedStrings(entry: Readable): AsyncGenerator<{ index: number; text: unknown }>;
   _parseStyles(entry: Readable): Promise<void>;
   _parseWorksheet(iterator: AsyncIterable<unknown>, sheetNo: string): Generator<{ eventType: string; value: unknown }>;
   model?: { sheets?: ReadonlyArray<{ name: string; rId: string }> };
   workbookRels?: ReadonlyArray<{ Id: string; Target: string }>;
+  /** The table the worksheet reader looks shared strings up in. */
+  sharedStrings?: unknown[];
 }
 
 /** The parts of the archive, by path (`xl/workbook.xml`). */
@@ -112,6 +122,7 @@ export class XlsxRecords implements RecordSource {
   readonly #totalBytes: number;
   readonly #queue: WorkbookRecord[] = [];
   readonly #streams: Readable[] = [];
+  readonly #budget: WorkbookBudget;
   #warnings: string[] = [];
   #rows: AsyncIterator<ExcelJS.Row> | null = null;
   #sheetBytes = 0;
@@ -132,6 +143,7 @@ export class XlsxRecords implements RecordSource {
     this.#options = options;
     this.#clock = options.clock ?? systemClock;
     this.#totalBytes = totalBytes;
+    this.#budget = new WorkbookBudget(file, options.limits ?? WORKBOOK_LIMIT_DEFAULTS);
   }
 
   get format(): WorkbookFormat {
@@ -147,14 +159,15 @@ export class XlsxRecords implements RecordSource {
   async open(parts: Parts): Promise<void> {
     const reader = new ExcelJS.stream.xlsx.WorkbookReader(this.#file, {
       entries: 'emit',
-      sharedStrings: 'cache',
+      // 'emit', and the table is built below: every string is counted against the limit before it is kept.
+      sharedStrings: 'emit',
       styles: 'cache', // dates: without the styles a date cell is only its serial number
       hyperlinks: 'ignore',
       worksheets: 'emit',
     }) as unknown as ExcelJsParts;
     const part = (path: string) => {
       const found = parts.get(path);
-      return found === undefined ? null : this.#track(found.stream());
+      return found === undefined ? null : this.#guarded(found);
     };
     if (parts.has('xl/workbook.bin')) {
       throw new FileFormatError('NOT_A_WORKBOOK', 'the file is an Excel binary workbook (.xlsb), not .xlsx: save it as "Excel Workbook (*.xlsx)" and drop it again', { file: this.#file });
@@ -167,14 +180,21 @@ export class XlsxRecords implements RecordSource {
     await reader._parseRels(rels);
     await reader._parseWorkbook(workbook);
     const strings = part('xl/sharedStrings.xml');
-    if (strings !== null) for await (const event of reader._parseSharedStrings(strings)) void event;
+    if (strings !== null) {
+      const table: unknown[] = [];
+      for await (const { text } of reader._parseSharedStrings(strings)) {
+        this.#budget.sharedString();
+        table.push(text);
+      }
+      reader.sharedStrings = table;
+    }
     const styles = part('xl/styles.xml');
     if (styles !== null) await reader._parseStyles(styles);
     const { path, sheetNo } = this.#choose(reader);
     const sheet = parts.get(path);
     if (sheet === undefined) throw new FileFormatError('WORKBOOK_CORRUPT', `the workbook names a sheet at ${path} that its archive does not hold`, { file: this.#file });
     this.#sheetBytes = sheet.uncompressedSize;
-    const counted = this.#track(sheet.stream()).pipe(
+    const counted = this.#guarded(sheet).pipe(
       new Transform({
         transform: (chunk: Buffer, _encoding, done) => {
           this.#sheetBytesRead += chunk.length;
@@ -187,6 +207,11 @@ export class XlsxRecords implements RecordSource {
       if (eventType === 'worksheet') this.#rows = (value as AsyncIterable<ExcelJS.Row>)[Symbol.asyncIterator]();
     }
     if (this.#rows === null) throw new Error('exceljs did not make a worksheet reader: has its version changed from 4.4.0?');
+  }
+
+  /** A part's inflated bytes, counted against the workbook's limits; closed with the reader. */
+  #guarded(part: ZipPart): Readable {
+    return this.#track(this.#budget.guard(part, this.#track(part.stream())));
   }
 
   /** Closed with the reader; an error of a part's stream fails the read where it is consumed. */
@@ -286,7 +311,9 @@ export class XlsxRecords implements RecordSource {
         throw new FileFormatError('WORKBOOK_CORRUPT', `the workbook stopped giving rows for ${Math.round(stallMs / 1000)} s after row ${this.#rowsGiven}: it is probably damaged. Save it again`, { file: this.#file });
       }
       if (result === 'cancelled') throw new Error('unreachable: the stall timer was cancelled while waiting');
-      return result.done === true ? undefined : result.value;
+      if (result.done === true) return undefined;
+      this.#budget.cells(result.value.cellCount);
+      return result.value;
     } catch (error) {
       this.close();
       throw translateWorkbookError(error, this.#file);

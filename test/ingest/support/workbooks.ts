@@ -8,8 +8,11 @@
  * builds such a container's header and directory entries, which is what the reader looks at; `legacyXls` an OLE2
  * file without them, as an Excel 97-2003 .xls is.
  */
+import { createWriteStream } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import ExcelJS from 'exceljs';
 import JSZip from 'jszip';
 
@@ -52,6 +55,34 @@ export async function bigWorkbook(path: string, header: readonly string[], count
   ws.commit();
   await wb.commit();
   return path;
+}
+
+/**
+ * `xlsx` with `count` more strings appended to its shared strings table (`text(i)` each; the cells keep theirs),
+ * written to `target`. The table is streamed through the deflater, so a zip bomb of gigabytes unpacked is built in
+ * constant memory: `() => 'a'` is the attack of issue 27 (110 million strings in 4.5 MB).
+ */
+export async function withSharedStrings(xlsx: string, target: string, count: number, text: (i: number) => string): Promise<string> {
+  const zip = await JSZip.loadAsync(await readFile(xlsx));
+  const table = (await zip.file('xl/sharedStrings.xml')?.async('string')) ?? '';
+  const end = table.lastIndexOf('</sst>');
+  if (end === -1) throw new Error(`${xlsx} has no shared strings table`);
+  function* strings(): Generator<string> {
+    yield table.slice(0, end);
+    let chunk = '';
+    for (let i = 0; i < count; i++) {
+      chunk += `<si><t>${text(i)}</t></si>`;
+      if (chunk.length >= 1 << 16) {
+        yield chunk;
+        chunk = '';
+      }
+    }
+    yield `${chunk}</sst>`;
+  }
+  zip.file('xl/sharedStrings.xml', Readable.from(strings()));
+  const out = zip.generateNodeStream({ type: 'nodebuffer', streamFiles: true, compression: 'DEFLATE', compressionOptions: { level: 9 } });
+  await pipeline(out, createWriteStream(target));
+  return target;
 }
 
 /** The same workbook as a macro-enabled .xlsm: Excel's content type and a VBA project part (never run). */
