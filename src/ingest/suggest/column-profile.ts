@@ -39,6 +39,8 @@ export interface ColumnProfile {
   /** Cells that stand for "empty", as written. */
   readonly nullMarkers: readonly string[];
   readonly filled: number;
+  /** Cells the column's number format does not read (another decimal mark, words): rejects of a push. */
+  readonly outliers: number;
   readonly distinct: number;
   readonly examples: readonly string[];
 }
@@ -151,6 +153,26 @@ function dateFormat(cells: readonly string[]): { format: string; time: boolean; 
   return { format, time: timed.length > 0, offset: false, unsure };
 }
 
+/**
+ * The number format of most of a column (more than half of its cells), when not every cell shares one: a scraped
+ * column of `3,15 €` with a few `2.99 €` and `Precio no disponible` is a comma-decimal column whose other cells are
+ * rejects, not text.
+ */
+function mostlyNumbers(values: readonly string[]): { style: NumberStyle; outliers: number } | null {
+  const byMark = new Map<string, string[]>();
+  for (const v of values) {
+    const one = numberStyle([v]);
+    if (one === null) continue;
+    const key = one.decimal ?? 'whole';
+    byMark.set(key, [...(byMark.get(key) ?? []), v]);
+  }
+  const whole = byMark.get('whole') ?? [];
+  const marks = ['.', ','].map((m) => [...(byMark.get(m) ?? []), ...whole]).sort((a, b) => b.length - a.length);
+  const best = marks[0] ?? whole;
+  const style = best.length > 0 ? numberStyle(best) : null;
+  return style !== null && best.length > values.length / 2 ? { style, outliers: values.length - best.length } : null;
+}
+
 export function profileColumn(index: number, header: string, cells: readonly string[]): ColumnProfile {
   const nullMarkers = new Set<string>();
   const values: string[] = [];
@@ -165,6 +187,7 @@ export function profileColumn(index: number, header: string, cells: readonly str
     name: header.trim() === '' ? `column_${index + 1}` : header.trim(),
     nullMarkers: [...nullMarkers],
     filled: values.length,
+    outliers: 0,
     distinct: new Set(values).size,
     examples: [...new Set(values)].slice(0, 3),
   };
@@ -175,5 +198,7 @@ export function profileColumn(index: number, header: string, cells: readonly str
   }
   const number = numberStyle(values);
   if (number !== null) return { ...base, kind: 'number', number, dateFormat: null, needsTimezone: false, dayMonthUnsure: false };
+  const mostly = mostlyNumbers(values);
+  if (mostly !== null) return { ...base, outliers: mostly.outliers, kind: 'number', number: mostly.style, dateFormat: null, needsTimezone: false, dayMonthUnsure: false };
   return { ...base, kind: 'text', number: null, dateFormat: null, needsTimezone: false, dayMonthUnsure: false };
 }

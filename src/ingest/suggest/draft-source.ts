@@ -119,7 +119,9 @@ function mapEntity(entity: Entity, columns: readonly ColumnProfile[], set: Reado
       .map((c) => ({ c, s: nameScore(field.name, c.name) }))
       .filter((x) => x.s > 0)
       .sort((a, b) => b.s - a.s || a.c.index - b.c.index);
-    const hit = candidates[0];
+    // A competitor's list shows one price: it is both the regular and the effective price.
+    const shared = entity === 'competitor_prices' && field.name === 'effective_price' ? mapped.get('regular_price') : undefined;
+    const hit = candidates[0] ?? (shared !== undefined ? { c: shared, s: 1 } : undefined);
     if (hit === undefined) {
       if (field.required) missingRequired.push(field.name);
       continue;
@@ -237,6 +239,7 @@ export function draftSource(input: DraftInput): Draft {
     if (n.ambiguous) notes.push(`${c.name} holds numbers like ${c.examples[0] ?? ''} that read as a thousand or as a decimal: check it`);
     if (n.currency !== null) notes.push(`${c.name} writes a currency (${n.currency}) beside its numbers`);
     if (n.trailingMinus) notes.push(`${c.name} writes negative numbers with a trailing minus`);
+    if (c.outliers > 0) notes.push(`${c.outliers} cell(s) of ${c.name} are not numbers written this way: those rows will be rejected, each with its reason`);
   }
   if (Object.keys(perField).length > 0) {
     put('number_format', perField, `columns that write numbers otherwise than the rest: ${Object.keys(perField).map((f) => mapping.columns.get(f)?.name ?? f).join(', ')}`);
@@ -268,6 +271,17 @@ export function draftSource(input: DraftInput): Draft {
     }
     columnsEntry[field] = c.name;
     columnWhy.push(`${field} <- ${c.name}${keyFields.has(field) ? ' (key)' : ''}`);
+  }
+  if (entity === 'competitor_prices' && !mapping.columns.has('item_id') && !mapping.columns.has('competitor_sku')) {
+    // Without an item the key is the competitor and the time alone: every row of a competitor would collapse into
+    // one. The column that is different on every row (a product URL) names the competitor's item.
+    const distinct = columns.find((c) => c.kind === 'text' && c.filled === rows.length && c.distinct === rows.length && c.index === mapping.columns.get('source_url')?.index)
+      ?? columns.find((c) => c.kind === 'text' && c.filled === rows.length && c.distinct === rows.length && !used.has(c.index));
+    if (distinct !== undefined) {
+      columnsEntry['competitor_sku'] = distinct.name;
+      used.add(distinct.index);
+      columnWhy.push(`competitor_sku <- ${distinct.name}: the file names no item, and ${distinct.name} is different on every row (the key needs one)`);
+    }
   }
   if (entity === 'transactions') {
     const key = transactionKey(mapping, rows);

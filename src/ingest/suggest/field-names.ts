@@ -42,7 +42,9 @@ const NAMES: Readonly<Record<string, readonly string[]>> = {
     'vk preis', 'verkaufspreis', 'prix', 'prix de vente', 'prijs', 'verkoopprijs', 'precio', 'prezzo', 'cena', 'cijena', 'mpc',
     'maloprodajna cijena', 'pris', 'regular price', 'special price', 'akcijska cijena', 'promo price',
   ],
-  regular_price: ['regular price', 'list price', 'listenpreis', 'uvp', 'rrp', 'msrp', 'prix catalogue', 'old price', 'was price'],
+  // A plain "price" is the regular price only where no field takes it first (required fields are mapped first:
+  // product_store's current_price takes it there; a competitor's list has no other).
+  regular_price: ['regular price', 'list price', 'listenpreis', 'uvp', 'rrp', 'msrp', 'prix catalogue', 'old price', 'was price', 'price', 'preis', 'prix', 'precio', 'prezzo', 'cena', 'cijena'],
   unit_cost: ['unit cost', 'cost', 'cost price', 'einkaufspreis', 'ek', 'ek preis', 'prix d achat', 'inkoopprijs', 'nabavna cijena'],
   stock_on_hand: ['stock', 'stock on hand', 'on hand', 'qty on hand', 'bestand', 'lagerbestand', 'inventory', 'zaliha', 'stock quantity'],
   tax_rate: ['tax rate', 'vat', 'vat rate', 'tax', 'mwst', 'ust', 'tva', 'btw', 'iva', 'pdv'],
@@ -60,11 +62,11 @@ const NAMES: Readonly<Record<string, readonly string[]>> = {
   price: ['price', 'unit price', 'unitprice', 'preis', 'einzelpreis', 'prix', 'prix unitaire', 'prijs', 'precio', 'prezzo', 'cena', 'cijena'],
   revenue: ['revenue', 'amount', 'total', 'line total', 'umsatz', 'betrag', 'summe', 'montant', 'bedrag', 'importe', 'iznos', 'net sales'],
   is_promo: ['is promo', 'promo', 'promotion', 'aktion', 'on sale', 'akcija'],
-  competitor_name: ['competitor', 'competitor name', 'retailer', 'shop name', 'seller', 'merchant', 'wettbewerber', 'konkurrent', 'concurrent'],
+  competitor_name: ['competitor', 'competitor name', 'retailer', 'shop name', 'seller', 'merchant', 'wettbewerber', 'konkurrent', 'concurrent', 'supermercado', 'supermarket', 'chain', 'cadena', 'enseigne'],
   observed_at: ['observed at', 'observed', 'scraped at', 'checked at', 'date', 'timestamp', 'crawl date', 'datum', 'erfasst am'],
   effective_price: ['effective price', 'price', 'current price', 'sale price', 'preis', 'prix', 'cena', 'cijena'],
   promo_price: ['promo price', 'sale price', 'special price', 'aktionspreis', 'akcijska cijena', 'prix promo'],
-  source_url: ['url', 'source url', 'link', 'product url'],
+  source_url: ['url', 'source url', 'link', 'product url', 'enlace'],
   competitor_sku: ['competitor sku', 'their sku', 'competitor item'],
   barcode: ['barcode', 'ean', 'gtin', 'upc', 'ean13', 'barkod'],
 };
