@@ -152,7 +152,7 @@ describe('symlinks and paths', () => {
     expect(h.sandbox.control.state().requests.total).toBeLessThanOrEqual(3); // the key check and the start-up pull
   });
 
-  it('archive/ and failed/ replaced by links outside the inbox are not written through', { timeout: 60_000 }, async () => {
+  it('archive/ and failed/ replaced by links outside the inbox: the inbox is refused, nothing written through', { timeout: 60_000 }, async () => {
     h = await daemonHarness();
     await h.writeConfig(config(h));
     const daemon = h.start();
@@ -166,12 +166,15 @@ describe('symlinks and paths', () => {
     await symlink(join(outside, 'f'), join(h.inbox('competitors'), 'failed'));
     await writeFile(join(h.inbox('tx'), 'to-archive.csv'), GOOD);
     await writeFile(join(h.inbox('competitors'), 'to-fail.csv'), '');
-    const heldIn = (source: string) => readdirSafe(join(h?.inbox(source) ?? '', 'processing')).filter((n) => /to-(archive|fail)\.csv$/.test(n));
-    const held = () => heldIn('tx').length + heldIn('competitors').length;
-    await until(() => held() === 2 && (daemon.output().match(/file deferred/g)?.length ?? 0) >= 2, 'both files to be held back', 30_000);
+    // Such an inbox is refused as a whole (src/ingest/inbox-file.ts): its files stay where they were dropped.
+    await until(() => (daemon.output().match(/"msg":"inbox refused"/g)?.length ?? 0) >= 2, 'both inboxes to be refused', 30_000);
+    expect(readdirSafe(h.inbox('tx'))).toContain('to-archive.csv');
+    expect(readdirSafe(h.inbox('competitors'))).toContain('to-fail.csv');
     expect(await readdir(outside, { recursive: true })).toEqual(expect.arrayContaining(['a', 'f']));
     expect(await readdir(outside, { recursive: true })).toHaveLength(2);
-    expect(daemon.output()).toMatch(/refusing to use [^"]*\/archive: it is a symbolic link/);
+    expect(daemon.output()).toMatch(/inbox refused: [^"]*\/archive is a symbolic link/);
+    expect(daemon.output()).toMatch(/inbox refused: [^"]*\/failed is a symbolic link/);
+    expect((await h.get('/readyz')).body).toMatch(/source tx: inbox refused/);
   });
 
   it('push --source with a file outside the inbox reads only that file, writes only inside the inbox, and leaves it in place', { timeout: 60_000 }, async () => {
