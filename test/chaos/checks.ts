@@ -41,6 +41,11 @@ export interface RunRecord {
   settledMs: number;
   /** Why the final daemon did not settle (null: it did). */
   settleError: string | null;
+  /**
+   * Ledger ids of files the agent set aside as CRASHED_AGENT (two kills in a row while they were in progress) and the
+   * run then retried with `files retry`, as the file's report tells an operator to. Their rows must all arrive.
+   */
+  readonly setAside: Map<number, string>;
   /** Sandbox clock (epoch ms) of every 429 that closed a rate-limit window. */
   readonly trips: number[];
   /** The outbox as a POS reads it; default: the SQLite file of the run's single agent. */
@@ -127,7 +132,10 @@ export async function runChecks(record: RunRecord, sandbox: SandboxHandle): Prom
   const originals = record.drops.filter((d) => !d.redrop).map((d) => d.file);
   const reports = new Map<string, FoundReport[]>();
   for (const entity of CHAOS_ENTITIES) reports.set(SOURCE_OF[entity], await reportsIn(`${record.dir}/inbox/${SOURCE_OF[entity]}`));
-  const reportsOf = (f: ChaosFile) => (reports.get(f.source) ?? []).filter((r) => r.file === f.name);
+  // A set-aside file's CRASHED_AGENT report stays in failed/; the report of its retry is the one that counts.
+  const retried = new Set(record.setAside.values());
+  const reportsOf = (f: ChaosFile) =>
+    (reports.get(f.source) ?? []).filter((r) => r.file === f.name && !(r.error?.code === 'CRASHED_AGENT' && retried.has(`${f.source}/${f.name}`)));
 
   add('the agent settled after faults off and a clean restart', record.settleError === null, record.settleError ?? `in ${Math.round(record.settledMs / 1000)} s: every file reported, nothing deliverable or pending`);
 
@@ -201,7 +209,7 @@ export async function runChecks(record: RunRecord, sandbox: SandboxHandle): Prom
   const byStatus = [...statuses].map(([s, n]) => `${s} ${n}`).join(', ');
   const delta = deltaVerdict(deltaReports);
   add('the delta source (stores) sent what changed, not what the platform holds', delta.ok, delta.detail);
-  add('every file archived or failed with a report; counts reconcile', problems.length === 0, `drops ${dropCount}, reports ${reportCount} (${byStatus})${problems.length > 0 ? `; ${problems.slice(0, 3).join('; ')}` : ''}`);
+  add('every file archived or failed with a report; counts reconcile', problems.length === 0, `drops ${dropCount}, reports ${reportCount} (${byStatus}; set aside as CRASHED_AGENT and retried ${record.setAside.size})${problems.length > 0 ? `; ${problems.slice(0, 3).join('; ')}` : ''}`);
 
   // 5-7. The outbox against the platform.
   const outbox = await outboxOf(record);

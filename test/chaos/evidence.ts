@@ -57,7 +57,8 @@ export async function unfinishedIn(inbox: string): Promise<string[]> {
     }
     for (const name of names) {
       if (name.startsWith('.') || !name.toLowerCase().endsWith('.csv')) continue;
-      if ((await stat(join(dir, name))).isFile()) out.push(join(dir, name));
+      // A file the agent moves between the listing and this look is on its way, not left behind.
+      if ((await stat(join(dir, name)).catch(() => null))?.isFile() === true) out.push(join(dir, name));
     }
   }
   return out;

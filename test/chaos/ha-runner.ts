@@ -99,7 +99,7 @@ export async function runHaChaos(options: Partial<HaChaosOptions> = {}): Promise
     const settleFrom = Date.now();
     try {
       if (final === undefined) throw new Error('no final process');
-      await settle(h, record, final, o.settleTimeoutMs);
+      await settle(h, record, final, o.settleTimeoutMs, active.configFile);
     } catch (error) {
       record.settleError = error instanceof Error ? error.message : String(error);
     }

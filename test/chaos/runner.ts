@@ -68,6 +68,7 @@ export function newRunRecord(h: DaemonHarness, o: ChaosOptions, outbox?: RunReco
     startedAt: Date.now(),
     settledMs: 0,
     settleError: null,
+    setAside: new Map(),
     trips: [],
     ...(outbox ? { outbox } : {}),
   };
@@ -245,10 +246,30 @@ export async function reported(h: DaemonHarness, source: string, name: string): 
  * processing/, nothing deliverable is waiting on the platform, nothing waits for an acknowledgement locally, and a
  * history reconciliation ran after the last change.
  */
-export async function settle(h: DaemonHarness, record: RunRecord, final: DaemonProcess, timeoutMs: number): Promise<void> {
+/**
+ * Files the agent set aside as CRASHED_AGENT (the chaos kills it twice while one is in progress, as a poison file
+ * would): retried with the command their report names, once each, as an operator would. Returns how many.
+ */
+async function retrySetAside(record: RunRecord, configFile: string): Promise<number> {
+  const list = await runCli(['files', 'list', '--status', 'failed', '--json', '--limit', '1000', '--config', configFile]);
+  if (list.code !== 0) return 0;
+  const failed = JSON.parse(list.stdout) as { id: number; source: string; name: string; error_code: string | null }[];
+  let retried = 0;
+  for (const f of failed) {
+    if (f.error_code !== 'CRASHED_AGENT' || record.setAside.has(f.id)) continue;
+    record.setAside.set(f.id, `${f.source}/${f.name}`);
+    const run = await runCli(['files', 'retry', String(f.id), '--config', configFile]);
+    if (run.code !== 0) throw new Error(`files retry ${f.id} (${f.name}, set aside as CRASHED_AGENT) exited ${run.code}: ${run.stderr}`);
+    retried += 1;
+  }
+  return retried;
+}
+
+export async function settle(h: DaemonHarness, record: RunRecord, final: DaemonProcess, timeoutMs: number, configFile = h.configFile): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     let why = '';
+    if ((await retrySetAside(record, configFile)) > 0) why = 'files set aside as CRASHED_AGENT retried';
     for (const entity of CHAOS_ENTITIES) {
       const source = SOURCE_OF[entity];
       const reports = await reportsIn(h.inbox(source));
