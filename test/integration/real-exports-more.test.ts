@@ -9,29 +9,23 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { PushSource } from '../../src/ingest/push-file.ts';
-import { pushHarness, type PushHarness } from '../support/push-harness.ts';
-import { ManualClock, drive } from '../support/manual-clock.ts';
+import { usePushHarness } from '../support/push-harness.ts';
+import { drive } from '../support/manual-clock.ts';
 import { expectReconciled, reportOf } from '../fixtures/push/push-report.ts';
 
 const REAL = join(import.meta.dirname, '..', 'fixtures', 'real');
 
-let h: PushHarness;
-let clock: ManualClock;
-beforeAll(async () => {
-  clock = new ManualClock();
-  h = await pushHarness({ clock, maxInFlight: 4 });
-});
-afterAll(() => h.close());
+const run = usePushHarness({ maxInFlight: 4 });
 
 /** Pushes a fixture under its own name. */
 /** Pushes a fixture; `force`: its bytes were pushed before for the same entity (another case's source). */
 async function push(source: PushSource, fixture: string, force = false) {
-  return drive(clock, h.push(source, fixture.split('/').at(-1) ?? fixture, await readFile(join(REAL, fixture)), { force }));
+  return drive(run.clock, run.h.push(source, fixture.split('/').at(-1) ?? fixture, await readFile(join(REAL, fixture)), { force }));
 }
 
-const world = () => h.sandbox.control.world;
+const world = () => run.h.sandbox.control.world;
 
 /** The rejects CSV as records keyed by its header (`line`, the file's own columns, `field`, `code`, `message`). */
 async function rejectRecords(path: string | null): Promise<Record<string, string>[]> {
@@ -54,17 +48,17 @@ describe("WooCommerce's sample products export: a BOM, 51 columns, variations un
   ];
 
   it('as products: 25 rows, 25 accepted, each variation grouped under its parent product', async () => {
-    const source = await h.source('products', {
+    const source = await run.h.source('products', {
       columns: { item_id: 'SKU', sku: 'SKU', product_id: ['Parent', 'SKU'], product_name: 'Name', product_type: 'Type' },
       ignore_columns: [...unread, 'Sale price', 'Regular price'],
     });
-    const before = h.sandbox.control.state().products.count;
+    const before = run.h.sandbox.control.state().products.count;
     const report = await reportOf(await push(source, FILE));
     expect(report.rows).toMatchObject({ read: 25, accepted: 25, rejected: 0, superseded: 0, skipped: 0 });
     expectReconciled(report.rows);
     // The BOM is not part of the first header: "ID" is ignored, not a custom column "\uFEFFID" sent by CSV import.
     expect(report).toMatchObject({ mode: 'bulk', warnings: [] });
-    expect(h.sandbox.control.state().products.count - before).toBe(25);
+    expect(run.h.sandbox.control.state().products.count - before).toBe(25);
     const product = (sku: string) => [...world().products.table.rows()].find((p) => p.item_id === sku);
     expect(product('woo-vneck-tee-red')).toMatchObject({ product_id: 'woo-vneck-tee', product_name: 'V-Neck T-Shirt - Red', product_type: 'variation' });
     expect(product('woo-vneck-tee')).toMatchObject({ product_id: 'woo-vneck-tee', product_type: 'variable' });
@@ -75,8 +69,8 @@ describe("WooCommerce's sample products export: a BOM, 51 columns, variations un
   });
 
   it("as the web shop's store prices: the sale price when there is one, parents without a price skipped", async () => {
-    const [webShop = ''] = h.sandbox.control.state().stores;
-    const source = await h.source('product_store', {
+    const [webShop = ''] = run.h.sandbox.control.state().stores;
+    const source = await run.h.source('product_store', {
       columns: { item_id: 'SKU', current_price: ['Sale price', 'Regular price'], regular_price: 'Regular price' },
       defaults: { store_id: webShop, currency: 'USD' },
       // The variable products (44, 45) and the grouped one (87) carry no price: their variations and members do.
@@ -100,7 +94,7 @@ describe('three Spanish supermarket chains scraped into one file: "3,15 €", "3
   // Currency symbols around a number are read; a point in a comma-decimal column is rejected as ambiguous, with a
   // reason that says so.
   it('as competitor prices: Consum and Supermercados Más accepted, every Dia row refused, none misread', async () => {
-    const source = await h.source('competitor_prices', {
+    const source = await run.h.source('competitor_prices', {
       // The scrape's date is in the name the file was saved under.
       file_name: '^productos-(?<date>\\d{4}-\\d{2}-\\d{2})\\.csv$',
       timezone: 'Europe/Madrid',
@@ -116,13 +110,13 @@ describe('three Spanish supermarket chains scraped into one file: "3,15 €", "3
       defaults: { currency: 'EUR' },
       ignore_columns: ['Nombre', 'Marca'],
     });
-    const before = h.sandbox.control.state().competitor_prices.count;
+    const before = run.h.sandbox.control.state().competitor_prices.count;
     const report = await reportOf(await push(source, 'spanish-supermarkets/productos-2024-04-14.csv'));
     // Lines 2-41 Consum ("3,15 €"), 42-81 Supermercados Más ("3,45" and a no-break space before "€"), 82-121 Dia
     // ("2.99 €": a point where the source says the decimal separator is a comma; line 120 "Precio no disponible").
     expect(report.rows).toMatchObject({ read: 120, accepted: 80, rejected: 40, rejected_locally: 40, superseded: 0, skipped: 0 });
     expectReconciled(report.rows);
-    expect(h.sandbox.control.state().competitor_prices.count - before).toBe(80);
+    expect(run.h.sandbox.control.state().competitor_prices.count - before).toBe(80);
     const rows = [...world().competitorPrices.table.rows()];
     const at = (url: string) => rows.find((r) => r.competitor_sku === url);
     expect(at('https://tienda.consum.es/es/p/detergente-liquido-prendas-delicadas/401356')).toMatchObject({
@@ -173,8 +167,8 @@ describe("a Croatian cash & carry's price list saved from a spreadsheet: an empt
     ['found by itself', {}],
     ['at header_row: 2', { header_row: 2 }],
   ] as const)('the header %s: 16 prices accepted, the empty row above it a blank line', async (_how, header) => {
-    const [, store = ''] = h.sandbox.control.state().stores;
-    const source = await h.source('product_store', { ...config, ...header, defaults: { store_id: store, currency: 'EUR' } });
+    const [, store = ''] = run.h.sandbox.control.state().stores;
+    const source = await run.h.source('product_store', { ...config, ...header, defaults: { store_id: store, currency: 'EUR' } });
     const report = await reportOf(await push(source, 'roto/cjenik-roto.csv', true));
     // A row of empty cells is a blank line, as everywhere: counted as such, neither read nor skipped.
     expect(report.rows).toMatchObject({ read: 16, accepted: 16, rejected: 0, superseded: 0, skipped: 0, blank_lines: 1 });

@@ -7,23 +7,17 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import type { Entity } from '../../src/api/schemas/index.ts';
 import { draftSource } from '../../src/ingest/suggest/draft-source.ts';
 import { sampleFile } from '../../src/ingest/suggest/sample-file.ts';
 import { expectReconciled, reportOf } from '../fixtures/push/push-report.ts';
-import { ManualClock, drive } from '../support/manual-clock.ts';
-import { pushHarness, type PushHarness } from '../support/push-harness.ts';
+import { drive } from '../support/manual-clock.ts';
+import { usePushHarness } from '../support/push-harness.ts';
 
 const REAL = join(import.meta.dirname, '..', 'fixtures', 'real');
 
-let h: PushHarness;
-let clock: ManualClock;
-beforeAll(async () => {
-  clock = new ManualClock();
-  h = await pushHarness({ clock, maxInFlight: 4 });
-});
-afterAll(() => h.close());
+const run = usePushHarness({ maxInFlight: 4 });
 
 interface Case {
   readonly file: string;
@@ -63,7 +57,7 @@ const CASES: readonly Case[] = [
 ];
 
 it.each(CASES)('$file as $entity: the drafted source, unedited but for --set', async (c) => {
-  const store = h.sandbox.control.state().stores[0] ?? '';
+  const store = run.h.sandbox.control.state().stores[0] ?? '';
   const set = Object.fromEntries(Object.entries(c.set).map(([k, v]) => [k, v === 'store' ? store : v]));
   const path = join(REAL, c.file);
   const draft = draftSource({ sample: await sampleFile(path), fileName: c.file.split('/').at(-1) ?? c.file, entity: c.entity, set });
@@ -73,8 +67,8 @@ it.each(CASES)('$file as $entity: the drafted source, unedited but for --set', a
   }
   expect(draft.placeholders).toEqual([]);
   const { name: _name, entity, path: _path, ...rest } = draft.source;
-  const source = await h.source(entity as Entity, rest);
-  const result = await drive(clock, h.push(source, c.file.replace('/', '-'), await readFile(path), { force: true }));
+  const source = await run.h.source(entity as Entity, rest);
+  const result = await drive(run.clock, run.h.push(source, c.file.replace('/', '-'), await readFile(path), { force: true }));
   const report = await reportOf(result);
   expectReconciled(report.rows);
   expect({ accepted: report.rows.accepted, rejected: report.rows.rejected }).toEqual(c.outcome);
