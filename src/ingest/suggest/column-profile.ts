@@ -164,7 +164,9 @@ function mostlyNumbers(values: readonly string[]): { style: NumberStyle; outlier
     const one = numberStyle([v]);
     if (one === null) continue;
     const key = one.decimal ?? 'whole';
-    byMark.set(key, [...(byMark.get(key) ?? []), v]);
+    const same = byMark.get(key);
+    if (same === undefined) byMark.set(key, [v]);
+    else same.push(v);
   }
   const whole = byMark.get('whole') ?? [];
   const marks = ['.', ','].map((m) => [...(byMark.get(m) ?? []), ...whole]).sort((a, b) => b.length - a.length);
