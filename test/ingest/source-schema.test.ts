@@ -25,6 +25,13 @@ describe('SourceSchema', () => {
       decimal_separator: '.',
       header_rows: 1,
       number_format: {},
+      workbook_limits: {
+        max_unpacked_bytes: 1073741824,
+        max_compression_ratio: 100,
+        max_shared_strings: 5000000,
+        max_shared_strings_bytes: 268435456,
+        max_cells: 50000000,
+      },
       date_format: ['iso'],
       columns: {},
       maps: {},

@@ -28,6 +28,7 @@ export type NumberText = { readonly ok: true; readonly text: string } | { readon
 const SPACES = ' \u00A0\u202F\u2009';
 const SPACE = new RegExp(`[${SPACES}]`);
 const SPACE_GROUPS = new RegExp(`^\\d{1,3}(?:[${SPACES}]\\d{3})+`);
+const ONLY_DIGITS_AND_MARKS = new RegExp(`^[\\d.,${SPACES}]+$`);
 
 /** Currency symbols and ISO codes (three capitals) written around a number. */
 const CURRENCY = '(?:[A-Z]{3}|[€$£¥₹₽₩₺₴¢]|R\\$|kr\\.?|Kč|zł|Ft|lei|Fr\\.|SFr\\.)';
@@ -66,7 +67,8 @@ export function readNumber(cell: string, format: NumberFormat, integer = false):
   let body = sign === '' ? value : value.slice(1);
   const fraction = `(?:${escapeRegex(decimal)}\\d*)?$`;
 
-  if (SPACE.test(body)) {
+  // Spaces between digits group thousands; text with anything else in it ("19 %") is not a number at all.
+  if (SPACE.test(body) && ONLY_DIGITS_AND_MARKS.test(body)) {
     const groups = SPACE_GROUPS.exec(body);
     if (groups === null || !new RegExp(fraction).test(body.slice(groups[0].length))) {
       return { ok: false, message: `${shown(cell)} has digits grouped badly (thousands are groups of three)` };
