@@ -13,6 +13,9 @@ import type { ConsoleHandler } from '../console/console-server.ts';
 import type { ApiWaitView } from '../status/api-wait.ts';
 import { hostAllowed, hostRefusedText } from './host-check.ts';
 
+/** How long /readyz waits for the stored Retry-After window to be read again before it answers without it (ms). */
+const READYZ_REFRESH_MS = 250;
+
 export interface Readiness {
   ready: boolean;
   reasons: string[];
@@ -68,9 +71,13 @@ export async function startHealthServer(options: HealthServerOptions): Promise<H
         const ok = readiness.ready && (!wantActive || (readiness.role ?? 'active') === 'active');
         json(res, ok ? 200 : 503, { ready: readiness.ready, state: options.state(), ...role, reasons: readiness.reasons, ...wait });
       };
-      // A refresh that fails (the database went away) answers from what is known: readiness says the rest.
-      if (options.refresh) options.refresh().then(answer, answer);
-      else answer();
+      // A refresh that fails or hangs (the database went away, its cable pulled) answers from what is known after at
+      // most READYZ_REFRESH_MS: a health check never waits on the database (an HA node must be seen standing down).
+      if (options.refresh) {
+        let timer: NodeJS.Timeout | undefined;
+        const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, READYZ_REFRESH_MS)));
+        void Promise.race([options.refresh(), late]).then(answer, answer).finally(() => clearTimeout(timer));
+      } else answer();
       return;
     }
     if (path === '/metrics') {
