@@ -173,7 +173,7 @@ describe('pricing-agent status', () => {
 
   it('has --help with the exit codes, and exits 2 on a config mistake', async () => {
     const help = await runCli(['status', '--help']);
-    expect(help.stdout).toMatch(/Exit codes:\n  0  shown/);
+    expect(help.stdout).toMatch(/Exit codes:\n {2}0 {2}shown/);
     const bad = join(dir, 'bad.yaml');
     await writeFile(bad, 'api:\n  base_url: http://pricing.example.com\n  key: x\n');
     expect((await runCli(['status', '--config', bad])).code).toBe(2);
