@@ -67,7 +67,7 @@ const DAY1 = ['1.00', '2.00', '3.00', '4.00', '5.00', '6.00', '7.00', '8.00', '9
 
 /** Pushes a day 1 to `source`, then drops a day 2 whose lost decimal point the brakes hold. Returns its name. */
 async function heldFile(source: (typeof STORE_SOURCES)[number], extra: readonly string[] = []): Promise<string> {
-  expect((await cli(['push', await file(storeCsv(source, DAY1)), '--source', source])).code).toBe(0);
+  await succeeds(cli(['push', await file(storeCsv(source, DAY1)), '--source', source]));
   const day2 = await file(storeCsv(source, ['1.00', '2.00', '300', ...DAY1.slice(3)], extra), join(dir, 'inbox', source));
   const held = await cli(['push', day2, '--source', source]);
   expect(held.stdout).toContain('held by the brakes');
@@ -109,6 +109,11 @@ async function startAndStop(args: string[], ready: RegExp): Promise<number | nul
 
 type Case = () => Promise<number | null>;
 const code = (run: Promise<CliRun>) => run.then((r) => r.code);
+/** Expects a run to exit 0, and shows what it printed when it did not. */
+async function succeeds(run: Promise<CliRun>): Promise<void> {
+  const { code: exit, stdout, stderr } = await run;
+  expect(exit, `${stdout}\n${stderr}`).toBe(0);
+}
 
 /** How each command is driven into each of its codes. */
 const CASES: { [C in CommandName]: Partial<Record<number, Case>> } = {
@@ -129,13 +134,13 @@ const CASES: { [C in CommandName]: Partial<Record<number, Case>> } = {
   'files list': {
     // After a push of its own: run first of all cases, the list could meet another process creating the database.
     0: async () => {
-      expect((await cli(['push', await file(txCsv('LIST')), '--source', 'list'])).code).toBe(0);
+      await succeeds(cli(['push', await file(txCsv('LIST')), '--source', 'list']));
       return code(cli(['files', 'list']));
     }, 2: () => code(withBadConfig(['files', 'list'])) },
   'files show': {
     0: async () => {
       const pushed = await file(txCsv('SHOW'));
-      expect((await cli(['push', pushed, '--source', 'show'])).code).toBe(0);
+      await succeeds(cli(['push', pushed, '--source', 'show']));
       return code(cli(['files', 'show', String(await idOf(pushed.slice(pushed.lastIndexOf('/') + 1)))]));
     },
     1: () => code(cli(['files', 'show', '999999'])),
@@ -193,7 +198,7 @@ const CASES: { [C in CommandName]: Partial<Record<number, Case>> } = {
   'push --dry-run': {
     0: async () => code(cli(['push', await file(txCsv('D0')), '--source', 'd0', '--dry-run'])),
     1: async () => {
-      expect((await cli(['push', await file(storeCsv('dry1', DAY1)), '--source', 'dry1'])).code).toBe(0);
+      await succeeds(cli(['push', await file(storeCsv('dry1', DAY1)), '--source', 'dry1']));
       return code(cli(['push', await file(storeCsv('dry1', ['1.00', '2.00', '300', ...DAY1.slice(3)])), '--source', 'dry1', '--dry-run']));
     },
     2: async () => code(cli(['push', await file(txCsv('D2')), '--source', 'no-such-source', '--dry-run'])),
