@@ -1,12 +1,13 @@
 /**
  * `npm run test:chaos -- [--seed N] [--kills K] [--minutes M] [--files F] [--rows R] [--fault-rate P]
- * [--latency-ms L] [--tx-mode bulk|import] [--dialect NAME] [--settle-timeout-s S] [--keep] [--ha [--stops S]
+ * [--latency-ms L] [--tx-mode bulk|import] [--dialect NAME|all] [--settle-timeout-s S] [--keep] [--ha [--stops S]
  * [--lease-s L]]`
  *
  * Runs the chaos scenario (runner.ts), prints its results table, and exits 1 when a check failed (the run's folder
  * is then kept for inspection), 2 for bad arguments. Defaults: the CI run (about 1 minute of chaos).
  * A long run: `npm run test:chaos -- --minutes 30 --kills 120 --files 600`. --dialect: the reading of the API
- * document the sandbox plays (default, terse, strict, lenient: src/sandbox/dialect.ts).
+ * document the sandbox plays (default, terse, strict, lenient: src/sandbox/dialect.ts); `--dialect all` runs the
+ * scenario once against each, one after another (`npm test` runs the default dialect only: test/chaos/chaos.test.ts).
  *
  * --ha: the failover proof of an HA pair instead (ha-runner.ts), on a throwaway PostgreSQL cluster started for the
  * run (test/support/postgres-cluster.ts); --stops SIGSTOPs of the active past its lease (default 4), --lease-s its
@@ -16,7 +17,7 @@ import { parseArgs } from 'node:util';
 // The runners are imported below, once the backend of the run is set (test/support/state-db.ts reads it when it is
 // loaded); only types and the options come from them here.
 import { CHAOS_DEFAULTS, type ChaosOptions } from './options.ts';
-import { DIALECT_NAMES } from '../../src/sandbox/dialect.ts';
+import { DIALECT_NAMES, type DialectName } from '../../src/sandbox/dialect.ts';
 import type { ChaosResult } from './runner.ts';
 import type { HaChaosOptions } from './ha-runner.ts';
 
@@ -27,7 +28,7 @@ function number(value: string | undefined, name: string, fallback: number): numb
   return n;
 }
 
-function options(argv: string[]): HaChaosOptions & { ha: boolean } {
+function options(argv: string[]): HaChaosOptions & { ha: boolean; dialects: readonly DialectName[] } {
   const { values } = parseArgs({
     args: argv,
     options: {
@@ -51,8 +52,12 @@ function options(argv: string[]): HaChaosOptions & { ha: boolean } {
   const ha = values.ha ?? false;
   const txMode = values['tx-mode'] ?? (ha ? 'bulk' : d.txMode);
   if (txMode !== 'bulk' && txMode !== 'import') throw new Error('--tx-mode must be bulk or import');
-  const dialect = values.dialect === undefined ? d.dialect : DIALECT_NAMES.find((n) => n === values.dialect);
-  if (dialect === undefined) throw new Error(`--dialect must be one of ${DIALECT_NAMES.join(', ')} (got ${values.dialect})`);
+  const named = DIALECT_NAMES.find((n) => n === (values.dialect ?? d.dialect));
+  if (values.dialect !== 'all' && named === undefined) {
+    throw new Error(`--dialect must be all or one of ${DIALECT_NAMES.join(', ')} (got ${values.dialect})`);
+  }
+  const dialects: readonly DialectName[] = named === undefined ? DIALECT_NAMES : [named];
+  const dialect = dialects[0] ?? d.dialect;
   const faultRate = number(values['fault-rate'], 'fault-rate', d.faultRate);
   if (faultRate > 1) throw new Error('--fault-rate is a share of requests, at most 1');
   return {
@@ -65,6 +70,7 @@ function options(argv: string[]): HaChaosOptions & { ha: boolean } {
     latencyMs: Math.trunc(number(values['latency-ms'], 'latency-ms', d.latencyMs)),
     txMode,
     dialect,
+    dialects,
     settleTimeoutMs: number(values['settle-timeout-s'], 'settle-timeout-s', d.settleTimeoutMs / 1000) * 1000,
     keep: values.keep ?? false,
     progress: (line) => process.stderr.write(`${line}\n`),
@@ -85,7 +91,7 @@ const started = Date.now();
 // Before anything loads test/support/state-db.ts (checks.ts does): it reads the backend once.
 if (parsed.ha) process.env['PRICING_AGENT_TEST_BACKEND'] = 'postgres';
 const { formatTable } = await import('./checks.ts');
-let result: ChaosResult;
+const results: { dialect: DialectName; result: ChaosResult }[] = [];
 if (parsed.ha) {
   const { createTemplate, removeTemplate } = await import('../support/postgres-cluster.ts');
   const { stopTestCluster, useClusterTemplate } = await import('../support/state-db.ts');
@@ -93,15 +99,24 @@ if (parsed.ha) {
   try {
     useClusterTemplate(template);
     const { runHaChaos } = await import('./ha-runner.ts');
-    result = await runHaChaos(parsed);
+    results.push({ dialect: parsed.dialect, result: await runHaChaos(parsed) });
   } finally {
     await stopTestCluster();
     removeTemplate(template);
   }
 } else {
   const { runChaos } = await import('./runner.ts');
-  result = await runChaos(parsed satisfies ChaosOptions);
+  for (const dialect of parsed.dialects) {
+    if (parsed.dialects.length > 1) process.stdout.write(`\n## dialect ${dialect}\n`);
+    results.push({ dialect, result: await runChaos({ ...parsed, dialect } satisfies ChaosOptions) });
+    process.stdout.write(`${formatTable(results.at(-1)?.result.checks ?? [])}\n`);
+  }
 }
-process.stdout.write(`${formatTable(result.checks)}\n`);
-process.stdout.write(`\n${result.ok ? 'all checks passed' : 'SOME CHECKS FAILED'} in ${Math.round((Date.now() - started) / 1000)} s${result.ok && !parsed.keep ? '' : `; run folder kept: ${result.dir}`}\n`);
-process.exit(result.ok ? 0 : 1);
+if (parsed.ha) process.stdout.write(`${formatTable(results[0]?.result.checks ?? [])}\n`);
+const failed = results.filter((r) => !r.result.ok);
+const seconds = Math.round((Date.now() - started) / 1000);
+for (const { dialect, result } of results) {
+  if (!result.ok || parsed.keep) process.stdout.write(`run folder kept (${dialect}): ${result.dir}\n`);
+}
+process.stdout.write(`\n${failed.length === 0 ? 'all checks passed' : `SOME CHECKS FAILED (${failed.map((f) => f.dialect).join(', ')})`} in ${seconds} s\n`);
+process.exit(failed.length === 0 ? 0 : 1);
