@@ -22,8 +22,21 @@ export interface CompiledTree {
   remove(): Promise<void>;
 }
 
+/**
+ * A compiled tree another process made for this run (`npm run bench:smoke` compiles once for every bench it starts):
+ * PRICING_AGENT_BENCH_BUILD names its folder, which the bench uses as it is and leaves in place.
+ */
+const SHARED_BUILD = process.env['PRICING_AGENT_BENCH_BUILD'];
+
 export async function compileForBench(): Promise<CompiledTree> {
+  if (SHARED_BUILD !== undefined && SHARED_BUILD !== '') return treeAt(SHARED_BUILD, () => Promise.resolve());
   const out = await mkdtemp(join(tmpdir(), 'pa-bench-build-'));
+  await compileInto(out);
+  return treeAt(out, () => rm(out, { recursive: true, force: true }));
+}
+
+/** Compiles src/ and bench/ into `out`, an empty folder. */
+export async function compileInto(out: string): Promise<void> {
   const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
   const project = join(ROOT, 'tsconfig.bench.json');
   await promisify(execFile)(process.execPath, [tsc, '-p', project, '--outDir', out, '--noCheck']);
@@ -34,11 +47,14 @@ export async function compileForBench(): Promise<CompiledTree> {
   // As scripts/build.sh does: src/cli/ is a CommonJS scope and src/cli/commands/ an ES-module scope again (see
   // src/cli/main.ts); without them Node loads the compiled main.js as an ES module and the agent does not start.
   for (const scope of ['src/cli/package.json', 'src/cli/commands/package.json']) await copyFile(join(ROOT, scope), join(out, scope));
+}
+
+function treeAt(out: string, remove: () => Promise<void>): CompiledTree {
   return {
     path(module) {
       const file = typeof module === 'string' && !module.startsWith('file:') ? module : fileURLToPath(module);
       return join(out, relative(ROOT, file)).replace(/\.ts$/, '.js');
     },
-    remove: () => rm(out, { recursive: true, force: true }),
+    remove,
   };
 }

@@ -387,8 +387,9 @@ function checkEveryRowOnce(dbPath: string, plan: readonly Consumer[], perConsume
   }
 }
 
+/** An unref'd timer: the last one, the wait for the children's exits, kept this process alive for its whole minute. */
 function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
 
 function peakRssMb(pid: number): number {

@@ -1,7 +1,9 @@
 /**
  * `npm run bench:sandbox`: bulk ingest of transactions into the sandbox over loopback, batches of 1000 rows on 4
  * connections, as the agent sends them. Prints rows/s and the sandbox's RSS. The sandbox must never be the agent's
- * bottleneck: the bar is 200,000 rows/s.
+ * bottleneck: the bar is 200,000 rows/s. Ends with one line:
+ *
+ *   bench:sandbox rows=<n> rows_per_s=<n> failed=<n> sandbox_rss_mb=<n>
  *
  *   node bench/sandbox-ingest.ts [--rows 1000000] [--batch 1000] [--connections 4]
  */
@@ -142,6 +144,7 @@ try {
   console.log(`sandbox RSS      ${mb(before.rss)} -> ${mb(after.rss)} (heap used ${mb(after.heapUsed)}, array buffers ${mb(after.arrayBuffers)})`);
   console.log(`RSS per row      ~${Math.round((after.rss - before.rss) / rows)} bytes`);
   console.log(`held per row     ~${Math.round(held / rows)} bytes (heap used + array buffers after a full GC)`);
+  console.log(`bench:sandbox rows=${rows} rows_per_s=${Math.round(rows / seconds)} failed=${failed} sandbox_rss_mb=${Math.round(after.rss / 1024 / 1024)}`);
 } finally {
   await pool.close();
   child.disconnect();
