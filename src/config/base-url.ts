@@ -46,5 +46,10 @@ export function normaliseBaseUrl(value: string): BaseUrlResult {
     return { ok: false, message: 'must not contain a query (?...) or fragment (#...)' };
   }
   const path = url.pathname.replace(/\/+$/, '');
+  // The agent writes every path with its version (/v1/...): a base URL that has it already asks for /v1/v1/...,
+  // which the server answers 404 for every call.
+  if (/\/v\d+$/i.test(path)) {
+    return { ok: false, message: `ends in ${path.slice(path.lastIndexOf('/'))}: leave it out (write ${url.protocol}//${url.host}${path.slice(0, path.lastIndexOf('/'))}); the agent adds /v1 to every request itself` };
+  }
   return { ok: true, url: `${url.protocol}//${url.host}${path}` };
 }

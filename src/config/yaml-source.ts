@@ -39,16 +39,34 @@ export async function readYamlSource(file: string): Promise<YamlSource> {
   // `merge: true` enables `<<: *defaults` merge keys (off by default in YAML 1.2); duplicate keys are errors.
   const doc = parseDocument(text, { prettyErrors: true, lineCounter: lines, merge: true, uniqueKeys: true });
   if (doc.errors.length > 0) {
-    const problems = doc.errors.map((err) => ({
+    // One problem per line: the parser often reports a second error for the same mistake.
+    const firstPerLine = doc.errors.filter((err, i) => doc.errors.findIndex((e) => e.linePos?.[0].line === err.linePos?.[0].line) === i);
+    const problems = firstPerLine.map((err) => ({
       path: '',
       // With prettyErrors the message carries " at line L, column C:" and a source excerpt; the line number is
       // reported in our own format instead.
-      message: `YAML syntax: ${(err.message.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:?$/, '')}`,
+      message: yamlSyntaxSentence(err.code, (err.message.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:?$/, '')),
       line: err.linePos?.[0].line,
     }));
     throw new ConfigError(file, problems);
   }
   return { file, doc, lines };
+}
+
+/** What to do, by the parser's error code, for the mistakes people make when they edit YAML by hand. */
+const YAML_FIXES: Readonly<Record<string, string>> = {
+  BAD_INDENT: 'indent this key with as many spaces as the other keys of its section',
+  TAB_AS_INDENT: 'indent with spaces only, never tabs',
+  MISSING_CHAR: "indent this key like the other keys of its list item (two spaces past the '- '), or start a new item with '- '",
+  BLOCK_AS_IMPLICIT_KEY: "write each setting as 'key: value' on one line, and indent the next line deeper only if it belongs under it",
+  MULTILINE_IMPLICIT_KEY: "write each setting as 'key: value' on one line, and indent the next line deeper only if it belongs under it",
+  DUPLICATE_KEY: 'keep one of the two',
+};
+
+/** The parser's message and what to do about it. */
+function yamlSyntaxSentence(code: string, message: string): string {
+  const fix = code === 'MISSING_CHAR' && message.includes('quote') ? 'close the quote on the line where it opens' : YAML_FIXES[code];
+  return `YAML syntax: ${message}${fix === undefined ? '' : `: ${fix}`}`;
 }
 
 interface Located {

@@ -19,6 +19,7 @@ import type { ApiClient } from '../api/client.ts';
 import type { Clock } from '../clock.ts';
 import type { Logger } from '../log.ts';
 import type { KeyCheck } from '../status/status-report.ts';
+import { explainApiError } from '../api/explain-error.ts';
 
 export type KeyState = 'unknown' | 'ok' | 'rejected' | 'unreachable';
 
@@ -153,7 +154,9 @@ export class KeyMonitor {
       else {
         // The API is unreachable (or the key file unreadable): not known to be a key problem.
         if (this.#state !== 'rejected') this.#setState('unreachable');
-        this.#o.logger.warn({ error: error instanceof Error ? error.message : String(error) }, 'could not verify the API key');
+        // What to check, as `check` says it: the daemon's start is where a wrong URL or a firewall is first met.
+        const advice = explainApiError(error, this.#o.client.transport.baseUrl);
+        this.#o.logger.warn({ error: error instanceof Error ? error.message : String(error) }, `could not verify the API key: ${advice}`);
       }
     }
   }

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { refusedUrl, startScriptedServer, type ScriptedServer } from '../support/scripted-server.ts';
 import { runCli } from '../support/run-cli.ts';
+import { testCertificates } from '../support/test-ca.ts';
 
 const KEY = 'svc_live_check_command_key_77aa11';
 const verify = { ok: true, user_id: '0d6f4a2b-1c3e-4b5a-8f9e-2a1b3c4d5e6f', api_key_id: '1d6f4a2b-1c3e-4b5a-8f9e-2a1b3c4d5e6f' };
@@ -89,6 +90,39 @@ describe('pricing-agent check', () => {
       tls.closeAllConnections();
       await new Promise((resolve) => tls.close(resolve));
     }
+  });
+
+  it('says an https:// URL reached a server that speaks plain HTTP, not that a certificate is untrusted', async () => {
+    const run = await runCli(['check', '--no-retry', '--config', await configFor(server.url.replace('http:', 'https:'))], { PRICING_API_KEY: KEY });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/^https:\/\/127\.0\.0\.1:\d+ answered in plain HTTP, not TLS \(ERR_SSL_WRONG_VERSION_NUMBER\): check the host and port in api\.base_url/);
+    expect(run.stderr).not.toContain('not trusted');
+  });
+
+  it('names the host and the names in the certificate when they do not match', async () => {
+    const certs = testCertificates(await mkdtemp(join(dir, 'altname-')), ['DNS:pricing.example.com', 'DNS:api.example.com']);
+    const tls = createServer({ key: certs.key, cert: certs.cert }, (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(verify));
+    });
+    await new Promise<void>((resolve) => tls.listen(0, '127.0.0.1', resolve));
+    const url = `https://127.0.0.1:${(tls.address() as AddressInfo).port}`;
+    try {
+      const run = await runCli(['check', '--config', await configFor(url, `  ca_file: ${certs.caFile}\n`)], { PRICING_API_KEY: KEY });
+      expect(run.code).toBe(1);
+      expect(run.stderr.trim()).toBe(
+        `The TLS certificate of ${url} is not for the host 127.0.0.1 but for pricing.example.com, api.example.com: write api.base_url with a name the certificate is for, or have the server's certificate issued for 127.0.0.1.`,
+      );
+    } finally {
+      tls.closeAllConnections();
+      await new Promise((resolve) => tls.close(resolve));
+    }
+  });
+
+  it('refuses a base URL that ends in /v1, with the URL to write instead', async () => {
+    const run = await runCli(['config', 'validate', '--config', await configFor('https://pricing.example.com/eu/v1/')], { PRICING_API_KEY: KEY });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('api.base_url: ends in /v1: leave it out (write https://pricing.example.com/eu); the agent adds /v1 to every request itself (line 2)');
   });
 
   it('exits 2 with the config problem and its line on a config mistake', async () => {

@@ -133,10 +133,23 @@ describe('loadConfig: errors name the YAML path and line', () => {
     expect(noApi.problems).toEqual([{ path: 'api', message: 'is required' }]);
   });
 
-  it('a YAML syntax error, with its line', async () => {
+  it('a YAML syntax error, with its line and what to fix', async () => {
     const error = await loadError(`${API}log:\n  level: info\n pretty: true\n`);
-    expect(error.problems[0]?.message).toBe('YAML syntax: All mapping items must start at the same column');
-    expect(error.problems[0]?.line).toBe(6);
+    expect(error.problems).toEqual([
+      { path: '', message: 'YAML syntax: All mapping items must start at the same column: indent this key with as many spaces as the other keys of its section', line: 6 },
+    ]);
+  });
+
+  it('the indentation mistakes of hand-edited YAML: one problem per line, each with what to fix', async () => {
+    const item = await loadError(`${API}sources:\n  - name: a\n    entity: products\n   path: ./x\n`);
+    expect(item.problems).toEqual([{ path: '', message: expect.stringContaining("indent this key like the other keys of its list item") as string, line: 7 }]);
+    const tab = await loadError(`${API}log:\n\tlevel: info\n`);
+    expect(tab.problems[0]?.message).toMatch(/Tabs are not allowed as indentation: indent with spaces only, never tabs$/);
+    const deeper = await loadError(`${API}log:\n  level: info\n    pretty: true\n`);
+    expect(deeper.problems).toHaveLength(1); // the parser reports two errors for this one mistake
+    expect(deeper.problems[0]?.message).toMatch(/'key: value' on one line/);
+    const quote = await loadError(`${API}log:\n  level: "info\n  pretty: true\n`);
+    expect(quote.problems[0]?.message).toMatch(/close the quote on the line where it opens$/);
   });
 
   it('a duplicate key', async () => {

@@ -12,6 +12,7 @@ import { ApiClient } from '../../src/api/client.ts';
 import { KEY_FILE_REREAD_MS, KeyMonitor } from '../../src/daemon/key-monitor.ts';
 import { startSandbox, type SandboxHandle } from '../../src/sandbox/index.ts';
 import { ManualClock } from '../support/manual-clock.ts';
+import { refusedUrl } from '../support/scripted-server.ts';
 import { captureLogger, until } from '../support/test-logger.ts';
 
 const INTERVAL_MS = 600_000; // ten minutes: anything picked up sooner is the key file's re-read
@@ -62,6 +63,23 @@ it('after a 401, picks up a key written to the key file later within seconds, an
     await until(() => monitor.state === 'ok', 'the new key to be verified');
     expect(clock.sleeps.every((ms) => ms <= KEY_FILE_REREAD_MS), 'nothing waited for the ten-minute check').toBe(true);
     expect(sandbox.control.state().auth.rejected_total).toBe(0); // the rejected key was never sent by the monitor
+  } finally {
+    monitor.stop();
+  }
+});
+
+it('when the API cannot be reached, logs what to check, as `check` says it', async () => {
+  const url = await refusedUrl();
+  const clock = new ManualClock();
+  const client = new ApiClient({ baseUrl: url, apiKey: sandbox.apiKey, dispatcher, clock, maxAttempts: 1 });
+  const { logger, lines } = captureLogger();
+  const monitor = new KeyMonitor({ client, readKey: () => Promise.resolve(sandbox.apiKey), clock, logger, intervalMs: INTERVAL_MS });
+  try {
+    expect(await monitor.verify()).toBe('unreachable');
+    const warning = lines().find((l) => l['level'] === 'warn');
+    expect(warning?.['msg']).toBe(
+      `could not verify the API key: Cannot reach the API at ${url}: the connection was refused; check api.base_url, the proxy settings (api.proxy, HTTPS_PROXY) and the firewall.`,
+    );
   } finally {
     monitor.stop();
   }

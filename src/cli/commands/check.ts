@@ -20,7 +20,7 @@ import { recentImportJobIds } from '../../store/api-state.ts';
 import { openStateDb } from '../../store/open-state-db.ts';
 import { configOption, loadConfigForCommand } from './config.ts';
 import { runCommand } from './errors.ts';
-import { explainApiError } from './explain-api-error.ts';
+import { explainApiError } from '../../api/explain-error.ts';
 import { describeWindow } from '../../api/rate-gate.ts';
 
 /** The longest Retry-After window check waits for; a longer one is said, not waited for. */

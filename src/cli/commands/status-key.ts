@@ -8,7 +8,7 @@ import { ApiError, ApiTransportError, ApiWaitError, API_ERROR_CODES } from '../.
 import type { Config } from '../../config/index.ts';
 import { createLogger } from '../../log.ts';
 import type { KeyCheck } from '../../status/status-report.ts';
-import { explainApiError } from './explain-api-error.ts';
+import { explainApiError } from '../../api/explain-error.ts';
 
 /** `status` must answer at a glance: a hanging API costs at most this long. */
 export const KEY_CHECK_TIMEOUT_MS = 10 * 1000; // 10 s
