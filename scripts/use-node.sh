@@ -23,9 +23,31 @@ pricing_agent_node_supported() { # VERSION (20.20.2 or v20.20.2) -> status 0 whe
   [ "$pa_major" -ge 24 ] || { [ "$pa_major" -eq 22 ] && [ "$pa_minor" -ge 22 ]; }
 }
 
+# ./pricing-agent in the checkout: the agent of this checkout with the node now first on PATH, so that a new shell
+# runs it without sourcing this script again (the demo's next steps use it). Written only when it would change; the
+# heap flags are the shebang's of src/cli/main.ts (the one home of them for a checkout), read from its first line.
+pricing_agent_write_launcher() {
+  pa_launcher=''
+  [ -f "$PWD/src/cli/main.ts" ] && [ -f "$PWD/package.json" ] || return 0
+  pa_node=$(command -v node) || return 0
+  pa_launcher=", and ./pricing-agent runs the agent with it in any shell"
+  pa_flags=$(sed -n '1s/^#!.*env -S node //p' "$PWD/src/cli/main.ts")
+  pa_text="#!/bin/sh
+# Written by scripts/use-node.sh: pricing-agent from $PWD with $pa_node, in any shell.
+# Delete it at will; \`. scripts/use-node.sh\` writes it again.
+exec '$pa_node' $pa_flags '$PWD/src/cli/main.ts' \"\$@\"
+"
+  if [ "$(cat "$PWD/pricing-agent" 2>/dev/null)
+" != "$pa_text" ]; then
+    printf '%s' "$pa_text" >"$PWD/pricing-agent" && chmod 755 "$PWD/pricing-agent"
+  fi
+}
 pricing_agent_use_node() {
   pa_found=$(node -p process.versions.node 2>/dev/null) || pa_found=''
-  if [ -n "$pa_found" ] && pricing_agent_node_supported "$pa_found"; then return 0; fi
+  if [ -n "$pa_found" ] && pricing_agent_node_supported "$pa_found"; then
+    pricing_agent_write_launcher
+    return 0
+  fi
   pa_was="Node.js ${pa_found:-(none)} on PATH"
 
   case "$(uname -s)-$(uname -m)" in
@@ -74,7 +96,8 @@ pricing_agent_use_node() {
   else
     pa_did="put Node.js $pa_now from $pa_prefix first on PATH"
   fi
-  echo "use-node: $pa_was is too old for pricing-agent; $pa_did in this shell (rm -r $pa_prefix removes it)" >&2
+  pricing_agent_write_launcher
+  echo "use-node: $pa_was is too old for pricing-agent; $pa_did in this shell$pa_launcher (rm -r $pa_prefix removes it)" >&2
 }
 
 # `sh scripts/use-node.sh --check` (npm's pretest): only says whether the node on PATH will do, in one line when not.

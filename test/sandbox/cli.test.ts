@@ -1,4 +1,7 @@
-/** `pricing-agent sandbox` as a user starts it: two lines on stdout, serves until SIGTERM, exits 0. */
+/**
+ * `pricing-agent sandbox` as a user starts it: two lines on stdout, a few of its store ids on stderr (for a first store
+ * price file), serves until SIGTERM, exits 0.
+ */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
@@ -10,6 +13,8 @@ describe('pricing-agent sandbox', () => {
     const child = spawn(process.execPath, ['src/cli/main.ts', 'sandbox', '--port', '0', '--seed', '7', '--approvals', '5'], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     try {
       const lines: string[] = [];
       const reader = createInterface({ input: child.stdout });
@@ -26,6 +31,11 @@ describe('pricing-agent sandbox', () => {
         const res = await request(`${url}/v1/approved_prices?history=true`, { dispatcher: pool, headers: { authorization: `Bearer ${key}` } });
         expect(res.statusCode).toBe(200);
         expect(((await res.body.json()) as { items: unknown[] }).items).toHaveLength(5);
+        // The store ids it printed are stores of the platform.
+        const state = (await (await request(`${url}/_sandbox/state?keys=false`, { dispatcher: pool })).body.json()) as { stores: string[] };
+        const [, listed, more] = /^sandbox: store ids (\S+, \S+, \S+) and (\d+) more \(all in http:\S+\/_sandbox\/state\)$/m.exec(stderr) ?? [];
+        expect(listed?.split(', ')).toEqual(state.stores.slice(0, 3));
+        expect(Number(more)).toBe(state.stores.length - 3);
       } finally {
         await pool.close();
       }

@@ -2,15 +2,28 @@
  * The demo's summary for people: what happened, whether it checks out, and where to look next.
  */
 import type { DemoSummary } from '../../demo/demo-summary.ts';
-import { relative } from 'node:path';
+import { existsSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
 import { plural, table } from './status-table.ts';
 
-/** How this process was started, as a command to type: `node src/cli/main.ts` from a checkout, else `pricing-agent`. */
-export function invokedAs(argv: readonly string[] = process.argv, cwd: string = process.cwd()): string {
+/**
+ * How to run the agent again, as a command to type: from a checkout its `./pricing-agent` launcher when
+ * scripts/use-node.sh wrote one (it works in a new shell, whatever node is on PATH), else `node src/cli/main.ts`;
+ * installed, `pricing-agent`. `exists` answers for a path.
+ */
+export function invokedAs(argv: readonly string[] = process.argv, cwd: string = process.cwd(), exists: (path: string) => boolean = existsSync): string {
   const script = argv[1] ?? '';
   if (!script.endsWith('.ts')) return 'pricing-agent';
-  const path = relative(cwd, script);
-  return `node ${path.startsWith('..') ? script : path}`;
+  const launcher = join(dirname(dirname(dirname(script))), 'pricing-agent');
+  const typed = (path: string) => {
+    const rel = relative(cwd, path);
+    return rel.startsWith('..') ? path : rel;
+  };
+  if (exists(launcher)) {
+    const path = typed(launcher);
+    return path.startsWith('/') ? path : `./${path}`;
+  }
+  return `node ${typed(script)}`;
 }
 
 /**

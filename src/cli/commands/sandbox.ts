@@ -88,6 +88,10 @@ export function sandboxCommand(): Command {
           `sandbox: serving on ${sandbox.url} (seed ${options.seed}, dialect ${options.dialect}); control plane at ${sandbox.url}/_sandbox/; ` +
             'stop with Ctrl-C\n',
         );
+        // A first store price file needs store ids the platform knows: a few of them, so nobody has to read the state.
+        const stores = sandbox.control.stores;
+        const more = stores.length > 3 ? ` and ${stores.length - 3} more (all in ${sandbox.url}/_sandbox/state)` : '';
+        process.stderr.write(`sandbox: store ids ${stores.slice(0, 3).join(', ')}${more}\n`);
         const signal = await stopSignal;
         process.stderr.write(`sandbox: ${signal}, stopping\n`);
         await sandbox.close();
