@@ -2,11 +2,11 @@
  * The README is the user's manual: its quick start comes first, its links (and those of docs/) lead somewhere, its
  * metrics table names exactly the metrics the agent exports, and the files the installation steps copy exist.
  */
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { AgentMetrics } from '../../src/daemon/metrics.ts';
-import { readRepoFile, repoFile } from './support.ts';
+import { markdownPages, readRepoFile, repoFile } from './support.ts';
 
 const README = readRepoFile('README.md');
 
@@ -23,7 +23,7 @@ function headingsOf(markdown: string): Set<string> {
   return new Set([...markdown.replace(/^```[\s\S]*?^```/gm, '').matchAll(/^#+ (.+)$/gm)].map((m) => anchor(m[1] ?? '')));
 }
 
-const MARKDOWN = ['README.md', ...readdirSync(repoFile('docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+const MARKDOWN = markdownPages();
 
 describe('README.md', () => {
   it.each(MARKDOWN)('%s links only to headings and files that exist', (page) => {

@@ -1,7 +1,7 @@
 /** Shared helpers of the packaging tests: repository paths, temp directories, the Dockerfile's instructions. */
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,6 +16,11 @@ export function repoFile(path: string): string {
 
 export function readRepoFile(path: string): string {
   return readFileSync(repoFile(path), 'utf8');
+}
+
+/** The pages a reader reads: README.md and every docs/*.md, as paths from the repository's root. */
+export function markdownPages(): string[] {
+  return ['README.md', ...readdirSync(repoFile('docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
 }
 
 /** The Node.js version rule of src/cli/main.ts, which hands it over instead of running when it is required. */
