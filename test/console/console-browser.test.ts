@@ -14,6 +14,7 @@ import type { FileDetail, FileListItem } from '../../src/status/file-list.ts';
 import type { StatusReport } from '../../src/status/status-report.ts';
 import { daemonHarness, until, untilReady, type DaemonHarness } from '../support/daemon-harness.ts';
 import { runCli } from '../support/run-cli.ts';
+import { skipWithout } from '../support/required-tool.ts';
 
 vi.setConfig({ testTimeout: 90_000, hookTimeout: 90_000 });
 
@@ -72,7 +73,7 @@ interface InPage {
 
 const grouped = (n: number | null) => (n === null ? '–' : n.toLocaleString('en-US'));
 
-describe.skipIf(CHROMIUM === undefined)(`the web console in Chromium (${CHROMIUM ?? 'none installed: apt-get install chromium'})`, () => {
+describe.skipIf(skipWithout('Chromium', CHROMIUM !== undefined, 'chromium'))(`the web console in Chromium (${CHROMIUM ?? 'none installed: apt-get install chromium'})`, () => {
   beforeAll(async () => {
     h = await daemonHarness({ approvals: 30 });
     await h.writeConfig(

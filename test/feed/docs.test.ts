@@ -10,8 +10,9 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { AgentMetrics } from '../../src/daemon/metrics.ts';
 import { docBlock, FEED_DOC as DOC } from './feed-doc.ts';
+import { skipWithout } from '../support/required-tool.ts';
 
-const promtool = spawnSync('promtool', ['--version']).status === 0;
+const noPromtool = skipWithout('promtool', spawnSync('promtool', ['--version']).status === 0, 'prometheus');
 
 async function exportedMetrics(): Promise<Set<string>> {
   const metrics = new AgentMetrics({ outbox: () => Promise.resolve({ feedRows: 0, consumers: [] }), mirrors: () => Promise.resolve([]), ready: () => true });
@@ -19,7 +20,7 @@ async function exportedMetrics(): Promise<Set<string>> {
 }
 
 describe('docs/feed.md', () => {
-  it.skipIf(!promtool)('has alert rules that promtool accepts', () => {
+  it.skipIf(noPromtool)('has alert rules that promtool accepts', () => {
     const dir = mkdtempSync(join(tmpdir(), 'pa-feed-rules-'));
     try {
       writeFileSync(join(dir, 'rules.yaml'), `${docBlock('alert-rules')}\n`);

@@ -1,5 +1,4 @@
 /** Shared helpers of the packaging tests: repository paths, temp directories, the Dockerfile's instructions. */
-import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -44,10 +43,6 @@ export function tempDir(prefix = 'pricing-agent-packaging-'): string {
   return dir;
 }
 
-/** True when `command` is on PATH (checked with `command -v`, so no output and no side effect). */
-export function onPath(command: string): boolean {
-  return spawnSync('sh', ['-c', `command -v ${command}`], { stdio: 'ignore' }).status === 0;
-}
 
 /** One Dockerfile instruction: keyword in upper case, the arguments with line continuations joined. */
 export interface Instruction {

@@ -15,12 +15,12 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/index.ts';
 import { daemonSchema } from '../../src/config/daemon-schema.ts';
-import { KEY, onPath, readRepoFile, repoFile, tempDir } from './support.ts';
+import { onPath, skipWithout } from '../support/required-tool.ts';
+import { KEY, readRepoFile, repoFile, tempDir } from './support.ts';
 
 const UNIT = readRepoFile('systemd/pricing-agent.service');
 const HAS_ANALYZE = onPath('systemd-analyze');
-const HAS_SYSUSERS = onPath('systemd-sysusers');
-const NO_ANALYZE = 'skipped: systemd-analyze is not installed (it is on the project machines and in CI)';
+const NO_ANALYZE = 'skipped: systemd-analyze is not installed (apt-get install systemd)';
 
 /** The unit's directives as [key, value] pairs, in order (a key can repeat). */
 function directives(unit: string): [string, string][] {
@@ -50,6 +50,7 @@ function verify(unitText: string): { status: number | null; output: string } {
 const testable = UNIT.replaceAll('ExecStart=/usr/bin/node ', `ExecStart=${process.execPath} `);
 
 describe('systemd/pricing-agent.service', () => {
+  skipWithout('systemd-analyze', HAS_ANALYZE, 'systemd');
   it.skipIf(!HAS_ANALYZE)(`passes systemd-analyze verify without a warning${HAS_ANALYZE ? '' : ` (${NO_ANALYZE})`}`, () => {
     expect(testable).not.toBe(UNIT);
     expect(verify(testable)).toEqual({ status: 0, output: '' });
@@ -120,7 +121,8 @@ describe('systemd/pricing-agent.service', () => {
 });
 
 describe('systemd/pricing-agent.sysusers', () => {
-  it.skipIf(!HAS_SYSUSERS)(`creates the pricing-agent user and group${HAS_SYSUSERS ? '' : ' (skipped: systemd-sysusers is not installed)'}`, () => {
+  const noSysusers = skipWithout('systemd-sysusers', onPath('systemd-sysusers'), 'systemd');
+  it.skipIf(noSysusers)(`creates the pricing-agent user and group${noSysusers ? ' (skipped: systemd-sysusers is not installed)' : ''}`, () => {
     // Into an empty root directory, as installed: /etc/sysusers.d/pricing-agent.conf.
     const root = tempDir();
     mkdirSync(join(root, 'etc/sysusers.d'), { recursive: true });
@@ -174,7 +176,8 @@ describe('systemd/pricing-agent-cli', () => {
     expect(args.slice(-launcher.length - 2)).toEqual([...launcher, 'status', '--json']);
   });
 
-  it.skipIf(!onPath('shellcheck'))('passes shellcheck', () => {
+  const noShellcheck = skipWithout('shellcheck', onPath('shellcheck'), 'shellcheck');
+  it.skipIf(noShellcheck)(`passes shellcheck${noShellcheck ? ' (skipped: shellcheck is not installed)' : ''}`, () => {
     const result = spawnSync('shellcheck', ['-s', 'sh', repoFile('systemd/pricing-agent-cli')], { encoding: 'utf8' });
     expect(result.stdout + result.stderr).toBe('');
     expect(result.status).toBe(0);
