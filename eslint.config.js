@@ -2,6 +2,61 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+/**
+ * The rooms of src/ and the rooms each may import (docs/architecture.md, "The house"): an import of any other room
+ * is an error. The top-level modules of src/ (log.ts, clock.ts, ...) may be imported by every room.
+ */
+const ROOMS = {
+  api: [],
+  config: ['api'],
+  store: ['api', 'config'],
+  outbox: ['api', 'config', 'store'],
+  sandbox: ['api'],
+  ingest: ['api', 'config', 'store'],
+  pull: ['api', 'config', 'outbox', 'store'],
+  feed: ['api', 'config', 'outbox', 'store'],
+  status: ['api', 'config', 'feed', 'ingest', 'outbox', 'pull', 'store'],
+  console: ['api', 'config', 'feed', 'ingest', 'status', 'store'],
+  daemon: ['api', 'config', 'console', 'feed', 'ingest', 'outbox', 'pull', 'status', 'store'],
+  demo: ['api', 'config', 'daemon', 'sandbox', 'status', 'store'],
+  cli: ['api', 'config', 'console', 'daemon', 'demo', 'feed', 'ingest', 'outbox', 'pull', 'sandbox', 'status', 'store'],
+};
+
+/** Database drivers and the store's SQL layer: only src/store/ knows which backend holds the state. */
+const DRIVERS = ['better-sqlite3', 'pg', 'kysely'].map((name) => ({ name, message: 'SQL lives in src/store/: add a function to a table family there.' }));
+const BACKEND_INTERNALS = {
+  group: ['**/store/sqlite/**', '**/store/postgres/**', '**/store/sql-db.ts', '**/store/dialect.ts', '**/store/migrate.ts'],
+  message: 'Only src/store/ knows the backends and their SQL: use a table family function and StateDb.',
+};
+
+/** One no-restricted-imports config per room (a later config replaces the rule, so each carries all of its limits). */
+function roomRules() {
+  /** The rooms `room` may not import, as one pattern (none for cli/, which may import them all). */
+  const roomsOutOfReach = (room) => {
+    const allowed = ROOMS[room];
+    const forbidden = Object.keys(ROOMS).filter((other) => other !== room && !allowed.includes(other));
+    const may = allowed.length === 0 ? 'the top-level modules' : `${allowed.join(', ')} and the top-level modules`;
+    return forbidden.length === 0 ? [] : [{ group: forbidden.map((other) => `**/${other}/**`), message: `src/${room}/ may import only ${may} (docs/architecture.md).` }];
+  };
+  return Object.keys(ROOMS).map((room) => {
+    const store = room === 'store';
+    return {
+      files: [`src/${room}/**/*.ts`],
+      rules: { 'no-restricted-imports': ['error', { paths: store ? [] : DRIVERS, patterns: store ? roomsOutOfReach(room) : [BACKEND_INTERNALS, ...roomsOutOfReach(room)] }] },
+    };
+  }).concat([
+    // The top-level modules are for every room: they import no room's internals either.
+    { files: ['src/*.ts'], rules: { 'no-restricted-imports': ['error', { paths: DRIVERS, patterns: [BACKEND_INTERNALS] }] } },
+    // duplicate-keys.ts sorts a file's keys in a private scratch SQLite database of its own, never the state.
+    {
+      files: ['src/ingest/duplicate-keys.ts'],
+      rules: {
+        'no-restricted-imports': ['error', { paths: DRIVERS.filter((d) => d.name !== 'better-sqlite3'), patterns: [BACKEND_INTERNALS, ...roomsOutOfReach('ingest')] }],
+      },
+    },
+  ]);
+}
+
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'coverage/', 'node24/'] },
   js.configs.recommended,
@@ -18,31 +73,7 @@ export default tseslint.config(
       'no-console': 'off',
     },
   },
-  {
-    // No room above store/ knows which backend holds the state (docs/architecture.md): database drivers and the
-    // store's SQL layer are imported in src/store/ only (tests and benches may look behind it).
-    files: ['src/**/*.ts'],
-    // duplicate-keys.ts sorts a file's keys in a private scratch SQLite database of its own, never the state.
-    ignores: ['src/store/**', 'src/ingest/duplicate-keys.ts'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          paths: [
-            { name: 'better-sqlite3', message: 'SQL lives in src/store/: add a function to a table family there.' },
-            { name: 'pg', message: 'SQL lives in src/store/: add a function to a table family there.' },
-            { name: 'kysely', message: 'SQL lives in src/store/: add a function to a table family there.' },
-          ],
-          patterns: [
-            {
-              group: ['**/store/sqlite/**', '**/store/postgres/**', '**/store/sql-db.ts', '**/store/dialect.ts', '**/store/migrate.ts'],
-              message: 'Only src/store/ knows the backends and their SQL: use a table family function and StateDb.',
-            },
-          ],
-        },
-      ],
-    },
-  },
+  ...roomRules(),
   {
     files: ['**/*.js'],
     ...tseslint.configs.disableTypeChecked,

@@ -10,21 +10,11 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 import type { ConsoleHandler } from '../console/console-server.ts';
-import type { ApiWaitView } from '../status/api-wait.ts';
+import type { Readiness } from '../status/readiness.ts';
 import { hostAllowed, hostRefusedText } from './host-check.ts';
 
 /** How long /readyz waits for the stored Retry-After window to be read again before it answers without it (ms). */
 const READYZ_REFRESH_MS = 250;
-
-export interface Readiness {
-  ready: boolean;
-  reasons: string[];
-  /** With ha.enabled: this node's role and name (a healthy standby is ready too). */
-  role?: 'active' | 'standby';
-  node?: string;
-  /** A Retry-After window the API gave: shown, not a reason to be unready (the agent does what it was asked). */
-  api_wait?: ApiWaitView;
-}
 
 export interface HealthServerOptions {
   readonly host: string;
