@@ -65,6 +65,7 @@ const BOTH_BACKENDS = [
   'test/regressions/rejects-stream-busy-connection.test.ts',
   'test/cli/state-migrate.test.ts',
   'test/abuse/postgres-reader-role.test.ts',
+  'test/abuse/feed-current-snapshot.test.ts',
 ];
 const SQLITE_ONLY = ['test/store/open-sqlite.test.ts', 'test/store/wal-maintenance.test.ts', 'test/store/migrations.test.ts'];
 /** Files about PostgreSQL itself (they need a cluster): the postgres project only. */

@@ -18,9 +18,9 @@ import { type Clock, localDate } from '../clock.ts';
 import type { Logger } from '../log.ts';
 import { feedHeader, feedRecord, formatFeedRow } from '../outbox/feed-format.ts';
 import { advanceConsumer, consumerOffset, FEED_PAGE_DEFAULT, FEED_PAGE_MAX, type FeedRow } from '../store/price-feed.ts';
-import { type StoreSnapshot, storeSnapshot } from '../store/approved-prices.ts';
 import { StoreError } from '../store/errors.ts';
 import { recordApplied } from '../store/feed-consumers.ts';
+import { openStoreSnapshot, type StoreSnapshot } from '../store/store-snapshot.ts';
 import type { StateDb } from '../store/state-db.ts';
 import { type ConsumerDirectory, type FeedConsumer, inScope } from './consumers.ts';
 import { CONTENT_TYPES, FeedHttpError, negotiate, readJsonBody, sendEmpty, sendError, sendJson } from './http.ts';
@@ -232,8 +232,13 @@ function* changesBody(format: 'json' | 'ndjson' | 'csv', rows: readonly FeedRow[
 /** `[a,b,...]` of `items`, one part per item. */
 function* jsonArray<T>(items: readonly T[], stringify: (item: T) => string): Generator<string> {
   yield '[';
-  for (let i = 0; i < items.length; i += 1) yield (i === 0 ? '' : ',') + stringify(items[i] as T);
+  yield* jsonItems(items, stringify, true);
   yield ']';
+}
+
+/** The items of a JSON array, one part each, a comma before each but the array's first. */
+function* jsonItems<T>(items: readonly T[], stringify: (item: T) => string, first: boolean): Generator<string> {
+  for (let i = 0; i < items.length; i += 1) yield (first && i === 0 ? '' : ',') + stringify(items[i] as T);
 }
 
 function waitParam(url: URL): number {
@@ -250,18 +255,31 @@ async function current({ ctx, url, consumer, res }: Call): Promise<number> {
   if (store === null || store === '') throw new FeedHttpError(422, 'store is required: GET /feed/v1/current?store=<store_id>');
   if (!inScope(consumer, store)) throw new FeedHttpError(403, `store ${store.slice(0, 128)} is not one of ${consumer.name}'s stores`);
   const date = localDate(ctx.clock.now());
-  const snapshot = await storeSnapshot(ctx.db, store, date);
+  // The seq is read before the answer starts (a failure is still a 500); the prices are read page by page as the
+  // client takes the answer (store-snapshot.ts), so a page that fails later cuts the answer short instead.
+  const snapshot = await openStoreSnapshot(ctx.db, store, date);
   const written = await streamAnswer(res, 200, 'application/json', snapshotBody(store, date, snapshot), { 'feed-database-id': ctx.databaseId }, answerOptions(ctx, consumer));
   return written ? 200 : 499;
 }
 
-/** What JSON.stringify of `{store_id, seq, date, items, upcoming}` gives, one part per price. */
-function* snapshotBody(store: string, date: string, snapshot: StoreSnapshot): Generator<string> {
+/** What JSON.stringify of `{store_id, seq, date, items, upcoming}` gives, one part per price, read page by page. */
+async function* snapshotBody(store: string, date: string, snapshot: StoreSnapshot): AsyncGenerator<string> {
   yield `{"store_id":${JSON.stringify(store)},"seq":${snapshot.seq},"date":${JSON.stringify(date)},"items":`;
-  yield* jsonArray(snapshot.current, (price) => JSON.stringify(price));
+  yield* jsonArrayOfPages(snapshot.current());
   yield ',"upcoming":';
-  yield* jsonArray(snapshot.upcoming, (price) => JSON.stringify(price));
+  yield* jsonArrayOfPages(snapshot.upcoming());
   yield '}\n';
+}
+
+/** `[a,b,...]` of the items of `pages`, one part per item, each page read when the answer has taken the one before. */
+async function* jsonArrayOfPages<T>(pages: AsyncIterable<readonly T[]>): AsyncGenerator<string> {
+  let first = true;
+  yield '[';
+  for await (const page of pages) {
+    yield* jsonItems(page, (item) => JSON.stringify(item), first);
+    if (page.length > 0) first = false;
+  }
+  yield ']';
 }
 
 async function getOffset({ ctx, consumer, res }: Call): Promise<number> {

@@ -3,13 +3,16 @@
  * reads slowly or not at all costs the listener one slice, not a page, and the event loop is never held by one
  * answer for more than the serialization of one slice.
  *
- * The parts (rows, as text) are gathered into slices of about SLICE_BYTES. A slice is written only when the response
- * has taken the one before: when `write` says the response is full (its high-water mark, 64 KiB), the next slice
- * waits for `drain`; otherwise for the next turn of the event loop (`setImmediate`), so that other requests run
- * between slices. A client that takes nothing for `stallMs` while a slice waits has its connection destroyed, as the
- * listener does with a finished answer left unread (server.ts). A response that closes before the end (the client went away, or the listener destroyed a
- * connection whose answer was not read in time) stops the writing: the rest is never serialized. The bytes an answer
- * holds are therefore at most the high-water mark, one slice and one part (ANSWER_BUFFER_BOUND, consumer-load.ts).
+ * The parts (rows, as text; an async iterable when they are read from the database as the answer goes, as a `/current`
+ * snapshot's pages are) are gathered into slices of about SLICE_BYTES. A slice is written only when the response has
+ * taken the one before: when `write` says the response is full (its high-water mark, 64 KiB), the next slice waits for
+ * `drain`; otherwise for the next turn of the event loop (`setImmediate`), so that other requests run between slices.
+ * A client that takes nothing for `stallMs` while a slice waits has its connection destroyed, as the listener does
+ * with a finished answer left unread (server.ts). A response that closes before the end (the client went away, or the
+ * listener destroyed a connection whose answer was not read in time) stops the writing: the rest is never serialized.
+ * The bytes an answer holds are therefore at most the high-water mark, one slice and one part (ANSWER_BUFFER_BOUND,
+ * consumer-load.ts). A page read that fails after the status was sent closes the connection: the client sees the
+ * answer cut short, never a whole-looking one.
  *
  * The answer goes out with chunked transfer encoding: its length is not known before its end. A client that reads
  * it to the end gets exactly the text the parts make.
@@ -29,18 +32,25 @@ export async function streamAnswer(
   res: ServerResponse,
   status: number,
   contentType: string,
-  parts: Iterable<string>,
+  parts: Iterable<string> | AsyncIterable<string>,
   headers: OutgoingHttpHeaders,
   options: { readonly stallMs: number; readonly onSlice: (bytes: number) => void },
 ): Promise<boolean> {
   if (res.headersSent) return false;
   res.writeHead(status, { ...COMMON_HEADERS, 'content-type': `${contentType}; charset=utf-8`, ...headers });
   let slice = '';
-  for (const part of parts) {
-    slice += part;
-    if (slice.length < SLICE_BYTES) continue; // UTF-16 units: a slice of non-ASCII text is at most 3 times this
-    if (!(await writeSlice(res, slice, options))) return false;
-    slice = '';
+  try {
+    // Leaving the loop early (a closed response) returns the parts' iterator: a generator reading pages reads no more.
+    for await (const part of parts) {
+      slice += part;
+      if (slice.length < SLICE_BYTES) continue; // UTF-16 units: a slice of non-ASCII text is at most 3 times this
+      if (!(await writeSlice(res, slice, options))) return false;
+      slice = '';
+    }
+  } catch (error) {
+    // The status is sent already: the client learns of the failure from a connection closed before the answer's end.
+    res.destroy();
+    throw error;
   }
   if (slice !== '' && !(await writeSlice(res, slice, options))) return false;
   if (res.destroyed) return false;

@@ -21,7 +21,7 @@ import {
 } from './delivery-intents.ts';
 import { StoreError } from './errors.ts';
 import { announceFeed } from './feed-changes.ts';
-import { PRODUCT_LEVEL_STORE_KEY, type ApprovedPricesTable, type CurrentPricesView, type FeedKind } from './schema.ts';
+import { type ApprovedPricesTable, type CurrentPricesView, type FeedKind } from './schema.ts';
 import { sqlOf, type Queryable, type SqlParams, type SqlValue, type Tx } from './sql-db.ts';
 import type { StateDb } from './state-db.ts';
 
@@ -29,6 +29,11 @@ export type StoredApprovedPrice = Selectable<ApprovedPricesTable>;
 export type CurrentPrice = Selectable<CurrentPricesView>;
 
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
+
+/** @throws StoreError INVALID_ARGUMENT unless `date` is YYYY-MM-DD. */
+export function requireIsoDate(date: string): void {
+  if (!ISO_DATE.test(date)) throw new StoreError('INVALID_ARGUMENT', `date must be YYYY-MM-DD, got ${date}`);
+}
 
 export interface StoredPage {
   /** Versions stored for the first time. */
@@ -167,52 +172,10 @@ export async function countStoredBetween(db: StateDb, low: number, high: number)
  * another day (e.g. tomorrow's shelf labels).
  */
 export async function currentPricesAt(db: StateDb, date: string): Promise<CurrentPrice[]> {
-  if (!ISO_DATE.test(date)) throw new StoreError('INVALID_ARGUMENT', `date must be YYYY-MM-DD, got ${date}`);
+  requireIsoDate(date);
   const sql = sqlOf(db);
   const select = sql.dialect.currentPricesSelect('?');
   return sql.all<CurrentPrice>(`SELECT * FROM (${select}) AS current_prices ORDER BY item_id, store_key`, [date]);
-}
-
-export interface StoreSnapshot {
-  /** Every feed row up to this seq is reflected; a reader continues with the feed after it. */
-  seq: number;
-  /** The prices in force on the date (the store's own and the product-level ones), by item and store key. */
-  current: CurrentPrice[];
-  /** Versions that take effect after the date and are neither cancelled nor replaced, by item, store key, date. */
-  upcoming: CurrentPrice[];
-}
-
-/**
- * What one store needs to start from scratch (a new till, a reset): its prices in force on `date`, the ones that
- * take effect later, and the feed seq they reflect, read in one snapshot. A reader that applies these and then the
- * feed rows after `seq` holds what it would hold had it read the whole feed. Product-level prices are included (their
- * store_id is null); which of an item's two prices wins is the reader's rule (docs/outbox.md).
- *
- * `upcoming` uses the rule of currentPricesSelect (migration 0002): a version counts unless it is cancelled or named
- * as predecessor by another version; its date is effective_date (a version without one is in force from its
- * approval, so never upcoming).
- */
-export async function storeSnapshot(db: StateDb, storeId: string, date: string): Promise<StoreSnapshot> {
-  if (!ISO_DATE.test(date)) throw new StoreError('INVALID_ARGUMENT', `date must be YYYY-MM-DD, got ${date}`);
-  const sql = sqlOf(db);
-  const select = sql.dialect.currentPricesSelect('?');
-  return sql.read(async (q) => ({
-    seq: (await q.value<number>('SELECT coalesce(max(seq), 0) FROM price_feed')) ?? 0,
-    current: await q.all<CurrentPrice>(
-      `SELECT * FROM (${select}) AS current_prices WHERE store_id = ? OR store_id IS NULL ORDER BY item_id, store_key`,
-      [date, storeId],
-    ),
-    upcoming: await q.all<CurrentPrice>(
-      `SELECT item_id, store_id, coalesce(store_id, '${PRODUCT_LEVEL_STORE_KEY}') AS store_key, sku, approved_price,
-         currency_code, effective_date, id AS approval_id, predecessor_id, approved_at
-       FROM approved_prices a
-       WHERE (a.store_id = ? OR a.store_id IS NULL) AND a.item_id IS NOT NULL AND a.cancelled_at IS NULL
-         AND NOT EXISTS (SELECT 1 FROM approved_prices s WHERE s.predecessor_id = a.id)
-         AND a.effective_date > ?
-       ORDER BY item_id, store_key, effective_date, approved_at, id`,
-      [storeId, date],
-    ),
-  }));
 }
 
 /** Sets cancelled_at on a stored version that does not have it yet. */
