@@ -51,7 +51,7 @@ const DERIVED: Readonly<Record<string, { readonly columns: readonly string[]; va
  * on PostgreSQL (delta-state.ts); sent as it was read, the bytes were refused as "invalid byte sequence for encoding
  * UTF8".
  */
-const CONVERTED: Readonly<Record<string, Readonly<Record<string, (value: unknown, dialect: Dialect['name']) => SqlValue>>>> = {
+const CONVERTED: Readonly<Record<string, Readonly<Record<string, (value: unknown, dialect: Dialect) => SqlValue>>>> = {
   delta_keys: { platform_id: restoredPlatformId },
 };
 
@@ -87,7 +87,7 @@ export async function copyState(from: StateDb, to: StateDb, options: CopyOptions
       const convert = columns.map((c) => CONVERTED[table]?.[c]);
       const valueOf = (row: Record<string, unknown>, column: string, i: number): SqlValue => {
         const restore = convert[i];
-        return restore === undefined ? (row[column] as SqlValue) : restore(row[column], tx.dialect.name);
+        return restore === undefined ? (row[column] as SqlValue) : restore(row[column], tx.dialect);
       };
       let rows = 0;
       for await (const batch of source.batches<Record<string, unknown>>(`SELECT ${columns.join(', ')} FROM ${table} ORDER BY ${order}`, [], batchSize)) {

@@ -271,13 +271,13 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
  * SQLite: a UUID as 16 bytes (36 as text), anything else as text. PostgreSQL: text (a column has one type there;
  * migration 0008 postgres).
  */
-function storedId(id: string | number | null, dialect: Dialect['name']): string | Uint8Array | null {
-  if (dialect === 'sqlite' && typeof id === 'string' && UUID.test(id)) return Buffer.from(id.replace(/-/g, ''), 'hex');
+function storedId(id: string | number | null, dialect: Dialect): string | Uint8Array | null {
+  if (dialect.uuidsAsBytes && typeof id === 'string' && UUID.test(id)) return Buffer.from(id.replace(/-/g, ''), 'hex');
   return id === null ? null : String(id);
 }
 
 /** A platform id as stored on one backend (either's form), re-stored the way `dialect` keeps it (a copy between them). */
-export function restoredPlatformId(stored: unknown, dialect: Dialect['name']): string | Uint8Array | null {
+export function restoredPlatformId(stored: unknown, dialect: Dialect): string | Uint8Array | null {
   return storedId(platformIdOf(stored), dialect);
 }
 
@@ -305,7 +305,7 @@ export function rememberAccepted(scopeId: number, generation: number, fileId: nu
       r.content.toString(),
       generation,
       r.price,
-      storedId(r.platformId, tx.dialect.name),
+      storedId(r.platformId, tx.dialect),
       fileId,
       r.keyText,
       Number.isNaN(r.lineHash) ? null : String(r.lineHash),

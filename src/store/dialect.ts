@@ -40,6 +40,23 @@ export interface Dialect {
    * fills (PostgreSQL, since migration 0011), not computed from `record` when read (SQLite's VIRTUAL columns).
    */
   readonly recordFieldsStored: boolean;
+  /** Whether a UUID-shaped platform id is stored as its 16 bytes (SQLite) rather than as text (delta-state.ts). */
+  readonly uuidsAsBytes: boolean;
+  /** Whether an HA pair can share this state: a lease row with fencing (PostgreSQL; ha-lease.ts). */
+  readonly haLease: boolean;
+  /** Queries of the database's own catalog (schema-info.ts), each with the parameters its comment names. */
+  readonly catalog: {
+    /** The tables of the schema, as `name`. */
+    readonly tables: string;
+    /** One parameter, a table: its columns that hold data (generated ones left out), in order, as `name`. */
+    readonly dataColumns: string;
+    /** One parameter, a table: the tables it has foreign keys to, as `name`. */
+    readonly referencedTables: string;
+    /** One parameter, a table: its primary key columns in key order, as `name`. */
+    readonly primaryKey: string;
+    /** The identity columns whose sequences must move past copied ids, as `table_name`, `column_name`; null where none need it. */
+    readonly identityColumns: string | null;
+  };
 }
 
 export const sqliteDialect: Dialect = {
@@ -54,6 +71,15 @@ export const sqliteDialect: Dialect = {
   tableExists: `SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?`,
   currentPricesSelect: sqliteCurrentPrices,
   recordFieldsStored: false,
+  uuidsAsBytes: true,
+  haLease: false,
+  catalog: {
+    tables: `SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name`,
+    dataColumns: `SELECT name FROM pragma_table_xinfo(?) WHERE hidden = 0 ORDER BY cid`, // hidden 2 and 3: generated
+    referencedTables: `SELECT DISTINCT "table" AS name FROM pragma_foreign_key_list(?)`,
+    primaryKey: `SELECT name FROM pragma_table_info(?) WHERE pk > 0 ORDER BY pk`,
+    identityColumns: null, // AUTOINCREMENT keeps up by itself
+  },
 };
 
 export const postgresDialect: Dialect = {
@@ -73,6 +99,25 @@ export const postgresDialect: Dialect = {
   tableExists: `SELECT 1 FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = ?`,
   currentPricesSelect: postgresCurrentPrices,
   recordFieldsStored: true,
+  uuidsAsBytes: false,
+  haLease: true,
+  catalog: {
+    tables: `SELECT table_name AS name FROM information_schema.tables
+      WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY table_name`,
+    dataColumns: `SELECT column_name AS name FROM information_schema.columns
+      WHERE table_schema = current_schema() AND table_name = ? AND is_generated = 'NEVER' ORDER BY ordinal_position`,
+    referencedTables: `SELECT DISTINCT r.relname AS name FROM pg_constraint c
+        JOIN pg_class t ON t.oid = c.conrelid JOIN pg_class r ON r.oid = c.confrelid
+        JOIN pg_namespace n ON n.oid = t.relnamespace
+      WHERE c.contype = 'f' AND n.nspname = current_schema() AND t.relname = ?`,
+    primaryKey: `SELECT a.attname AS name FROM pg_index i
+        JOIN pg_class t ON t.oid = i.indrelid JOIN pg_namespace n ON n.oid = t.relnamespace
+        JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord) ON true
+        JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = k.attnum
+      WHERE i.indisprimary AND n.nspname = current_schema() AND t.relname = ? ORDER BY k.ord`,
+    identityColumns: `SELECT table_name, column_name FROM information_schema.columns
+      WHERE table_schema = current_schema() AND is_identity = 'YES'`,
+  },
 };
 
 /** A PostgreSQL array literal ('{1,2,3}', '{"a","b"}'), elements quoted and escaped. */

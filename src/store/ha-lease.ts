@@ -21,7 +21,7 @@
  * behind PgBouncer another node may be handed the same server session (library notes).
  */
 import { StoreError } from './errors.ts';
-import { PostgresDb } from './postgres/postgres-db.ts';
+import { SqlDb } from './sql-db.ts';
 import type { StateDb } from './state-db.ts';
 
 /** The lease as the database sees it now. */
@@ -58,22 +58,28 @@ export interface LeaseGrant {
 
 const ISO = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
-function postgresOf(db: StateDb): PostgresDb {
-  if (!(db instanceof PostgresDb)) {
+/** The state's handle when its backend can hold an HA lease (dialect.haLease). */
+function leaseCapable(db: StateDb): SqlDb | null {
+  return db instanceof SqlDb && db.dialect.haLease ? db : null;
+}
+
+function leaseDbOf(db: StateDb): SqlDb {
+  const capable = leaseCapable(db);
+  if (capable === null) {
     throw new StoreError('INVALID_ARGUMENT', 'high availability needs the state in PostgreSQL: set state.backend: postgres (docs/ha.md)');
   }
-  return db;
+  return capable;
 }
 
 export class HaLease {
-  readonly #db: PostgresDb;
+  readonly #db: SqlDb;
   readonly node: string;
   readonly leaseMs: number;
 
   /** @throws StoreError INVALID_ARGUMENT when the state is not in PostgreSQL. */
   constructor(db: StateDb, node: string, leaseMs: number) {
     if (node.length === 0) throw new StoreError('INVALID_ARGUMENT', 'an HA node needs a name');
-    this.#db = postgresOf(db);
+    this.#db = leaseDbOf(db);
     this.node = node;
     this.leaseMs = Math.trunc(leaseMs);
   }
@@ -153,8 +159,9 @@ export class HaLease {
 
 /** Every node that shares the state, as each last said (for status). Empty on SQLite (no HA there). */
 export async function listHaNodes(db: StateDb): Promise<HaNode[]> {
-  if (!(db instanceof PostgresDb)) return [];
-  return db.all<HaNode>(
+  const capable = leaseCapable(db);
+  if (capable === null) return [];
+  return capable.all<HaNode>(
     `SELECT node, role, token, ${ISO('started_at')} AS started_at, ${ISO('seen_at')} AS seen_at,
        (extract(epoch FROM now() - seen_at) * 1000)::bigint AS age_ms, version
      FROM ha_nodes ORDER BY node`,
@@ -163,6 +170,6 @@ export async function listHaNodes(db: StateDb): Promise<HaNode[]> {
 
 /** The lease as the database sees it (for status); null on SQLite or when no node ever took it. */
 export async function haLeaseState(db: StateDb): Promise<LeaseState | null> {
-  if (!(db instanceof PostgresDb)) return null;
+  if (leaseCapable(db) === null) return null;
   return new HaLease(db, '-', 1000).state();
 }

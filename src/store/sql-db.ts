@@ -77,12 +77,21 @@ export interface WriteOptions {
   durability?: 'full' | 'relaxed';
   /**
    * Whose state the transaction writes. 'agent' (the default): the agent's own work, which under HA only the active
-   * node commits (the lease's fence, postgres-db.ts TransactionHooks). 'consumer': a feed consumer's own bookkeeping
+   * node commits (the lease's fence, TransactionHooks below). 'consumer': a feed consumer's own bookkeeping
    * (its offset, the seq a store applied, when it was last seen), which any node of an HA pair stores for the consumer
    * that asked, the standby too (docs/ha.md, "The feed on a standby"): such writes never move anything back, so two
    * nodes writing them at once cannot conflict, and they do none of the work the fence guards.
    */
   owner?: 'agent' | 'consumer';
+}
+
+/** What every write transaction runs before its own statements (the HA lease's fencing check). */
+export interface TransactionHooks {
+  /**
+   * Runs first in every write transaction of the agent's own work (not those of WriteOptions.owner 'consumer'), on its
+   * connection; throws to refuse the transaction (a stale lease).
+   */
+  beforeWrite?: (tx: Queryable) => Promise<void>;
 }
 
 /** Which database's transaction the current async context runs inside (to refuse calls that would deadlock). */
@@ -127,6 +136,11 @@ export abstract class SqlDb implements StateDb, Queryable {
 
   startMaintenance(_options?: MaintenanceOptions): void {
     // Nothing to do unless the backend says otherwise.
+  }
+
+  /** Sets the checks every write transaction runs first (the HA lease's fencing), where dialect.haLease says so. */
+  setTransactionHooks(_hooks: TransactionHooks): void {
+    throw new StoreError('INVALID_ARGUMENT', `the ${this.dialect.name} state cannot be fenced: high availability needs PostgreSQL`);
   }
 
   abstract all<R>(sql: string, params?: SqlParams): Promise<R[]>;

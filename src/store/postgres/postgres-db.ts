@@ -12,16 +12,7 @@
  */
 import type pg from 'pg';
 import { postgresDialect } from '../dialect.ts';
-import { insertStatement, SqlDb, type InsertSpec, type Queryable, type SqlParams, type Tx, type WriteOptions } from '../sql-db.ts';
-
-/** What every write transaction runs before its own statements (the HA lease's fencing check). */
-export interface TransactionHooks {
-  /**
-   * Runs first in every write transaction of the agent's own work (not those of WriteOptions.owner 'consumer'), on its
-   * connection; throws to refuse the transaction (a stale lease).
-   */
-  beforeWrite?: (tx: Queryable) => Promise<void>;
-}
+import { insertStatement, SqlDb, type InsertSpec, type Queryable, type SqlParams, type TransactionHooks, type Tx, type WriteOptions } from '../sql-db.ts';
 
 export class PostgresDb extends SqlDb {
   readonly dialect = postgresDialect;
@@ -36,7 +27,7 @@ export class PostgresDb extends SqlDb {
   }
 
   /** Sets the checks every write transaction runs first (the HA lease's fencing token). */
-  setTransactionHooks(hooks: TransactionHooks): void {
+  override setTransactionHooks(hooks: TransactionHooks): void {
     this.#hooks = hooks;
   }
 
