@@ -9,22 +9,24 @@ import { source, tempDir, writeTemp } from './support/read-helpers.ts';
 const dir = tempDir();
 
 describe('rows that write the same record', () => {
-  it('in a batch: the last (or first) row of a key counts; the others lose to it, or are rejects', () => {
-    expect(losersInBatch(['a', 'b', 'c'], 'last')).toEqual(new Map());
-    const w = (winner: number, rejected = false) => ({ winner, rejected });
-    expect(losersInBatch(['a', 'b', 'a', 'a', 'b'], 'last')).toEqual(new Map([[0, w(3)], [2, w(3)], [1, w(4)]]));
-    expect(losersInBatch(['a', 'b', 'a', 'a', 'b'], 'first')).toEqual(new Map([[2, w(0)], [3, w(0)], [4, w(1)]]));
-    expect(losersInBatch(['a', 'b', 'a'], 'reject')).toEqual(new Map([[2, w(0, true)]]));
+  it('in a batch (bulk, last): the last row of a key counts; the others are superseded by it', () => {
+    expect(losersInBatch(['a', 'b', 'c'])).toEqual(new Map());
+    const w = (winner: number) => ({ fate: 'superseded', winner });
+    expect(losersInBatch(['a', 'b', 'a', 'a', 'b'])).toEqual(new Map([[0, w(3)], [2, w(3)], [1, w(4)]]));
   });
 
-  it('in a whole file: the same, by line, in a scratch database of its own', () => {
+  it('in a whole file: last or first wins, reject rejects every row of the key naming the others, by line, in a scratch database of its own', () => {
     const keys = new FileKeys();
     for (let line = 2; line < 25_002; line++) keys.add(`k${line % 20_000}`, line);
-    const last = keys.losers('last');
+    const last = keys.decide('last').losers;
     expect(last.size).toBe(5000);
-    expect(last.get(2)).toEqual({ winner: 20_002, rejected: false });
-    expect(keys.losers('first').get(20_002)).toEqual({ winner: 2, rejected: false });
-    expect(keys.losers('reject').get(25_001)).toEqual({ winner: 5001, rejected: true });
+    expect(last.get(2)).toEqual({ fate: 'superseded', winner: 20_002 });
+    expect(keys.decide('first').losers.get(20_002)).toEqual({ fate: 'superseded', winner: 2 });
+    const rejected = keys.decide('reject').losers;
+    expect(rejected.size).toBe(10_000);
+    expect(rejected.get(25_001)).toEqual({ fate: 'rejected', others: [5001] });
+    expect(rejected.get(5001)).toEqual({ fate: 'rejected', others: [25_001] });
+    expect(keys.decide('reject').merged.size).toBe(0);
     keys.close();
     keys.close();
   });
@@ -55,6 +57,7 @@ describe('rows that write the same record', () => {
     // Lines 2 and 4 are superseded by line 6, whatever the batches.
     expect(await run('bulk', 'last')).toMatchObject({ superseded: 2, duplicates: 0, wouldSend: 3, rejectsPath: null });
     expect(await run('import', 'last')).toMatchObject({ superseded: 2, wouldSend: 3, rejectsPath: null });
-    expect(await run('bulk', 'reject')).toMatchObject({ superseded: 0, duplicates: 2, rejected: 2, wouldSend: 3, rejectsPath: join(dir, 'bulk.rejects.csv') });
+    // reject: the three rows of A are rejects, each naming the other two.
+    expect(await run('bulk', 'reject')).toMatchObject({ superseded: 0, duplicates: 3, rejected: 3, wouldSend: 2, rejectsPath: join(dir, 'bulk.rejects.csv') });
   });
 });
