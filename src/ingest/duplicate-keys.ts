@@ -30,7 +30,7 @@ import { BUSINESS_KEY_FIELDS, BUSINESS_KEYS, type Entity } from '../api/schemas/
 import type { DuplicateKeyPolicy } from '../config/mapping-schema.ts';
 import type { RejectRow } from '../store/push-ledger.ts';
 import type { RowOutcome } from './read/index.ts';
-import { sumLines } from './till-lines.ts';
+import { LineSummer } from './till-lines.ts';
 
 type Row = Readonly<Record<string, unknown>>;
 
@@ -41,19 +41,19 @@ export function supersededMessage(entity: Entity, winnerLine: number): string {
 /** At most this many other lines are named in one row's reason (a key repeated a thousand times names ten). */
 const LINES_NAMED = 10;
 
-function linesText(lines: readonly number[]): string {
-  const named = lines.slice(0, LINES_NAMED).join(', ');
-  const more = lines.length > LINES_NAMED ? ` and ${lines.length - LINES_NAMED} more` : '';
-  return `line${lines.length === 1 ? '' : 's'} ${named}${more}`;
+/** `others`: the first lines of the key but this one (at most LINES_NAMED), of `count` in all. */
+function linesText(others: readonly number[], count: number): string {
+  const more = count > others.length ? ` and ${count - others.length} more` : '';
+  return `line${count === 1 ? '' : 's'} ${others.join(', ')}${more}`;
 }
 
-export function duplicateMessage(entity: Entity, others: readonly number[]): string {
-  return `the same ${BUSINESS_KEY_FIELDS[entity].join(' and ')} as ${linesText(others)} (duplicate_keys: reject); none of them was sent`;
+export function duplicateMessage(entity: Entity, others: readonly number[], count = others.length): string {
+  return `the same ${BUSINESS_KEY_FIELDS[entity].join(' and ')} as ${linesText(others, count)} (duplicate_keys: reject); none of them was sent`;
 }
 
-export function conflictMessage(entity: Entity, others: readonly number[], differ: readonly string[]): string {
+export function conflictMessage(entity: Entity, others: readonly number[], count: number, differ: readonly string[]): string {
   return (
-    `the same ${BUSINESS_KEY_FIELDS[entity].join(' and ')} as ${linesText(others)} but another ${differ.join(' and ')}: ` +
+    `the same ${BUSINESS_KEY_FIELDS[entity].join(' and ')} as ${linesText(others, count)} but another ${differ.join(' and ')}: ` +
     `not added up (duplicate_keys: sum adds up only lines that agree on everything but quantity and revenue); none of them was sent`
   );
 }
@@ -68,8 +68,11 @@ export type Loser =
   | { readonly fate: 'superseded'; readonly winner: number }
   /** Added up into the row at `winner`, which is sent with the sums (`sum`). */
   | { readonly fate: 'merged'; readonly winner: number }
-  /** Rejected with every other row of its key (`others`): `reject`, or `sum` with rows that disagree on `differ`. */
-  | { readonly fate: 'rejected'; readonly others: readonly number[]; readonly differ?: readonly string[] };
+  /**
+   * Rejected with every other row of its key: `reject`, or `sum` with rows that disagree on `differ`. `others`: the
+   * first of them (at most LINES_NAMED: a key repeated 100,000 times names ten lines per row, not 99,999), of `count`.
+   */
+  | { readonly fate: 'rejected'; readonly others: readonly number[]; readonly count: number; readonly differ?: readonly string[] };
 
 /** What a file's repeated keys come to: the rows that lose, and the rows sent in place of a key's first (`sum`). */
 export interface KeyDecisions {
@@ -89,8 +92,8 @@ export function loserRow(entity: Entity, line: number, loser: Loser, raw: readon
       return { line, stage: 'merged', field: null, code: 'merged', message: mergedMessage(entity, loser.winner), raw };
     case 'rejected':
       return loser.differ === undefined
-        ? { line, stage: 'local', field: null, code: 'duplicate_key', message: duplicateMessage(entity, loser.others), raw }
-        : { line, stage: 'local', field: null, code: 'duplicate_key_conflict', message: conflictMessage(entity, loser.others, loser.differ), raw };
+        ? { line, stage: 'local', field: null, code: 'duplicate_key', message: duplicateMessage(entity, loser.others, loser.count), raw }
+        : { line, stage: 'local', field: null, code: 'duplicate_key_conflict', message: conflictMessage(entity, loser.others, loser.count, loser.differ), raw };
   }
 }
 
@@ -110,19 +113,19 @@ export function losersInBatch(keys: readonly string[]): Map<number, Loser> {
   return losers;
 }
 
-/** The decision for the rows of one repeated key (lines in file order; rows only for `sum`). */
-function decideKey(policy: DuplicateKeyPolicy, lines: readonly number[], rows: readonly Row[], out: { losers: Map<number, Loser>; merged: Map<number, Row> }): void {
-  const others = (line: number) => lines.filter((l) => l !== line);
-  if (policy === 'reject') {
-    for (const line of lines) out.losers.set(line, { fate: 'rejected', others: others(line) });
-    return;
-  }
-  if (policy === 'sum') {
-    const sum = sumLines(rows);
-    if ('differ' in sum) {
-      for (const line of lines) out.losers.set(line, { fate: 'rejected', others: others(line), differ: sum.differ });
-      return;
+/** The decision for the rows of one repeated key: its lines in file order, and for `sum` its rows added up. */
+function decideKey(policy: DuplicateKeyPolicy, lines: readonly number[], summer: LineSummer | null, out: { losers: Map<number, Loser>; merged: Map<number, Row> }): void {
+  const reject = (differ?: readonly string[]) => {
+    const named = lines.slice(0, LINES_NAMED + 1);
+    for (const line of lines) {
+      const others = named.filter((l) => l !== line).slice(0, LINES_NAMED);
+      out.losers.set(line, { fate: 'rejected', others, count: lines.length - 1, ...(differ === undefined ? {} : { differ }) });
     }
+  };
+  if (policy === 'reject') return reject();
+  if (policy === 'sum' && summer !== null) {
+    const sum = summer.result();
+    if ('differ' in sum) return reject(sum.differ);
     const [first, ...rest] = lines as [number, ...number[]];
     out.merged.set(first, sum.row);
     for (const line of rest) out.losers.set(line, { fate: 'merged', winner: first });
@@ -160,8 +163,8 @@ export class FileKeys {
   }
 
   /**
-   * What `policy` makes of the repeated keys: read key by key, so memory holds one key's rows at a time (and the
-   * decisions: a map entry per row of a repeated key, a row per summed key).
+   * What `policy` makes of the repeated keys: read key by key, so memory holds one key's lines and running sums at a
+   * time (and the decisions: a map entry per row of a repeated key, a row per summed key).
    */
   decide(policy: DuplicateKeyPolicy): KeyDecisions {
     this.#flush();
@@ -171,18 +174,18 @@ export class FileKeys {
     );
     let key: string | null = null;
     let lines: number[] = [];
-    let rows: Row[] = [];
+    let summer: LineSummer | null = null;
     for (const r of repeated.iterate() as Iterable<{ key: string; line: number; row: string | null }>) {
       if (r.key !== key) {
-        if (key !== null) decideKey(policy, lines, rows, out);
+        if (key !== null) decideKey(policy, lines, summer, out);
         key = r.key;
         lines = [];
-        rows = [];
+        summer = policy === 'sum' ? new LineSummer() : null;
       }
       lines.push(r.line);
-      if (r.row !== null) rows.push(JSON.parse(r.row) as Row);
+      if (r.row !== null) summer?.add(JSON.parse(r.row) as Row);
     }
-    if (key !== null) decideKey(policy, lines, rows, out);
+    if (key !== null) decideKey(policy, lines, summer, out);
     return out;
   }
 

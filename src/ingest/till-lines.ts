@@ -17,28 +17,48 @@ const DECIMAL_FIELDS = new Set(['price']);
 
 export type LineSum = { readonly row: Row } | { readonly differ: readonly string[] };
 
-/** The lines of one key, in file order, as one row; or the fields on which they disagree. */
-export function sumLines(rows: readonly Row[]): LineSum {
-  const [first, ...rest] = rows;
-  if (first === undefined) return { differ: [] };
-  const differ = new Set<string>();
-  const sums = new Map<string, string | null>();
-  for (const field of SUMMED_FIELDS) sums.set(field, decimalOrNull(first[field]));
-  for (const row of rest) {
+/**
+ * The lines of one key added up one at a time, in file order: memory holds the first line and the sums, whatever the
+ * number of lines (a file of a million lines with one key is one row, not a million kept).
+ */
+export class LineSummer {
+  #first: Row | undefined;
+  readonly #differ = new Set<string>();
+  readonly #sums = new Map<string, string | null>();
+
+  add(row: Row): void {
+    const first = this.#first;
+    if (first === undefined) {
+      this.#first = row;
+      for (const field of SUMMED_FIELDS) this.#sums.set(field, decimalOrNull(row[field]));
+      return;
+    }
     for (const field of new Set([...Object.keys(first), ...Object.keys(row)])) {
       if (SUMMED_FIELDS.includes(field)) {
         // Present on one line and absent on another: there is no sum to send (an absent quantity is not 0 or 1).
-        const sum = sums.get(field) ?? null;
+        const sum = this.#sums.get(field) ?? null;
         const value = decimalOrNull(row[field]);
-        if ((sum === null) !== (value === null)) differ.add(field);
-        else if (sum !== null && value !== null) sums.set(field, addDecimals(sum, value));
-      } else if (!same(field, first[field], row[field])) differ.add(field);
+        if ((sum === null) !== (value === null)) this.#differ.add(field);
+        else if (sum !== null && value !== null && !this.#differ.has(field)) this.#sums.set(field, addDecimals(sum, value));
+      } else if (!same(field, first[field], row[field])) this.#differ.add(field);
     }
   }
-  if (differ.size > 0) return { differ: [...differ] };
-  const row: Record<string, unknown> = { ...first };
-  for (const [field, sum] of sums) if (sum !== null) row[field] = sum;
-  return { row };
+
+  /** The lines as one row; or the fields on which they disagree. */
+  result(): LineSum {
+    if (this.#first === undefined) return { differ: [] };
+    if (this.#differ.size > 0) return { differ: [...this.#differ] };
+    const row: Record<string, unknown> = { ...this.#first };
+    for (const [field, sum] of this.#sums) if (sum !== null) row[field] = sum;
+    return { row };
+  }
+}
+
+/** The lines of one key, in file order, as one row; or the fields on which they disagree. */
+export function sumLines(rows: readonly Row[]): LineSum {
+  const summer = new LineSummer();
+  for (const row of rows) summer.add(row);
+  return summer.result();
 }
 
 function decimalOrNull(value: unknown): string | null {

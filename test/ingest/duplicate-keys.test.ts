@@ -25,8 +25,8 @@ describe('rows that write the same record', () => {
     expect(keys.decide('first').losers.get(20_002)).toEqual({ fate: 'superseded', winner: 2 });
     const rejected = keys.decide('reject').losers;
     expect(rejected.size).toBe(10_000);
-    expect(rejected.get(25_001)).toEqual({ fate: 'rejected', others: [5001] });
-    expect(rejected.get(5001)).toEqual({ fate: 'rejected', others: [25_001] });
+    expect(rejected.get(25_001)).toEqual({ fate: 'rejected', others: [5001], count: 1 });
+    expect(rejected.get(5001)).toEqual({ fate: 'rejected', others: [25_001], count: 1 });
     expect(keys.decide('reject').merged.size).toBe(0);
     keys.close();
     keys.close();
@@ -47,9 +47,9 @@ describe('rows that write the same record', () => {
     expect(losers).toEqual(
       new Map<number, unknown>([
         [4, { fate: 'merged', winner: 2 }],
-        [5, { fate: 'rejected', others: [6, 7], differ: ['price'] }],
-        [6, { fate: 'rejected', others: [5, 7], differ: ['price'] }],
-        [7, { fate: 'rejected', others: [5, 6], differ: ['price'] }],
+        [5, { fate: 'rejected', others: [6, 7], count: 2, differ: ['price'] }],
+        [6, { fate: 'rejected', others: [5, 7], count: 2, differ: ['price'] }],
+        [7, { fate: 'rejected', others: [5, 6], count: 2, differ: ['price'] }],
       ]),
     );
     expect(loserRow('transactions', 6, losers.get(6)!, ['raw'])).toEqual({
