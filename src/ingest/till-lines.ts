@@ -61,20 +61,23 @@ export function sumLines(rows: readonly Row[]): LineSum {
   return summer.result();
 }
 
+/** A decimal field's value as text (the reader gives strings; a number is taken as its shortest form). */
 function decimalOrNull(value: unknown): string | null {
-  if (value === undefined || value === null || value === '') return null;
-  return String(value as string | number);
+  if (typeof value === 'number') return String(value);
+  return typeof value === 'string' && value !== '' ? value : null;
 }
 
 function same(field: string, a: unknown, b: unknown): boolean {
   const absent = (v: unknown) => v === undefined || v === null || v === '';
   if (absent(a) || absent(b)) return absent(a) && absent(b);
-  if (DECIMAL_FIELDS.has(field)) {
-    const x = parseDecimal(String(a));
-    const y = parseDecimal(String(b));
-    if (x !== null && y !== null) {
-      const scale = Math.max(x.scale, y.scale);
-      return x.units * 10n ** BigInt(scale - x.scale) === y.units * 10n ** BigInt(scale - y.scale);
+  const x = DECIMAL_FIELDS.has(field) ? decimalOrNull(a) : null;
+  const y = DECIMAL_FIELDS.has(field) ? decimalOrNull(b) : null;
+  if (x !== null && y !== null) {
+    const p = parseDecimal(x);
+    const q = parseDecimal(y);
+    if (p !== null && q !== null) {
+      const scale = Math.max(p.scale, q.scale);
+      return p.units * 10n ** BigInt(scale - p.scale) === q.units * 10n ** BigInt(scale - q.scale);
     }
   }
   return JSON.stringify(a) === JSON.stringify(b);
