@@ -7,7 +7,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { showText } from '../../src/cli/commands/files-text.ts';
 import { resultText } from '../../src/cli/commands/push-summary.ts';
+import { filesTable } from '../../src/console/file-table.ts';
 import { fileCounts } from '../../src/store/push-ledger.ts';
+import { ledgerCounts } from '../../src/store/push-ledger-views.ts';
 import { listFiles, showFile } from '../../src/status/file-list.ts';
 import { pushHarness, type PushHarness } from '../support/push-harness.ts';
 import { ManualClock, drive } from '../support/manual-clock.ts';
@@ -111,6 +113,11 @@ describe('rows with the same business key', () => {
     const [listed] = await listFiles(h.db, { limit: 1 });
     expect(listed).toMatchObject({ name: 'till.csv', rows_read: 6, rows_accepted: 2, rows_rejected: 2, rows_merged: 2, rows_superseded: 0 });
     expect(showText((await showFile(h.db, listed!.id))!, new Date())).toContain('2 accepted, 2 rejected locally, 0 refused by the API, 0 superseded, 2 merged, 0 unchanged');
+    // status counts them for the day, and the console's file list has a Merged column once a file has merged rows.
+    const today = (await ledgerCounts(h.db, '2000-01-01T00:00:00Z', '2999-01-01T00:00:00Z')).find((c) => c.source === source.name);
+    expect(today).toMatchObject({ rows_merged_today: 2 });
+    const table = filesTable([{ ...listed!, report_path: null, rejects_path: null }], {}, '').toString();
+    expect(table).toMatch(/<th[^>]*>Merged<\/th>/);
   });
 
   it('sum as an import: the same sums in the uploaded CSV', async () => {
