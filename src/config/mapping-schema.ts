@@ -17,6 +17,7 @@
 import { readFileSync } from 'node:fs';
 import { parse } from 'csv-parse/sync';
 import { z } from 'zod';
+import type { Entity } from '../api/schemas/index.ts';
 
 /**
  * Cells that mean "empty" when `null_values` is not set: spreadsheet errors and placeholders that are never data
@@ -40,9 +41,22 @@ export const DEFAULT_NULL_VALUES = [
   '-',
 ] as const;
 
-/** What decides a file's key collisions (docs/mapping.md): the last row wins, the first wins, or all but the first are rejected. */
-export const DUPLICATE_KEY_POLICIES = ['last', 'first', 'reject'] as const;
+/**
+ * What decides a file's key collisions (docs/mapping.md, duplicate-keys.ts): the rows are added up into one (`sum`,
+ * transactions only: two till lines of one ticket are two events), the last row wins, the first wins, or every row
+ * of a repeated key is rejected.
+ */
+export const DUPLICATE_KEY_POLICIES = ['sum', 'last', 'first', 'reject'] as const;
 export type DuplicateKeyPolicy = (typeof DUPLICATE_KEY_POLICIES)[number];
+
+/**
+ * The default of `duplicate_keys`, decided here once: `sum` for transactions (a repeated key is a second line of the
+ * same sale, not a correction of the first: dropping one loses a sale), `last` for the others (a later row of a
+ * snapshot corrects an earlier one, as it would on the platform).
+ */
+export function duplicateKeysDefault(entity: Entity): DuplicateKeyPolicy {
+  return entity === 'transactions' ? 'sum' : 'last';
+}
 
 // Column references ------------------------------------------------------------------------------------------------
 

@@ -38,6 +38,7 @@ import {
 import {
   DEFAULT_NULL_VALUES,
   DUPLICATE_KEY_POLICIES,
+  duplicateKeysDefault,
   columnEntry,
   fileGroupsOf,
   fileNameGroups,
@@ -245,8 +246,11 @@ function buildSourceSchema(path: z.ZodType<string, string>, mapFile: z.ZodType<s
       skip_rows: z.strictObject({ when_empty: headerList.min(1, { error: 'list the columns that are empty on the rows to skip' }) }).optional(),
       /** IANA time zone of wall-clock times without an offset; default UTC. */
       timezone: timeZoneSchema.optional(),
-      /** Rows of a file with the same business key: the last wins, the first wins, or every later one is rejected. */
-      duplicate_keys: z.enum(DUPLICATE_KEY_POLICIES).default('last'),
+      /**
+       * Rows of a file with the same business key: added up into one (sum, transactions only), the last wins, the first
+       * wins, or all are rejected. Default by entity (duplicateKeysDefault): sum for transactions, last for the others.
+       */
+      duplicate_keys: z.enum(DUPLICATE_KEY_POLICIES).optional(),
       /** The file fails when more rows than this share are rejected (and always when rows were rejected and none accepted). */
       reject_threshold: z.number().min(0).max(1).default(1),
       /** product_store only: the rows carry no store; each is the item's product-level record. */
@@ -280,6 +284,9 @@ function buildSourceSchema(path: z.ZodType<string, string>, mapFile: z.ZodType<s
       }
       if (source.snapshot && (!(source.delta?.enabled ?? deltaDefault(source.entity)) || source.mode === 'import')) {
         ctx.addIssue({ code: 'custom', path: ['snapshot'], message: 'a snapshot needs delta (the agent remembers keys only for delta sources)' });
+      }
+      if (source.duplicate_keys === 'sum' && source.entity !== 'transactions') {
+        ctx.addIssue({ code: 'custom', path: ['duplicate_keys'], message: 'sum adds up the quantities of till lines: it is for transactions sources (use last, first or reject)' });
       }
       if (source.missing === 'delete' && !source.snapshot) {
         ctx.addIssue({ code: 'custom', path: ['missing'], message: 'missing: delete needs snapshot: true (only a full export says which keys are gone)' });
@@ -319,7 +326,11 @@ function buildSourceSchema(path: z.ZodType<string, string>, mapFile: z.ZodType<s
     })
     // Run even when other keys have problems, so that config validate lists them all at once.
     .superRefine((source, ctx) => refineMapping(source, ctx), { when: () => true })
-    .transform((source) => ({ ...source, pattern: source.pattern ?? DEFAULT_PATTERNS[source.format] }));
+    .transform((source) => ({
+      ...source,
+      pattern: source.pattern ?? DEFAULT_PATTERNS[source.format],
+      duplicate_keys: source.duplicate_keys ?? duplicateKeysDefault(source.entity),
+    }));
 }
 
 type MappingInput = Pick<

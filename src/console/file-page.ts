@@ -117,6 +117,7 @@ export function fileBody(d: ConsoleFileDetail, time: TimeFormat, suggested: File
   const f = d.file;
   const rejected = f.rows_rejected ?? d.rejects_total;
   const superseded = f.rows_superseded ?? d.counts.superseded;
+  const merged = f.rows_merged ?? d.counts.merged;
   const unchanged = (f as { rows_unchanged?: unknown }).rows_unchanged;
   const name = (path: string | null) => (path === null ? '' : basename(path));
   return html`<h1>${f.original_name} ${statusPill(f.status)}<span class="sub">#${f.id} · source ${f.source} · ${f.entity} · ${f.mode}</span></h1>
@@ -125,6 +126,7 @@ ${figures([
   ['Accepted', count(f.rows_accepted ?? d.counts.accepted), 'ok'],
   ['Rejected', count(rejected), rejected > 0 ? 'bad' : undefined],
   ['Superseded', count(superseded)],
+  ...(merged > 0 ? [['Merged', count(merged)] as const] : []),
   ...(typeof unchanged === 'number' ? [['Unchanged', count(unchanged)] as const] : []),
 ])}
 <div class="downloads">${downloadLinks(

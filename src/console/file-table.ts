@@ -46,6 +46,8 @@ export function fixesLink(fixesFileId: number | null): Html | '' {
 
 export function filesTable(files: readonly ConsoleFile[], time: TimeFormat, empty: string): Html {
   const withUnchanged = files.some((f) => unchangedOf(f) !== undefined);
+  // Only where a file has merged rows (duplicate_keys: sum): most lists have none, and the table is wide already.
+  const withMerged = files.some((f) => (f.rows_merged ?? 0) > 0);
   const columns: Column[] = [
     { label: '#', num: true, wide: true },
     { label: 'File', head: true },
@@ -54,6 +56,7 @@ export function filesTable(files: readonly ConsoleFile[], time: TimeFormat, empt
     { label: 'Accepted', num: true },
     { label: 'Rejected', num: true },
     { label: 'Superseded', num: true, wide: true },
+    ...(withMerged ? [{ label: 'Merged', num: true, wide: true }] : []),
     ...(withUnchanged ? [{ label: 'Unchanged', num: true }] : []),
     { label: 'Finished' },
     { label: 'Downloads' },
@@ -68,6 +71,7 @@ export function filesTable(files: readonly ConsoleFile[], time: TimeFormat, empt
       count(f.rows_accepted),
       count(f.rows_rejected),
       count(f.rows_superseded),
+      ...(withMerged ? [count(f.rows_merged)] : []),
       ...(withUnchanged ? [count(unchangedOf(f))] : []),
       f.finished_at === null ? html`<span class="muted">claimed ${localTime(f.claimed_at, time)}</span>` : localTime(f.finished_at, time),
       downloadLinks(f),

@@ -224,6 +224,7 @@ export class Agent {
           metrics.rows.inc({ entity: f.entity, result: 'accepted' }, f.rows_accepted ?? 0);
           metrics.rows.inc({ entity: f.entity, result: 'rejected' }, f.rows_rejected ?? 0);
           metrics.rows.inc({ entity: f.entity, result: 'superseded' }, f.rows_superseded ?? 0);
+          metrics.rows.inc({ entity: f.entity, result: 'merged' }, f.rows_merged ?? 0);
           metrics.rows.inc({ entity: f.entity, result: 'unchanged' }, f.rows_unchanged ?? 0);
           metrics.rows.inc({ entity: f.entity, result: 'skipped' }, f.rows_skipped ?? 0);
         }

@@ -23,7 +23,7 @@ export interface MetricsSources {
 export class AgentMetrics {
   readonly registry = new Registry();
   readonly files = new Counter({ name: 'pricing_agent_files_total', help: 'Files pushed, by source and outcome (done, failed, duplicate, deferred, refused, held).', labelNames: ['source', 'outcome'], registers: [this.registry] });
-  readonly rows = new Counter({ name: 'pricing_agent_rows_total', help: 'Rows of pushed files, by entity and result (accepted, rejected, superseded, unchanged, skipped).', labelNames: ['entity', 'result'], registers: [this.registry] });
+  readonly rows = new Counter({ name: 'pricing_agent_rows_total', help: 'Rows of pushed files, by entity and result (accepted, rejected, superseded, merged, unchanged, skipped).', labelNames: ['entity', 'result'], registers: [this.registry] });
   readonly apiRequests = new Counter({ name: 'pricing_agent_api_requests_total', help: 'API responses, by operation and HTTP status.', labelNames: ['operation', 'status'], registers: [this.registry] });
   readonly apiRetries = new Counter({ name: 'pricing_agent_api_retries_total', help: 'API requests retried after a 5xx or a transport error, by operation.', labelNames: ['operation'], registers: [this.registry] });
   readonly rateLimitWaits = new Counter({ name: 'pricing_agent_rate_limit_waits_total', help: 'Requests that waited for a Retry-After after a 429.', registers: [this.registry] });

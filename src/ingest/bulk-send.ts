@@ -6,7 +6,8 @@
  *   per business key).
  * - Up to `maxInFlight` batches at once (api.max_connections); rows sharing a business key keep file order.
  * - rows of the file with the same business key are never both accepted (duplicate-keys.ts): a batch never holds
- *   two, and at the end of the file the accepted rows of a key repeated across batches are superseded by the last.
+ *   two; with `last`, at the end of the file the accepted rows of a key repeated across batches are superseded by the
+ *   last; with `sum`, a key's first row is sent carrying the sums of its rows and the others are merged into it.
  * - Until a row is accepted one batch at a time is in flight, and a file whose first rows are all rejected is stopped
  *   (row-fate.ts).
  * - Per-row results come back in index order and are mapped to the rows' line numbers.
@@ -23,12 +24,13 @@ import type { LineCount } from './delta/verdicts.ts';
 import type { RowOutcome, RowsUnread } from './read/index.ts';
 import {
   BatchKeyHashes,
-  duplicateMessage,
-  firstPassLosers,
+  firstPassDecisions,
   linesWithRepeatedHashes,
+  loserRow,
   losersInBatch,
   supersededAfterSend,
   supersededMessage,
+  type KeyDecisions,
   type Loser,
   type ReopenRows,
 } from './duplicate-keys.ts';
@@ -90,27 +92,27 @@ export function bulkOf(client: ApiClient, entity: Entity): (rows: readonly Row[]
   }
 }
 
-/** Rows of the batch that another row of the file beats for their key (duplicate-keys.ts), removed from the batch. */
-function removeLosers(batch: PendingBatch, entity: Entity, policy: DuplicateKeyPolicy, keyOf: (row: Row) => string, fileLosers: ReadonlyMap<number, Loser> | null): RejectRow[] {
-  const losers = new Map<number, { winnerLine: number; rejected: boolean }>();
-  if (fileLosers !== null) {
+/**
+ * Rows of the batch that do not count on their own for their key (duplicate-keys.ts), removed from the batch; a key's
+ * first row under `sum` is replaced by the row with the key's sums. `decisions`: the first pass's (null for `last`,
+ * decided within the batch, and across batches after the file: settleRepeatedKeys).
+ */
+function removeLosers(batch: PendingBatch, entity: Entity, keyOf: (row: Row) => string, decisions: KeyDecisions | null): RejectRow[] {
+  const losers = new Map<number, Loser>();
+  if (decisions !== null) {
     batch.lines.forEach((line, i) => {
-      const loser = fileLosers.get(line);
-      if (loser !== undefined) losers.set(i, { winnerLine: loser.winner, rejected: loser.rejected });
+      const loser = decisions.losers.get(line);
+      if (loser !== undefined) losers.set(i, loser);
+      const merged = decisions.merged.get(line);
+      if (merged !== undefined) batch.rows[i] = merged;
     });
   } else {
-    for (const [i, loser] of losersInBatch(batch.rows.map(keyOf), policy)) {
-      losers.set(i, { winnerLine: batch.lines[loser.winner] as number, rejected: loser.rejected });
+    for (const [i, loser] of losersInBatch(batch.rows.map(keyOf))) {
+      losers.set(i, loser.fate === 'superseded' ? { fate: 'superseded', winner: batch.lines[loser.winner] as number } : loser);
     }
   }
   if (losers.size === 0) return [];
-  const rows: RejectRow[] = [];
-  for (const [i, { winnerLine, rejected }] of losers) {
-    const line = batch.lines[i] as number;
-    const raw = batch.raws[i] ?? [];
-    if (rejected) rows.push({ line, stage: 'local', field: null, code: 'duplicate_key', message: duplicateMessage(entity, winnerLine), raw });
-    else rows.push({ line, stage: 'superseded', field: null, code: 'superseded', message: supersededMessage(entity, winnerLine), raw });
-  }
+  const rows = [...losers].map(([i, loser]) => loserRow(entity, batch.lines[i] as number, loser, batch.raws[i] ?? []));
   const kept = batch.rows.map((_, i) => i).filter((i) => !losers.has(i));
   batch.rows = kept.map((i) => batch.rows[i] as Row);
   batch.lines = kept.map((i) => batch.lines[i] as number);
@@ -188,7 +190,7 @@ export async function sendBulk(ctx: BulkSendContext, file: BulkFile, rows: Async
   // Set by a batch's task: a holder object, as TypeScript does not see assignments made inside callbacks.
   const first: { failure: Error | null } = { failure: null };
   let batch: PendingBatch = { index: fates ? (await lastBatchIndex(ctx.db, file.id)) + 1 : 0, rows: [], lines: [], raws: [], rejects: [], unchanged: 0, unchangedLines: [] };
-  const fileLosers = file.duplicateKeys === 'last' ? null : await firstPassLosers(reopen, file.entity, file.duplicateKeys);
+  const decisions = file.duplicateKeys === 'last' ? null : await firstPassDecisions(reopen, file.entity, file.duplicateKeys);
   // A resumed file starts where its committed batches left its probation.
   const probation = new Probation();
   /** Reused for each run of unread lines. */
@@ -251,7 +253,7 @@ export async function sendBulk(ctx: BulkSendContext, file: BulkFile, rows: Async
       for (const line of b.lines) probation.judged(line, 'refused');
       return;
     }
-    const decided = removeLosers(b, file.entity, file.duplicateKeys, keyOf, fileLosers);
+    const decided = removeLosers(b, file.entity, keyOf, decisions);
     // Until a row is accepted, one batch at a time: a file whose rows are all refused stops after its first ones.
     while (inFlight.size >= (probation.over ? ctx.maxInFlight : 1)) await Promise.race(inFlight);
     // A drain that came while this batch waited for a free connection: it is not started (its rows are read again).

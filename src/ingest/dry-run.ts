@@ -9,7 +9,7 @@
 import { mkdir } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { BUSINESS_KEYS, type Entity } from '../api/schemas/index.ts';
-import { FileKeys, duplicateMessage, type Loser } from './duplicate-keys.ts';
+import { FileKeys, loserRow, type Loser } from './duplicate-keys.ts';
 import { readRows, type CompiledSource, type ReadProgress, type ReadSummary } from './read/index.ts';
 import { RejectsSpool } from './rejects-csv.ts';
 import { rowsVerdict } from './row-fate.ts';
@@ -51,7 +51,9 @@ export interface DryRunResult {
   readonly delta: DeltaPreview | null;
   /** Valid rows the push would not send because another row of the file has the same key (duplicate-keys.ts). */
   readonly superseded: number;
-  /** Valid rows `duplicate_keys: reject` would reject for a key seen on an earlier line. */
+  /** Valid rows `duplicate_keys: sum` would add up into another row of their key. */
+  readonly merged: number;
+  /** Valid rows `duplicate_keys: reject` (or `sum`, for rows that disagree) would reject for their repeated key. */
   readonly duplicates: number;
   /** Rows rejected in all: invalid ones and duplicates. */
   readonly rejected: number;
@@ -62,17 +64,18 @@ export interface DryRunResult {
 }
 
 /** The rows that would not count for their key: a first pass over the file, as the push makes it. */
-async function losersOf(input: DryRunInput): Promise<Map<number, Loser>> {
+async function losersOf(input: DryRunInput): Promise<ReadonlyMap<number, Loser>> {
   const keyOf = BUSINESS_KEYS[input.entity];
   const keys = new FileKeys();
   try {
     const reader = await readRows(input.file, { ...input.read, entity: input.entity });
     try {
-      for await (const outcome of reader) if (outcome.kind === 'row') keys.add(keyOf(outcome.record), outcome.line);
+      const sum = input.read.duplicateKeys === 'sum';
+      for await (const outcome of reader) if (outcome.kind === 'row') keys.add(keyOf(outcome.record), outcome.line, sum ? outcome.record : undefined);
     } finally {
       reader.close();
     }
-    return keys.losers(input.read.duplicateKeys);
+    return keys.decide(input.read.duplicateKeys).losers;
   } finally {
     keys.close();
   }
@@ -95,6 +98,7 @@ export async function dryRun(input: DryRunInput): Promise<DryRunResult> {
   const rejects = new RejectsSpool(input.rejectsPath);
   const progress = input.onProgress ? setInterval(() => input.onProgress?.(reader.progress()), 200) : null;
   let superseded = 0;
+  let merged = 0;
   let duplicates = 0;
   try {
     for await (const outcome of reader) {
@@ -104,13 +108,12 @@ export async function dryRun(input: DryRunInput): Promise<DryRunResult> {
       }
       const loser = losers.get(outcome.line);
       if (loser === undefined) continue;
-      if (!loser.rejected) {
-        superseded += 1;
-        continue;
-      }
+      if (loser.fate === 'superseded') superseded += 1;
+      if (loser.fate === 'merged') merged += 1;
+      if (loser.fate !== 'rejected') continue;
       duplicates += 1;
-      const problem = { field: null, code: 'duplicate_key', message: duplicateMessage(input.entity, loser.winner) };
-      await rejects.add({ line: outcome.line, raw: outcome.rawFields, errors: [problem] });
+      const { field, code, message } = loserRow(input.entity, outcome.line, loser, outcome.rawFields);
+      await rejects.add({ line: outcome.line, raw: outcome.rawFields, errors: [{ field, code, message }] });
     }
     await rejects.writeTo(input.rejectsPath, { headers: reader.header.headers, delimiter: reader.header.delimiter });
   } finally {
@@ -121,14 +124,15 @@ export async function dryRun(input: DryRunInput): Promise<DryRunResult> {
   const summary = reader.summary();
   input.onProgress?.(summary);
   // A delta source's unchanged rows are valid rows (each was accepted as it is): not sent.
-  const wouldSend = summary.accepted - superseded - duplicates - (delta?.unchanged ?? 0);
+  const wouldSend = summary.accepted - superseded - merged - duplicates - (delta?.unchanged ?? 0);
   const rejected = summary.rejected + duplicates;
-  const counts = { batches: 0, sent: wouldSend, accepted: wouldSend, failed: 0, rejectedLocal: rejected, rejectedApi: 0, superseded, unchanged: delta?.unchanged ?? 0 };
+  const counts = { batches: 0, sent: wouldSend, accepted: wouldSend, failed: 0, rejectedLocal: rejected, rejectedApi: 0, superseded, merged, unchanged: delta?.unchanged ?? 0 };
   const verdict = rowsVerdict(counts, summary.rows, summary.skipped, input.read.rejectThreshold);
   return {
     summary,
     delta,
     superseded,
+    merged,
     duplicates,
     rejected,
     wouldSend,

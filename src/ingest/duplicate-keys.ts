@@ -1,13 +1,17 @@
 /**
  * The one rule for rows of a file that write the same record (the same business key, src/api/schemas/entities.ts),
  * for every entity: within a file, two rows with the same key are never both accepted. Bulk sending, import sending
- * and the dry run all ask this module. The source's `duplicate_keys` decides which row counts:
+ * and the dry run all ask this module. The source's `duplicate_keys` decides (default by entity, duplicateKeysDefault):
  *
- * - `last` (default): the last row of a key wins, as it would on the platform; earlier rows are superseded;
+ * - `sum` (transactions' default): the rows are events of one sale; when they agree on everything but quantity and
+ *   revenue (till-lines.ts) they are sent as one row, the first, carrying the sums, and the others are `merged` into
+ *   it; when they disagree every one of them is a reject (`duplicate_key_conflict`) naming the others' lines, so no
+ *   sale is dropped without a word;
+ * - `last` (the others' default): the last row of a key wins, as it would on the platform; earlier rows are superseded;
  * - `first`: the first valid row of a key wins; later rows are superseded and not sent;
- * - `reject`: the first valid row of a key is sent; every later one is a reject (`duplicate_key`), so a file whose
- *   keys must be unique says so in its rejects.
- * A superseded row is neither sent nor rejected; the report lists it with the line that superseded it.
+ * - `reject`: every row of a repeated key is a reject (`duplicate_key`) naming the others' lines, so a file whose keys
+ *   must be unique says so in its rejects and nothing of such a key is guessed.
+ * A superseded or merged row is neither sent nor rejected; the report lists it with the line that counts for it.
  *
  * How (constant memory whatever the file's size):
  * - a bulk batch never holds two rows of a key (product_store's bulk refuses that; for the others the request
@@ -16,47 +20,119 @@
  *   later one wins on the platform; each batch records a 64-bit hash and the line of every row it got accepted, and
  *   at the end of the file the hashes that repeat are confirmed against the rows' exact keys: every earlier accepted
  *   row of such a key is superseded after the fact (it was sent; the platform holds the later one);
- * - `first` and `reject` in bulk, and every policy in import mode (one upload must know before it is written): a
- *   first pass over the file records every valid row's key in a scratch database (FileKeys), and the losers are
- *   known before anything is sent.
+ * - `sum`, `first` and `reject` in bulk, and every policy in import mode (one upload must know before it is written):
+ *   a first pass over the file records every valid row's key (and for `sum` the row) in a scratch database
+ *   (FileKeys), and the losers, and the sums, are known before anything is sent.
  */
 import Database from 'better-sqlite3';
 import type BetterSqlite3 from 'better-sqlite3';
 import { BUSINESS_KEY_FIELDS, BUSINESS_KEYS, type Entity } from '../api/schemas/index.ts';
 import type { DuplicateKeyPolicy } from '../config/mapping-schema.ts';
+import type { RejectRow } from '../store/push-ledger.ts';
 import type { RowOutcome } from './read/index.ts';
+import { LineSummer } from './till-lines.ts';
+
+type Row = Readonly<Record<string, unknown>>;
 
 export function supersededMessage(entity: Entity, winnerLine: number): string {
   return `superseded by line ${winnerLine} with the same ${BUSINESS_KEY_FIELDS[entity].join(' and ')}`;
 }
 
-export function duplicateMessage(entity: Entity, firstLine: number): string {
-  return `the same ${BUSINESS_KEY_FIELDS[entity].join(' and ')} as line ${firstLine} (duplicate_keys: reject)`;
+/** At most this many other lines are named in one row's reason (a key repeated a thousand times names ten). */
+const LINES_NAMED = 10;
+
+/** `others`: the first lines of the key but this one (at most LINES_NAMED), of `count` in all. */
+function linesText(others: readonly number[], count: number): string {
+  const more = count > others.length ? ` and ${count - others.length} more` : '';
+  return `line${count === 1 ? '' : 's'} ${others.join(', ')}${more}`;
 }
 
-/** A row that does not count for its key, with the row that does. */
-export interface Loser {
-  readonly winner: number;
-  /** `reject`: a reject (duplicate_key), not a superseded row. */
-  readonly rejected: boolean;
+export function duplicateMessage(entity: Entity, others: readonly number[], count = others.length): string {
+  return `the same ${BUSINESS_KEY_FIELDS[entity].join(' and ')} as ${linesText(others, count)} (duplicate_keys: reject); none of them was sent`;
+}
+
+export function conflictMessage(entity: Entity, others: readonly number[], count: number, differ: readonly string[]): string {
+  return (
+    `the same ${BUSINESS_KEY_FIELDS[entity].join(' and ')} as ${linesText(others, count)} but another ${differ.join(' and ')}: ` +
+    `not added up (duplicate_keys: sum adds up only lines that agree on everything but quantity and revenue); none of them was sent`
+  );
+}
+
+export function mergedMessage(entity: Entity, winnerLine: number): string {
+  return `merged into line ${winnerLine}: the same ${BUSINESS_KEY_FIELDS[entity].join(' and ')}, its quantity added (duplicate_keys: sum)`;
+}
+
+/** A row that does not count for its key on its own, and why. */
+export type Loser =
+  /** Another row of the key counts instead (`last`, `first`). */
+  | { readonly fate: 'superseded'; readonly winner: number }
+  /** Added up into the row at `winner`, which is sent with the sums (`sum`). */
+  | { readonly fate: 'merged'; readonly winner: number }
+  /**
+   * Rejected with every other row of its key: `reject`, or `sum` with rows that disagree on `differ`. `others`: the
+   * first of them (at most LINES_NAMED: a key repeated 100,000 times names ten lines per row, not 99,999), of `count`.
+   */
+  | { readonly fate: 'rejected'; readonly others: readonly number[]; readonly count: number; readonly differ?: readonly string[] };
+
+/** What a file's repeated keys come to: the rows that lose, and the rows sent in place of a key's first (`sum`). */
+export interface KeyDecisions {
+  readonly losers: ReadonlyMap<number, Loser>;
+  /** Line of a key's first row -> the row sent for the key (its quantity and revenue summed over the key's rows). */
+  readonly merged: ReadonlyMap<number, Row>;
+}
+
+export const NO_DECISIONS: KeyDecisions = { losers: new Map(), merged: new Map() };
+
+/** The ledger's row for a loser (rejects CSV, report, files show): one wording for bulk, import and the dry run. */
+export function loserRow(entity: Entity, line: number, loser: Loser, raw: readonly string[]): RejectRow {
+  switch (loser.fate) {
+    case 'superseded':
+      return { line, stage: 'superseded', field: null, code: 'superseded', message: supersededMessage(entity, loser.winner), raw };
+    case 'merged':
+      return { line, stage: 'merged', field: null, code: 'merged', message: mergedMessage(entity, loser.winner), raw };
+    case 'rejected':
+      return loser.differ === undefined
+        ? { line, stage: 'local', field: null, code: 'duplicate_key', message: duplicateMessage(entity, loser.others, loser.count), raw }
+        : { line, stage: 'local', field: null, code: 'duplicate_key_conflict', message: conflictMessage(entity, loser.others, loser.count, loser.differ), raw };
+  }
 }
 
 /**
- * Within one bulk batch: the rows (by index, in file order) that another row of the batch with the same key beats,
- * each with the index of that row. Empty when every key is distinct (the common case: one Map pass).
+ * Within one bulk batch, `last`: the rows (by index, in file order) that a later row of the batch with the same key
+ * beats, each with the index of that row. Empty when every key is distinct (the common case: one Map pass).
  */
-export function losersInBatch(keys: readonly string[], policy: DuplicateKeyPolicy): Map<number, Loser> {
+export function losersInBatch(keys: readonly string[]): Map<number, Loser> {
   const winnerOf = new Map<string, number>();
-  keys.forEach((key, i) => {
-    if (policy === 'last' || !winnerOf.has(key)) winnerOf.set(key, i);
-  });
+  keys.forEach((key, i) => winnerOf.set(key, i));
   const losers = new Map<number, Loser>();
   if (winnerOf.size === keys.length) return losers;
   keys.forEach((key, i) => {
     const winner = winnerOf.get(key) as number;
-    if (winner !== i) losers.set(i, { winner, rejected: policy === 'reject' });
+    if (winner !== i) losers.set(i, { fate: 'superseded', winner });
   });
   return losers;
+}
+
+/** The decision for the rows of one repeated key: its lines in file order, and for `sum` its rows added up. */
+function decideKey(policy: DuplicateKeyPolicy, lines: readonly number[], summer: LineSummer | null, out: { losers: Map<number, Loser>; merged: Map<number, Row> }): void {
+  const reject = (differ?: readonly string[]) => {
+    const named = lines.slice(0, LINES_NAMED + 1);
+    for (const line of lines) {
+      const others = named.filter((l) => l !== line).slice(0, LINES_NAMED);
+      out.losers.set(line, { fate: 'rejected', others, count: lines.length - 1, ...(differ === undefined ? {} : { differ }) });
+    }
+  };
+  if (policy === 'reject') return reject();
+  if (policy === 'sum' && summer !== null) {
+    const sum = summer.result();
+    if ('differ' in sum) return reject(sum.differ);
+    const [first, ...rest] = lines as [number, ...number[]];
+    out.merged.set(first, sum.row);
+    for (const line of rest) out.losers.set(line, { fate: 'merged', winner: first });
+    return;
+  }
+  const winner = (policy === 'last' ? lines.at(-1) : lines[0]) as number;
+  for (const line of lines) if (line !== winner) out.losers.set(line, { fate: 'superseded', winner });
 }
 
 // Whole-file keys in a scratch database --------------------------------------------------------------------------------
@@ -73,30 +149,44 @@ const FLUSH_ROWS = 10_000;
 export class FileKeys {
   readonly #db = new Database(''); // '' is SQLite's private temporary database
   readonly #insert: BetterSqlite3.Statement;
-  #pending: [string, number][] = [];
+  #pending: [string, number, string | null][] = [];
 
   constructor() {
-    this.#db.exec('CREATE TABLE file_keys (key TEXT NOT NULL, line INTEGER NOT NULL)');
-    this.#insert = this.#db.prepare('INSERT INTO file_keys (key, line) VALUES (?, ?)');
+    this.#db.exec('CREATE TABLE file_keys (key TEXT NOT NULL, line INTEGER NOT NULL, row TEXT)');
+    this.#insert = this.#db.prepare('INSERT INTO file_keys (key, line, row) VALUES (?, ?, ?)');
   }
 
-  add(key: string, line: number): void {
-    this.#pending.push([key, line]);
+  /** `row`: kept for `sum` (the rows of a repeated key are added up at the end); JSON, on disk like the keys. */
+  add(key: string, line: number, row?: Row): void {
+    this.#pending.push([key, line, row === undefined ? null : JSON.stringify(row)]);
     if (this.#pending.length >= FLUSH_ROWS) this.#flush();
   }
 
-  /** The lines that do not count for their key under `policy`, each with the line that does. */
-  losers(policy: DuplicateKeyPolicy): Map<number, Loser> {
+  /**
+   * What `policy` makes of the repeated keys: read key by key, so memory holds one key's lines and running sums at a
+   * time (and the decisions: a map entry per row of a repeated key, a row per summed key).
+   */
+  decide(policy: DuplicateKeyPolicy): KeyDecisions {
     this.#flush();
-    const winner = policy === 'last' ? 'max(line)' : 'min(line)';
-    const rows = this.#db
-      .prepare(
-        `SELECT k.line AS line, w.winner AS winner FROM file_keys k
-         JOIN (SELECT key, ${winner} AS winner, count(*) AS n FROM file_keys GROUP BY key HAVING n > 1) w ON w.key = k.key
-         WHERE k.line <> w.winner`,
-      )
-      .all() as { line: number; winner: number }[];
-    return new Map(rows.map((r) => [r.line, { winner: r.winner, rejected: policy === 'reject' }]));
+    const out = { losers: new Map<number, Loser>(), merged: new Map<number, Row>() };
+    const repeated = this.#db.prepare(
+      `SELECT key, line, row FROM file_keys WHERE key IN (SELECT key FROM file_keys GROUP BY key HAVING count(*) > 1) ORDER BY key, line`,
+    );
+    let key: string | null = null;
+    let lines: number[] = [];
+    let summer: LineSummer | null = null;
+    for (const r of repeated.iterate() as Iterable<{ key: string; line: number; row: string | null }>) {
+      if (r.key !== key) {
+        if (key !== null) decideKey(policy, lines, summer, out);
+        key = r.key;
+        lines = [];
+        summer = policy === 'sum' ? new LineSummer() : null;
+      }
+      lines.push(r.line);
+      if (r.row !== null) summer?.add(JSON.parse(r.row) as Row);
+    }
+    if (key !== null) decideKey(policy, lines, summer, out);
+    return out;
   }
 
   /** Removes the scratch database; safe more than once. */
@@ -110,7 +200,7 @@ export class FileKeys {
     const rows = this.#pending;
     this.#pending = [];
     this.#db.transaction(() => {
-      for (const [key, line] of rows) this.#insert.run(key, line);
+      for (const [key, line, row] of rows) this.#insert.run(key, line, row);
     })();
   }
 }
@@ -119,25 +209,27 @@ export class FileKeys {
 export type ReopenRows<R> = () => Promise<AsyncIterable<RowOutcome<R>> & { close(): void }>;
 
 /**
- * The rows that do not count for their key under `policy`, from a first pass over the whole file that records every
- * locally valid row's key: what `duplicate_keys: first | reject` decide before sending, and what an import (one upload)
- * decides for every policy.
+ * What `policy` makes of the file's repeated keys, from a first pass over the whole file that records every locally
+ * valid row's key (and for `sum` the row): what `duplicate_keys: sum | first | reject` decide before sending, and what
+ * an import (one upload) decides for every policy.
  */
-export async function firstPassLosers<R extends Readonly<Record<string, unknown>>>(
+export async function firstPassDecisions<R extends Readonly<Record<string, unknown>>>(
   reopen: ReopenRows<R>,
   entity: Entity,
   policy: DuplicateKeyPolicy,
-): Promise<Map<number, Loser>> {
+): Promise<KeyDecisions> {
   const keyOf = BUSINESS_KEYS[entity];
   const keys = new FileKeys();
   try {
     const reader = await reopen();
     try {
-      for await (const outcome of reader) if (outcome.kind === 'row') keys.add(keyOf(outcome.record), outcome.line);
+      for await (const outcome of reader) {
+        if (outcome.kind === 'row') keys.add(keyOf(outcome.record), outcome.line, policy === 'sum' ? outcome.record : undefined);
+      }
     } finally {
       reader.close();
     }
-    return keys.losers(policy);
+    return keys.decide(policy);
   } finally {
     keys.close();
   }

@@ -29,7 +29,7 @@ import {
 } from '../store/push-ledger.ts';
 import type { EntityRecord, RowOutcome } from './read/index.ts';
 import type { DuplicateKeyPolicy } from '../config/mapping-schema.ts';
-import { duplicateMessage, firstPassLosers, supersededMessage, type ReopenRows } from './duplicate-keys.ts';
+import { firstPassDecisions, loserRow, type ReopenRows } from './duplicate-keys.ts';
 import { Probation, localReject, stoppedEarly } from './row-fate.ts';
 import { CanonicalCsvWriter } from './write/canonical-csv.ts';
 import { processingDir } from './folders.ts';
@@ -174,7 +174,7 @@ export async function sendImport(
   reopen: Reopen,
 ): Promise<void> {
   const entity = file.entity as Entity;
-  const losers = await firstPassLosers(reopen, entity, header.duplicateKeys);
+  const { losers, merged } = await firstPassDecisions(reopen, entity, header.duplicateKeys);
   const probation = new Probation();
   let superseded = 0;
   const canonicalPath = join(processingDir(file.inbox), `.${file.id}-canonical.csv`);
@@ -201,19 +201,15 @@ export async function sendImport(
       }
       const loser = losers.get(outcome.line);
       if (loser !== undefined) {
-        const { line, rawFields: raw } = outcome;
-        if (loser.rejected) {
-          await record({ line, stage: 'local', field: null, code: 'duplicate_key', message: duplicateMessage(entity, loser.winner), raw });
-          probation.rejected(line);
-        } else {
-          await record({ line, stage: 'superseded', field: null, code: 'superseded', message: supersededMessage(entity, loser.winner), raw });
-          superseded += 1;
-        }
+        await record(loserRow(entity, outcome.line, loser, outcome.rawFields));
+        if (loser.fate === 'rejected') probation.rejected(outcome.line);
+        else if (loser.fate === 'superseded') superseded += 1;
         continue;
       }
       probation.valid(outcome.line); // answered by the job, after the upload: the count stops here
       if (excluded.has(outcome.line)) continue;
-      const written = await writer.write(outcome.record);
+      // `sum`: a key's first row goes with the sums of its rows (the others were merged into it above).
+      const written = await writer.write((merged.get(outcome.line) as EntityRecord | undefined) ?? outcome.record);
       lines.add(written.line, outcome.line);
     }
   } catch (error) {

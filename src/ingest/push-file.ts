@@ -249,9 +249,9 @@ async function attemptClaimed(deps: PushDeps, source: PushSource, fileId: number
   }
   const counts = await fileCounts(deps.db, fileId);
   // Every row read has one fate (row-fate.ts); anything else is a bug, and the file fails rather than hide it.
-  const accountedFor = counts.accepted + counts.failed + counts.rejectedLocal + counts.superseded + counts.unchanged + summary.skipped;
+  const accountedFor = counts.accepted + counts.failed + counts.rejectedLocal + counts.superseded + counts.merged + counts.unchanged + summary.skipped;
   if (!summary.complete || summary.rows !== accountedFor) {
-    const message = `rows read (${summary.rows}) do not reconcile with accepted ${counts.accepted} + refused ${counts.failed} + rejected ${counts.rejectedLocal} + superseded ${counts.superseded} + unchanged ${counts.unchanged} + skipped ${summary.skipped}`;
+    const message = `rows read (${summary.rows}) do not reconcile with accepted ${counts.accepted} + refused ${counts.failed} + rejected ${counts.rejectedLocal} + superseded ${counts.superseded} + merged ${counts.merged} + unchanged ${counts.unchanged} + skipped ${summary.skipped}`;
     return finishOrDefer(deps, await requireFile(deps.db, fileId), 'failed', { error: { code: 'RECONCILIATION_FAILED', message }, summary, counts, notes });
   }
   const verdict = rowsVerdict(counts, summary.rows, summary.skipped, compiled.rejectThreshold);
@@ -457,6 +457,7 @@ function logOutcome(logger: Logger, file: PushFile, status: string, error: { cod
     rows_accepted: file.rows_accepted,
     rows_rejected: file.rows_rejected,
     rows_superseded: file.rows_superseded,
+    rows_merged: file.rows_merged,
     job_id: file.job_id ?? undefined,
     archived_to: file.final_path,
     ...(error ? { error_code: error.code, error: error.message } : {}),

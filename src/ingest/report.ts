@@ -16,7 +16,7 @@ import { REJECTS_SUFFIX, writeRejectsCsv } from './rejects-csv.ts';
 export const REPORT_FIRST_ERRORS = 20;
 
 /**
- * `rows` of `<name>.report.json` (row-fate.ts): read = sent + unchanged + rejected_locally + superseded + skipped,
+ * `rows` of `<name>.report.json` (row-fate.ts): read = sent + unchanged + rejected_locally + superseded + merged + skipped,
  * sent = accepted + rejected_by_api; accepted is what the platform holds from the file.
  */
 export interface PushReportRows {
@@ -28,6 +28,8 @@ export interface PushReportRows {
   rejected_locally: number;
   rejected_by_api: number;
   superseded: number;
+  /** Added up into another row of the file with the same key (duplicate_keys: sum), which was sent with the sums. */
+  merged: number;
   /** Not sent because the platform already holds them (delta push); 0 until then. */
   unchanged: number;
   /** Skipped by `skip_rows`; null when the file was not read to the end. */
@@ -71,6 +73,8 @@ export interface PushReport {
   /** The first rejected rows, each with its first problem and, for a local reject, all of them. */
   first_errors: { line: number; stage: string; field: string | null; code: string; message: string; problems?: RowProblem[] }[];
   superseded: { line: number; message: string }[];
+  /** The first merged rows, each with the line it was added into. */
+  merged: { line: number; message: string }[];
   warnings: readonly string[];
   error: { code: string; message: string } | null;
   duplicate_of: { id: number; file: string; source: string; sha256: string; finished_at: string | null; archived_at: string | null } | null;
@@ -126,6 +130,7 @@ export async function writeReport(db: StateDb, input: ReportInput): Promise<Writ
     ...(errors.length > 1 ? { problems: errors } : {}),
   }));
   const superseded = (await take(rejectsOf(db, file.id, ['superseded']), REPORT_FIRST_ERRORS)).map(({ line, message }) => ({ line, message }));
+  const merged = (await take(rejectsOf(db, file.id, ['merged']), REPORT_FIRST_ERRORS)).map(({ line, message }) => ({ line, message }));
   const started = file.started_at ?? file.claimed_at;
   const report: PushReport = {
     file: file.original_name,
@@ -146,6 +151,7 @@ export async function writeReport(db: StateDb, input: ReportInput): Promise<Writ
           rejected_locally: counts.rejectedLocal,
           rejected_by_api: counts.failed,
           superseded: counts.superseded,
+          merged: counts.merged,
           unchanged: counts.unchanged,
           skipped: input.skipped,
           blank_lines: input.blankLines,
@@ -159,6 +165,7 @@ export async function writeReport(db: StateDb, input: ReportInput): Promise<Writ
     },
     first_errors: firstErrors,
     superseded: superseded,
+    merged,
     warnings: input.warnings,
     error: input.error ? { code: input.error.code, message: redactSecrets(input.error.message) } : null,
     duplicate_of: input.duplicateOf

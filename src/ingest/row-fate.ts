@@ -7,8 +7,10 @@
  * - unchanged: not sent because the platform already holds it as it is (delta push, issue 13; 0 until then);
  * - rejected (locally): invalid, never sent; every problem of the row is listed in the rejects CSV;
  * - superseded: another row of the file with the same business key counts instead (duplicate-keys.ts);
+ * - merged: added up into another row of the file with the same key, which is sent with the sums (`duplicate_keys:
+ *   sum`, transactions: two till lines of one sale; duplicate-keys.ts);
  * - skipped: `skip_rows` says it is not data (continuation or image-only rows).
- * So read = sent + unchanged + rejected + superseded + skipped, and sent = accepted + rejected_by_api.
+ * So read = sent + unchanged + rejected + superseded + merged + skipped, and sent = accepted + rejected_by_api.
  *
  * And the file's fate (besides a file-level failure such as an unreadable file):
  * - failed when rows were rejected and none was accepted (nor unchanged), or when more rows than `reject_threshold` were rejected;
@@ -61,7 +63,7 @@ export class Probation {
     this.#add(line, 'pending');
   }
 
-  /** A valid row judged: accepted, refused (by the API, or as a duplicate), or neither (superseded). */
+  /** A valid row judged: accepted, refused (by the API, or as a duplicate), or neither (superseded, merged). */
   judged(line: number, fate: 'accepted' | 'refused' | 'other'): void {
     if (fate === 'accepted') {
       this.acceptedBefore(1);

@@ -41,6 +41,8 @@ export interface SourceOverview {
   duplicate_today: number;
   rows_accepted_today: number;
   rows_rejected_today: number;
+  /** Till lines added up into another line of their sale today (duplicate_keys: sum): not lost, not rejected. */
+  rows_merged_today: number;
   last_file: LastFile | null;
   /** Why the daemon will not work in this inbox (its folders are not the agent's own: inbox-file.ts), or null. */
   refused: string | null;
@@ -102,6 +104,7 @@ export async function inboxOverview(config: Config, db: StateDb | null, now: Dat
       duplicate_today: c?.duplicate_today ?? 0,
       rows_accepted_today: c?.rows_accepted_today ?? 0,
       rows_rejected_today: c?.rows_rejected_today ?? 0,
+      rows_merged_today: c?.rows_merged_today ?? 0,
       last_file: c ? await last(name) : null,
       refused: configured ? await inboxFoldersProblem(inbox, uid) : null,
     };

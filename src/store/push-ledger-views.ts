@@ -20,6 +20,8 @@ export interface LedgerCounts {
   duplicate_today: number;
   rows_accepted_today: number | null;
   rows_rejected_today: number | null;
+  /** Rows added up into another row of their file today (duplicate_keys: sum). */
+  rows_merged_today: number | null;
 }
 
 const UNFINISHED = UNFINISHED_STATUSES.map((s) => `'${s}'`).join(', ');
@@ -36,9 +38,10 @@ export async function ledgerCounts(db: StateDb, start: string, end: string): Pro
        count(*) FILTER (WHERE status = 'failed' AND error_code IS DISTINCT FROM '${HELD_ERROR_CODE}' AND ${today}) AS failed_today,
        count(*) FILTER (WHERE status = 'duplicate' AND ${today}) AS duplicate_today,
        sum(rows_accepted) FILTER (WHERE ${today}) AS rows_accepted_today,
-       sum(rows_rejected) FILTER (WHERE ${today}) AS rows_rejected_today
+       sum(rows_rejected) FILTER (WHERE ${today}) AS rows_rejected_today,
+       sum(rows_merged) FILTER (WHERE ${today}) AS rows_merged_today
      FROM push_files GROUP BY source`,
-    [start, end, start, end, start, end, start, end, start, end],
+    [start, end, start, end, start, end, start, end, start, end, start, end],
   );
 }
 
@@ -90,6 +93,8 @@ export interface FileListItem {
   rows_accepted: number | null;
   rows_rejected: number | null;
   rows_superseded: number | null;
+  /** Rows added up into another row of the file with the same key (duplicate_keys: sum). */
+  rows_merged: number | null;
   /** Rows not sent because the platform already holds them (0 until delta push). */
   rows_unchanged: number | null;
   /** Rows `skip_rows` skipped. */
@@ -124,7 +129,7 @@ export async function listFiles(db: StateDb, filter: ListFilter = {}): Promise<F
     params.push(...statuses);
   }
   const sql = `SELECT id, source, entity, original_name AS name, status, rows_read, rows_accepted, rows_rejected,
-      rows_superseded, rows_unchanged, rows_skipped, claimed_at, finished_at, error_code, next_attempt_at, final_path, fixes_file_id FROM push_files ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
+      rows_superseded, rows_merged, rows_unchanged, rows_skipped, claimed_at, finished_at, error_code, next_attempt_at, final_path, fixes_file_id FROM push_files ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
     ORDER BY id DESC LIMIT ?`;
   return sqlOf(db).all<FileListItem>(sql, [...params, filter.limit ?? DEFAULT_LIST_LIMIT]);
 }

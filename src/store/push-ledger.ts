@@ -1,6 +1,7 @@
 /**
  * The push pipeline's ledger: one row per file claimed from an inbox, its per-batch checkpoints, and every row that
- * was not written (rejected locally, refused by the API, or superseded by a later row with the same key).
+ * was not written (rejected locally, refused by the API, superseded by another row with the same key, or merged:
+ * added up into another row of its key, duplicate-keys.ts).
  *
  * Checkpoint rule: a batch's row (and the rejects found while filling it) is committed in one transaction after the
  * API answered for it, and never before. After a crash the file is read again from the start and every batch
@@ -17,7 +18,7 @@ export type PushStatus = (typeof PUSH_STATUSES)[number];
 /** Statuses of a file still owned by the pipeline (in processing/), resumed at start-up. */
 export const UNFINISHED_STATUSES: readonly PushStatus[] = ['claiming', 'claimed', 'uploading', 'waiting_job'];
 
-export type RejectStage = 'local' | 'api' | 'superseded';
+export type RejectStage = 'local' | 'api' | 'superseded' | 'merged';
 
 export interface PushFile {
   id: number;
@@ -38,6 +39,8 @@ export interface PushFile {
   rows_accepted: number | null;
   rows_rejected: number | null;
   rows_superseded: number | null;
+  /** Rows added up into another row of the file (duplicate_keys: sum; migration 0019). */
+  rows_merged: number | null;
   rows_unchanged: number | null;
   rows_skipped: number | null;
   error_code: string | null;
@@ -113,7 +116,7 @@ export interface BatchCheckpoint {
 }
 
 /**
- * The rows of a file by fate. read = sent + unchanged + rejectedLocal + superseded + skipped, and sent = accepted +
+ * The rows of a file by fate. read = sent + unchanged + rejectedLocal + superseded + merged + skipped, and sent = accepted +
  * failed (skipped rows and the rows read come from the reader, not from here).
  */
 export interface FileCounts {
@@ -127,6 +130,8 @@ export interface FileCounts {
   rejectedLocal: number;
   rejectedApi: number;
   superseded: number;
+  /** Rows added up into another row of the file with the same key (duplicate_keys: sum): not sent on their own. */
+  merged: number;
   unchanged: number;
 }
 
@@ -402,6 +407,7 @@ export async function fileCounts(db: StateDb, fileId: number): Promise<FileCount
     rejectedLocal: byStage('local'),
     rejectedApi: byStage('api'),
     superseded: byStage('superseded'),
+    merged: byStage('merged'),
     unchanged: b?.unchanged ?? 0,
   };
 }
@@ -490,10 +496,10 @@ export async function finishFile(db: StateDb, id: number, outcome: FileOutcome):
   await updateFile(
     db,
     `status = ?, final_path = ?, finished_at = ?, rows_read = ?, rows_sent = ?, rows_accepted = ?, rows_rejected = ?,
-      rows_superseded = ?, rows_unchanged = ?, rows_skipped = ?, error_code = ?, error_message = ?, duplicate_of = ?,
+      rows_superseded = ?, rows_merged = ?, rows_unchanged = ?, rows_skipped = ?, error_code = ?, error_message = ?, duplicate_of = ?,
       next_attempt_at = NULL`,
     [outcome.status, outcome.finalPath, db.now(), outcome.rowsRead ?? null, c?.sent ?? null, c?.accepted ?? null,
-      c ? c.rejectedLocal + c.failed : null, c?.superseded ?? null, c?.unchanged ?? null, outcome.rowsSkipped ?? null,
+      c ? c.rejectedLocal + c.failed : null, c?.superseded ?? null, c?.merged ?? null, c?.unchanged ?? null, outcome.rowsSkipped ?? null,
       outcome.error?.code ?? null, outcome.error?.message ?? null, outcome.duplicateOf ?? null],
     id,
   );

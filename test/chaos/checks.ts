@@ -209,8 +209,8 @@ export async function runChecks(record: RunRecord, sandbox: SandboxHandle): Prom
         continue;
       }
       // Delta sources (products, stores): a row the platform already holds is unchanged, not sent.
-      const reconciles = c.accepted + c.rejected + c.superseded + c.unchanged === c.read && c.rejected_locally + c.rejected_by_api === c.rejected && c.accepted + c.rejected_by_api === c.sent;
-      const expected = c.read === file.rows && c.rejected === file.invalid.length && c.accepted + c.superseded + c.unchanged === file.validKeys.length;
+      const reconciles = c.accepted + c.rejected + c.superseded + c.merged + c.unchanged === c.read && c.rejected_locally + c.rejected_by_api === c.rejected && c.accepted + c.rejected_by_api === c.sent;
+      const expected = c.read === file.rows && c.rejected === file.invalid.length && c.accepted + c.superseded + c.merged + c.unchanged === file.validKeys.length;
       if (!reconciles || !expected) problems.push(`${file.name}: ${JSON.stringify(c)}`);
       if (file.entity === DELTA_ENTITY) deltaReports.push({ file, report: { ...r, rows: c } });
     }

@@ -26,7 +26,7 @@ function validators(rules: LabelRules): Record<string, (value: string) => boolea
     // Files (done ... held) and scheduled job runs (success, failure).
     outcome: (v) => ['done', 'failed', 'duplicate', 'deferred', 'refused', 'vanished', 'held', 'success', 'failure'].includes(v),
     entity: (v) => (ENTITIES as readonly string[]).includes(v),
-    result: (v) => ['accepted', 'rejected', 'superseded', 'unchanged', 'skipped'].includes(v),
+    result: (v) => ['accepted', 'rejected', 'superseded', 'merged', 'unchanged', 'skipped'].includes(v),
     operation: (v) => Object.hasOwn(OPERATIONS, v),
     status: (v) => /^[1-5]\d\d$/.test(v),
     state: (v) => ['completed', 'failed'].includes(v),

@@ -79,7 +79,7 @@ describe('pricing-agent config validate', () => {
         `  sources[0].maps.store_id.map_file: cannot read ${dir}/stores.csv: no such file (line 11)`,
         '  sources[0].timezone: is not a time zone: use an IANA name such as Europe/Berlin, or UTC (line 12)',
         '  sources[1].skip_rows.when_empty: list the columns that are empty on the rows to skip (line 16)',
-        '  sources[1].duplicate_keys: expected one of last, first, reject (line 17)',
+        '  sources[1].duplicate_keys: expected one of sum, last, first, reject (line 17)',
         '',
       ].join('\n'),
     );

@@ -38,7 +38,7 @@ describe('probation', () => {
 
 describe('the verdict on a file read to the end', () => {
   const counts = (accepted: number, rejectedLocal: number, failed = 0): FileCounts => ({
-    batches: 1, sent: accepted + failed, accepted, failed, rejectedLocal, rejectedApi: failed, superseded: 0, unchanged: 0,
+    batches: 1, sent: accepted + failed, accepted, failed, rejectedLocal, rejectedApi: failed, superseded: 0, merged: 0, unchanged: 0,
   });
   it('done without rejects, or with some; failed with none accepted, or over the threshold (of the rows that are data)', () => {
     expect(rowsVerdict(counts(10, 0), 10, 0, 1)).toBeNull();

@@ -192,11 +192,21 @@ describe('the mapping language: a mistake in each option, in one sentence', () =
     ['skip_rows', { skip_rows: { when_empty: [] } }, 'skip_rows.when_empty: list the columns that are empty on the rows to skip'],
     ['timezone', { timezone: 'Europe/Berlinn' }, 'timezone: is not a time zone: use an IANA name such as Europe/Berlin, or UTC'],
     ['duplicate_keys', { duplicate_keys: 'latest' }, expect.stringMatching(/^duplicate_keys: /)],
+    ['duplicate_keys sum', { duplicate_keys: 'sum' }, 'duplicate_keys: sum adds up the quantities of till lines: it is for transactions sources (use last, first or reject)'],
     ['reject_threshold', { reject_threshold: 50 }, expect.stringMatching(/^reject_threshold: /)],
     ['product_level entity', { entity: 'transactions', product_level: true }, 'product_level: is for product_store sources (a price list without stores)'],
     ['product_level store', { product_level: true, columns: { store_id: 'X' } }, 'columns.store_id: a product_level source sends no store_id: remove it, or drop product_level'],
   ])('%s', (_, input, expected) => {
     expect(issues(input)).toEqual([expected]);
+  });
+
+  it('duplicate_keys: sum by default for transactions (till lines are events), last for the others; either can be set', () => {
+    const parsed = (entity: string, extra: object = {}) => SourceSchema.parse({ name: 's', entity, path: '.', ...extra }).duplicate_keys;
+    expect(parsed('transactions')).toBe('sum');
+    expect(parsed('transactions', { duplicate_keys: 'last' })).toBe('last');
+    expect(parsed('competitor_prices')).toBe('last');
+    expect(parsed('products')).toBe('last');
+    expect(parsed('product_store', { duplicate_keys: 'reject' })).toBe('reject');
   });
 
   it('reads a map file (UTF-8, a header, then code and value) and refuses one that maps a code twice', async () => {

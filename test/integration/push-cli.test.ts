@@ -126,13 +126,22 @@ describe('pricing-agent push', () => {
     expect(storeRecord('CLI-M1')).toMatchObject({ current_price: '2.50' });
   });
 
-  it('names superseded rows on the outcome line: a sale keyed like another one is not sent (issue 28 point 1)', async () => {
+  it('names merged and superseded rows on the outcome line: a till line keyed like another one is added to it, not lost (issue 28 point 1)', async () => {
     const { dir, config } = await erpSetup();
     const file = join(dir, 'till.csv');
     await writeFile(file, 'transaction_id,item_id,transaction_timestamp,quantity,price\nT-SUP-1,A,2026-11-20T08:00:00Z,1,1.50\nT-SUP-1,A,2026-11-20T08:00:00Z,1,1.50\nT-SUP-2,B,2026-11-20T08:01:00Z,1,2.00\n');
     const run = await runCli(['push', file, '--entity', 'transactions', '--config', config], env());
     expect(run.code).toBe(0);
-    expect(run.stdout).toMatch(/till\.csv: done, 1 row superseded \(same key as another row\) \(entity transactions, bulk\)/);
+    expect(run.stdout).toMatch(/till\.csv: done, 1 row merged \(quantity added to another row with the same key\) \(entity transactions, bulk\)/);
+    expect(run.stdout).toContain('rows:    3 read, 2 sent, 2 accepted, 0 rejected, 0 superseded, 1 merged');
+    const sale = [...sandbox.control.world.transactions.table.rows()].find((r) => r.transaction_id === 'T-SUP-1');
+    expect(sale).toMatchObject({ quantity: '2', price: '1.50' });
+    // Store prices keep the last row (a correction, not a second event): the earlier row is superseded, and said so.
+    const prices = join(dir, 'prices.csv');
+    await writeFile(prices, `item_id,store_id,current_price\nSUP-P,${stores[0]},1.00\nSUP-P,${stores[0]},1.10\n`);
+    const last = await runCli(['push', prices, '--entity', 'product_store', '--config', config], env());
+    expect(last.code).toBe(0);
+    expect(last.stdout).toMatch(/prices\.csv: done, 1 row superseded \(same key as another row\) \(entity product_store, bulk\)/);
   });
 
   it('--entity: API headers, folders under state.dir/push/<entity>, exit 0 when every row is accepted', async () => {

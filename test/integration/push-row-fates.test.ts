@@ -6,6 +6,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { showText } from '../../src/cli/commands/files-text.ts';
+import { resultText } from '../../src/cli/commands/push-summary.ts';
+import { filesTable } from '../../src/console/file-table.ts';
+import { fileCounts } from '../../src/store/push-ledger.ts';
+import { ledgerCounts } from '../../src/store/push-ledger-views.ts';
 import { listFiles, showFile } from '../../src/status/file-list.ts';
 import { pushHarness, type PushHarness } from '../support/push-harness.ts';
 import { ManualClock, drive } from '../support/manual-clock.ts';
@@ -38,10 +42,10 @@ describe('rows with the same business key', () => {
   }
   const quantityOf = (id: string) => [...h.sandbox.control.world.transactions.table.rows()].find((r) => r.transaction_id === id)?.quantity;
 
-  it('last (default): across batches too, the last line counts; the platform holds exactly the accepted rows', async () => {
+  it('last (today\'s rule, configured): across batches too, the last line counts; the platform holds exactly the accepted rows', async () => {
     const { csv, last } = invoiceLines('LAST');
     const before = h.sandbox.control.state().transactions.count;
-    const source = await h.source('transactions', { batch_size: 4 });
+    const source = await h.source('transactions', { batch_size: 4, duplicate_keys: 'last' });
     const report = await reportOf(await push(source, 'lines.csv', csv));
     expect(report.rows).toMatchObject({ read: 30, accepted: 3, superseded: 27, rejected: 0, sent: 3 });
     expectReconciled(report.rows);
@@ -58,14 +62,71 @@ describe('rows with the same business key', () => {
     for (const [id, quantity] of first) expect(quantityOf(id), id).toBe(quantity);
   });
 
-  it('reject: later lines of a key are rejects naming the first line; the file is done with rejects', async () => {
-    const { csv, first } = invoiceLines('REJ');
+  it('reject: every line of a repeated key is a reject naming the other lines; the lines of unique keys are sent', async () => {
+    const { csv } = invoiceLines('REJ');
     const source = await h.source('transactions', { batch_size: 4, duplicate_keys: 'reject' });
-    const report = await reportOf(await push(source, 'lines.csv', csv));
-    expect(report.rows).toMatchObject({ read: 30, sent: 3, accepted: 3, rejected: 27, rejected_locally: 27, superseded: 0 });
+    const report = await reportOf(await push(source, 'lines.csv', `${csv}REJ-UNIQUE,ITEM-U,2026-11-20T08:00:00Z,5\n`));
+    expect(report.rows).toMatchObject({ read: 31, sent: 1, accepted: 1, rejected: 30, rejected_locally: 30, superseded: 0, merged: 0 });
+    expectReconciled(report.rows);
     const lines = await rejectLines(report.rejectsPath);
-    expect(lines[1]).toMatch(/^5,REJ-A,ITEM-3,.*,duplicate_key,the same transaction_id as line 2 \(duplicate_keys: reject\)$/);
-    for (const [id, quantity] of first) expect(quantityOf(id), id).toBe(quantity);
+    // REJ-A is on lines 2, 5, 8, ... 29 (every third line from 2): line 2 names the others, ten of them and the rest counted.
+    expect(lines[1]).toMatch(/^2,REJ-A,ITEM-0,.*,duplicate_key,"the same transaction_id as lines 5, 8, 11, 14, 17, 20, 23, 26, 29 \(duplicate_keys: reject\); none of them was sent"$/);
+    for (const id of ['REJ-A', 'REJ-B', 'REJ-C']) expect(quantityOf(id), id).toBeUndefined();
+    expect(quantityOf('REJ-UNIQUE')).toBe('5');
+  });
+
+  it('sum (transactions\' default): the same item twice on a ticket is one transaction with the summed quantity; lines that disagree are both rejected', async () => {
+    const csv = [
+      'transaction_id,item_id,transaction_timestamp,quantity,price,revenue,store_id',
+      'TILL-1,ITEM-A,2026-11-20T08:00:00Z,1,2.50,2.50,S1', // line 2: the first scan
+      'TILL-2,ITEM-B,2026-11-20T08:01:00Z,1,1.00,1.00,S1',
+      'TILL-1,ITEM-A,2026-11-20T08:00:00Z,2,2.5,5.00,S1', // line 4: the same item again on the ticket (12.5 = 12.50)
+      'TILL-3,ITEM-C,2026-11-20T08:02:00Z,1,1.00,1.00,S1', // line 5
+      'TILL-3,ITEM-C,2026-11-20T08:02:00Z,1,1.20,1.20,S1', // line 6: the same key at another price
+      'TILL-1,ITEM-A,2026-11-20T08:00:00Z,0.5,2.50,1.25,S1', // line 7: a third line of the sale
+    ].join('\n');
+    // One row per batch: the lines of TILL-1 are in three batches.
+    const source = await h.source('transactions', { batch_size: 1 });
+    const result = await push(source, 'till.csv', `${csv}\n`);
+    const report = await reportOf(result);
+    expect(report.rows).toMatchObject({ read: 6, sent: 2, accepted: 2, merged: 2, superseded: 0, rejected: 2, rejected_locally: 2 });
+    expectReconciled(report.rows);
+    const till1 = [...h.sandbox.control.world.transactions.table.rows()].find((r) => r.transaction_id === 'TILL-1');
+    expect(till1).toMatchObject({ item_id: 'ITEM-A', quantity: '3.5', revenue: '8.75', price: '2.50' });
+    expect(quantityOf('TILL-3')).toBeUndefined();
+    expect(report.merged).toEqual([
+      { line: 4, message: 'merged into line 2: the same transaction_id, its quantity added (duplicate_keys: sum)' },
+      { line: 7, message: 'merged into line 2: the same transaction_id, its quantity added (duplicate_keys: sum)' },
+    ]);
+    const rejects = await rejectLines(report.rejectsPath);
+    expect(rejects.slice(1)).toEqual([
+      expect.stringMatching(/^5,TILL-3,.*,duplicate_key_conflict,the same transaction_id as line 6 but another price: not added up .*none of them was sent$/),
+      expect.stringMatching(/^6,TILL-3,.*,duplicate_key_conflict,the same transaction_id as line 5 but another price: not added up .*none of them was sent$/),
+    ]);
+    // The file's one-line outcome, the summary line, files list and files show name the merged rows.
+    if (result.outcome !== 'done') throw new Error('unreachable');
+    const counts = await fileCounts(h.db, result.file.id);
+    expect(counts).toMatchObject({ merged: 2, superseded: 0 });
+    const text = resultText({ result, counts });
+    expect(text).toMatch(/^till\.csv: done, some rows rejected, 2 rows merged \(quantity added to another row with the same key\) /);
+    expect(text).toContain('rows:    6 read, 2 sent, 2 accepted, 2 rejected (2 locally, 0 by the API), 0 superseded, 2 merged');
+    const [listed] = await listFiles(h.db, { limit: 1 });
+    expect(listed).toMatchObject({ name: 'till.csv', rows_read: 6, rows_accepted: 2, rows_rejected: 2, rows_merged: 2, rows_superseded: 0 });
+    expect(showText((await showFile(h.db, listed!.id))!, new Date())).toContain('2 accepted, 2 rejected locally, 0 refused by the API, 0 superseded, 2 merged, 0 unchanged');
+    // status counts them for the day, and the console's file list has a Merged column once a file has merged rows.
+    const today = (await ledgerCounts(h.db, '2000-01-01T00:00:00Z', '2999-01-01T00:00:00Z')).find((c) => c.source === source.name);
+    expect(today).toMatchObject({ rows_merged_today: 2 });
+    const table = filesTable([{ ...listed!, report_path: null, rejects_path: null }], {}, '').toString();
+    expect(table).toMatch(/<th[^>]*>Merged<\/th>/);
+  });
+
+  it('sum as an import: the same sums in the uploaded CSV', async () => {
+    const csv = ['transaction_id,item_id,transaction_timestamp,quantity,price', 'IMP-1,ITEM-A,2026-11-20T08:00:00Z,1,2.50', 'IMP-1,ITEM-A,2026-11-20T08:00:00Z,4,2.50'].join('\n');
+    const source = await h.source('transactions', { mode: 'import' });
+    const report = await reportOf(await push(source, 'till-import.csv', `${csv}\n`));
+    expect(report.rows).toMatchObject({ read: 2, accepted: 1, merged: 1, rejected: 0 });
+    expectReconciled(report.rows);
+    expect(quantityOf('IMP-1')).toBe('5');
   });
 
   it('competitor prices: the same observation written with two offsets is one record', async () => {
@@ -97,7 +158,7 @@ describe('rows with the same business key', () => {
     const detail = await showFile(h.db, listed!.id);
     expect(detail!.first_rejects[0]!.errors.map((e) => e.field)).toEqual(['item_id', 'transaction_timestamp']);
     const text = showText(detail!, new Date());
-    expect(text).toContain('1 accepted, 1 rejected locally, 0 refused by the API, 0 superseded, 0 unchanged, 0 skipped');
+    expect(text).toContain('1 accepted, 1 rejected locally, 0 refused by the API, 0 superseded, 0 merged, 0 unchanged, 0 skipped');
     expect(text).toMatch(/^\s*2\s+local\s+item_id; transaction_timestamp\s+\S+; \S+\s+.+; .+$/m);
   });
 });

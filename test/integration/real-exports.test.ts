@@ -45,20 +45,21 @@ describe('a UK online retailer: transaction lines keyed by invoice and item, two
     ignore_columns: ['Description', 'CustomerID', 'Country'],
   };
 
-  it.each(['bulk', 'import'] as const)('%s: 140 lines, one item twice on an invoice: 139 accepted, 1 superseded', async (mode) => {
+  it.each(['bulk', 'import'] as const)('%s: 140 lines, one item twice on an invoice: 139 accepted, 1 merged (its quantity added, no sale lost)', async (mode) => {
     const before = h.sandbox.control.state().transactions.count;
     // Batches of 120 lines: the two lines of invoice 536381 with item 71270 land in different batches.
     const source = await h.source('transactions', { ...config, mode, batch_size: 120 });
     const report = await reportOf(await push(source, 'uci-online-retail/online-retail-2010-12-01.csv', 'online-retail.csv', mode === 'import'));
-    expect(report.rows).toMatchObject({ read: 140, accepted: 139, superseded: 1, rejected: 0, skipped: 0 });
-    expect(report.superseded).toEqual([{ line: 114, message: 'superseded by line 126 with the same transaction_id' }]);
+    expect(report.rows).toMatchObject({ read: 140, accepted: 139, merged: 1, superseded: 0, rejected: 0, skipped: 0 });
+    expect(report.merged).toEqual([{ line: 126, message: 'merged into line 114: the same transaction_id, its quantity added (duplicate_keys: sum)' }]);
     expectReconciled(report.rows);
     expect(report.warnings).toEqual([]);
     const rows = [...world().transactions.table.rows()];
     // The first push stores 139; the second writes the same 139 keys again.
     expect(h.sandbox.control.state().transactions.count - before).toBe(mode === 'bulk' ? 139 : 0);
     const line = (id: string) => rows.find((r) => r.transaction_id === id);
-    expect(line('536381-71270')).toMatchObject({ quantity: '3', price: '1.25', currency: 'GBP' });
+    // Lines 114 (1 unit) and 126 (3 units) of invoice 536381: one transaction of 4 units.
+    expect(line('536381-71270')).toMatchObject({ quantity: '4', price: '1.25', currency: 'GBP' });
     // 12/1/10 8:26 in London in December is 08:26 UTC.
     expect(line('536365-85123A')?.transaction_timestamp).toBe('2010-12-01T08:26:00Z');
   });

@@ -155,3 +155,35 @@ describe('migrations landing out of number order', () => {
     expect(columns(db.sqlite, table)).toContain(column);
   });
 });
+
+describe('migration 0019_merged_rows', () => {
+  it('rebuilds push_rejects with the merged stage, every row kept; adds push_files.rows_merged', async () => {
+    const path = join(tempDir(), 'state.db');
+    const old = await databaseAt(path, '0018_push_mapping');
+    old.prepare(`INSERT INTO push_files (id, source, entity, mode, original_name, inbox, processing_path, sha256, size, batch_size, status, claimed_at)
+      VALUES (1, 's', 'transactions', 'bulk', 'till.csv', '/in', '/in/processing/till.csv', 'abc', 10, 1000, 'done', '2026-11-20T10:00:00Z')`).run();
+    const rejects = [
+      { file_id: 1, line: 2, stage: 'local', field: 'item_id', code: 'required', message: 'missing', raw: '["a"]', errors: '[{"field":"item_id"}]', sent: 0 },
+      { file_id: 1, line: 3, stage: 'superseded', field: null, code: 'superseded', message: 'superseded by line 4', raw: '["b"]', errors: null, sent: 1 },
+      { file_id: 1, line: 5, stage: 'api', field: null, code: 'rejected', message: 'refused', raw: '["c"]', errors: null, sent: 0 },
+    ];
+    const insert = old.prepare(`INSERT INTO push_rejects (file_id, line, stage, field, code, message, raw, errors, sent)
+      VALUES (@file_id, @line, @stage, @field, @code, @message, @raw, @errors, @sent)`);
+    for (const row of rejects) insert.run(row);
+    const before = columns(old, 'push_rejects');
+    expect(() => insert.run({ ...rejects[0], line: 6, stage: 'merged' })).toThrow(/CHECK/);
+    old.close();
+
+    const db = await openSqlite(path);
+    onCleanup(() => db.close());
+    const sqlite = db.sqlite;
+    expect(sqlite.prepare('SELECT * FROM push_rejects ORDER BY line').all()).toEqual(rejects);
+    expect(columns(sqlite, 'push_rejects')).toEqual(before);
+    const write = (sql: string) => () => sqlite.prepare(sql).run();
+    write(`INSERT INTO push_rejects (file_id, line, stage, code, message, raw) VALUES (1, 6, 'merged', 'merged', 'merged into line 2', '[]')`)();
+    expect(write(`INSERT INTO push_rejects (file_id, line, stage, code, message, raw) VALUES (1, 7, 'dropped', 'x', 'x', '[]')`)).toThrow(/CHECK/);
+    expect(write(`INSERT INTO push_rejects (file_id, line, stage, code, message, raw) VALUES (99, 7, 'merged', 'x', 'x', '[]')`)).toThrow(/FOREIGN KEY/);
+    expect(columns(sqlite, 'push_files')).toContain('rows_merged');
+    expect(sqlite.pragma('integrity_check', { simple: true })).toBe('ok');
+  });
+});

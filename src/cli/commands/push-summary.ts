@@ -33,6 +33,7 @@ function rowsOf(file: PushFile, counts: FileCounts | null) {
     rejected_locally: counts?.rejectedLocal ?? null,
     rejected_by_api: counts?.failed ?? null,
     superseded: file.rows_superseded ?? counts?.superseded ?? null,
+    merged: file.rows_merged ?? counts?.merged ?? null,
     unchanged: file.rows_unchanged ?? counts?.unchanged ?? null,
     skipped: file.rows_skipped,
   };
@@ -90,10 +91,13 @@ export function resultText({ result, counts, sentBy = null, remappedFrom = null 
     lines.push(`${f.original_name}: failed (${what}): ${f.error_code ?? 'ERROR'}: ${f.error_message ?? ''}`);
   } else {
     // A superseded row is not sent: for transactions a sale that does not reach the platform (issue 28), so the
-    // outcome line names them even when the exit code is 0.
+    // outcome line names them even when the exit code is 0; merged rows reached it added into another row, and the
+    // line says so too (the platform holds fewer transactions than the file has lines).
     const superseded = rows.superseded ?? 0;
+    const merged = rows.merged ?? 0;
     const dropped = superseded > 0 ? `, ${n(superseded)} row${superseded === 1 ? '' : 's'} superseded (same key as another row)` : '';
-    const verdict = `${(rows.rejected ?? 0) > 0 ? 'done, some rows rejected' : 'done'}${dropped}`;
+    const added = merged > 0 ? `, ${n(merged)} row${merged === 1 ? '' : 's'} merged (quantity added to another row with the same key)` : '';
+    const verdict = `${(rows.rejected ?? 0) > 0 ? 'done, some rows rejected' : 'done'}${dropped}${added}`;
     const again = remappedFrom === null ? '' : `; sent again: mapping changed since the last push (file #${remappedFrom.id})`;
     lines.push(`${f.original_name}: ${verdict} (${what}${f.job_id ? `, job ${f.job_id}` : ''})${again}`);
   }
@@ -101,7 +105,7 @@ export function resultText({ result, counts, sentBy = null, remappedFrom = null 
     const detail = rows.rejected ? ` (${n(rows.rejected_locally)} locally, ${n(rows.rejected_by_api)} by the API)` : '';
     const skipped = (rows.skipped ?? 0) > 0 ? `, ${n(rows.skipped)} skipped` : '';
     const unchanged = (rows.unchanged ?? 0) > 0 ? `, ${n(rows.unchanged)} unchanged` : '';
-    lines.push(`  rows:    ${n(rows.read)} read, ${n(rows.sent)} sent, ${n(rows.accepted)} accepted, ${n(rows.rejected)} rejected${detail}, ${n(rows.superseded)} superseded${unchanged}${skipped}`);
+    lines.push(`  rows:    ${n(rows.read)} read, ${n(rows.sent)} sent, ${n(rows.accepted)} accepted, ${n(rows.rejected)} rejected${detail}, ${n(rows.superseded)} superseded, ${n(rows.merged)} merged${unchanged}${skipped}`);
   }
   lines.push(`  file:    ${f.final_path ?? ''}`);
   lines.push(`  report:  ${result.reportPath}`);
@@ -156,6 +160,7 @@ export function dryRunJson(file: string, label: string, mode: string, result: Dr
       rejected: result.rejected,
       duplicates: result.duplicates,
       superseded: result.superseded,
+      merged: result.merged,
       skipped: s.skipped,
       would_send: result.wouldSend,
       blank_lines: s.blankLines,
@@ -172,9 +177,10 @@ export function dryRunText(file: string, label: string, mode: string, result: Dr
   const s = result.summary;
   const lines = [`${file}: dry run (${label}, ${mode}): nothing was sent`];
   const superseded = result.superseded > 0 ? `, ${n(result.superseded)} superseded by another row with the same key` : '';
+  const merged = result.merged > 0 ? `, ${n(result.merged)} merged into another row with the same key` : '';
   const duplicates = result.duplicates > 0 ? ` (${n(result.duplicates)} of them duplicate keys)` : '';
   const skipped = s.skipped > 0 ? `, ${n(s.skipped)} skipped` : '';
-  lines.push(`  rows:    ${n(s.rows)} read, ${n(s.accepted - result.duplicates)} valid, ${n(result.rejected)} rejected${duplicates}${superseded}${skipped}`);
+  lines.push(`  rows:    ${n(s.rows)} read, ${n(s.accepted - result.duplicates)} valid, ${n(result.rejected)} rejected${duplicates}${superseded}${merged}${skipped}`);
   const d = result.delta;
   if (d === null) lines.push(`  would send ${n(result.wouldSend)} rows`);
   else {

@@ -133,7 +133,7 @@ function sourceTable(r: StatusReport, now: Date): string[] {
     s.deferred > 0 ? `${s.processing} (${s.deferred} deferred)` : String(s.processing),
     String(s.done_today),
     String(s.failed_today),
-    `${s.rows_accepted_today}/${s.rows_rejected_today}`,
+    `${s.rows_accepted_today}/${s.rows_rejected_today}${s.rows_merged_today > 0 ? ` (${s.rows_merged_today} merged)` : ''}`,
     s.last_file ? `#${s.last_file.id} ${s.last_file.name}${fixesNote(s.last_file.fixes_file_id)} ${s.last_file.status} ${shortTime(s.last_file.at, now)}` : '-',
   ]);
   return table(['SOURCE', '#WAITING', '#PROCESSING', '#DONE TODAY', '#FAILED TODAY', '#ROWS OK/REJECTED', 'LAST FILE'], rows);
