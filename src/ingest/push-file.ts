@@ -41,7 +41,7 @@ import { archiveDir, failedDir, freeName, moveFile, ownFolder, processingDir } f
 import { ImportJobFailedError, sendImport } from './import-send.ts';
 import { FileFormatError, compileSource, readRows, type CompiledSource, type ReadOptions, type ReadSummary } from './read/index.ts';
 import { nameForTemplates, tieFix } from './rejects-fix.ts';
-import { writeReport } from './report.ts';
+import { writeReport, type PushReport } from './report.ts';
 import { RowsRejectedError, rowsVerdict } from './row-fate.ts';
 import type { DeltaSettings } from '../config/delta-schema.ts';
 import { HELD_ERROR_CODE, deltaFile, recordFullSend } from '../store/delta-state.ts';
@@ -357,7 +357,7 @@ async function finish(deps: PushDeps, file: PushFile, status: 'done' | 'failed' 
     ...(input.duplicateOf === undefined ? [] : [duplicateNote(file, input.duplicateOf, finalPath)]),
     ...(remappedFrom === null ? [] : [remappedNote(remappedFrom)]),
   ];
-  const { reportPath, rejectsPath } = await ownFolder(file.inbox, dir).then(() =>
+  const { reportPath, rejectsPath, report } = await ownFolder(file.inbox, dir).then(() =>
     writeReport(deps.db, {
       file,
       status,
@@ -397,7 +397,7 @@ async function finish(deps: PushDeps, file: PushFile, status: 'done' | 'failed' 
   });
   await rm(join(processingDir(file.inbox), `.${file.id}-canonical.csv`), { force: true });
   const done = await requireFile(deps.db, file.id);
-  logOutcome(deps.logger, done, status, input.error);
+  logOutcome(deps.logger, done, report);
   return { outcome: status, file: done, reportPath, rejectsPath };
 }
 
@@ -446,24 +446,28 @@ async function refuse(deps: PushDeps, source: PushSource, path: string, reason: 
   return { outcome: 'refused', path, reason, reportPath };
 }
 
-function logOutcome(logger: Logger, file: PushFile, status: string, error: { code: string; message: string } | undefined): void {
+/**
+ * The file's one line at the end: the counts are the report's own (`rows`, the same object), so the log and the
+ * report never disagree. A file with rejected rows is a WARN: someone has rows to fix.
+ */
+function logOutcome(logger: Logger, file: PushFile, report: PushReport): void {
   const fields = {
     file: file.original_name,
     source: file.source,
     entity: file.entity,
     mode: file.mode,
-    status,
-    rows_read: file.rows_read,
-    rows_accepted: file.rows_accepted,
-    rows_rejected: file.rows_rejected,
-    rows_superseded: file.rows_superseded,
-    rows_merged: file.rows_merged,
+    status: report.status,
+    rows: report.rows ?? undefined,
     job_id: file.job_id ?? undefined,
     archived_to: file.final_path,
-    ...(error ? { error_code: error.code, error: error.message } : {}),
+    ...(report.fixes === undefined ? {} : { fixes_file: report.fixes.file }),
+    ...(report.rejects_file === null ? {} : { rejects_file: report.rejects_file }),
+    ...(report.error ? { error_code: report.error.code, error: report.error.message } : {}),
   };
-  if (status === 'failed') logger.error(fields, 'file failed');
-  else logger.info(fields, status === 'duplicate' ? 'file skipped: same content already sent' : 'file done');
+  if (report.status === 'failed') logger.error(fields, 'file failed');
+  else if (report.status === 'duplicate') logger.info(fields, 'file skipped: same content already sent');
+  else if ((report.rows?.rejected ?? 0) > 0) logger.warn(fields, 'file done with rejected rows');
+  else logger.info(fields, 'file done');
 }
 
 async function requireFile(db: StateDb, id: number): Promise<PushFile> {

@@ -111,6 +111,8 @@ export interface ReportInput {
 export interface WrittenReport {
   reportPath: string;
   rejectsPath: string | null;
+  /** What the report says: the file's log line says the same (push-file.ts logOutcome). */
+  report: PushReport;
 }
 
 export async function writeReport(db: StateDb, input: ReportInput): Promise<WrittenReport> {
@@ -187,7 +189,7 @@ export async function writeReport(db: StateDb, input: ReportInput): Promise<Writ
   };
   const reportPath = `${input.finalPath}.report.json`;
   await writeFileAtomic(reportPath, [`${JSON.stringify(report, null, 2)}\n`]);
-  return { reportPath, rejectsPath };
+  return { reportPath, rejectsPath, report };
 }
 
 function deltaSection(d: DeltaFileRecord, missingPath: string | null): PushReportDelta {

@@ -47,6 +47,9 @@ describe.each(MODES)('push in %s mode: rejects', (mode) => {
     const report = await reportOf(await push(source, 'bad-rows.csv', `${csv}\n`));
     expect(report.rows).toMatchObject({ read: 8, sent: 2, accepted: 2, rejected: 6, rejected_locally: 6, rejected_by_api: 0, blank_lines: 1 });
     expectReconciled(report.rows);
+    // Its one log line is a WARN (rows to fix) with the report's own counts, unchanged and skipped included.
+    const line = h.logLines().find((l) => l['file'] === 'bad-rows.csv' && l['source'] === source.name);
+    expect(line).toMatchObject({ level: 'warn', msg: 'file done with rejected rows', status: 'done', rows: report.rows, rejects_file: report.rejectsPath });
     // Row 8 has one field more than the header: it is kept, in the extra_1 column (nothing of a refused row is lost).
     expect(await rejectLines(report.rejectsPath)).toEqual([
       'line,transaction_id,item_id,transaction_timestamp,quantity,price,extra_1,field,code,message',
