@@ -231,6 +231,7 @@ export class Agent {
       },
     });
     await this.#push.start();
+    if (!wanted()) return; // stopped while its sources started (#stopWork stopped them): no schedules either
     this.#scheduler = new Scheduler({
       logger: this.#logger,
       clock: this.#clock,

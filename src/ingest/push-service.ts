@@ -195,6 +195,8 @@ export class PushService {
   readonly #options: PushServiceOptions;
   readonly #runners = new Map<string, { runner: SourceRunner; config: string; stop: AbortController }>();
   #started = false;
+  /** Set by stop(): a start or reconfigure still under way starts no further source (nobody would stop it). */
+  #stopping = false;
 
   constructor(options: PushServiceOptions) {
     this.#options = options;
@@ -222,6 +224,7 @@ export class PushService {
     }
     const added: string[] = [];
     for (const config of sources) {
+      if (this.#stopping) break;
       if (this.#runners.has(config.name)) continue;
       const stop = new AbortController();
       const runner = new SourceRunner(config, this.#options, stop.signal);
@@ -238,6 +241,7 @@ export class PushService {
 
   /** Stops taking work and waits for the file in flight to checkpoint. */
   async stop(): Promise<void> {
+    this.#stopping = true;
     for (const entry of this.#runners.values()) entry.stop.abort(new Error('the agent is stopping'));
     await Promise.all([...this.#runners.values()].map((e) => e.runner.stop()));
   }

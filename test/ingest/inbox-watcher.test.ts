@@ -163,3 +163,30 @@ describe('InboxWatcher', () => {
     expect(lines().find((l) => l['msg'] === 'inbox rescan found files no event announced')?.['files']).toEqual(['quiet.csv']);
   });
 });
+
+describe('InboxWatcher closed while it starts', () => {
+  it('ends its start at once, stays closed, and hands nothing over (an HA node stepping down as it became active)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'pa-inbox-'));
+    await writeFile(join(dir, 'prices.csv'), 'a,b\n1,2\n');
+    const clock = new ManualClock();
+    const ready: string[] = [];
+    const watcher = new InboxWatcher({
+      dir,
+      rules: nameRules('*.csv', '.done'),
+      stableMs: STABLE_MS,
+      poll: false,
+      pollIntervalMs: 50,
+      clock,
+      logger: captureLogger().logger,
+      onReady: (file) => ready.push(file),
+      rewatchIntervalMs: 1_000,
+    });
+    const starting = watcher.start(); // chokidar is not ready yet: its first scan runs after this tick
+    await watcher.close();
+    // Before the fix this never settled: chokidar says no 'ready' once closed.
+    await expect(Promise.race([starting.then(() => 'started'), new Promise((r) => setTimeout(r, 5_000, 'still starting'))])).resolves.toBe('started');
+    expect(watcher.state).toBe('closed');
+    await clock.advance(STABLE_MS * 2);
+    expect(ready).toEqual([]);
+  });
+});

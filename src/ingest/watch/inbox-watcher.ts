@@ -104,7 +104,14 @@ export class InboxWatcher {
       this.#o.logger.warn({ inbox: this.#o.dir, error: String(error) }, 'inbox watcher error');
       if (!existsSync(this.#o.dir)) void this.#restart();
     });
-    await new Promise<void>((resolve) => watcher.once('ready', resolve));
+    // Closed before chokidar is ready (an HA node stepping down, or the agent stopping, while it starts): chokidar
+    // never says 'ready' then, and a start that waited for it held the drain until its timeout.
+    const closing = this.#closing.signal;
+    await new Promise<void>((resolve) => {
+      watcher.once('ready', resolve);
+      closing.addEventListener('abort', () => resolve(), { once: true });
+    });
+    if (closing.aborted) return;
     this.#state = 'watching';
     await this.rescan();
     this.#keepRescanning();
