@@ -64,6 +64,13 @@ unit_for() {
     systemd/pricing-agent.service
 }
 
+# bin/pricing-agent-service for a tree installed at PREFIX: systemd/pricing-agent-cli (a command run as the service
+# runs: its user, key credential and state directory) with the package's Node.js and folder as its defaults.
+service_cli_for() {
+  sed -e "s|^node=\${PRICING_AGENT_NODE:-/usr/bin/node}$|node=\${PRICING_AGENT_NODE:-$1/node/bin/node}|" \
+    -e "s|^home=\${PRICING_AGENT_HOME:-/opt/pricing-agent}$|home=\${PRICING_AGENT_HOME:-$1}|" systemd/pricing-agent-cli
+}
+
 tree_for() { # ARCH -> builds $work/pricing-agent-$version-linux-ARCH
   local arch=$1 tree=$work/pricing-agent-$version-linux-$1 spec tgz
   mkdir -p "$tree/bin" "$tree/node/bin" "$tree/systemd"
@@ -79,6 +86,10 @@ tree_for() { # ARCH -> builds $work/pricing-agent-$version-linux-ARCH
     [ "$(elf_arch "$binary")" = "$arch" ] || fail "$binary is not a Linux $arch binary ($(elf_arch "$binary"))"
   done
   install -m 0755 packaging/pricing-agent.sh "$tree/bin/pricing-agent"
+  service_cli_for /opt/pricing-agent >"$tree/bin/pricing-agent-service"
+  chmod 0755 "$tree/bin/pricing-agent-service"
+  grep -q '^node=${PRICING_AGENT_NODE:-/opt/pricing-agent/node/bin/node}$' "$tree/bin/pricing-agent-service" \
+    || fail "systemd/pricing-agent-cli has no node=\${PRICING_AGENT_NODE:-/usr/bin/node} line to rewrite"
   cp config.example.yaml README.md "$tree/"
   cp systemd/pricing-agent.yaml "$tree/systemd/"
   unit_for /opt/pricing-agent >"$tree/systemd/pricing-agent.service"
@@ -104,6 +115,7 @@ deb_for() { # ARCH -> pricing-agent_<version>_<debian arch>.deb from the tree
   cp -a "$tree/bin" "$tree/node" "$tree/dist" "$tree/node_modules" "$tree/package.json" "$tree/config.example.yaml" \
     "$tree/README.md" "$root/usr/lib/pricing-agent/"
   ln -s ../lib/pricing-agent/bin/pricing-agent "$root/usr/bin/pricing-agent"
+  service_cli_for /usr/lib/pricing-agent >"$root/usr/lib/pricing-agent/bin/pricing-agent-service"
   install -m 0644 systemd/pricing-agent.yaml "$root/etc/pricing-agent/pricing-agent.yaml"
   unit_for /usr/lib/pricing-agent >"$root/lib/systemd/system/pricing-agent.service"
   install -m 0644 packaging/deb/copyright "$root/usr/share/doc/pricing-agent/copyright"

@@ -51,11 +51,19 @@ function ok(result: SpawnSyncReturns<string>, what: string): string {
   return result.stdout;
 }
 
-/** `npm run package ARGS` into a fresh folder; returns the folder. */
-function buildPackages(args: string[]): string {
-  const out = suiteDir('pricing-agent-packages-');
-  ok(run('bash', ['scripts/package.sh', '--out', out, ...args], { cwd: REPO, timeoutMs: BUILD_TIMEOUT_MS }), 'npm run package');
-  return out;
+let built: string | undefined;
+/**
+ * `npm run package` into a fresh folder, once per run of this file; returns the folder. The short version builds the
+ * x64 tarball only; the full one everything, which the short tests then use too.
+ */
+function buildPackages(): string {
+  if (built === undefined) {
+    const out = suiteDir('pricing-agent-packages-');
+    const args = FULL ? [] : ['--arch', 'x64', '--no-deb'];
+    ok(run('bash', ['scripts/package.sh', '--out', out, ...args], { cwd: REPO, timeoutMs: BUILD_TIMEOUT_MS }), 'npm run package');
+    built = out;
+  }
+  return built;
 }
 
 /** The ELF machine of a file: x64, arm64, or what else it is. */
@@ -97,7 +105,7 @@ describe('npm run package: the x64 tarball runs offline', () => {
   let out = '';
   let home = '';
   beforeAll(() => {
-    out = buildPackages(['--arch', 'x64', '--no-deb']);
+    out = buildPackages();
     home = join(unpack(join(out, `pricing-agent-${VERSION}-linux-x64.tar.gz`)), `pricing-agent-${VERSION}-linux-x64`);
   }, BUILD_TIMEOUT_MS);
 
@@ -111,6 +119,7 @@ describe('npm run package: the x64 tarball runs offline', () => {
     for (const dev of ['typescript', 'vitest', 'eslint', 'nock', '@types', 'playwright-core']) expect(modules).not.toContain(dev);
     expect(statSync(join(home, 'bin/pricing-agent')).mode & 0o111).not.toBe(0);
     expect(readFileSync(join(home, 'bin/pricing-agent'), 'utf8')).toContain('--max-semi-space-size=8 --max-old-space-size=1536');
+    expect(readFileSync(join(home, 'bin/pricing-agent-service'), 'utf8')).toMatch(/^node=\$\{PRICING_AGENT_NODE:-\/opt\/pricing-agent\/node\/bin\/node\}$/m);
     expect(readFileSync(join(home, 'INSTALL.txt'), 'utf8')).toContain(`pricing-agent-${VERSION}-linux-x64/bin/pricing-agent demo`);
     const unit = readFileSync(join(home, 'systemd/pricing-agent.service'), 'utf8');
     expect(unit).toContain('\nExecStart=/opt/pricing-agent/bin/pricing-agent run --config /etc/pricing-agent/pricing-agent.yaml\n');
@@ -119,7 +128,7 @@ describe('npm run package: the x64 tarball runs offline', () => {
   });
 
   it('has a SHA256SUMS that matches', () => {
-    expect(readFileSync(join(out, 'SHA256SUMS'), 'utf8')).toMatch(new RegExp(`^[0-9a-f]{64}  pricing-agent-${VERSION.replaceAll('.', '\\.')}-linux-x64\\.tar\\.gz\\n$`));
+    expect(readFileSync(join(out, 'SHA256SUMS'), 'utf8')).toMatch(new RegExp(`^[0-9a-f]{64}  pricing-agent-${VERSION.replaceAll('.', '\\.')}-linux-x64\\.tar\\.gz$`, 'm'));
     expect(ok(run('sha256sum', ['-c', 'SHA256SUMS'], { cwd: out }), 'sha256sum -c')).toContain(': OK');
   });
 
@@ -213,7 +222,7 @@ function newerBuild(deb: string, dir: string, newVersion: string): string {
 describe.skipIf(FULL_SKIP)(`npm run package: every package${FULL_NOTE}`, () => {
   let out = '';
   beforeAll(() => {
-    out = buildPackages([]);
+    out = buildPackages();
   }, BUILD_TIMEOUT_MS);
   const debArch = { x64: 'amd64', arm64: 'arm64' } as const;
 
@@ -242,6 +251,9 @@ describe.skipIf(FULL_SKIP)(`npm run package: every package${FULL_NOTE}`, () => {
     const tree = tempDir('pricing-agent-deb-');
     ok(run('dpkg-deb', ['-R', deb, tree]), 'dpkg-deb -R');
     expect(readlinkSync(join(tree, 'usr/bin/pricing-agent'))).toBe('../lib/pricing-agent/bin/pricing-agent');
+    const serviceCli = readFileSync(join(tree, 'usr/lib/pricing-agent/bin/pricing-agent-service'), 'utf8');
+    expect(serviceCli).toMatch(/^node=\$\{PRICING_AGENT_NODE:-\/usr\/lib\/pricing-agent\/node\/bin\/node\}$/m);
+    expect(serviceCli).toMatch(/^home=\$\{PRICING_AGENT_HOME:-\/usr\/lib\/pricing-agent\}$/m);
     expect(readFileSync(join(tree, 'DEBIAN/conffiles'), 'utf8')).toBe('/etc/pricing-agent/pricing-agent.yaml\n');
     const unit = readFileSync(join(tree, 'lib/systemd/system/pricing-agent.service'), 'utf8');
     expect(unit).toContain('\nExecStart=/usr/lib/pricing-agent/bin/pricing-agent run --config /etc/pricing-agent/pricing-agent.yaml\n');
