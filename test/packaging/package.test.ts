@@ -10,7 +10,7 @@
  * each run.
  */
 import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, lstatSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, readdirSync, readlinkSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -24,6 +24,8 @@ const CAN_UNSHARE = ROOT_USER && onPath('unshare') && onPath('ip');
 const NO_UNSHARE = 'skipped: needs root with unshare and ip (CI and the project machines have them)';
 /** Building runs tsc and npm ci: minutes on a loaded 2-core machine. */
 const BUILD_TIMEOUT_MS = 900_000;
+/** A test that unpacks a package or runs the demo: seconds, far more on a machine busy with the rest of npm test. */
+const RUN_TIMEOUT_MS = 300_000;
 
 /** Temp folders that live as long as the file's tests (support.ts's tempDir is removed after each test). */
 const suiteDirs: string[] = [];
@@ -68,7 +70,13 @@ function buildPackages(): string {
 
 /** The ELF machine of a file: x64, arm64, or what else it is. */
 function elfArch(file: string): string {
-  const head = readFileSync(file).subarray(0, 20);
+  const head = Buffer.alloc(20);
+  const fd = openSync(file, 'r');
+  try {
+    readSync(fd, head, 0, 20, 0);
+  } finally {
+    closeSync(fd);
+  }
   if (head.readUInt32BE(0) !== 0x7f454c46) return 'not ELF';
   return { 0x3e: 'x64', 0xb7: 'arm64' }[head.readUInt16LE(18)] ?? `machine ${head.readUInt16LE(18)}`;
 }
@@ -130,7 +138,7 @@ describe('npm run package: the x64 tarball runs offline', () => {
   it('has a SHA256SUMS that matches', () => {
     expect(readFileSync(join(out, 'SHA256SUMS'), 'utf8')).toMatch(new RegExp(`^[0-9a-f]{64}  pricing-agent-${VERSION.replaceAll('.', '\\.')}-linux-x64\\.tar\\.gz$`, 'm'));
     expect(ok(run('sha256sum', ['-c', 'SHA256SUMS'], { cwd: out }), 'sha256sum -c')).toContain(': OK');
-  });
+  }, RUN_TIMEOUT_MS);
 
   it.skipIf(!onPath('systemd-analyze'))('its unit passes systemd-analyze verify where the tarball is unpacked', () => {
     const dir = tempDir();
@@ -153,7 +161,7 @@ describe('npm run package: the x64 tarball runs offline', () => {
     expect(demo.status, demo.stdout + demo.stderr).toBe(0);
     expect(demo.stdout).toContain('pricing-agent demo: everything checks out');
     expect(demo.stdout).not.toMatch(/^\s+FAIL/m);
-  });
+  }, RUN_TIMEOUT_MS);
 });
 
 // --- npm run test:package -----------------------------------------------------------------------------------------
@@ -231,7 +239,7 @@ describe.skipIf(FULL_SKIP)(`npm run package: every package${FULL_NOTE}`, () => {
     expect(readdirSync(out).sort()).toEqual(['SHA256SUMS', ...names].sort());
     const sums = ok(run('sha256sum', ['-c', 'SHA256SUMS'], { cwd: out }), 'sha256sum -c');
     for (const name of names) expect(sums).toContain(`${name}: OK`);
-  });
+  }, RUN_TIMEOUT_MS);
 
   it.each(['x64', 'arm64'] as const)('the %s tarball and .deb carry that platform’s Node.js and SQLite driver, and nothing of another', (arch) => {
     const home = join(unpack(join(out, `pricing-agent-${VERSION}-linux-${arch}.tar.gz`)), `pricing-agent-${VERSION}-linux-${arch}`);
@@ -244,7 +252,7 @@ describe.skipIf(FULL_SKIP)(`npm run package: every package${FULL_NOTE}`, () => {
     ok(run('dpkg-deb', ['-x', deb, tree]), 'dpkg-deb -x');
     expect(elfArch(join(tree, 'usr/lib/pricing-agent/node/bin/node'))).toBe(arch);
     expect(readdirSync(join(tree, 'usr/lib/pricing-agent/node_modules/better-sqlite3/prebuilds'))).toEqual([`linux-${arch}.node`]);
-  });
+  }, RUN_TIMEOUT_MS);
 
   it('lays the .deb out as Debian expects: /usr/lib/pricing-agent, pricing-agent on PATH, the config a conffile, the unit', () => {
     const deb = join(out, `pricing-agent_${VERSION}_amd64.deb`);
@@ -259,7 +267,7 @@ describe.skipIf(FULL_SKIP)(`npm run package: every package${FULL_NOTE}`, () => {
     expect(unit).toContain('\nExecStart=/usr/lib/pricing-agent/bin/pricing-agent run --config /etc/pricing-agent/pricing-agent.yaml\n');
     expect(unit).toContain('\nConditionPathExists=/etc/pricing-agent/api-key\n');
     expect(ok(run('dpkg-deb', ['-c', deb]), 'dpkg-deb -c')).not.toMatch(/^\S+ (?!root\/root)/m);
-  });
+  }, RUN_TIMEOUT_MS);
 
   it.each(['amd64', 'arm64'])('lintian reports no error on the %s .deb', (arch) => {
     const result = run('lintian', ['--no-tag-display-limit', join(out, `pricing-agent_${VERSION}_${arch}.deb`)], { timeoutMs: 900_000 });
