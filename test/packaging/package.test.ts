@@ -5,7 +5,8 @@
  *
  * `npm run test:package` (PRICING_AGENT_PACKAGE_TEST=full) builds everything: both tarballs and both .debs, checks
  * each binary is of its package's platform, runs lintian on the .debs, and installs, upgrades, removes and purges
- * the amd64 .deb in a throwaway Debian root (debootstrap, then chroot), never on the machine that runs the test.
+ * the amd64 .deb in a throwaway Debian root (debootstrap, then chroot), never on the machine that runs the test,
+ * and runs the arm64 tarball's agent under qemu-user (qemu-user-static) with Debian's arm64 C libraries.
  * The root takes minutes to bootstrap: it is kept as a tar in the temp folder, one per day, and unpacked afresh for
  * each run.
  */
@@ -227,6 +228,27 @@ function newerBuild(deb: string, dir: string, newVersion: string): string {
   return out;
 }
 
+/**
+ * Debian's arm64 glibc, libstdc++ and libgcc unpacked into a folder: the loader and libraries that the arm64
+ * Node.js needs under qemu-user. Fetched with apt's own lists and cache in that folder (this machine's sources, the
+ * arm64 architecture), so the machine's apt and dpkg state is left as it was.
+ */
+function arm64Sysroot(): string {
+  const dir = suiteDir('pricing-agent-arm64-');
+  for (const sub of ['lists/partial', 'cache/archives/partial', 'sysroot']) mkdirSync(join(dir, sub), { recursive: true });
+  const conf = join(dir, 'apt.conf');
+  writeFileSync(
+    conf,
+    `APT::Architecture "arm64";\nAPT::Architectures { "arm64"; };\nDir::State::Lists "${dir}/lists";\nDir::Cache "${dir}/cache";\nDir::State::status "/dev/null";\n`,
+  );
+  const env = { ...process.env, APT_CONFIG: conf };
+  ok(run('apt-get', ['update', '-qq'], { env }), 'apt-get update (arm64 lists)');
+  ok(run('apt-get', ['download', '-qq', 'libc6:arm64', 'libstdc++6:arm64', 'libgcc-s1:arm64'], { cwd: dir, env }), 'apt-get download');
+  for (const deb of readdirSync(dir).filter((f) => f.endsWith('.deb'))) ok(run('dpkg-deb', ['-x', join(dir, deb), join(dir, 'sysroot')]), `dpkg-deb -x ${deb}`);
+  return join(dir, 'sysroot');
+}
+const HAS_QEMU = onPath('qemu-aarch64-static');
+
 describe.skipIf(FULL_SKIP)(`npm run package: every package${FULL_NOTE}`, () => {
   let out = '';
   beforeAll(() => {
@@ -253,6 +275,23 @@ describe.skipIf(FULL_SKIP)(`npm run package: every package${FULL_NOTE}`, () => {
     expect(elfArch(join(tree, 'usr/lib/pricing-agent/node/bin/node'))).toBe(arch);
     expect(readdirSync(join(tree, 'usr/lib/pricing-agent/node_modules/better-sqlite3/prebuilds'))).toEqual([`linux-${arch}.node`]);
   }, RUN_TIMEOUT_MS);
+
+  // No arm64 machine here: its Node.js runs under qemu-user, started directly with the launcher's flags (the
+  // launcher is a shell script that would exec it, which needs binfmt_misc, not available in a container).
+  it.skipIf(!HAS_QEMU)('the arm64 tarball runs --version and the demo under qemu-aarch64, offline', () => {
+    const home = join(unpack(join(out, `pricing-agent-${VERSION}-linux-arm64.tar.gz`)), `pricing-agent-${VERSION}-linux-arm64`);
+    const sysroot = arm64Sysroot();
+    const launcher = readFileSync(join(home, 'bin/pricing-agent'), 'utf8');
+    const flags = /"\$root\/node\/bin\/node" (.*) "\$root\/dist\/cli\/main\.js"/.exec(launcher)?.[1] ?? '';
+    expect(flags).toBe('--max-semi-space-size=8 --max-old-space-size=1536');
+    const qemu = run('sh', ['-c', 'command -v qemu-aarch64-static']).stdout.trim();
+    const agent = `${qemu} -L ${sysroot} ${home}/node/bin/node ${flags} ${home}/dist/cli/main.js`;
+    const path = pathWithoutNode();
+    expect(ok(offline(`${agent} --version`, path), '--version under qemu').trim()).toBe(VERSION);
+    const demo = offline(`${agent} demo --clean`, path);
+    expect(demo.status, demo.stdout + demo.stderr).toBe(0);
+    expect(demo.stdout).toContain('pricing-agent demo: everything checks out');
+  }, BUILD_TIMEOUT_MS);
 
   it('lays the .deb out as Debian expects: /usr/lib/pricing-agent, pricing-agent on PATH, the config a conffile, the unit', () => {
     const deb = join(out, `pricing-agent_${VERSION}_amd64.deb`);
