@@ -15,7 +15,8 @@ import { closeSync, existsSync, lstatSync, mkdirSync, mkdtempSync, openSync, rea
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { onPath, REPO, tempDir } from './support.ts';
+import { onPath, skipWithout } from '../support/required-tool.ts';
+import { REPO, tempDir } from './support.ts';
 
 const FULL = process.env['PRICING_AGENT_PACKAGE_TEST'] === 'full';
 const VERSION = (JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { version: string }).version;
@@ -141,7 +142,7 @@ describe('npm run package: the x64 tarball runs offline', () => {
     expect(ok(run('sha256sum', ['-c', 'SHA256SUMS'], { cwd: out }), 'sha256sum -c')).toContain(': OK');
   }, RUN_TIMEOUT_MS);
 
-  it.skipIf(!onPath('systemd-analyze'))('its unit passes systemd-analyze verify where the tarball is unpacked', () => {
+  it.skipIf(skipWithout('systemd-analyze', onPath('systemd-analyze'), 'systemd'))('its unit passes systemd-analyze verify where the tarball is unpacked', () => {
     const dir = tempDir();
     const unit = readFileSync(join(home, 'systemd/pricing-agent.service'), 'utf8').replaceAll('/opt/pricing-agent/', `${home}/`);
     writeFileSync(join(dir, 'pricing-agent.service'), unit);
