@@ -95,10 +95,12 @@ describe('upgrading the previous release and rolling back', () => {
     // The old build cannot use the migrated state.
     const refused = await push(await csvFile(dir, 'third.csv', '1.27'), config, runOld);
     expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain('corrupted migrations');
 
     const restored = await cli(['state', 'restore', backup, '-c', config]);
     expect(restored.code, restored.stderr).toBe(0);
     expect(restored.stdout).toContain(`restored ${backup} to ${databasePath(join(dir, 'state'))}`);
+    expect(statSync(databasePath(join(dir, 'state'))).mode & 0o777).toBe(0o640); // the state's own mode, not the backup's
     // The old build runs again, on the state as it was before the upgrade: its first push's keys are there, so
     // only the row that differs from the first file is sent.
     const again = await push(join(dir, 'third.csv'), config, runOld);

@@ -3,7 +3,7 @@
  * state, and `state restore` while it is stopped. SQLite's online backup API copies a consistent snapshot page by
  * page while other connections keep writing; a plain file copy of a WAL database could take a torn state.
  */
-import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { AGENT_VERSION } from '../../version.ts';
@@ -86,19 +86,24 @@ export async function automaticBackup(path: string, now: Date): Promise<string> 
   const stateDir = dirname(path);
   const to = defaultBackupPath(stateDir, now, true);
   await backupSqlite(path, to);
-  const dir = dirname(to);
-  const automatic = readdirSync(dir).filter((f) => f.startsWith(AUTOMATIC_PREFIX) && f.endsWith('.db')).sort();
-  for (const old of automatic.slice(0, Math.max(0, automatic.length - AUTOMATIC_BACKUPS_KEPT))) rmSync(join(dir, old), { force: true });
+  const automatic = automaticBackups(stateDir);
+  for (const old of automatic.slice(0, Math.max(0, automatic.length - AUTOMATIC_BACKUPS_KEPT))) rmSync(old, { force: true });
   return to;
+}
+
+/** The automatic backups in `<state dir>/backups/`, oldest first (the UTC time in their names sorts them). */
+function automaticBackups(stateDir: string): string[] {
+  const dir = join(stateDir, 'backups');
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
+    .filter((f) => f.startsWith(AUTOMATIC_PREFIX) && f.endsWith('.db'))
+    .sort()
+    .map((f) => join(dir, f));
 }
 
 /** The newest automatic backup in `<state dir>/backups/`, null when there is none. */
 export function newestAutomaticBackup(stateDir: string): string | null {
-  const dir = join(stateDir, 'backups');
-  if (!existsSync(dir)) return null;
-  const automatic = readdirSync(dir).filter((f) => f.startsWith(AUTOMATIC_PREFIX) && f.endsWith('.db')).sort();
-  const newest = automatic.at(-1);
-  return newest === undefined ? null : join(dir, newest);
+  return automaticBackups(stateDir).at(-1) ?? null;
 }
 
 /**
@@ -123,7 +128,8 @@ export function restoreSqlite(file: string, path: string): { readonly applied: n
   mkdirSync(dirname(path), { recursive: true, mode: 0o750 });
   const incoming = `${path}.restoring`;
   copyFileSync(file, incoming);
-  chmodSync(incoming, 0o640);
+  // The state's own bits are kept (0o660 when a POS in the agent's group reads it); 0o640 for a new state.
+  chmodSync(incoming, existsSync(path) ? statSync(path).mode & 0o770 : 0o640);
   rmSync(`${path}-wal`, { force: true });
   rmSync(`${path}-shm`, { force: true });
   renameSync(incoming, path);
