@@ -74,7 +74,8 @@ const DEFAULTS = {
 
 /**
  * Opens (creating if needed, unless read-only) and migrates the database at `path`. Throws a StoreError with code
- * OPEN_FAILED, PRAGMA_NOT_EFFECTIVE, MIGRATION_FAILED, STATE_TOO_NEW (a newer agent migrated it) or NOT_INITIALIZED; the connection is closed on failure.
+ * OPEN_FAILED, PRAGMA_NOT_EFFECTIVE, MIGRATION_FAILED, STATE_TOO_NEW (a newer agent migrated it) or
+ * NOT_INITIALIZED; the connection is closed on failure.
  */
 export async function openSqlite(path: string, options: SqliteOptions = {}): Promise<SqliteDb> {
   const readonly = options.readonly ?? false;
