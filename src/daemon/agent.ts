@@ -89,6 +89,7 @@ export class Agent {
       const ha = config.ha.enabled ? config.ha : null;
       const db = await openStateDb(config.state, {
         now: () => this.#clock.now(),
+        onBackup: (file) => this.#logger.info({ backup: file }, `the state is upgraded: a backup of it was written to ${file}`),
         // A node frozen inside a transaction must not hold a takeover back past the lease (library notes).
         ...(ha ? { idleInTransactionTimeoutMs: Math.trunc((ha.lease_s * 1000) / 2) } : {}),
       });

@@ -13,6 +13,8 @@ export const STORE_ERROR_CODES = [
   'MISSING',
   /** A read-only open found a database that was never migrated by the agent. */
   'NOT_INITIALIZED',
+  /** The state was migrated by a newer agent (a migration this build does not know): refused, never used. */
+  'STATE_TOO_NEW',
   /** A write was started while another transaction is open on the same connection. */
   'TRANSACTION_OPEN',
   /** A write was attempted through a read-only handle. */

@@ -25,6 +25,11 @@ export interface OpenStateOptions {
    * so that a node frozen inside a transaction cannot hold a takeover back for longer (library notes).
    */
   idleInTransactionTimeoutMs?: number;
+  /**
+   * SQLite: the automatic backup taken before this open migrated the state (src/store/sqlite/backup.ts). Without
+   * it the file is named on stderr, so that a one-shot command's upgrade names its backup too.
+   */
+  onBackup?: (file: string) => void;
 }
 
 /** Opens (creating and migrating it, unless read-only) the state of `state` (the config's `state:` section). */
@@ -43,7 +48,8 @@ export async function openStateDb(state: Config['state'], options: OpenStateOpti
       ...(options.idleInTransactionTimeoutMs === undefined ? {} : { idleInTransactionTimeoutMs: options.idleInTransactionTimeoutMs }),
     });
   }
-  return openSqlite(databasePath(state.dir), common);
+  const onBackup = options.onBackup ?? ((file: string) => process.stderr.write(`the state is upgraded: a backup of it was written to ${file}\n`));
+  return openSqlite(databasePath(state.dir), { ...common, onBackup });
 }
 
 /** The state's location for messages (before it is opened): the SQLite file, or the PostgreSQL URL and schema. */

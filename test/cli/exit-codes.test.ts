@@ -4,7 +4,7 @@
  * without a case here fails the first test; a command that exits otherwise than its row says fails its case.
  *
  * `state migrate` needs a PostgreSQL cluster: its rows are driven in test/cli/state-migrate.test.ts (0 and 1) and
- * here (2).
+ * here (2). `state backup` and `state restore` need a state of a previous release: test/cli/state-backup.test.ts.
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -233,12 +233,16 @@ const CASES: { [C in CommandName]: Partial<Record<number, Case>> } = {
     1: async () => code(runCli(['sources', 'suggest', await file(kaputt())])),
     2: async () => code(runCli(['sources', 'suggest', await file(txCsv('S2')), '--preview', '3'])),
   },
+  'state backup': { 2: () => code(withBadConfig(['state', 'backup'])) },
+  'state restore': { 2: () => code(withBadConfig(['state', 'restore', 'backup.db'])) },
   'state migrate': { 2: () => code(withBadConfig(['state', 'migrate', '--to', 'postgres'])) },
   status: { 0: () => code(cli(['status'])), 1: () => code(cli(['status'], WRONG_KEY)), 2: () => code(withBadConfig(['status'])) },
 };
 
 /** Rows driven elsewhere, with the file that drives them. */
 const ELSEWHERE: Partial<Record<CommandName, Record<number, string>>> = {
+  'state backup': { 0: 'test/cli/state-backup.test.ts', 1: 'test/cli/state-backup.test.ts' },
+  'state restore': { 0: 'test/cli/state-backup.test.ts', 1: 'test/cli/state-backup.test.ts' },
   'state migrate': { 0: 'test/cli/state-migrate.test.ts', 1: 'test/cli/state-migrate.test.ts' },
 };
 

@@ -106,7 +106,7 @@ describe('openSqlite', () => {
     const db = await openSqlite(path);
     await sqlRun(db, `INSERT INTO kysely_migration (name, timestamp) VALUES ('0099_future', 'x')`);
     await db.close();
-    await expectCode(openSqlite(path), 'MIGRATION_FAILED');
+    await expectCode(openSqlite(path), 'STATE_TOO_NEW');
   });
 
   it('refuses a call on the database from inside one of its transactions, instead of waiting for itself', async () => {

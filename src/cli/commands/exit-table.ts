@@ -88,6 +88,16 @@ export const EXIT_TABLE = {
     [EXIT_FAILURE, 'the file cannot be read as a table (a broken workbook, a quote never closed)'],
     [EXIT_CONFIG, 'a usage mistake: no such file, a bad --set, or --preview while a field is still a placeholder'],
   ],
+  'state backup': [
+    [EXIT_OK, 'the copy is written'],
+    [EXIT_FAILURE, 'no state yet, the file cannot be written, or the state is in PostgreSQL (the pg_dump command is printed)'],
+    CONFIG_MISTAKE,
+  ],
+  'state restore': [
+    [EXIT_OK, 'restored'],
+    [EXIT_FAILURE, 'refused (an agent runs, the file is not a pricing-agent state or a newer agent wrote it); the state is left as it was'],
+    CONFIG_MISTAKE,
+  ],
   'state migrate': [
     [EXIT_OK, 'copied'],
     [EXIT_FAILURE, 'refused or failed (a daemon runs, the target is not empty); the target is left as it was'],

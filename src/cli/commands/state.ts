@@ -11,10 +11,11 @@ import type { Config } from '../../config/index.ts';
 import { checkDaemon } from '../../status/daemon-probe.ts';
 import { copyState, type CopiedTable } from '../../store/copy-state.ts';
 import { openStateDb, stateLocation } from '../../store/open-state-db.ts';
+import { backupState, restoreState } from '../../store/state-backup.ts';
 import { configOption, loadConfigForCommand } from './config.ts';
 import { runCommand } from './errors.ts';
 
-class MigrateRefusedError extends Error {
+class StateRefusedError extends Error {
   readonly exitCode = 1;
 }
 
@@ -26,14 +27,14 @@ interface MigrateOptions {
 
 async function migrate(config: Config, say: (text: string) => void): Promise<{ from: string; to: string; tables: CopiedTable[] }> {
   if (config.state.backend === 'postgres') {
-    throw new MigrateRefusedError('state.backend is already postgres: there is nothing to migrate');
+    throw new StateRefusedError('state.backend is already postgres: there is nothing to migrate');
   }
   if (config.state.postgres === null) {
-    throw new MigrateRefusedError('set state.postgres (url, password_file or password, schema) to say where the state goes; keep state.backend: sqlite until the copy is done');
+    throw new StateRefusedError('set state.postgres (url, password_file or password, schema) to say where the state goes; keep state.backend: sqlite until the copy is done');
   }
   const daemon = await checkDaemon(config);
   if (daemon.state === 'ready' || daemon.state === 'not_ready') {
-    throw new MigrateRefusedError(`an agent answers at ${daemon.url ?? '?'}: stop it first (it would keep writing the SQLite state during the copy)`);
+    throw new StateRefusedError(`an agent answers at ${daemon.url ?? '?'}: stop it first (it would keep writing the SQLite state during the copy)`);
   }
   const sqliteState = { ...config.state, backend: 'sqlite' as const };
   const postgresState = { ...config.state, backend: 'postgres' as const };
@@ -52,8 +53,44 @@ async function migrate(config: Config, say: (text: string) => void): Promise<{ f
   }
 }
 
+async function restore(config: Config, file: string): Promise<string> {
+  const daemon = await checkDaemon(config);
+  if (daemon.state === 'ready' || daemon.state === 'not_ready') {
+    throw new StateRefusedError(`an agent answers at ${daemon.url ?? '?'}: stop it first (it would keep writing the state it holds open)`);
+  }
+  try {
+    return restoreState(config.state, file);
+  } catch (error) {
+    throw new StateRefusedError((error as Error).message, { cause: error });
+  }
+}
+
 export function stateCommand(): Command {
-  const command = new Command('state').description('move the state between backends');
+  const command = new Command('state').description('move the state between backends, back it up and restore it');
+  command
+    .command('backup')
+    .description('write a consistent copy of the SQLite state, also while the agent runs')
+    .option('--to <file>', 'where the copy goes (default: <state dir>/backups/pricing-agent-<version>-<UTC time>.db)')
+    .addOption(configOption())
+    .action(
+      runCommand(async (options: { config: string; to?: string }) => {
+        const config = await loadConfigForCommand(options.config);
+        const file = await backupState(config.state, options.to, new Date());
+        process.stdout.write(`backup written to ${file}\nRestore it with the agent stopped: pricing-agent state restore ${file}\n`);
+      }),
+    );
+  command
+    .command('restore')
+    .description('put a backup back in place of the SQLite state (the agent must be stopped)')
+    .argument('<file>', 'a backup written by state backup or before an upgrade')
+    .addOption(configOption())
+    .action(
+      runCommand(async (file: string, options: { config: string }) => {
+        const config = await loadConfigForCommand(options.config);
+        const path = await restore(config, file);
+        process.stdout.write(`restored ${file} to ${path}. Start the agent that wrote the backup (or a newer one).\n`);
+      }),
+    );
   command
     .command('migrate')
     .description('copy the SQLite state into the empty PostgreSQL schema of state.postgres (the agent must be stopped)')

@@ -14,6 +14,8 @@ import { Kysely, SqliteAdapter, SqliteDialect, sql, type DialectAdapter } from '
 import { StoreError } from '../errors.ts';
 import type { Database } from '../schema.ts';
 import { migrateToLatest } from '../migrate.ts';
+import { AGENT_VERSION } from '../../version.ts';
+import { automaticBackup, hasPendingMigrations, stateFacts, tooNewMessage, unknownMigrations, WRITTEN_BY_KEY } from './backup.ts';
 import { SQLITE_MIGRATIONS } from './migrations/index.ts';
 import { SqliteDb } from './sqlite-db.ts';
 
@@ -32,6 +34,8 @@ export interface SqliteOptions {
   journalSizeLimitBytes?: number;
   /** Milliseconds since the epoch; the project's Clock.now. */
   now?: () => number;
+  /** Called with the file of the automatic backup taken before this open migrated an existing state (to log it). */
+  onBackup?: (file: string) => void;
 }
 
 /** File name of the state database inside the configured `state.dir`. */
@@ -70,7 +74,8 @@ const DEFAULTS = {
 
 /**
  * Opens (creating if needed, unless read-only) and migrates the database at `path`. Throws a StoreError with code
- * OPEN_FAILED, PRAGMA_NOT_EFFECTIVE, MIGRATION_FAILED or NOT_INITIALIZED; the connection is closed on failure.
+ * OPEN_FAILED, PRAGMA_NOT_EFFECTIVE, MIGRATION_FAILED, STATE_TOO_NEW (a newer agent migrated it) or
+ * NOT_INITIALIZED; the connection is closed on failure.
  */
 export async function openSqlite(path: string, options: SqliteOptions = {}): Promise<SqliteDb> {
   const readonly = options.readonly ?? false;
@@ -97,12 +102,32 @@ export async function openSqlite(path: string, options: SqliteOptions = {}): Pro
     // directly. Not destroyed afterwards: destroying a SqliteDialect closes the connection.
     const kysely = new Kysely<Database>({ dialect: new StateDialect({ database: sqlite }) });
     if (readonly) await requireInitialized(kysely, path);
-    else await migrateToLatest(kysely, SQLITE_MIGRATIONS);
+    else await migrateWithBackup(kysely, sqlite, path, options);
   } catch (error) {
     await db.close().catch(() => undefined);
     throw error;
   }
   return db;
+}
+
+/**
+ * A state migrated by a newer agent is refused before anything touches it. An existing state that this build
+ * would migrate is first copied to `<state dir>/backups/` (the way back if the new version must be rolled back),
+ * and the version that migrated it is kept in agent_meta, so that an older agent can say who wrote it.
+ */
+async function migrateWithBackup(kysely: Kysely<Database>, sqlite: BetterSqlite3.Database, path: string, options: SqliteOptions): Promise<void> {
+  const facts = stateFacts(sqlite);
+  if (facts !== null && unknownMigrations(facts).length > 0) throw new StoreError('STATE_TOO_NEW', tooNewMessage(path, facts, dirname(path)));
+  if (facts !== null && hasPendingMigrations(facts)) {
+    const file = await automaticBackup(path, new Date((options.now ?? Date.now)()));
+    options.onBackup?.(file);
+  }
+  const ran = await migrateToLatest(kysely, SQLITE_MIGRATIONS);
+  if (ran.length > 0) {
+    sqlite
+      .prepare('INSERT INTO agent_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value')
+      .run(WRITTEN_BY_KEY, AGENT_VERSION);
+  }
 }
 
 /** Creates the directory and an empty file with `fileMode` (minus the umask); removes world bits from old files. */
