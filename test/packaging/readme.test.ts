@@ -1,6 +1,7 @@
 /**
- * The README is the user's manual: its quick start comes first, its links (and those of docs/) lead somewhere, its
- * metrics table names exactly the metrics the agent exports, and the files the installation steps copy exist.
+ * The README is the user's manual: its quick start comes first, its links (and those of docs/) lead somewhere, the
+ * metrics table it links (docs/operations.md) names exactly the metrics the agent exports, and the files the
+ * installation steps copy exist.
  */
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -46,12 +47,12 @@ describe('README.md', () => {
     expect(README.slice(0, README.indexOf('\n## ', README.indexOf('\n## Quick start\n') + 1)).split('\n').length).toBeLessThanOrEqual(40);
   });
 
-  it('lists every metric of the agent (without the Node.js process metrics), and no other', async () => {
+  it('docs/operations.md lists every metric of the agent (without the Node.js process metrics), and no other', async () => {
     const metrics = new AgentMetrics({ outbox: () => Promise.resolve({ feedRows: 0, consumers: [] }), mirrors: () => Promise.resolve([]), ready: () => true, heldFiles: () => Promise.resolve([]) });
     const exported = (await metrics.registry.getMetricsAsJSON())
       .map((m) => m.name)
       .filter((name) => !/^pricing_agent_(process|nodejs)_/.test(name));
-    const documented = [...README.matchAll(/^\| `(pricing_agent_[a-z_]+)` \|/gm)].map((m) => m[1]);
+    const documented = [...readRepoFile('docs/operations.md').matchAll(/^\| `(pricing_agent_[a-z_]+)` \|/gm)].map((m) => m[1]);
     expect([...documented].sort()).toEqual([...exported].sort());
   });
 
