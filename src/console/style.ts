@@ -49,7 +49,8 @@ tbody tr:hover { background: #f8fafc; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 td.text { white-space: normal; min-width: 14rem; overflow-wrap: anywhere; }
 td.wrap { white-space: normal; min-width: 9rem; }
-.file-name, .id { display: inline-block; max-width: 16rem; overflow: hidden; text-overflow: ellipsis; vertical-align: bottom; }
+/* A long name wraps inside its column rather than being cut: the operator must be able to read and copy it whole. */
+.file-name, .id { display: inline-block; max-width: 16rem; white-space: normal; overflow-wrap: anywhere; vertical-align: bottom; }
 .entity { display: block; font-size: .78rem; color: var(--muted); }
 a.entity { color: var(--muted); }
 a.fixes { display: block; font-size: .78rem; }

@@ -20,6 +20,8 @@ vi.setConfig({ testTimeout: 90_000, hookTimeout: 90_000 });
 
 const CHROMIUM = chromiumPath();
 const MARKUP_NAME = 'a<b>&"c"<img src=x onerror=alert(1)>.csv';
+/** A name as long as a store's export tool writes them: the console shows it whole, wrapped, never cut. */
+const LONG_NAME = 'weekly-price-export-region-north-west-store-cluster-0042-2026-11-20T08-00-00-final-corrected.csv';
 
 let h: DaemonHarness;
 let browser: Browser;
@@ -71,6 +73,12 @@ interface InPage {
   document: { documentElement: { scrollWidth: number } };
 }
 
+/** Enough of the DOM to find cut or spilling elements. */
+interface InPageElements {
+  getComputedStyle(element: unknown): { textOverflow: string; overflowX: string };
+  document: { querySelectorAll(selector: string): Iterable<{ tagName: string; className: string; textContent: string; scrollWidth: number; clientWidth: number }> };
+}
+
 const grouped = (n: number | null) => (n === null ? '–' : n.toLocaleString('en-US'));
 
 describe.skipIf(skipWithout('Chromium', CHROMIUM !== undefined, 'chromium'))(`the web console in Chromium (${CHROMIUM ?? 'none installed: apt-get install chromium'})`, () => {
@@ -95,12 +103,13 @@ describe.skipIf(skipWithout('Chromium', CHROMIUM !== undefined, 'chromium'))(`th
     await writeFile(join(h.inbox('products'), 'products.csv'), 'item_id,sku,product_name\nA-1,A-1,Honey\nA-2,A-2,Cheese\nA-3,A-3,Bread\n');
     await writeFile(join(h.inbox('products'), MARKUP_NAME), 'item_id,sku,product_name\nA-4,A-4,Tea\n');
     await writeFile(join(h.inbox('products'), 'broken.csv'), 'product_name\nTea\n'); // no item_id column: the file fails
+    await writeFile(join(h.inbox('products'), LONG_NAME), 'item_id,sku,product_name\nA-5,A-5,Jam\n');
     await writeFile(
       join(h.inbox('tx'), 'tx.csv'),
       'transaction_id,item_id,transaction_timestamp,quantity,price\nT1,A-1,2026-11-20T08:00:00Z,1,2.99\nT2,A-2,yesterday,1,1.99\nT3,A-3,2026-11-20T08:05:00Z,2,0.99\n',
     );
     await writeFile(join(h.inbox('stores'), 'later.csv'), 'item_id,store_id,current_price\n');
-    for (const [source, name] of [['products', 'products.csv'], ['products', MARKUP_NAME], ['products', 'broken.csv'], ['tx', 'tx.csv']] as const) {
+    for (const [source, name] of [['products', 'products.csv'], ['products', MARKUP_NAME], ['products', 'broken.csv'], ['products', LONG_NAME], ['tx', 'tx.csv']] as const) {
       await h.report(source, name);
     }
     // tx.csv's rejects CSV, corrected and dropped back (README, "Fix and drop again").
@@ -136,7 +145,7 @@ describe.skipIf(skipWithout('Chromium', CHROMIUM !== undefined, 'chromium'))(`th
     }
     expect(status.sources.find((s) => s.name === 'stores')?.waiting).toBe(1);
     expect(status.sources.find((s) => s.name === 'tx')?.rows_rejected_today).toBe(1);
-    expect(status.sources.find((s) => s.name === 'products')).toMatchObject({ done_today: 2, failed_today: 1 });
+    expect(status.sources.find((s) => s.name === 'products')).toMatchObject({ done_today: 3, failed_today: 1 });
     // The last files, newest first, with their counts.
     for (const f of files) {
       const row = `#files tr[data-file-id="${f.id}"]`;
@@ -231,11 +240,26 @@ describe.skipIf(skipWithout('Chromium', CHROMIUM !== undefined, 'chromium'))(`th
     await Promise.all([page.close(), done.close()]);
   });
 
-  it('nothing is wider than the screen, at 1024 px and on a phone', async () => {
+  it('nothing is wider than the screen, cut or spilling out of its cell, at 1024 px, 1440 px and on a phone', async () => {
+    const long = files.find((f) => f.name === LONG_NAME);
     const tx = files.find((f) => f.name === 'tx.csv');
-    for (const width of [1024, 390]) {
-      for (const path of ['/', '/files', `/files/${tx?.id}`]) {
+    expect(long).toBeDefined();
+    for (const width of [1024, 1440, 390]) {
+      for (const path of ['/', '/files', `/files/${long?.id}`, `/files/${tx?.id}`]) {
         const page = await open(path, width);
+        // Text cut by an ellipsis or a hidden overflow, and cells whose content is wider than the cell.
+        const cut = await page.evaluate(() => {
+          const w = globalThis as unknown as InPageElements;
+          return [...w.document.querySelectorAll('main *')]
+            .filter((e) => {
+              const css = w.getComputedStyle(e);
+              const hides = css.textOverflow === 'ellipsis' || css.overflowX === 'hidden' || css.overflowX === 'clip';
+              return (hides && e.scrollWidth > e.clientWidth) || (e.tagName === 'TD' && e.scrollWidth > e.clientWidth + 1);
+            })
+            .map((e) => `${e.tagName.toLowerCase()}.${e.className}: ${e.textContent.slice(0, 60)}`);
+        });
+        expect(cut, `${path} at ${width} px`).toEqual([]);
+        if (path !== `/files/${tx?.id}`) expect(await page.locator('main').innerText(), `${path} at ${width} px`).toContain(LONG_NAME);
         // Tables scroll inside their own box (1024) or become cards (phone); the page itself never scrolls sideways.
         const scrollWidth = await page.evaluate(() => (globalThis as unknown as InPage).document.documentElement.scrollWidth);
         expect(scrollWidth, `${path} at ${width} px`).toBeLessThanOrEqual(width);
