@@ -7,6 +7,8 @@
  *
  * Quantities stay decimal strings: the sum is exact (scaled integers), never a float.
  */
+import { canonicalDecimal } from './delta/canonical.ts';
+
 type Row = Readonly<Record<string, unknown>>;
 
 /** Fields added up across the lines of one transaction; every other field must agree. */
@@ -70,16 +72,9 @@ function decimalOrNull(value: unknown): string | null {
 function same(field: string, a: unknown, b: unknown): boolean {
   const absent = (v: unknown) => v === undefined || v === null || v === '';
   if (absent(a) || absent(b)) return absent(a) && absent(b);
-  const x = DECIMAL_FIELDS.has(field) ? decimalOrNull(a) : null;
-  const y = DECIMAL_FIELDS.has(field) ? decimalOrNull(b) : null;
-  if (x !== null && y !== null) {
-    const p = parseDecimal(x);
-    const q = parseDecimal(y);
-    if (p !== null && q !== null) {
-      const scale = Math.max(p.scale, q.scale);
-      return p.units * 10n ** BigInt(scale - p.scale) === q.units * 10n ** BigInt(scale - q.scale);
-    }
-  }
+  const decimal = (v: unknown): v is string | number => typeof v === 'string' || typeof v === 'number';
+  // The delta engine's canonical form: 12.5 and 12.50 are one price there too.
+  if (DECIMAL_FIELDS.has(field) && decimal(a) && decimal(b)) return canonicalDecimal(a) === canonicalDecimal(b);
   return JSON.stringify(a) === JSON.stringify(b);
 }
 
