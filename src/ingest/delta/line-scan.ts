@@ -76,6 +76,9 @@ export async function scanLines(scan: LineScan, runs: SortedRuns): Promise<numbe
   const keyCells = conversion.cells;
   const keyColumns = verbatimKey(conversion, entity);
   const keeps = conversion.verbatim?.keeps;
+  const noteCells = conversion.noteCells;
+  /** A key hashed from its bytes has every cell non-empty: when one is a required field's, the row is data. */
+  const bytesKeyIsData = keyColumns !== null && keyColumns.some((c) => noteCells.includes(c));
   /** Hashes the line's key from its cells' bytes, when they are converted as they are (see above); false: it is not. */
   const keyFromBytes = (bytes: Buffer): boolean => {
     if (keyColumns === null || keeps === undefined) return false;
@@ -107,7 +110,8 @@ export async function scanLines(scan: LineScan, runs: SortedRuns): Promise<numbe
     if (cell !== width - 1) return null; // fewer cells: a reject, or a blank line
     ends[cell] = stop;
     // A key of cells kept as they are is neither blank nor a reject.
-    if (!keyFromBytes(bytes)) {
+    const keyed = keyFromBytes(bytes);
+    if (!keyed || !bytesKeyIsData) {
       const encoding = ascii ? 'latin1' : 'utf8';
       let blankKey = true;
       for (const c of keyCells) {
@@ -115,7 +119,12 @@ export async function scanLines(scan: LineScan, runs: SortedRuns): Promise<numbe
         fields[c] = value;
         if (blankKey && value.trim() !== '') blankKey = false;
       }
-      if (blankKey && isBlank(Array.from({ length: width }, (_, c) => bytes.toString(encoding, starts[c], ends[c])))) return null;
+      if (!keyed && blankKey && isBlank(Array.from({ length: width }, (_, c) => bytes.toString(encoding, starts[c], ends[c])))) return null;
+      for (const c of noteCells) fields[c] = bytes.toString(encoding, starts[c], ends[c]);
+      // The reader holds such a row until it knows whether data follows (reader.ts, notData): its fate is not the line's.
+      if (conversion.mayBeNote(fields)) throw new NotBytes('a row that may be a note under the table');
+    }
+    if (!keyed) {
       const mapped = conversion.convert(fields, line);
       if (mapped === null || mapped.kind !== 'ok') return null; // a reject, or a skipped row
       hashKey(key, entity, mapped.record);

@@ -70,6 +70,13 @@ export interface RowConversion<R> {
   convert(fields: readonly string[], line: number): Mapped<R> | null;
   /** The columns its fields are taken from as they are, and the cleaner's test for that (RowMapper.verbatim); or null. */
   readonly verbatim: ReturnType<RowMapper<R>['verbatim']>;
+  /** The columns of the required fields: the cells `mayBeNote` reads. */
+  readonly noteCells: readonly number[];
+  /**
+   * Whether a row of the header's width (`fields` holding `noteCells`) looks like no data (notData): the reader holds
+   * such a row until a data row follows, and skips it when none does, so its fate depends on the rows after it.
+   */
+  mayBeNote(fields: readonly string[]): boolean;
 }
 
 export interface ReadInit {
@@ -392,7 +399,14 @@ class MappedRowReader<R> implements RowReader<R> {
   conversion(): RowConversion<R> | null {
     const mapper = this.mapper;
     if (!this.unvalidated || mapper === undefined) return null;
-    return { cells: this.mappedCells, convert: (fields, line) => mapper.convert(fields, line), verbatim: mapper.verbatim() };
+    const width = this.headerInfo.headers.length;
+    return {
+      cells: this.mappedCells,
+      convert: (fields, line) => mapper.convert(fields, line),
+      verbatim: mapper.verbatim(),
+      noteCells: [...new Set(this.requiredColumns.flat())],
+      mayBeNote: (fields) => this.notData(fields, width),
+    };
   }
 
   progress(): ReadProgress {
