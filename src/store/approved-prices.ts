@@ -12,6 +12,7 @@
  */
 import type { Selectable } from 'kysely';
 import type { ApprovedPrice } from '../api/schemas/index.ts';
+import { feedRowsOfPage, type FeedRow } from '../feed-rows.ts';
 import { recordPending } from './acknowledgements.ts';
 import {
   completeDeliveryIntent,
@@ -21,7 +22,7 @@ import {
 } from './delivery-intents.ts';
 import { StoreError } from './errors.ts';
 import { announceFeed } from './feed-changes.ts';
-import { type ApprovedPricesTable, type CurrentPricesView, type FeedKind } from './schema.ts';
+import { type ApprovedPricesTable, type CurrentPricesView } from './schema.ts';
 import { sqlOf, type Queryable, type SqlParams, type SqlValue, type Tx } from './sql-db.ts';
 import type { StateDb } from './state-db.ts';
 
@@ -85,29 +86,14 @@ export async function storeDeliveredPage(
       insertVersions(tx, items, intentId),
       withdrawnIds(tx, cancelled.map((item) => item.id)),
     ]);
-    const page: StoredPage = { inserted: 0, insertedIds: [], duplicates: 0, feedRows: 0, lastSeq: null };
-    const newIds = page.insertedIds;
-    const feed: FeedEntry[] = [];
-    const writes: Promise<unknown>[] = [];
-    for (const item of items) {
-      const inserted = fresh.delete(item.id); // true once per new id, however often the page repeats it
-      if (inserted) {
-        page.inserted += 1;
-        newIds.push(item.id);
-      } else page.duplicates += 1;
-      if (item.cancelled_at) {
-        writes.push(markCancelled(tx, item.id, item.cancelled_at));
-        if (!withdrawn.has(item.id)) {
-          withdrawn.add(item.id);
-          feed.push({ kind: 'withdrawal', source: item });
-        }
-      } else if (inserted) feed.push({ kind: 'price', source: item }); // a new id has no feed row yet
-    }
+    const decided = feedRowsOfPage(items, fresh, withdrawn);
+    const page: StoredPage = { inserted: decided.newIds.length, insertedIds: decided.newIds, duplicates: decided.duplicates, feedRows: 0, lastSeq: null };
+    const writes = cancelled.map((item) => markCancelled(tx, item.id, item.cancelled_at as string));
     // Nothing of these answers decides the commit: COMMIT goes right behind them (a failed one still fails it).
     const [seqs, , nextIntent] = await tx.commitBehind(
       Promise.all([
-        appendFeedRows(tx, feed),
-        recordPending(tx, newIds), // only versions this page stored: a version stored before keeps its state
+        appendFeedRows(tx, decided.rows),
+        recordPending(tx, decided.newIds), // only versions this page stored: a version stored before keeps its state
         next && nextCursor !== null ? insertDeliveryIntent(tx, { ...next, job, cursor: nextCursor }, true) : undefined,
         ...writes,
       ]),
@@ -135,8 +121,7 @@ export async function recordWithdrawal(db: StateDb, approval: ApprovedPrice): Pr
   const seq = await sqlOf(db).write(async (tx) => {
     await insertVersions(tx, [approval], null);
     await markCancelled(tx, approval.id, cancelledAt);
-    if ((await withdrawnIds(tx, [approval.id])).size > 0) return null;
-    const [appended] = await appendFeedRows(tx, [{ kind: 'withdrawal', source: approval }]);
+    const [appended] = await appendFeedRows(tx, feedRowsOfPage([approval], new Set(), await withdrawnIds(tx, [approval.id])).rows);
     return appended ?? null;
   });
   if (seq !== null) announceFeed(db, seq);
@@ -273,11 +258,6 @@ async function insertVersions(tx: Tx, items: readonly ApprovedPrice[], intentId:
   return new Set(inserted.map((r) => r.id));
 }
 
-interface FeedEntry {
-  kind: FeedKind;
-  source: ApprovedPrice;
-}
-
 const FEED_INSERT = {
   table: 'price_feed',
   columns: ['kind', 'approval_id', 'predecessor_id', 'item_id', 'sku', 'store_id', 'approved_price', 'currency_code',
@@ -295,7 +275,7 @@ const FEED_INSERT = {
  * At most one row per (approval_id, kind): the UNIQUE constraint refuses a second one; callers check first, because
  * a refused insert would still consume a seq and leave a gap.
  */
-async function appendFeedRows(tx: Tx, entries: readonly FeedEntry[]): Promise<number[]> {
+async function appendFeedRows(tx: Tx, entries: readonly FeedRow<ApprovedPrice>[]): Promise<number[]> {
   if (entries.length === 0) return [];
   const lock = tx.dialect.serializeFeedWriters;
   const rows: SqlParams[] = entries.map(({ kind, source }) => [

@@ -18,8 +18,9 @@ export const PRODUCT_LEVEL_STORE_KEY = '_all';
 export const ACK_STATUSES = ['pending', 'acknowledged', 'conflict', 'parked'] as const;
 export type AckStatus = (typeof ACK_STATUSES)[number];
 
-export const FEED_KINDS = ['price', 'withdrawal'] as const;
-export type FeedKind = (typeof FEED_KINDS)[number];
+import type { FeedKind } from '../feed-rows.ts';
+
+export { FEED_KINDS, type FeedKind } from '../feed-rows.ts';
 
 /** `abandoned`: the server refused the replay; the page was never stored and the cursor did not move. */
 export const INTENT_STATUSES = ['pending', 'done', 'abandoned'] as const;
