@@ -28,15 +28,17 @@ import { changePlatform, waitForRound } from './approval-steps.ts';
 import { demoLayout, writeDemoConfig, type DemoLayout } from './demo-config.ts';
 import { demoSummary, type DemoSummary } from './demo-summary.ts';
 import { sampleFiles, type SampleFile } from './sample-files.ts';
-import { EXIT_CONFIG } from '../exit-codes.ts';
+import { UsageError } from '../usage-error.ts';
 
 export const DEMO_APPROVALS = 300;
 export const DEMO_STORES = 6;
 /** The files must be done well within this; on a slow CI runner they take a few seconds. */
 export const FILES_TIMEOUT_MS = 30 * 1000; // 30 s
 
-export class DemoUsageError extends Error {
-  readonly exitCode = EXIT_CONFIG;
+export class DemoUsageError extends UsageError {
+  constructor(message: string) {
+    super('DEMO_DIR_NOT_EMPTY', message);
+  }
 }
 
 export interface DemoOptions {

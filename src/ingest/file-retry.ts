@@ -21,7 +21,6 @@ import { join, resolve } from 'node:path';
 import { ENTITIES, type Entity } from '../api/schemas/index.ts';
 import { fsyncDirectory } from '../atomic-file.ts';
 import type { Config } from '../config/index.ts';
-import { EXIT_CONFIG } from '../exit-codes.ts';
 import { openStateDb } from '../store/open-state-db.ts';
 import { getFile, UNFINISHED_STATUSES, type PushFile } from '../store/push-ledger.ts';
 import { oneShotLogger, openOneShot } from './one-shot-deps.ts';
@@ -29,16 +28,9 @@ import { processClaimed, type FileResult, type PushSource } from './push-file.ts
 import { pushAgain } from './claim.ts';
 import { compileSource, entityReadOptions } from './read/index.ts';
 import { entityDelta, sourceDelta } from './delta/source-delta.ts';
+import { UsageError } from '../usage-error.ts';
 
-export class RetryRefusedError extends Error {
-  readonly exitCode = EXIT_CONFIG;
-  readonly code: string;
-  constructor(code: string, message: string) {
-    super(message);
-    this.name = 'RetryRefusedError';
-    this.code = code;
-  }
-}
+export class RetryRefusedError extends UsageError {}
 
 
 export type RetryPlan = { kind: 'requeue'; from: string; to: string } | { kind: 'resume'; source: PushSource };

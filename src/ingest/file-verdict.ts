@@ -1,6 +1,6 @@
 /**
- * What a file's outcome means for the person or script that asked for it, in one word, and the exit code each
- * command gives for it (`push`, `push --dry-run`, `files retry`):
+ * What a file's outcome means for the person or script that asked for it, in one word (the exit code each command
+ * gives for it, `push`, `push --dry-run`, `files retry`, is cli/commands/exit-table.ts's, in brackets):
  *
  * - accepted (0): every row the file holds is on the platform (or nothing to do: the same content was already sent);
  * - rows_rejected (3): the file was sent, but some rows were rejected (locally or by the API);
@@ -9,7 +9,6 @@
  * - not_finished (1): it is deferred in processing/ (API down, key rejected, interrupted: the same command resumes
  *   it), or it vanished.
  */
-import { EXIT_FAILURE, EXIT_FILE_FAILED, EXIT_OK, EXIT_ROWS_REJECTED } from '../exit-codes.ts';
 import type { DryRunResult } from './dry-run.ts';
 import type { FileResult } from './push-file.ts';
 
@@ -35,19 +34,4 @@ export function dryRunVerdict(result: DryRunResult): FileVerdict {
   if ((result.delta?.tripped.length ?? 0) > 0) return 'not_finished';
   if (result.failure !== null) return 'failed';
   return result.rejected > 0 ? 'rows_rejected' : 'accepted';
-}
-
-const EXIT_CODES: Readonly<Record<FileVerdict, number>> = {
-  accepted: EXIT_OK,
-  rows_rejected: EXIT_ROWS_REJECTED,
-  failed: EXIT_FILE_FAILED,
-  not_finished: EXIT_FAILURE,
-};
-
-export function exitCodeOf(verdict: FileVerdict): number {
-  return EXIT_CODES[verdict];
-}
-
-export function exitCodeOfResult(result: FileResult): number {
-  return exitCodeOf(verdictOf(result));
 }

@@ -26,7 +26,7 @@ import { sha256Of } from './claim.ts';
 import { ownFolder, processingDir } from './folders.ts';
 import { processClaimed, pushFile, type FileResult, type PushDeps, type PushOptions } from './push-file.ts';
 import { PushUsageError, type PushTarget } from './push-target.ts';
-import { EXIT_CONFIG } from '../exit-codes.ts';
+import { UsageError } from '../usage-error.ts';
 
 export interface PushRunResult {
   /** FILE's outcome (claimed now, or resumed). */
@@ -36,10 +36,10 @@ export interface PushRunResult {
 }
 
 /** Thrown for a FILE that neither exists nor is waiting in processing/. */
-export class PushFileMissingError extends Error {
-  readonly code = 'PUSH_FILE_MISSING';
-  /** A usage mistake, found before anything was touched (docs/exit-codes.md). */
-  readonly exitCode = EXIT_CONFIG;
+export class PushFileMissingError extends UsageError {
+  constructor(message: string) {
+    super('PUSH_FILE_MISSING', message);
+  }
 }
 
 const COPY_PREFIX = '.push-';

@@ -12,10 +12,10 @@
 import { join } from 'node:path';
 import { BULK_BATCH_DEFAULT, ENTITIES, type Entity } from '../api/schemas/index.ts';
 import { ConfigError, type Config } from '../config/index.ts';
-import { EXIT_CONFIG } from '../exit-codes.ts';
 import { compileSource, entityReadOptions, SourceConfigError, type CompiledSource } from './read/index.ts';
 import type { PushSource } from './push-file.ts';
 import { entityDelta, sourceDelta } from './delta/source-delta.ts';
+import { UsageError } from '../usage-error.ts';
 
 export type PushMode = 'bulk' | 'import';
 
@@ -28,11 +28,9 @@ export interface PushTarget {
 }
 
 /** A wrong combination of flags or an unknown name: exit 2, like a config mistake. */
-export class PushUsageError extends Error {
-  readonly exitCode = EXIT_CONFIG;
+export class PushUsageError extends UsageError {
   constructor(message: string) {
-    super(message);
-    this.name = 'PushUsageError';
+    super('PUSH_USAGE', message);
   }
 }
 

@@ -1,7 +1,9 @@
 /** src/cli/commands/errors.ts: every command reports errors the same way. */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { describeError, exitCodeOf, runCommand } from '../../src/cli/commands/errors.ts';
-import { EXIT_CONFIG, EXIT_FAILURE } from '../../src/exit-codes.ts';
+import { ReleaseRefusedError } from '../../src/ingest/delta/release.ts';
+import { PushFileMissingError } from '../../src/ingest/one-shot-push.ts';
+import { describeError, exitCodeOfError, runCommand } from '../../src/cli/commands/errors.ts';
+import { EXIT_CONFIG, EXIT_FAILURE } from '../../src/cli/commands/exit-codes.ts';
 import { ConfigError } from '../../src/config/index.ts';
 import { registerSecret } from '../../src/log.ts';
 
@@ -46,9 +48,10 @@ describe('runCommand', () => {
     expect(written).toEqual(['cannot reach api.example.com\n']);
   });
 
-  it('an error may choose its exit code', async () => {
-    await runCommand(() => Promise.reject(Object.assign(new Error('key rejected'), { exitCode: 3 })))();
-    expect(process.exitCode).toBe(3);
+  it('gives a usage mistake exit code 2', async () => {
+    await runCommand(() => Promise.reject(new PushFileMissingError('x.csv: no such file')))();
+    expect(process.exitCode).toBe(EXIT_CONFIG);
+    expect(written.join('')).toBe('x.csv: no such file\n');
   });
 
   it('shows the stack and causes only with PRICING_AGENT_DEBUG=1', async () => {
@@ -68,11 +71,17 @@ describe('runCommand', () => {
   });
 });
 
-describe('describeError and exitCodeOf', () => {
+describe('describeError and exitCodeOfError', () => {
   it('handle values that are not errors', () => {
     expect(describeError('plain text')).toBe('plain text');
     expect(describeError(new TypeError(''))).toBe('TypeError');
-    expect(exitCodeOf('x')).toBe(EXIT_FAILURE);
-    expect(exitCodeOf(null)).toBe(EXIT_FAILURE);
+    expect(exitCodeOfError('x')).toBe(EXIT_FAILURE);
+    expect(exitCodeOfError(null)).toBe(EXIT_FAILURE);
+  });
+
+  it('give a usage mistake of any room exit code 2, and an error that names an exit code of its own nothing special', () => {
+    expect(exitCodeOfError(new PushFileMissingError('x.csv: no such file'))).toBe(EXIT_CONFIG);
+    expect(exitCodeOfError(new ReleaseRefusedError('RELEASE_UNKNOWN', 'no held file named "x"'))).toBe(EXIT_CONFIG);
+    expect(exitCodeOfError(Object.assign(new Error('boom'), { exitCode: 4 }))).toBe(EXIT_FAILURE);
   });
 });

@@ -7,7 +7,7 @@
 import { Command } from 'commander';
 import { GATE_RECHECK_MS, windowInForce } from '../../api/rate-gate.ts';
 import { maxRetryAfterMs } from '../../config/index.ts';
-import { EXIT_OK } from '../../exit-codes.ts';
+import { EXIT_OK } from './exit-codes.ts';
 import { apiWaitView } from '../../status/api-wait.ts';
 import { clearWaitWindow } from '../../store/api-state.ts';
 import { isMissingState, openStateDb, stateLocation } from '../../store/open-state-db.ts';

@@ -3,18 +3,17 @@
  * mistake a person can fix (set PRICING_AGENT_DEBUG=1 to see one), and no secret in any message: the text
  * passes through the logger's secret filter before it is printed.
  *
- * Exit codes (src/exit-codes.ts): 0 success, 1 failure, 2 configuration error (ConfigError). An error class
- * elsewhere can choose its own code by carrying a numeric `exitCode` property.
+ * Exit codes (exit-codes.ts): 0 success, 1 failure, 2 a configuration or usage mistake (ConfigError, UsageError).
+ * Errors elsewhere carry codes of their own, never exit codes: this is the one place that gives those.
  */
 import { ConfigError } from '../../config/index.ts';
-import { EXIT_CONFIG, EXIT_FAILURE } from '../../exit-codes.ts';
+import { EXIT_CONFIG, EXIT_FAILURE } from './exit-codes.ts';
 import { redactSecrets } from '../../log.ts';
+import { UsageError } from '../../usage-error.ts';
 
 /** The exit code for an error thrown by a command. */
-export function exitCodeOf(error: unknown): number {
-  if (error instanceof ConfigError) return EXIT_CONFIG;
-  const code = (error as { exitCode?: unknown } | null)?.exitCode;
-  return typeof code === 'number' && Number.isInteger(code) && code > 0 ? code : EXIT_FAILURE;
+export function exitCodeOfError(error: unknown): number {
+  return error instanceof ConfigError || error instanceof UsageError ? EXIT_CONFIG : EXIT_FAILURE;
 }
 
 /** The message to show for an error: its own text (a ConfigError lists its problems one per line). */
@@ -53,7 +52,7 @@ export function runCommand<A extends unknown[]>(
       process.stderr.write(`${describeError(error)}\n`);
       const detail = debugDetail(error);
       if (detail !== undefined) process.stderr.write(`${detail}\n`);
-      process.exitCode = exitCodeOf(error);
+      process.exitCode = exitCodeOfError(error);
     }
   };
 }

@@ -4,10 +4,12 @@
  * A command that gains an outcome adds a row here first; the test then fails until the outcome is driven and the
  * doc says it.
  *
- * The numbers themselves are named once in src/exit-codes.ts; the rule for file outcomes (push, retry, release) is
- * src/ingest/file-verdict.ts.
+ * The numbers themselves are named once in exit-codes.ts; a file's verdict (push, retry, release) is decided by
+ * src/ingest/file-verdict.ts and given its code here.
  */
-import { EXIT_CONFIG, EXIT_FAILURE, EXIT_FILE_FAILED, EXIT_OK, EXIT_ROWS_REJECTED } from '../../exit-codes.ts';
+import { verdictOf, type FileVerdict } from '../../ingest/file-verdict.ts';
+import type { FileResult } from '../../ingest/push-file.ts';
+import { EXIT_CONFIG, EXIT_FAILURE, EXIT_FILE_FAILED, EXIT_OK, EXIT_ROWS_REJECTED } from './exit-codes.ts';
 
 export type ExitRow = readonly [code: number, meaning: string];
 
@@ -116,4 +118,20 @@ export type CommandName = keyof typeof EXIT_TABLE;
 export function exitHelp(command: CommandName): string {
   const rows = [...EXIT_TABLE[command]].sort((a, b) => a[0] - b[0]);
   return `\nExit codes:\n${rows.map(([code, meaning]) => `  ${code}  ${meaning}`).join('\n')}`;
+}
+
+const VERDICT_CODES: Readonly<Record<FileVerdict, number>> = {
+  accepted: EXIT_OK,
+  rows_rejected: EXIT_ROWS_REJECTED,
+  failed: EXIT_FILE_FAILED,
+  not_finished: EXIT_FAILURE,
+};
+
+/** The exit code of a file's verdict (push, push --dry-run, files retry, files release). */
+export function exitCodeOf(verdict: FileVerdict): number {
+  return VERDICT_CODES[verdict];
+}
+
+export function exitCodeOfResult(result: FileResult): number {
+  return exitCodeOf(verdictOf(result));
 }

@@ -3,9 +3,9 @@
  * whether a daemon will send it, or pushes it now, and says what happened.
  */
 import type { Config } from '../../config/index.ts';
-import { EXIT_OK } from '../../exit-codes.ts';
+import { EXIT_OK } from './exit-codes.ts';
 import { releaseFile } from '../../ingest/delta/release.ts';
-import { exitCodeOfResult } from '../../ingest/file-verdict.ts';
+import { exitCodeOfResult } from './exit-table.ts';
 import { runPush } from '../../ingest/one-shot-push.ts';
 import { oneShotLogger, openOneShot } from '../../ingest/one-shot-deps.ts';
 import { resolveTarget } from '../../ingest/push-target.ts';

@@ -7,9 +7,9 @@
  * source is gone, the name is taken).
  */
 import type { Config } from '../../config/index.ts';
-import { EXIT_OK } from '../../exit-codes.ts';
+import { EXIT_OK } from './exit-codes.ts';
 import { retryFile as retry, type DaemonPresence } from '../../ingest/file-retry.ts';
-import { exitCodeOfResult } from '../../ingest/file-verdict.ts';
+import { exitCodeOfResult } from './exit-table.ts';
 import type { FileResult } from '../../ingest/push-file.ts';
 import { checkDaemon, type DaemonCheck } from '../../status/daemon-probe.ts';
 import { resumedText } from './files-text.ts';

@@ -11,7 +11,7 @@ import { DEFAULT_LIST_LIMIT, FILE_STATUS_FILTERS, listFiles, type FileStatusFilt
 import { isMissingState, openStateDb, stateLocation } from '../../store/open-state-db.ts';
 import type { StateDb } from '../../store/state-db.ts';
 import { configOption, loadConfigForCommand } from './config.ts';
-import { EXIT_FAILURE } from '../../exit-codes.ts';
+import { EXIT_FAILURE } from './exit-codes.ts';
 import { runCommand } from './errors.ts';
 import { retryFile } from './files-retry.ts';
 import { releaseCommand } from './files-release.ts';

@@ -5,7 +5,7 @@
  */
 import { Command, CommanderError } from 'commander';
 import { AGENT_VERSION } from '../../version.ts';
-import { EXIT_CONFIG, EXIT_OK } from '../../exit-codes.ts';
+import { EXIT_CONFIG, EXIT_OK } from './exit-codes.ts';
 import { COMMAND_LOADERS, commandsToLoad } from './command-loaders.ts';
 import { EXIT_TABLE, exitHelp, type CommandName } from './exit-table.ts';
 

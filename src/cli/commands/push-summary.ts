@@ -7,7 +7,8 @@
  * uses the same codes for what a push would do. The table of every command's codes: exit-table.ts.
  */
 import type { DryRunResult } from '../../ingest/dry-run.ts';
-import { dryRunVerdict, exitCodeOf, exitCodeOfResult } from '../../ingest/file-verdict.ts';
+import { dryRunVerdict } from '../../ingest/file-verdict.ts';
+import { exitCodeOf, exitCodeOfResult } from './exit-table.ts';
 import type { FileResult } from '../../ingest/push-file.ts';
 import type { FileFormatError } from '../../ingest/read/errors.ts';
 import type { FileCounts, PushFile } from '../../store/push-ledger.ts';

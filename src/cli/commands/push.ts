@@ -15,7 +15,7 @@ import { basename, join, resolve } from 'node:path';
 import { Command, Option } from 'commander';
 import type { Config } from '../../config/index.ts';
 import { dryRun, dryRunRejectsPath } from '../../ingest/dry-run.ts';
-import { exitCodeOf, exitCodeOfResult } from '../../ingest/file-verdict.ts';
+import { exitCodeOf, exitCodeOfResult } from './exit-table.ts';
 import { FileFormatError } from '../../ingest/read/errors.ts';
 import { runPush } from '../../ingest/one-shot-push.ts';
 import { oneShotLogger, openOneShot } from '../../ingest/one-shot-deps.ts';

@@ -14,7 +14,7 @@ import { dryRun } from '../../ingest/dry-run.ts';
 import { compileSource, readRows } from '../../ingest/read/index.ts';
 import { draftSource, type Draft } from '../../ingest/suggest/draft-source.ts';
 import { sampleFile } from '../../ingest/suggest/sample-file.ts';
-import { EXIT_CONFIG } from '../../exit-codes.ts';
+import { UsageError } from '../../usage-error.ts';
 import { runCommand } from './errors.ts';
 import { dryRunText } from './push-summary.ts';
 
@@ -31,8 +31,10 @@ function setValue(raw: string, previous: Record<string, string>): Record<string,
 }
 
 /** A usage mistake: nothing to read, or nothing that could be previewed yet. */
-class SuggestUsageError extends Error {
-  readonly exitCode = EXIT_CONFIG;
+class SuggestUsageError extends UsageError {
+  constructor(message: string) {
+    super('SUGGEST_USAGE', message);
+  }
 }
 
 /** The first `count` rows as they would be sent, then the file's row fates as a dry run counts them. */

@@ -15,9 +15,8 @@ import { backupState, restoreState } from '../../store/state-backup.ts';
 import { configOption, loadConfigForCommand } from './config.ts';
 import { runCommand } from './errors.ts';
 
-class StateRefusedError extends Error {
-  readonly exitCode = 1;
-}
+/** The state cannot be copied, backed up or restored as asked (exit code 1, like any failure). */
+class StateRefusedError extends Error {}
 
 interface MigrateOptions {
   readonly config: string;

@@ -13,21 +13,13 @@
 import { rm } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import type { Config } from '../../config/index.ts';
-import { EXIT_CONFIG } from '../../exit-codes.ts';
 import { openStateDb } from '../../store/open-state-db.ts';
 import { heldFiles, releaseHeld, type HeldFileRow } from '../../store/delta-state.ts';
 import { requeueFile, RetryRefusedError } from '../file-retry.ts';
 import { previewPathOf } from './hold.ts';
+import { UsageError } from '../../usage-error.ts';
 
-export class ReleaseRefusedError extends Error {
-  readonly exitCode = EXIT_CONFIG;
-  readonly code: string;
-  constructor(code: string, message: string) {
-    super(message);
-    this.name = 'ReleaseRefusedError';
-    this.code = code;
-  }
-}
+export class ReleaseRefusedError extends UsageError {}
 
 function matches(row: HeldFileRow, name: string): boolean {
   return String(row.file_id) === name || row.name === name || basename(row.held_path) === name;

@@ -1,6 +1,7 @@
 /**
- * The exit codes of every command, named once. A command returns one of these, or throws an error that carries one
- * in a numeric `exitCode` property (src/cli/commands/errors.ts turns it into the process's exit code).
+ * The exit codes of every command, named once. Only cli/ speaks in exit codes: a command returns one of these, or
+ * throws, and errors.ts turns the error into one (a ConfigError or a UsageError: EXIT_CONFIG; anything else:
+ * EXIT_FAILURE). The table of what each command's codes mean is exit-table.ts.
  */
 
 /** Success: everything the command was asked to do is done. */
