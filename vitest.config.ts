@@ -64,6 +64,7 @@ const BOTH_BACKENDS = [
   'test/regressions/long-poll-between-commit-and-announcement.test.ts',
   'test/regressions/rejects-stream-busy-connection.test.ts',
   'test/cli/state-migrate.test.ts',
+  'test/cli/state-backup-postgres.test.ts',
   'test/abuse/postgres-reader-role.test.ts',
   'test/abuse/feed-current-snapshot.test.ts',
 ];
@@ -74,6 +75,7 @@ const POSTGRES_ONLY = [
   'test/store/postgres-tls.test.ts',
   'test/store/copy-state.test.ts',
   'test/cli/state-migrate.test.ts',
+  'test/cli/state-backup-postgres.test.ts',
   'test/outbox/docs-sql-postgres.test.ts',
   'test/abuse/postgres-reader-role.test.ts',
   'test/integration/ha-failover.test.ts',

@@ -90,6 +90,7 @@ export class Agent {
       const db = await openStateDb(config.state, {
         now: () => this.#clock.now(),
         onBackup: (file) => this.#logger.info({ backup: file }, `the state is upgraded: a backup of it was written to ${file}`),
+        onNoBackup: (why) => this.#logger.warn(`the state is upgraded without a backup: ${why}`),
         // A node frozen inside a transaction must not hold a takeover back past the lease (library notes).
         ...(ha ? { idleInTransactionTimeoutMs: Math.trunc((ha.lease_s * 1000) / 2) } : {}),
       });

@@ -41,6 +41,8 @@ export const STORE_ERROR_CODES = [
   'FENCED',
   /** Bad argument (negative seq, empty name, invalid date). */
   'INVALID_ARGUMENT',
+  /** PostgreSQL's pg_dump or pg_restore (state backup, state restore) ended with an error. */
+  'TOOL_FAILED',
 ] as const;
 export type StoreErrorCode = (typeof STORE_ERROR_CODES)[number];
 

@@ -26,10 +26,12 @@ export interface OpenStateOptions {
    */
   idleInTransactionTimeoutMs?: number;
   /**
-   * SQLite: the automatic backup taken before this open migrated the state (src/store/sqlite/backup.ts). Without
-   * it the file is named on stderr, so that a one-shot command's upgrade names its backup too.
+   * The automatic backup taken before this open migrated the state (docs/upgrade.md). Without it the file is named
+   * on stderr, so that a one-shot command's upgrade names its backup too.
    */
   onBackup?: (file: string) => void;
+  /** PostgreSQL: why no automatic backup could be taken before this open migrated the state (default: on stderr). */
+  onNoBackup?: (why: string) => void;
 }
 
 /** Opens (creating and migrating it, unless read-only) the state of `state` (the config's `state:` section). */
@@ -38,17 +40,19 @@ export async function openStateDb(state: Config['state'], options: OpenStateOpti
     ...(options.readonly === undefined ? {} : { readonly: options.readonly }),
     ...(options.now === undefined ? {} : { now: options.now }),
   };
+  const onBackup = options.onBackup ?? ((file: string) => process.stderr.write(`the state is upgraded: a backup of it was written to ${file}\n`));
   if (state.backend === 'postgres') {
     const postgres = requirePostgres(state);
+    const onNoBackup = options.onNoBackup ?? ((why: string) => process.stderr.write(`the state is upgraded without a backup: ${why}\n`));
     // This node's own files (per-store exports, temporary files) stay in state.dir: it exists as with SQLite.
     if (options.readonly !== true) mkdirSync(state.dir, { recursive: true, mode: 0o750 });
     return openPostgres(postgres, {
       ...common,
       ...(options.onConnectionError ? { onIdleError: options.onConnectionError } : {}),
       ...(options.idleInTransactionTimeoutMs === undefined ? {} : { idleInTransactionTimeoutMs: options.idleInTransactionTimeoutMs }),
+      upgrade: { stateDir: state.dir, onBackup, onNoBackup },
     });
   }
-  const onBackup = options.onBackup ?? ((file: string) => process.stderr.write(`the state is upgraded: a backup of it was written to ${file}\n`));
   return openSqlite(databasePath(state.dir), { ...common, onBackup });
 }
 

@@ -19,6 +19,9 @@ import { openStateDb } from '../../src/store/open-state-db.ts';
 import { schemaFor, TEST_BACKEND, testCluster, testStateConfig } from '../support/state-db.ts';
 import { approval, onCleanup, tempDir } from './support.ts';
 
+/** What a new schema's agent_meta holds: its id, when it was created, and the version that migrated it (as on SQLite). */
+const META_KEYS = [{ key: 'created_at' }, { key: 'database_id' }, { key: 'written_by_version' }];
+
 async function expectCode(promise: Promise<unknown>, code: string): Promise<StoreError> {
   const error = await promise.then(
     () => undefined,
@@ -101,7 +104,7 @@ describe.runIf(TEST_BACKEND === 'postgres')('openPostgres', () => {
       await admin.query(`CREATE SCHEMA ${limited.postgres.schema} AUTHORIZATION ${role}`);
       const db = await openStateDb(limited);
       onCleanup(() => db.close());
-      expect(await sqlOf(db).value('SELECT count(*) FROM agent_meta')).toBe(2);
+      expect(await sqlOf(db).all('SELECT key FROM agent_meta ORDER BY key')).toEqual(META_KEYS);
     } finally {
       await admin.query(`GRANT CREATE ON DATABASE postgres TO PUBLIC`);
     }
@@ -113,7 +116,7 @@ describe.runIf(TEST_BACKEND === 'postgres')('openPostgres', () => {
     await (await openStateDb(state)).close();
     const ro = sqlOf(await openStateDb(state, { readonly: true }));
     onCleanup(() => ro.close());
-    expect(await ro.value('SELECT count(*) FROM agent_meta')).toBe(2);
+    expect(await ro.all('SELECT key FROM agent_meta ORDER BY key')).toEqual(META_KEYS);
     await expect(ro.write(() => Promise.resolve(1))).rejects.toThrow(expect.objectContaining({ code: 'READ_ONLY' }) as Error);
     // The connection itself is read-only too: nothing written by mistake behind the store's back.
     await expect(ro.run(`INSERT INTO pull_state VALUES ('job', NULL, 't')`)).rejects.toThrow(/read-only/);

@@ -92,12 +92,12 @@ export const EXIT_TABLE = {
   ],
   'state backup': [
     [EXIT_OK, 'the copy is written'],
-    [EXIT_FAILURE, 'no state yet, the file cannot be written, or the state is in PostgreSQL (the pg_dump command is printed)'],
+    [EXIT_FAILURE, 'no state yet, the file cannot be written, or (PostgreSQL) pg_dump failed or is not on PATH (the command to run is printed)'],
     CONFIG_MISTAKE,
   ],
   'state restore': [
     [EXIT_OK, 'restored'],
-    [EXIT_FAILURE, 'refused (an agent runs, the file is not a pricing-agent state or a newer agent wrote it); the state is left as it was'],
+    [EXIT_FAILURE, 'refused (an agent runs, the file is not a pricing-agent state, a newer agent wrote it, or it is a dump of another schema; the state is left as it was), or pg_restore failed'],
     CONFIG_MISTAKE,
   ],
   'state migrate': [

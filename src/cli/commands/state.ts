@@ -58,7 +58,7 @@ async function restore(config: Config, file: string): Promise<string> {
     throw new StateRefusedError(`an agent answers at ${daemon.url ?? '?'}: stop it first (it would keep writing the state it holds open)`);
   }
   try {
-    return restoreState(config.state, file);
+    return await restoreState(config.state, file);
   } catch (error) {
     throw new StateRefusedError((error as Error).message, { cause: error });
   }
@@ -68,8 +68,8 @@ export function stateCommand(): Command {
   const command = new Command('state').description('move the state between backends, back it up and restore it');
   command
     .command('backup')
-    .description('write a consistent copy of the SQLite state, also while the agent runs')
-    .option('--to <file>', 'where the copy goes (default: <state dir>/backups/pricing-agent-<version>-<UTC time>.db)')
+    .description('write a consistent copy of the state, also while the agent runs (PostgreSQL: with pg_dump)')
+    .option('--to <file>', 'where the copy goes (default: <state dir>/backups/pricing-agent-<version>-<UTC time>.db, or .dump for PostgreSQL)')
     .addOption(configOption())
     .action(
       runCommand(async (options: { config: string; to?: string }) => {
@@ -80,7 +80,7 @@ export function stateCommand(): Command {
     );
   command
     .command('restore')
-    .description('put a backup back in place of the SQLite state (the agent must be stopped)')
+    .description('put a backup back in place of the state (the agent must be stopped; PostgreSQL: with pg_restore)')
     .argument('<file>', 'a backup written by state backup or before an upgrade')
     .addOption(configOption())
     .action(

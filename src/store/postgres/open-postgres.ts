@@ -6,8 +6,19 @@
 import { Kysely, PostgresDialect } from 'kysely';
 import type pg from 'pg';
 import type { PostgresConfig } from '../../config/state-schema.ts';
+import { AGENT_VERSION } from '../../version.ts';
 import { StoreError } from '../errors.ts';
 import { migrateToLatest } from '../migrate.ts';
+import {
+  defaultBackupPath,
+  hasPendingMigrations,
+  pruneAutomaticBackups,
+  tooNewMessage,
+  unknownMigrations,
+  WRITTEN_BY_KEY,
+  type StateFacts,
+} from '../upgrade-safety.ts';
+import { dumpPostgres } from './dump.ts';
 import { POSTGRES_MIGRATIONS } from './migrations/index.ts';
 import { createPool, describeLocation, quoteIdent, type PoolOptions } from './pool.ts';
 import { PostgresDb } from './postgres-db.ts';
@@ -15,6 +26,12 @@ import { PostgresDb } from './postgres-db.ts';
 export interface PostgresOptions extends Omit<PoolOptions, 'applicationName'> {
   /** Milliseconds since the epoch; the project's Clock.now. */
   now?: () => number;
+  /**
+   * Before this open migrates an existing schema: its automatic backup goes to `<stateDir>/backups/` (pg_dump) and is
+   * named through `onBackup`; when it cannot be taken (no pg_dump on PATH), `onNoBackup` says why and the upgrade goes
+   * on (docs/upgrade.md). Without it no backup is taken (tests, `state migrate`).
+   */
+  upgrade?: { readonly stateDir: string; readonly onBackup: (file: string) => void; readonly onNoBackup: (why: string) => void };
 }
 
 /** Opens (creating the schema and migrating it, unless read-only) the state in `config`'s schema. */
@@ -28,9 +45,7 @@ export async function openPostgres(config: PostgresConfig, options: PostgresOpti
     if (readonly) await requireInitialized(pool, config.schema, location);
     else {
       await ensureSchema(pool, config.schema, location);
-      // Kysely only runs the migrations; not destroyed afterwards (that would end the shared pool).
-      const kysely = new Kysely({ dialect: new PostgresDialect({ pool }) });
-      await migrateToLatest(kysely, POSTGRES_MIGRATIONS, { schema: config.schema });
+      await migrateWithBackup(pool, config, location, options);
     }
   } catch (error) {
     await db.close().catch(() => undefined);
@@ -89,6 +104,51 @@ export function connectAdvice(error: unknown, config: PostgresConfig): string | 
     return `the server does not offer TLS and state.postgres.sslmode is ${config.sslmode}: turn ssl on at the server, or set sslmode: disable on a network you trust`;
   }
   return null;
+}
+
+/**
+ * A schema migrated by a newer agent is refused before anything touches it (an older node of an HA pair, or a rolled
+ * back package, must not run on it). An existing schema that this build would migrate is first dumped to
+ * `<state dir>/backups/` when pg_dump is on PATH, and the version that migrated it is kept in agent_meta.
+ */
+async function migrateWithBackup(pool: pg.Pool, config: PostgresConfig, location: string, options: PostgresOptions): Promise<void> {
+  const facts = await stateFacts(pool, config.schema);
+  const upgrade = options.upgrade;
+  if (facts !== null && unknownMigrations(facts, POSTGRES_MIGRATIONS).length > 0) {
+    throw new StoreError('STATE_TOO_NEW', tooNewMessage(location, facts, POSTGRES_MIGRATIONS, upgrade?.stateDir ?? ''));
+  }
+  if (facts !== null && upgrade !== undefined && hasPendingMigrations(facts, POSTGRES_MIGRATIONS)) {
+    const file = defaultBackupPath(upgrade.stateDir, new Date((options.now ?? Date.now)()), true, 'dump');
+    try {
+      await dumpPostgres(config, file);
+      pruneAutomaticBackups(upgrade.stateDir);
+      upgrade.onBackup(file);
+    } catch (error) {
+      upgrade.onNoBackup((error as Error).message);
+    }
+  }
+  // Kysely only runs the migrations; not destroyed afterwards (that would end the shared pool).
+  const kysely = new Kysely({ dialect: new PostgresDialect({ pool }) });
+  const ran = await migrateToLatest(kysely, POSTGRES_MIGRATIONS, { schema: config.schema });
+  if (ran.length > 0) {
+    await pool.query(
+      `INSERT INTO ${quoteIdent(config.schema)}.agent_meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
+      [WRITTEN_BY_KEY, AGENT_VERSION],
+    );
+  }
+}
+
+/** The applied migrations and the writing version of an existing schema; null when the agent has not created it yet. */
+async function stateFacts(pool: pg.Pool, schema: string): Promise<StateFacts | null> {
+  const found = await pool.query<{ migrations: string | null; meta: string | null }>(
+    'SELECT to_regclass($1) AS migrations, to_regclass($2) AS meta',
+    [`${quoteIdent(schema)}.kysely_migration`, `${quoteIdent(schema)}.agent_meta`],
+  );
+  const row = found.rows[0];
+  if (row?.migrations == null || row.meta == null) return null;
+  const applied = (await pool.query<{ name: string }>(`SELECT name FROM ${quoteIdent(schema)}.kysely_migration ORDER BY name`)).rows.map((r) => r.name);
+  const written = await pool.query<{ value: string }>(`SELECT value FROM ${quoteIdent(schema)}.agent_meta WHERE key = $1`, [WRITTEN_BY_KEY]);
+  return { applied, writtenBy: written.rows[0]?.value ?? null };
 }
 
 async function schemaExists(pool: pg.Pool, schema: string): Promise<boolean> {

@@ -3,25 +3,12 @@
  * state, and `state restore` while it is stopped. SQLite's online backup API copies a consistent snapshot page by
  * page while other connections keep writing; a plain file copy of a WAL database could take a torn state.
  */
-import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { AGENT_VERSION } from '../../version.ts';
 import { StoreError } from '../errors.ts';
+import { defaultBackupPath, pruneAutomaticBackups, tooNewMessage, unknownMigrations, WRITTEN_BY_KEY, type StateFacts } from '../upgrade-safety.ts';
 import { SQLITE_MIGRATIONS } from './migrations/index.ts';
-
-/** Automatic backups kept in `<state dir>/backups/` (the oldest beyond this are removed). */
-export const AUTOMATIC_BACKUPS_KEPT = 3;
-const AUTOMATIC_PREFIX = 'pricing-agent-pre-upgrade-';
-
-/** agent_meta key of the version of the agent that last migrated the state. */
-export const WRITTEN_BY_KEY = 'written_by_version';
-
-/** `<state dir>/backups/pricing-agent-<version>-<UTC timestamp>.db`: the default of `state backup`. */
-export function defaultBackupPath(stateDir: string, now: Date, automatic = false): string {
-  const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
-  return join(stateDir, 'backups', `${automatic ? AUTOMATIC_PREFIX : 'pricing-agent-'}${AGENT_VERSION}-${stamp}.db`);
-}
 
 /**
  * Writes a consistent copy of the database at `path` to `to` (0600: it holds what the state holds). Written to a
@@ -41,12 +28,6 @@ export async function backupSqlite(path: string, to: string): Promise<void> {
   renameSync(partial, to);
 }
 
-/** What a database file says about itself: its applied migrations and the agent version that last migrated it. */
-interface StateFacts {
-  readonly applied: string[];
-  readonly writtenBy: string | null;
-}
-
 /** The facts of an open connection; null when it is not a pricing-agent state (no agent_meta or migrations). */
 export function stateFacts(sqlite: BetterSqlite3.Database): StateFacts | null {
   const tables = new Set(
@@ -58,26 +39,6 @@ export function stateFacts(sqlite: BetterSqlite3.Database): StateFacts | null {
   return { applied, writtenBy: row?.value ?? null };
 }
 
-/** The applied migrations this build does not know: a newer agent wrote the state. */
-export function unknownMigrations(facts: StateFacts): string[] {
-  return facts.applied.filter((name) => !(name in SQLITE_MIGRATIONS));
-}
-
-/** True when this build has migrations the state has not run yet (a start would migrate it). */
-export function hasPendingMigrations(facts: StateFacts): boolean {
-  const applied = new Set(facts.applied);
-  return Object.keys(SQLITE_MIGRATIONS).some((name) => !applied.has(name));
-}
-
-/** The one sentence of a state written by a newer agent: who wrote it, and how to go back. */
-export function tooNewMessage(location: string, facts: StateFacts, stateDir: string): string {
-  const writer = facts.writtenBy === null ? 'a newer pricing-agent' : `pricing-agent ${facts.writtenBy}`;
-  const unknown = unknownMigrations(facts).join(', ');
-  const backup = newestAutomaticBackup(stateDir);
-  const way = backup === null ? 'install that version or a newer one' : `install that version or a newer one, or restore the backup taken before the upgrade with \`pricing-agent state restore ${backup}\``;
-  return `${location} was upgraded by ${writer} (migrations ${unknown} are unknown to this pricing-agent ${AGENT_VERSION}): ${way}`;
-}
-
 /**
  * Before a start migrates an existing state: a backup beside it, named in the caller's log, and only the newest
  * AUTOMATIC_BACKUPS_KEPT automatic ones kept (backups taken with `state backup` are never removed).
@@ -86,24 +47,8 @@ export async function automaticBackup(path: string, now: Date): Promise<string> 
   const stateDir = dirname(path);
   const to = defaultBackupPath(stateDir, now, true);
   await backupSqlite(path, to);
-  const automatic = automaticBackups(stateDir);
-  for (const old of automatic.slice(0, Math.max(0, automatic.length - AUTOMATIC_BACKUPS_KEPT))) rmSync(old, { force: true });
+  pruneAutomaticBackups(stateDir);
   return to;
-}
-
-/** The automatic backups in `<state dir>/backups/`, oldest first (the UTC time in their names sorts them). */
-function automaticBackups(stateDir: string): string[] {
-  const dir = join(stateDir, 'backups');
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir)
-    .filter((f) => f.startsWith(AUTOMATIC_PREFIX) && f.endsWith('.db'))
-    .sort()
-    .map((f) => join(dir, f));
-}
-
-/** The newest automatic backup in `<state dir>/backups/`, null when there is none. */
-export function newestAutomaticBackup(stateDir: string): string | null {
-  return automaticBackups(stateDir).at(-1) ?? null;
 }
 
 /**
@@ -124,7 +69,7 @@ export function restoreSqlite(file: string, path: string): { readonly applied: n
     throw new StoreError('OPEN_FAILED', `${file} is not a pricing-agent state (${(error as Error).message})`, { cause: error });
   }
   if (facts === null) throw new StoreError('OPEN_FAILED', `${file} is not a pricing-agent state: it has no agent_meta or migrations table`);
-  if (unknownMigrations(facts).length > 0) throw new StoreError('STATE_TOO_NEW', tooNewMessage(file, facts, dirname(path)));
+  if (unknownMigrations(facts, SQLITE_MIGRATIONS).length > 0) throw new StoreError('STATE_TOO_NEW', tooNewMessage(file, facts, SQLITE_MIGRATIONS, dirname(path)));
   mkdirSync(dirname(path), { recursive: true, mode: 0o750 });
   const incoming = `${path}.restoring`;
   copyFileSync(file, incoming);

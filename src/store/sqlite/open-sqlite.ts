@@ -15,7 +15,8 @@ import { StoreError } from '../errors.ts';
 import type { Database } from '../schema.ts';
 import { migrateToLatest } from '../migrate.ts';
 import { AGENT_VERSION } from '../../version.ts';
-import { automaticBackup, hasPendingMigrations, stateFacts, tooNewMessage, unknownMigrations, WRITTEN_BY_KEY } from './backup.ts';
+import { hasPendingMigrations, tooNewMessage, unknownMigrations, WRITTEN_BY_KEY } from '../upgrade-safety.ts';
+import { automaticBackup, stateFacts } from './backup.ts';
 import { SQLITE_MIGRATIONS } from './migrations/index.ts';
 import { SqliteDb } from './sqlite-db.ts';
 
@@ -117,8 +118,8 @@ export async function openSqlite(path: string, options: SqliteOptions = {}): Pro
  */
 async function migrateWithBackup(kysely: Kysely<Database>, sqlite: BetterSqlite3.Database, path: string, options: SqliteOptions): Promise<void> {
   const facts = stateFacts(sqlite);
-  if (facts !== null && unknownMigrations(facts).length > 0) throw new StoreError('STATE_TOO_NEW', tooNewMessage(path, facts, dirname(path)));
-  if (facts !== null && hasPendingMigrations(facts)) {
+  if (facts !== null && unknownMigrations(facts, SQLITE_MIGRATIONS).length > 0) throw new StoreError('STATE_TOO_NEW', tooNewMessage(path, facts, SQLITE_MIGRATIONS, dirname(path)));
+  if (facts !== null && hasPendingMigrations(facts, SQLITE_MIGRATIONS)) {
     const file = await automaticBackup(path, new Date((options.now ?? Date.now)()));
     options.onBackup?.(file);
   }
