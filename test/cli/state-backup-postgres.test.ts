@@ -16,12 +16,15 @@ import { countCurrentPrices, storeDeliveredPage } from '../../src/store/approved
 import { recordDeliveryIntent } from '../../src/store/delivery-intents.ts';
 import pg from 'pg';
 import { startSandbox } from '../../src/sandbox/index.ts';
+import { postgresBinDir } from '../support/postgres-cluster.ts';
 import { previousRelease } from '../support/previous-release.ts';
 import { runCli, type CliRun } from '../support/run-cli.ts';
 import { openTestDb, schemaFor, TEST_BACKEND, testCluster } from '../support/state-db.ts';
 import { approval, tempDir } from '../store/support.ts';
 
 const SECRET = 'a-password-that-must-never-show';
+/** The cluster's own pg_dump and pg_restore first on PATH (a dump needs a pg_dump as new as the server). */
+const TOOLS = { PATH: `${postgresBinDir() ?? ''}:${process.env['PATH'] ?? ''}` };
 
 async function siteConfig(dir: string, apiUrl = 'http://127.0.0.1:9', sources = 'sources: []\n', key = `svc_live_${'k'.repeat(40)}`): Promise<string> {
   const { url } = await testCluster();
@@ -52,7 +55,7 @@ describe.runIf(TEST_BACKEND === 'postgres')('pricing-agent state backup and rest
     expect(await storePage(dir, [1, 2], '11111111-1111-4111-8111-111111111111')).toBe(2);
     const config = await siteConfig(dir);
 
-    const backup = await runCli(['state', 'backup', '-c', config]);
+    const backup = await runCli(['state', 'backup', '-c', config], TOOLS);
     expect(backup.code, backup.stderr).toBe(0);
     const file = /^backup written to (\S+\.dump)$/m.exec(backup.stdout)?.[1] ?? '';
     expect(dirname(file)).toBe(join(dir, 'state', 'backups'));
@@ -61,7 +64,7 @@ describe.runIf(TEST_BACKEND === 'postgres')('pricing-agent state backup and rest
 
     // After the backup the state moves on; the restore takes it back to what the backup holds.
     expect(await storePage(dir, [3], '22222222-2222-4222-8222-222222222222')).toBe(3);
-    const restore = await runCli(['state', 'restore', file, '-c', config]);
+    const restore = await runCli(['state', 'restore', file, '-c', config], TOOLS);
     expect(restore.code, restore.stderr).toBe(0);
     expect(restore.stdout).toContain(`(schema ${schemaFor(dir)})`);
     const db = await openTestDb(dir);
@@ -76,7 +79,7 @@ describe.runIf(TEST_BACKEND === 'postgres')('pricing-agent state backup and rest
     const other = tempDir();
     await storePage(other, [9], '44444444-4444-4444-8444-444444444444');
     const otherConfig = await siteConfig(other);
-    const refused = await runCli(['state', 'restore', file, '-c', otherConfig]);
+    const refused = await runCli(['state', 'restore', file, '-c', otherConfig], TOOLS);
     expect(refused.code).toBe(1);
     expect(refused.stderr.trim()).toBe(`${file} is a dump of schema ${schemaFor(dir)}, and the state is in schema ${schemaFor(other)}: restore a backup taken by state backup with this config`);
   });
@@ -95,7 +98,7 @@ describe.runIf(TEST_BACKEND === 'postgres')('pricing-agent state backup and rest
     await writeFile(join(dir, 'x.dump'), 'not a dump');
     const missingTool = await runCli(['state', 'restore', join(dir, 'x.dump'), '-c', config], noTools);
     expect(missingTool.stderr.trim()).toMatch(/^pg_restore is not on PATH: install PostgreSQL's client tools, or run pg_restore --clean .* with the agent stopped$/);
-    const broken = await runCli(['state', 'restore', join(dir, 'x.dump'), '-c', config]);
+    const broken = await runCli(['state', 'restore', join(dir, 'x.dump'), '-c', config], TOOLS);
     expect(broken.code).toBe(1);
     expect(broken.stderr.trim()).toMatch(/^pg_restore failed: .*not a valid archive|^pg_restore failed: .*input file/);
   });
@@ -105,7 +108,7 @@ describe.runIf(TEST_BACKEND === 'postgres')('pricing-agent state backup and rest
     try {
       const dir = tempDir();
       const runOld = previousRelease(tempDir());
-      const env = { PRICING_API_KEY: sandbox.apiKey };
+      const env = { PRICING_API_KEY: sandbox.apiKey, ...TOOLS };
       await mkdir(join(dir, 'inbox', 'erp'), { recursive: true });
       const config = await siteConfig(dir, sandbox.url, 'sources:\n  - name: erp\n    entity: product_store\n    path: ./inbox/erp\n', sandbox.apiKey);
       const [s1, s2] = sandbox.control.state().stores;
