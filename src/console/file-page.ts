@@ -31,7 +31,7 @@ function history(d: ConsoleFileDetail, time: TimeFormat): Html {
   if (d.counts.batches > 0) {
     steps.push([
       d.batches.at(-1)?.committed_at ?? null,
-      html`${plural(d.counts.batches, 'batch', 'batches')} committed: ${count(d.counts.sent)} rows sent, ${count(d.counts.accepted)} accepted, ${count(d.counts.failed)} refused by the API`,
+      html`${plural(d.counts.batches, 'batch', 'batches')} committed: ${count(d.counts.sent)} rows sent, ${count(d.counts.accepted)} accepted, ${count(d.counts.rejectedByApi)} refused by the API`,
     ]);
   }
   if (f.next_attempt_at !== null) {

@@ -18,7 +18,7 @@ import type { ApiClient } from '../api/client.ts';
 import { BUSINESS_KEYS, type BulkResponse, type Entity } from '../api/schemas/index.ts';
 import type { DuplicateKeyPolicy } from '../config/mapping-schema.ts';
 import type { StateDb } from '../store/state-db.ts';
-import { commitBatch, committedBatches, fileCounts, keyHashesOf, lastBatchIndex, recordRejects, type RejectRow } from '../store/push-ledger.ts';
+import { commitBatch, committedBatches, keyHashesOf, lastBatchIndex, recordRejects, type RejectRow } from '../store/push-ledger.ts';
 import type { RowFates } from './delta/delta-plan.ts';
 import type { LineCount } from './delta/verdicts.ts';
 import type { RowOutcome, RowsUnread } from './read/index.ts';
@@ -35,7 +35,7 @@ import {
   type ReopenRows,
 } from './duplicate-keys.ts';
 import { KeyOrder } from './key-order.ts';
-import { Probation, localReject, stoppedEarly } from './row-fate.ts';
+import { fileCounts, Probation, localReject, stoppedEarly } from './row-fate.ts';
 
 type Row = Readonly<Record<string, unknown>>;
 

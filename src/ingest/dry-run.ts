@@ -126,7 +126,7 @@ export async function dryRun(input: DryRunInput): Promise<DryRunResult> {
   // A delta source's unchanged rows are valid rows (each was accepted as it is): not sent.
   const wouldSend = summary.accepted - superseded - merged - duplicates - (delta?.unchanged ?? 0);
   const rejected = summary.rejected + duplicates;
-  const counts = { batches: 0, sent: wouldSend, accepted: wouldSend, failed: 0, rejectedLocal: rejected, rejectedApi: 0, superseded, merged, unchanged: delta?.unchanged ?? 0 };
+  const counts = { batches: 0, sent: wouldSend, accepted: wouldSend, rejectedByApi: 0, rejectedLocally: rejected, superseded, merged, unchanged: delta?.unchanged ?? 0, rejectsListed: rejected };
   const verdict = rowsVerdict(counts, summary.rows, summary.skipped, input.read.rejectThreshold);
   return {
     summary,

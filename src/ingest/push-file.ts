@@ -21,14 +21,12 @@ import {
   dropClaim,
   deferFile,
   doneUnderOtherMapping,
-  fileCounts,
   finishFile,
   getFile,
   markStarted,
   openAttempt,
   prepareFinish,
   setMode,
-  type FileCounts,
   type PushFile,
 } from '../store/push-ledger.ts';
 import type { StateDb } from '../store/state-db.ts';
@@ -42,7 +40,7 @@ import { ImportJobFailedError, sendImport } from './import-send.ts';
 import { FileFormatError, compileSource, readRows, type CompiledSource, type ReadOptions, type ReadSummary } from './read/index.ts';
 import { nameForTemplates, tieFix } from './rejects-fix.ts';
 import { writeReport, type PushReport } from './report.ts';
-import { RowsRejectedError, rowsVerdict } from './row-fate.ts';
+import { fileCounts, finishedRows, RowsRejectedError, rowsVerdict, unreconciled, type FileCounts } from './row-fate.ts';
 import type { DeltaSettings } from '../config/delta-schema.ts';
 import { HELD_ERROR_CODE, deltaFile, recordFullSend } from '../store/delta-state.ts';
 import { planDelta, type DeltaPlan } from './delta/delta-plan.ts';
@@ -249,9 +247,9 @@ async function attemptClaimed(deps: PushDeps, source: PushSource, fileId: number
   }
   const counts = await fileCounts(deps.db, fileId);
   // Every row read has one fate (row-fate.ts); anything else is a bug, and the file fails rather than hide it.
-  const accountedFor = counts.accepted + counts.failed + counts.rejectedLocal + counts.superseded + counts.merged + counts.unchanged + summary.skipped;
-  if (!summary.complete || summary.rows !== accountedFor) {
-    const message = `rows read (${summary.rows}) do not reconcile with accepted ${counts.accepted} + refused ${counts.failed} + rejected ${counts.rejectedLocal} + superseded ${counts.superseded} + merged ${counts.merged} + unchanged ${counts.unchanged} + skipped ${summary.skipped}`;
+  const unaccounted = unreconciled(counts, summary.rows, summary.skipped);
+  if (!summary.complete || unaccounted !== null) {
+    const message = unaccounted ?? `the file was not read to its end (${summary.rows} rows read)`;
     return finishOrDefer(deps, await requireFile(deps.db, fileId), 'failed', { error: { code: 'RECONCILIATION_FAILED', message }, summary, counts, notes });
   }
   const verdict = rowsVerdict(counts, summary.rows, summary.skipped, compiled.rejectThreshold);
@@ -391,7 +389,7 @@ async function finish(deps: PushDeps, file: PushFile, status: 'done' | 'failed' 
     finalPath,
     rowsRead: input.summary?.complete === true ? input.summary.rows : null,
     rowsSkipped: input.summary?.complete === true ? input.summary.skipped : null,
-    ...(counts ? { counts } : {}),
+    ...(counts ? { rows: finishedRows(counts) } : {}),
     error: input.error ?? null,
     duplicateOf: input.duplicateOf?.id ?? null,
   });
@@ -428,7 +426,7 @@ async function completeMove(deps: PushDeps, file: PushFile): Promise<FileResult>
   const finalPath = file.final_path ?? '';
   // Neither at its final place nor in processing/: a vanished file whose report was written; nothing to move.
   if (!(await exists(finalPath)) && (await exists(file.processing_path))) await moveFile(file.processing_path, finalPath);
-  await finishFile(deps.db, file.id, { status, finalPath, rowsRead: file.rows_read, counts: await fileCounts(deps.db, file.id) });
+  await finishFile(deps.db, file.id, { status, finalPath, rowsRead: file.rows_read, rows: finishedRows(await fileCounts(deps.db, file.id)) });
   const done = await requireFile(deps.db, file.id);
   return { outcome: status, file: done, reportPath: `${finalPath}.report.json`, rejectsPath: null };
 }

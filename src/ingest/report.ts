@@ -6,7 +6,8 @@
  */
 import { AGENT_VERSION } from '../version.ts';
 import type { StateDb } from '../store/state-db.ts';
-import { maxRawFields, rejectsOf, type FileCounts, type PushFile, type RowProblem } from '../store/push-ledger.ts';
+import { maxRawFields, rejectsOf, type PushFile, type RowProblem } from '../store/push-ledger.ts';
+import { rejectedRows, type FileCounts } from './row-fate.ts';
 import type { DeltaFileRecord } from '../store/delta-state.ts';
 import { redactSecrets } from '../log.ts';
 import { writeFileAtomic } from '../atomic-file.ts';
@@ -117,7 +118,7 @@ export interface WrittenReport {
 
 export async function writeReport(db: StateDb, input: ReportInput): Promise<WrittenReport> {
   const { file, counts } = input;
-  const rejected = counts ? counts.rejectedLocal + counts.failed : 0;
+  const rejected = counts ? rejectedRows(counts) : 0;
   const rejectsPath = rejected > 0 ? `${input.finalPath}${REJECTS_SUFFIX}` : null;
   if (rejectsPath !== null) {
     const layout = { headers: input.headers ?? [], delimiter: input.delimiter ?? ',', widest: await maxRawFields(db, file.id) };
@@ -150,8 +151,8 @@ export async function writeReport(db: StateDb, input: ReportInput): Promise<Writ
           sent: counts.sent,
           accepted: counts.accepted,
           rejected: rejected,
-          rejected_locally: counts.rejectedLocal,
-          rejected_by_api: counts.failed,
+          rejected_locally: counts.rejectedLocally,
+          rejected_by_api: counts.rejectedByApi,
           superseded: counts.superseded,
           merged: counts.merged,
           unchanged: counts.unchanged,

@@ -1,24 +1,83 @@
 /**
- * What happens to a row, and what that means for its file: the one home of the rules, used by bulk and import
- * sending, the dry run and the file's finish (push-file.ts).
+ * What happens to a row, and what that means for its file: the one home of the rules and of their names, used by bulk
+ * and import sending, the dry run, the file's finish (push-file.ts), its report, `push`, `files` and the console.
  *
  * Every row read has exactly one fate:
- * - sent: to the API, which accepted it or refused it (`rejected_by_api`);
+ * - sent: to the API, which accepted it or refused it (`rejectedByApi`);
  * - unchanged: not sent because the platform already holds it as it is (delta push, issue 13; 0 until then);
  * - rejected (locally): invalid, never sent; every problem of the row is listed in the rejects CSV;
  * - superseded: another row of the file with the same business key counts instead (duplicate-keys.ts);
  * - merged: added up into another row of the file with the same key, which is sent with the sums (`duplicate_keys:
  *   sum`, transactions: two till lines of one sale; duplicate-keys.ts);
  * - skipped: `skip_rows` says it is not data (continuation or image-only rows).
- * So read = sent + unchanged + rejected + superseded + merged + skipped, and sent = accepted + rejected_by_api.
+ * So read = sent + unchanged + rejectedLocally + superseded + merged + skipped, and sent = accepted + rejectedByApi
+ * (reconcile() checks it for every file; skipped rows and the rows read come from the reader).
  *
  * And the file's fate (besides a file-level failure such as an unreadable file):
  * - failed when rows were rejected and none was accepted (nor unchanged), or when more rows than `reject_threshold` were rejected;
  *   detected early: when the first PROBATION_ROWS rows judged are all rejected, nothing more is sent;
  * - done otherwise (some rows rejected: exit 3; none: exit 0).
  */
-import type { FileCounts, RejectRow } from '../store/push-ledger.ts';
+import { ledgerTallies, type FinishedRows, type LedgerTallies, type RejectRow } from '../store/push-ledger.ts';
+import type { StateDb } from '../store/state-db.ts';
 import type { RowRejected } from './read/index.ts';
+
+/** The rows of a file by fate (the ledger's tallies, read as fates). */
+export interface FileCounts {
+  readonly batches: number;
+  /** Rows sent and not superseded afterwards: accepted + rejectedByApi. */
+  readonly sent: number;
+  /** Rows the platform holds from this file. */
+  readonly accepted: number;
+  /** Rows the API refused (the batches' results; an import job may list only its first errors: see rejectsListed). */
+  readonly rejectedByApi: number;
+  /** Rows rejected before sending (invalid), each listed with its problems. */
+  readonly rejectedLocally: number;
+  readonly superseded: number;
+  /** Rows added up into another row of the file with the same key (duplicate_keys: sum): not sent on their own. */
+  readonly merged: number;
+  readonly unchanged: number;
+  /** The rejects listed row by row (the rejects CSV): every local one, and the API's refusals it named. */
+  readonly rejectsListed: number;
+}
+
+export function countsOf(t: LedgerTallies): FileCounts {
+  // A row superseded after it was sent and accepted: superseded, no longer sent or accepted.
+  return {
+    batches: t.batches,
+    sent: t.sent - t.supersededAfterSent,
+    accepted: t.accepted - t.supersededAfterSent,
+    rejectedByApi: t.refused,
+    rejectedLocally: t.listed.local,
+    superseded: t.listed.superseded,
+    merged: t.listed.merged,
+    unchanged: t.unchanged,
+    rejectsListed: t.listed.local + t.listed.api,
+  };
+}
+
+/** The file's row counts as its ledger holds them now. */
+export async function fileCounts(db: StateDb, fileId: number): Promise<FileCounts> {
+  return countsOf(await ledgerTallies(db, fileId));
+}
+
+/** Rows rejected, locally or by the API. */
+export function rejectedRows(counts: FileCounts): number {
+  return counts.rejectedLocally + counts.rejectedByApi;
+}
+
+/** The counts push_files keeps of a finished file. */
+export function finishedRows(counts: FileCounts): FinishedRows {
+  const { sent, accepted, superseded, merged, unchanged } = counts;
+  return { sent, accepted, rejected: rejectedRows(counts), superseded, merged, unchanged };
+}
+
+/** Null when every row read has one fate; else the sentence that fails the file (a bug, not to be hidden). */
+export function unreconciled(counts: FileCounts, read: number, skipped: number): string | null {
+  const c = counts;
+  if (read === c.accepted + c.rejectedByApi + c.rejectedLocally + c.superseded + c.merged + c.unchanged + skipped) return null;
+  return `rows read (${read}) do not reconcile with accepted ${c.accepted} + refused ${c.rejectedByApi} + rejected ${c.rejectedLocally} + superseded ${c.superseded} + merged ${c.merged} + unchanged ${c.unchanged} + skipped ${skipped}`;
+}
 
 /** Rows judged before a file whose rows are all rejected is stopped. */
 export const PROBATION_ROWS = 1000;
@@ -138,11 +197,11 @@ export function stoppedEarly(probation: Probation): RowsRejectedError {
  * `skipped` are not data (the share of rejected rows is of the others).
  */
 export function rowsVerdict(counts: FileCounts, rows: number, skipped: number, threshold: number): RowsRejectedError | null {
-  const rejected = counts.rejectedLocal + counts.failed;
+  const rejected = rejectedRows(counts);
   if (rejected === 0) return null;
   // An unchanged row (delta push) is one the API accepted as it is before: the file is not one of rejects only.
   if (counts.accepted + counts.unchanged === 0) {
-    return new RowsRejectedError('NOTHING_ACCEPTED', `all ${rejected} rows that could be sent were rejected (${counts.rejectedLocal} locally, ${counts.failed} by the API) and none accepted`);
+    return new RowsRejectedError('NOTHING_ACCEPTED', `all ${rejected} rows that could be sent were rejected (${counts.rejectedLocally} locally, ${counts.rejectedByApi} by the API) and none accepted`);
   }
   const share = rejected / Math.max(1, rows - skipped);
   if (share > threshold) {

@@ -3,13 +3,12 @@
  * row, its counts, where it and its report are now, its first rejects). Reads only.
  */
 import { stat } from 'node:fs/promises';
+import { fileCounts, type FileCounts } from '../ingest/row-fate.ts';
 import {
   batchesOf,
-  fileCounts,
   getFile,
   rejectsOf,
   UNFINISHED_STATUSES,
-  type FileCounts,
   type PushFile,
   type StoredBatch,
   type StoredReject,
@@ -88,7 +87,7 @@ export async function showFile(db: StateDb, id: number, firstRejects = SHOW_FIRS
     location,
     ...(await reportFiles(file.final_path)),
     first_rejects: first,
-    rejects_total: counts.rejectedLocal + counts.rejectedApi,
+    rejects_total: counts.rejectsListed,
     batches: await batchesOf(db, id, SHOW_BATCHES),
     duplicate_of: await fileRef(db, file.duplicate_of),
     fixes: await fileRef(db, file.fixes_file_id),

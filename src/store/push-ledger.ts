@@ -116,23 +116,29 @@ export interface BatchCheckpoint {
 }
 
 /**
- * The rows of a file by fate. read = sent + unchanged + rejectedLocal + superseded + merged + skipped, and sent = accepted +
- * failed (skipped rows and the rows read come from the reader, not from here).
+ * What the ledger holds of a file's rows: the sums of its batches and its listed rejects by stage. What they mean as
+ * row fates, and how they add up, is ingest/row-fate.ts's (FileCounts).
  */
-export interface FileCounts {
-  batches: number;
-  /** Rows sent and not superseded afterwards. */
-  sent: number;
-  /** Rows the platform holds from this file. */
-  accepted: number;
-  /** Rows the API refused (from the batches' results; an import job may list only its first errors). */
-  failed: number;
-  rejectedLocal: number;
-  rejectedApi: number;
-  superseded: number;
-  /** Rows added up into another row of the file with the same key (duplicate_keys: sum): not sent on their own. */
-  merged: number;
-  unchanged: number;
+export interface LedgerTallies {
+  readonly batches: number;
+  /** Sums of the batches' rows_sent, rows_accepted, rows_failed (refused by the API) and rows_unchanged. */
+  readonly sent: number;
+  readonly accepted: number;
+  readonly refused: number;
+  readonly unchanged: number;
+  /** Rows listed in push_rejects, by stage, and of them how many had been sent (a row superseded after it was sent). */
+  readonly listed: Readonly<Record<RejectStage, number>>;
+  readonly supersededAfterSent: number;
+}
+
+/** A finished file's rows by fate, as push_files keeps them (row-fate.ts's finishedRows). */
+export interface FinishedRows {
+  readonly sent: number;
+  readonly accepted: number;
+  readonly rejected: number;
+  readonly superseded: number;
+  readonly merged: number;
+  readonly unchanged: number;
 }
 
 /**
@@ -385,7 +391,7 @@ export async function recordRejects(db: StateDb, fileId: number, rejects: readon
   if (rejects.length > 0) await sqlOf(db).write((tx) => insertRejects(tx, fileId, rejects));
 }
 
-export async function fileCounts(db: StateDb, fileId: number): Promise<FileCounts> {
+export async function ledgerTallies(db: StateDb, fileId: number): Promise<LedgerTallies> {
   const sql = sqlOf(db);
   const b = await sql.get<{ batches: number; sent: number | null; accepted: number | null; failed: number | null; unchanged: number | null }>(
     `SELECT count(*) AS batches, sum(rows_sent) AS sent, sum(rows_accepted) AS accepted, sum(rows_failed) AS failed,
@@ -397,18 +403,14 @@ export async function fileCounts(db: StateDb, fileId: number): Promise<FileCount
     [fileId],
   );
   const byStage = (stage: RejectStage) => r.find((x) => x.stage === stage)?.n ?? 0;
-  // Rows superseded after they were sent and accepted: superseded, no longer sent or accepted.
-  const supersededSent = r.find((x) => x.stage === 'superseded')?.sent ?? 0;
   return {
     batches: b?.batches ?? 0,
-    sent: (b?.sent ?? 0) - supersededSent,
-    accepted: (b?.accepted ?? 0) - supersededSent,
-    failed: b?.failed ?? 0,
-    rejectedLocal: byStage('local'),
-    rejectedApi: byStage('api'),
-    superseded: byStage('superseded'),
-    merged: byStage('merged'),
+    sent: b?.sent ?? 0,
+    accepted: b?.accepted ?? 0,
+    refused: b?.failed ?? 0,
     unchanged: b?.unchanged ?? 0,
+    listed: { local: byStage('local'), api: byStage('api'), superseded: byStage('superseded'), merged: byStage('merged') },
+    supersededAfterSent: r.find((x) => x.stage === 'superseded')?.sent ?? 0,
   };
 }
 
@@ -485,21 +487,21 @@ export interface FileOutcome {
   finalPath: string;
   rowsRead?: number | null;
   rowsSkipped?: number | null;
-  counts?: FileCounts;
+  rows?: FinishedRows;
   error?: { code: string; message: string } | null;
   duplicateOf?: number | null;
 }
 
 /** The file left processing/: its final place and counts. */
 export async function finishFile(db: StateDb, id: number, outcome: FileOutcome): Promise<void> {
-  const c = outcome.counts;
+  const c = outcome.rows;
   await updateFile(
     db,
     `status = ?, final_path = ?, finished_at = ?, rows_read = ?, rows_sent = ?, rows_accepted = ?, rows_rejected = ?,
       rows_superseded = ?, rows_merged = ?, rows_unchanged = ?, rows_skipped = ?, error_code = ?, error_message = ?, duplicate_of = ?,
       next_attempt_at = NULL`,
     [outcome.status, outcome.finalPath, db.now(), outcome.rowsRead ?? null, c?.sent ?? null, c?.accepted ?? null,
-      c ? c.rejectedLocal + c.failed : null, c?.superseded ?? null, c?.merged ?? null, c?.unchanged ?? null, outcome.rowsSkipped ?? null,
+      c?.rejected ?? null, c?.superseded ?? null, c?.merged ?? null, c?.unchanged ?? null, outcome.rowsSkipped ?? null,
       outcome.error?.code ?? null, outcome.error?.message ?? null, outcome.duplicateOf ?? null],
     id,
   );

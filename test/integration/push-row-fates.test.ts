@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { showText } from '../../src/cli/commands/files-text.ts';
 import { resultText } from '../../src/cli/commands/push-summary.ts';
 import { filesTable } from '../../src/console/file-table.ts';
-import { fileCounts } from '../../src/store/push-ledger.ts';
+import { fileCounts } from '../../src/ingest/row-fate.ts';
 import { ledgerCounts } from '../../src/store/push-ledger-views.ts';
 import { listFiles, showFile } from '../../src/status/file-list.ts';
 import { pushHarness, type PushHarness } from '../support/push-harness.ts';

@@ -39,7 +39,7 @@ export function showText(d: FileDetail, now: Date): string {
     ['Finished', shortTime(f.finished_at, now)],
     ['Now at', d.location ?? `not at ${f.final_path ?? f.processing_path} any more (retried or moved)`],
     ['Size', `${f.size} bytes, sha256 ${f.sha256 || '-'}`],
-    ['Rows', `${f.rows_read ?? '-'} read, ${c.sent} sent, ${c.accepted} accepted, ${c.rejectedLocal} rejected locally, ${c.failed} refused by the API, ${c.superseded} superseded, ${c.merged} merged, ${c.unchanged} unchanged, ${f.rows_skipped ?? 0} skipped (${plural(c.batches, 'batch', 'batches')})`],
+    ['Rows', `${f.rows_read ?? '-'} read, ${c.sent} sent, ${c.accepted} accepted, ${c.rejectedLocally} rejected locally, ${c.rejectedByApi} refused by the API, ${c.superseded} superseded, ${c.merged} merged, ${c.unchanged} unchanged, ${f.rows_skipped ?? 0} skipped (${plural(c.batches, 'batch', 'batches')})`],
   ];
   if (f.error_code !== null) pairs.push(['Error', `${f.error_code}: ${f.error_message ?? ''}`]);
   if (f.next_attempt_at !== null) pairs.push(['Next try', `${shortTime(f.next_attempt_at, now)} (attempt ${f.attempts + 1}; \`files retry ${f.id}\` tries now)`]);

@@ -11,7 +11,8 @@ import { dryRunVerdict } from '../../ingest/file-verdict.ts';
 import { exitCodeOf, exitCodeOfResult } from './exit-table.ts';
 import type { FileResult } from '../../ingest/push-file.ts';
 import type { FileFormatError } from '../../ingest/read/errors.ts';
-import type { FileCounts, PushFile } from '../../store/push-ledger.ts';
+import { rejectedRows, type FileCounts } from '../../ingest/row-fate.ts';
+import type { PushFile } from '../../store/push-ledger.ts';
 import { heldText } from './files-text.ts';
 import { formatCount } from './progress.ts';
 
@@ -30,9 +31,9 @@ function rowsOf(file: PushFile, counts: FileCounts | null) {
     read: file.rows_read,
     sent: file.rows_sent ?? counts?.sent ?? null,
     accepted: file.rows_accepted ?? counts?.accepted ?? null,
-    rejected: file.rows_rejected ?? (counts ? counts.rejectedLocal + counts.failed : null),
-    rejected_locally: counts?.rejectedLocal ?? null,
-    rejected_by_api: counts?.failed ?? null,
+    rejected: file.rows_rejected ?? (counts ? rejectedRows(counts) : null),
+    rejected_locally: counts?.rejectedLocally ?? null,
+    rejected_by_api: counts?.rejectedByApi ?? null,
     superseded: file.rows_superseded ?? counts?.superseded ?? null,
     merged: file.rows_merged ?? counts?.merged ?? null,
     unchanged: file.rows_unchanged ?? counts?.unchanged ?? null,
