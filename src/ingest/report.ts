@@ -8,6 +8,7 @@ import { AGENT_VERSION } from '../version.ts';
 import type { StateDb } from '../store/state-db.ts';
 import { maxRawFields, rejectsOf, type FileCounts, type PushFile, type RowProblem } from '../store/push-ledger.ts';
 import type { DeltaFileRecord } from '../store/delta-state.ts';
+import { sentReasons } from './delta/sent-reasons.ts';
 import { redactSecrets } from '../log.ts';
 import { writeFileAtomic } from '../atomic-file.ts';
 import { REJECTS_SUFFIX, writeRejectsCsv } from './rejects-csv.ts';
@@ -44,11 +45,16 @@ export interface PushReportDelta {
   reason: string | null;
   /** Keys the agent remembered for the source before this file. */
   known_keys: number;
-  /** Rows sent because: their content changed, their key is new, the platform changed them, the mapping changed. */
+  /**
+   * Rows sent, by why (delta/sent-reasons.ts): their content changed, their key is new, the platform changed them,
+   * the API refused their key's row before, the mapping changed, a full send. Their sum is the rows sent.
+   */
   changed: number;
   new: number;
   changed_on_platform: number;
+  refused_before: number;
   remapped: number;
+  forced: number;
   /** Remembered keys this snapshot lacks (listed in missing_file). */
   missing: number;
   missing_file: string | null;
@@ -197,10 +203,7 @@ function deltaSection(d: DeltaFileRecord, missingPath: string | null): PushRepor
     mode: d.mode,
     reason: d.reason,
     known_keys: d.known,
-    changed: d.changed,
-    new: d.new_keys,
-    changed_on_platform: d.platform_changed,
-    remapped: d.remapped,
+    ...sentReasons(d),
     missing: d.missing,
     missing_file: missingPath,
     deleted: d.deleted,

@@ -59,6 +59,7 @@ describe('the merge in two halves of the key range', () => {
         generation: GENERATION,
         fileId: FILE,
         fields: ['current_price', 'item_id', 'store_id'],
+        duplicateKeys: 'last',
         scratchDir: await mkdtemp(join(tempDir(), 'scratch-')),
         snapshot: false,
       };
@@ -69,9 +70,9 @@ describe('the merge in two halves of the key range', () => {
     };
     let closed = 0;
     const here = (fail: boolean) => (): UpperHalf => ({
-      async merge(files) {
+      async merge(files, _settleAtMost, rules) {
         if (fail) throw new Error('the second thread failed');
-        const merge = new StateMerge(GENERATION, FILE, null);
+        const merge = new StateMerge(GENERATION, FILE, null, false, rules);
         const scan = keyScan(db.path, scope.id, -1n, null, null);
         try {
           await merge.run(mergeRuns(files, 'nonNegative'), scan.pages);
