@@ -8,7 +8,7 @@ import { AGENT_VERSION } from '../version.ts';
 import type { StateDb } from '../store/state-db.ts';
 import { maxRawFields, rejectsOf, type FileCounts, type PushFile, type RowProblem } from '../store/push-ledger.ts';
 import type { DeltaFileRecord } from '../store/delta-state.ts';
-import { sentReasons } from './delta/sent-reasons.ts';
+import { sentReasons, type SentReasons } from './delta/sent-reasons.ts';
 import { redactSecrets } from '../log.ts';
 import { writeFileAtomic } from '../atomic-file.ts';
 import { REJECTS_SUFFIX, writeRejectsCsv } from './rejects-csv.ts';
@@ -39,22 +39,12 @@ export interface PushReportRows {
 }
 
 /** Delta push's account of a file (absent for sources without delta). */
-export interface PushReportDelta {
+export interface PushReportDelta extends SentReasons {
   /** `full`: every row was sent (push --full, delta.full_every, the source's first file). */
   mode: 'delta' | 'full';
   reason: string | null;
   /** Keys the agent remembered for the source before this file. */
   known_keys: number;
-  /**
-   * Rows sent, by why (delta/sent-reasons.ts): their content changed, their key is new, the platform changed them,
-   * the API refused their key's row before, the mapping changed, a full send. Their sum is the rows sent.
-   */
-  changed: number;
-  new: number;
-  changed_on_platform: number;
-  refused_before: number;
-  remapped: number;
-  forced: number;
   /** Remembered keys this snapshot lacks (listed in missing_file). */
   missing: number;
   missing_file: string | null;
