@@ -76,6 +76,8 @@ interface PendingBatch {
   unchanged: number;
   /** The first and last line of those unchanged rows: part of the batch's span (a batch may hold nothing else). */
   unchangedLines: number[];
+  /** Rows delta push found superseded by their key's unchanged row (RowFates.winnerOf): committed with it, not sent. */
+  superseded: RejectRow[];
 }
 
 export function bulkOf(client: ApiClient, entity: Entity): (rows: readonly Row[], signal?: AbortSignal) => Promise<BulkResponse> {
@@ -189,7 +191,7 @@ export async function sendBulk(ctx: BulkSendContext, file: BulkFile, rows: Async
   const inFlight = new Set<Promise<void>>();
   // Set by a batch's task: a holder object, as TypeScript does not see assignments made inside callbacks.
   const first: { failure: Error | null } = { failure: null };
-  let batch: PendingBatch = { index: fates ? (await lastBatchIndex(ctx.db, file.id)) + 1 : 0, rows: [], lines: [], raws: [], rejects: [], unchanged: 0, unchangedLines: [] };
+  let batch: PendingBatch = { index: fates ? (await lastBatchIndex(ctx.db, file.id)) + 1 : 0, rows: [], lines: [], raws: [], rejects: [], unchanged: 0, unchangedLines: [], superseded: [] };
   const decisions = file.duplicateKeys === 'last' ? null : await firstPassDecisions(reopen, file.entity, file.duplicateKeys);
   // A resumed file starts where its committed batches left its probation.
   const probation = new Probation();
@@ -237,7 +239,10 @@ export async function sendBulk(ctx: BulkSendContext, file: BulkFile, rows: Async
       keyHashes: hashes.bytes(),
     };
     const remember = fates
-      ? fates.accepted(response.results.filter((r) => r.ok).map((r) => ({ record: b.rows[r.index] as Row, id: r.id ?? null, raw: b.raws[r.index] ?? [] })))
+      ? fates.accepted(
+          response.results.filter((r) => r.ok).map((r) => ({ record: b.rows[r.index] as Row, id: r.id ?? null, raw: b.raws[r.index] ?? [] })),
+          response.results.filter((r) => !r.ok).map((r) => b.rows[r.index] as Row),
+        )
       : undefined;
     await commitBatch(ctx.db, file.id, checkpoint, [...b.rejects, ...decided, ...apiRejects], remember);
     for (const r of decided) probation.judged(r.line, r.stage === 'local' ? 'refused' : 'other');
@@ -246,21 +251,21 @@ export async function sendBulk(ctx: BulkSendContext, file: BulkFile, rows: Async
 
   const flush = async (): Promise<void> => {
     const b = batch;
-    batch = { index: b.index + 1, rows: [], lines: [], raws: [], rejects: [], unchanged: 0, unchangedLines: [] };
+    batch = { index: b.index + 1, rows: [], lines: [], raws: [], rejects: [], unchanged: 0, unchangedLines: [], superseded: [] };
     if (committed.has(b.index)) {
       await recordRejects(ctx.db, file.id, b.rejects); // found again on this read: already there, or lost with a crash
       // Sent before a restart: none accepted (else resume() ended the probation), so refused or superseded.
       for (const line of b.lines) probation.judged(line, 'refused');
       return;
     }
-    const decided = removeLosers(b, file.entity, keyOf, decisions);
+    const decided = [...b.superseded, ...removeLosers(b, file.entity, keyOf, decisions)];
     // Until a row is accepted, one batch at a time: a file whose rows are all refused stops after its first ones.
     while (inFlight.size >= (probation.over ? ctx.maxInFlight : 1)) await Promise.race(inFlight);
     // A drain that came while this batch waited for a free connection: it is not started (its rows are read again).
     if (first.failure !== null || ctx.signal?.aborted === true) return;
     if (probation.failed) {
       // The rows before this batch were all rejected: nothing more is sent; its own local rejects stand.
-      await recordRejects(ctx.db, file.id, b.rejects);
+      await recordRejects(ctx.db, file.id, [...b.rejects, ...b.superseded]);
       return;
     }
     let finish!: () => void;
@@ -301,6 +306,10 @@ export async function sendBulk(ctx: BulkSendContext, file: BulkFile, rows: Async
             unchanged.count = 1;
             unchanged.first = unchanged.last = outcome.line;
             countUnchanged(batch, unchanged, probation);
+          } else if (fate === 'superseded' && fates !== undefined) {
+            const loser = { fate: 'superseded', winner: fates.winnerOf(outcome.line) } as const;
+            batch.superseded.push(loserRow(file.entity, outcome.line, loser, outcome.rawFields));
+            if (batch.superseded.length >= file.batchSize) await flush();
           }
           continue;
         }
@@ -314,7 +323,7 @@ export async function sendBulk(ctx: BulkSendContext, file: BulkFile, rows: Async
     if (first.failure === null && !ctx.signal?.aborted) {
       // Stopped early, the filling batch holds no valid row (every row judged was rejected): only its rejects remain.
       // A delta file's last unchanged rows are committed in a batch of their own (nothing is sent for it).
-      if (batch.rows.length > 0 || batch.unchanged > 0) await flush();
+      if (batch.rows.length > 0 || batch.unchanged > 0 || batch.superseded.length > 0) await flush();
       else await recordRejects(ctx.db, file.id, batch.rejects);
     }
   } finally {

@@ -131,8 +131,19 @@ function decideKey(policy: DuplicateKeyPolicy, lines: readonly number[], summer:
     for (const line of rest) out.losers.set(line, { fate: 'merged', winner: first });
     return;
   }
-  const winner = (policy === 'last' ? lines.at(-1) : lines[0]) as number;
+  const winner = lines[winnerIndex(policy, lines.length) ?? 0] as number;
   for (const line of lines) if (line !== winner) out.losers.set(line, { fate: 'superseded', winner });
+}
+
+/**
+ * Which of a repeated key's `count` valid rows (in file order) counts for it, the others superseded: its index; null
+ * where no row counts alone (`sum` adds them up, `reject` rejects them all). Delta push compares that row with what
+ * the API holds (src/ingest/delta/state-merge.ts).
+ */
+export function winnerIndex(policy: DuplicateKeyPolicy, count: number): number | null {
+  if (policy === 'last') return count - 1;
+  if (policy === 'first') return 0;
+  return null;
 }
 
 // Whole-file keys in a scratch database --------------------------------------------------------------------------------

@@ -208,7 +208,7 @@ async function attemptClaimed(deps: PushDeps, source: PushSource, fileId: number
         const line = seed === null ? null : { seed, file: file.processing_path, reread: open };
         const onLineFallback = (reason: string) => deps.logger.debug({ file: file.original_name, reason }, 'compared by content');
         const onLineMode = (counts: { rows: number; undecided: number }) => deps.logger.debug({ file: file.original_name, ...counts }, 'compared line by line');
-        const deltaSource = { name: source.name, entity, delta: settings, options: source.options ?? {}, line };
+        const deltaSource = { name: source.name, entity, delta: settings, options: source.options ?? {}, duplicateKeys: compiled.duplicateKeys, line };
         plan = await planDelta({ db: deps.db, clock: deps.clock, onLineFallback, onLineMode }, deltaSource, file, first, options, pass);
       } finally {
         first.close();

@@ -9,6 +9,7 @@ import type { StateDb } from '../store/state-db.ts';
 import { maxRawFields, rejectsOf, type PushFile, type RowProblem } from '../store/push-ledger.ts';
 import { rejectedRows, type FileCounts } from './row-fate.ts';
 import type { DeltaFileRecord } from '../store/delta-state.ts';
+import { sentReasons, type SentReasons } from './delta/sent-reasons.ts';
 import { redactSecrets } from '../log.ts';
 import { writeFileAtomic } from '../atomic-file.ts';
 import { REJECTS_SUFFIX, writeRejectsCsv } from './rejects-csv.ts';
@@ -39,17 +40,12 @@ export interface PushReportRows {
 }
 
 /** Delta push's account of a file (absent for sources without delta). */
-export interface PushReportDelta {
+export interface PushReportDelta extends SentReasons {
   /** `full`: every row was sent (push --full, delta.full_every, the source's first file). */
   mode: 'delta' | 'full';
   reason: string | null;
   /** Keys the agent remembered for the source before this file. */
   known_keys: number;
-  /** Rows sent because: their content changed, their key is new, the platform changed them, the mapping changed. */
-  changed: number;
-  new: number;
-  changed_on_platform: number;
-  remapped: number;
   /** Remembered keys this snapshot lacks (listed in missing_file). */
   missing: number;
   missing_file: string | null;
@@ -198,10 +194,7 @@ function deltaSection(d: DeltaFileRecord, missingPath: string | null): PushRepor
     mode: d.mode,
     reason: d.reason,
     known_keys: d.known,
-    changed: d.changed,
-    new: d.new_keys,
-    changed_on_platform: d.platform_changed,
-    remapped: d.remapped,
+    ...sentReasons(d),
     missing: d.missing,
     missing_file: missingPath,
     deleted: d.deleted,

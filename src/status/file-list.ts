@@ -13,6 +13,7 @@ import {
   type StoredBatch,
   type StoredReject,
 } from '../store/push-ledger.ts';
+import { deltaFile, type DeltaFileRecord } from '../store/delta-state.ts';
 import type { StateDb } from '../store/state-db.ts';
 
 // The list itself is a query of the ledger (src/store/push-ledger-views.ts); this module adds what is on disk.
@@ -44,6 +45,8 @@ export interface FileDetail {
   duplicate_of: FileRef | null;
   /** A corrected rejects CSV: the file whose rejects it fixes (ingest/rejects-fix.ts). */
   fixes: FileRef | null;
+  /** A delta source's file: what the comparison decided (why each row was sent), or null. */
+  delta: DeltaFileRecord | null;
 }
 
 /** Another file of the ledger, as a file's detail names it. */
@@ -91,5 +94,6 @@ export async function showFile(db: StateDb, id: number, firstRejects = SHOW_FIRS
     batches: await batchesOf(db, id, SHOW_BATCHES),
     duplicate_of: await fileRef(db, file.duplicate_of),
     fixes: await fileRef(db, file.fixes_file_id),
+    delta: (await deltaFile(db, id)) ?? null,
   };
 }

@@ -5,8 +5,9 @@
  * Checkpoint rule: a key's row is written only after the API accepted it, inside the transaction of the batch
  * checkpoint that records the acceptance (push-ledger.ts commitBatch, `also`: the step `rememberAccepted` returns),
  * never before: a crash between the answer and the commit leaves the key as it was, so the row is sent again
- * (idempotently), never skipped. A row the API refused is not remembered. A key leaves the state when the API deleted
- * it (missing: delete), in the same transaction that records the deletion.
+ * (idempotently), never skipped. A row the API refused is not remembered; its key is marked refused (delta_refused, in
+ * the same transaction), so that its next row is sent again and counted as such, until the API accepts a row of it.
+ * A key leaves the state when the API deleted it (missing: delete), in the same transaction that records the deletion.
  *
  * Hashes are 64-bit signed integers (src/ingest/delta/hash.ts): bound as decimal text (the INTEGER column takes it as
  * the integer on both backends) and read as their 32-bit halves or as text, so no driver needs 64-bit integers.
@@ -294,11 +295,20 @@ const KEY_COLUMNS = ['scope_id', 'key_hash', 'content', 'generation', 'price', '
 
 /**
  * The step that remembers rows the API accepted, for the transaction that commits their batch (commitBatch's `also`).
- * A row the answer gave no id keeps the id remembered before (missing: delete needs it).
+ * A row the answer gave no id keeps the id remembered before (missing: delete needs it). `refused`: the key hashes of
+ * the batch's rows the API refused, marked (an accepted key's mark is cleared).
  */
-export function rememberAccepted(scopeId: number, generation: number, fileId: number, rows: readonly AcceptedKey[]): TxStep {
+export function rememberAccepted(scopeId: number, generation: number, fileId: number, rows: readonly AcceptedKey[], refused: readonly bigint[] = []): TxStep {
   const update = ['content', 'generation', 'price', 'file_id', 'key_text', 'line_hash'];
   return async (tx) => {
+    // Most scopes have no refused key: one look per batch, not a statement per row.
+    if (rows.length > 0 && (await tx.value(`SELECT 1 FROM delta_refused WHERE scope_id = ? LIMIT 1`, [scopeId])) !== undefined) {
+      for (const r of rows) await tx.run(`DELETE FROM delta_refused WHERE scope_id = ? AND key_hash = ?`, [scopeId, r.keyHash.toString()]);
+    }
+    if (refused.length > 0) {
+      const marks = refused.map((key) => [scopeId, key.toString()]);
+      await tx.insert({ table: 'delta_refused', columns: ['scope_id', 'key_hash'], onConflict: { target: ['scope_id', 'key_hash'] } }, marks);
+    }
     const values = (r: AcceptedKey) => [
       scopeId,
       r.keyHash.toString(),
@@ -340,6 +350,15 @@ export async function contentOf(db: StateDb, scopeId: number, keyHash: bigint): 
   return row ? { content: BigInt(row.content), generation: Number(row.generation) } : undefined;
 }
 
+/**
+ * The keys of the scope whose last row the API refused (signed 64-bit): few (a refused row is put right or dropped by a
+ * person), so held in memory by the comparison.
+ */
+export async function refusedKeys(db: StateDb, scopeId: number): Promise<bigint[]> {
+  const rows = await sqlOf(db).all<{ key_hash: string }>(`SELECT CAST(key_hash AS TEXT) AS key_hash FROM delta_refused WHERE scope_id = ?`, [scopeId]);
+  return rows.map((r) => BigInt(r.key_hash));
+}
+
 /** Keys the API deleted for the file: forgotten, and counted as deleted, in one transaction. */
 export async function forgetDeleted(db: StateDb, scopeId: number, fileId: number, keyHashes: readonly bigint[]): Promise<void> {
   await sqlOf(db).write(async (tx) => {
@@ -372,6 +391,10 @@ export interface DeltaFileRecord {
   new_keys: number;
   remapped: number;
   platform_changed: number;
+  /** Sent because the API refused their key's row before (null: compared before migration 0020). */
+  refused_before: number | null;
+  /** Sent though unchanged: a full send (null: compared before migration 0020). */
+  forced: number | null;
   missing: number;
   deleted: number;
   held_at: string | null;
@@ -382,19 +405,20 @@ export interface DeltaFileRecord {
 }
 
 const FILE_COLUMNS = [
-  'file_id', 'mode', 'reason', 'known', 'unchanged', 'changed', 'new_keys', 'remapped', 'platform_changed', 'missing',
-  'deleted', 'held_at', 'held_path', 'released_at', 'brakes', 'updated_at',
+  'file_id', 'mode', 'reason', 'known', 'unchanged', 'changed', 'new_keys', 'remapped', 'platform_changed', 'refused_before',
+  'forced', 'missing', 'deleted', 'held_at', 'held_path', 'released_at', 'brakes', 'updated_at',
 ] as const;
 
-export async function saveDeltaFile(db: StateDb, record: Omit<DeltaFileRecord, 'deleted' | 'held_at' | 'held_path' | 'released_at'> & Partial<DeltaFileRecord>): Promise<void> {
+export async function saveDeltaFile(db: StateDb, record: Omit<DeltaFileRecord, 'deleted' | 'held_at' | 'held_path' | 'released_at' | 'refused_before' | 'forced'> & Partial<DeltaFileRecord>): Promise<void> {
   const sql = sqlOf(db);
   await sql.write((tx) => {
-    const full: Record<string, string | number | null> = { deleted: 0, held_at: null, held_path: null, released_at: null, ...record, updated_at: tx.now };
+    const full: Record<string, string | number | null> = { deleted: 0, held_at: null, held_path: null, released_at: null, refused_before: null, forced: null, ...record, updated_at: tx.now };
     return tx.run(
       `INSERT INTO delta_files (${FILE_COLUMNS.join(', ')}) VALUES (${FILE_COLUMNS.map(() => '?').join(', ')})
        ON CONFLICT (file_id) DO UPDATE SET mode = excluded.mode, reason = excluded.reason, known = excluded.known,
          unchanged = excluded.unchanged, changed = excluded.changed, new_keys = excluded.new_keys,
-         remapped = excluded.remapped, platform_changed = excluded.platform_changed, missing = excluded.missing,
+         remapped = excluded.remapped, platform_changed = excluded.platform_changed, refused_before = excluded.refused_before,
+         forced = excluded.forced, missing = excluded.missing,
          deleted = ${sql.dialect.greatest('delta_files.deleted', 'excluded.deleted')},
          held_at = coalesce(excluded.held_at, delta_files.held_at), held_path = coalesce(excluded.held_path, delta_files.held_path),
          released_at = coalesce(excluded.released_at, delta_files.released_at), brakes = excluded.brakes, updated_at = excluded.updated_at`,
@@ -405,7 +429,7 @@ export async function saveDeltaFile(db: StateDb, record: Omit<DeltaFileRecord, '
 
 export async function deltaFile(db: StateDb, fileId: number): Promise<DeltaFileRecord | undefined> {
   return sqlOf(db).get<DeltaFileRecord>(
-    `SELECT file_id, mode, reason, known, unchanged, changed, new_keys, remapped, platform_changed,
+    `SELECT file_id, mode, reason, known, unchanged, changed, new_keys, remapped, platform_changed, refused_before, forced,
        missing, deleted, held_at, held_path, released_at, brakes FROM delta_files WHERE file_id = ?`,
     [fileId],
   );

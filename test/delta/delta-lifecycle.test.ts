@@ -13,8 +13,12 @@ import { dryRun } from '../../src/ingest/dry-run.ts';
 import { processClaimed, pushFile, type FileResult, type PushSource } from '../../src/ingest/push-file.ts';
 import { compileSource } from '../../src/ingest/read/index.ts';
 import { heldFileList } from '../../src/status/held-files.ts';
-import { releaseHeld } from '../../src/store/delta-state.ts';
+import { deltaFile, releaseHeld } from '../../src/store/delta-state.ts';
+import { fileCounts } from '../../src/ingest/row-fate.ts';
 import { committedSpans } from '../../src/store/push-ledger.ts';
+import { resultJson, resultText } from '../../src/cli/commands/push-summary.ts';
+import { showText } from '../../src/cli/commands/files-text.ts';
+import { showFile } from '../../src/status/file-list.ts';
 import { upsertMirrorPage } from '../../src/store/mirrors.ts';
 import { ManualClock } from '../support/manual-clock.ts';
 import { pushHarness, type PushHarness } from '../support/push-harness.ts';
@@ -241,6 +245,48 @@ describe('delta push over a source life', () => {
     expect((await reportOf(await h.push(source, 'day3.csv', csv(rows)))).rows).toMatchObject({ sent: 0, unchanged: 2 });
   });
 
+  it('accounts for every row it sends by why: an export pushed again unchanged sends only what the platform changed and what the API refused', async () => {
+    const source = await h.source('product_store', { delta: true });
+    // A nightly export: twelve keys, three of them repeated (the later row wins, the earlier one differs), and two
+    // rows for a store the platform does not know (valid locally, refused by the API: unknown_store).
+    const unknownStore = '00000000-0000-4000-8000-00000000abcd';
+    const rows: [string, number, string][] = [];
+    for (let i = 1; i <= 12; i++) rows.push([`N${i}`, i % 2, `${i}.00`]);
+    rows.splice(2, 0, ['N1', 1, '0.50'], ['N2', 0, '0.60'], ['N3', 1, '0.70']);
+    const text = `${csv(rows)}R1,${unknownStore},1.00\nR2,${unknownStore},2.00\n`;
+    const first = await reportOf(await h.push(source, 'night1.csv', text));
+    expect(first.rows).toMatchObject({ read: 17, sent: 14, accepted: 12, rejected_by_api: 2, superseded: 3 });
+    expect(first.delta).toMatchObject({ mode: 'full', new: 14, refused_before: 0, forced: 0 });
+
+    // Someone changes N5's price in the platform's UI; the mirror lists it.
+    const listed: { id: string; item_id: string }[] = [];
+    for await (const page of h.client.productStore.list({ store_id: stores[1] })) listed.push(...page.items);
+    const n5 = listed.find((r) => r.item_id === 'N5');
+    if (!n5) throw new Error('N5 is not on the platform');
+    await upsertMirrorPage(h.db, 'product_store', [await h.client.productStore.patch(n5.id, { current_price: '9.99' })], null);
+
+    // The same export the next night: N5 put right and the two refused rows tried again; the repeated keys, whose
+    // winning rows are as the API holds them, are unchanged, their earlier rows superseded and not sent.
+    const result = await h.push(source, 'night2.csv', text);
+    const second = await reportOf(result);
+    expect(second.rows).toMatchObject({ read: 17, sent: 3, accepted: 1, rejected_by_api: 2, unchanged: 11, superseded: 3 });
+    const reasons = { changed: 0, new: 0, changed_on_platform: 1, refused_before: 2, remapped: 0, forced: 0 };
+    expect(second.delta).toMatchObject(reasons);
+    const sum = Object.keys(reasons).reduce((total, k) => total + Number(second.delta?.[k]), 0);
+    expect(sum).toBe(second.rows['sent']);
+    expect((await h.client.productStore.get(n5.id))['current_price']).toBe('5.00');
+    if (result.outcome !== 'done') throw new Error('not done');
+    const view = { result, counts: await fileCounts(h.db, result.file.id), delta: (await deltaFile(h.db, result.file.id)) ?? null };
+    expect(resultText(view)).toContain('  sent because: 1 changed on the platform, 2 refused by the API before\n');
+    expect(resultJson(view)['sent_because']).toEqual(reasons);
+    expect(showText((await showFile(h.db, result.file.id))!, new Date())).toMatch(/Sent because +1 changed on the platform, 2 refused by the API before/);
+
+    // A full send sends the unchanged rows too, and says so; the refused rows stay refused.
+    const full = await reportOf(await h.push(source, 'night3.csv', text, { full: true }));
+    expect(full.rows).toMatchObject({ read: 17, sent: 14, accepted: 12, rejected_by_api: 2, superseded: 3 });
+    expect(full.delta).toMatchObject({ mode: 'full', changed: 0, new: 0, changed_on_platform: 0, refused_before: 2, forced: 12 });
+  });
+
   it('sends every row once when the mapping changes, and at least every delta.full_every', async () => {
     const source = await h.source('product_store', { delta: { full_every: '7d' } });
     const first = await reportOf(await h.push(source, 'day1.csv', csv(DAY1)));
@@ -284,7 +330,7 @@ describe('delta push over a source life', () => {
       mode: 'bulk',
       batchSize: 1000,
       rejectsPath: join(dir, 'rejects.csv'),
-      delta: { db: h.db, source: { name: source.name, entity: 'product_store', delta: source.delta!, options: source.options ?? {} }, full: false, scratchDir: join(dir, 'scratch'), now: clock.now() },
+      delta: { db: h.db, source: { name: source.name, entity: 'product_store', delta: source.delta!, options: source.options ?? {}, duplicateKeys: 'last' }, full: false, scratchDir: join(dir, 'scratch'), now: clock.now() },
     });
     expect(result.wouldSend).toBe(2);
     expect(result.delta?.comparison.counts).toMatchObject({ rows: 7, unchanged: 5, changed: 1, newKeys: 1, known: 6 });

@@ -72,13 +72,16 @@ describe('delta push', () => {
     expect(r3.rows).toMatchObject({ read: 5, sent: 0, unchanged: 5 });
   });
 
-  it('sends every row of a key the file holds twice, under the superseded-row rule of bulk sending, the later winning', async () => {
+  it('compares a key the file holds twice by its winning row; when that changed, sends both under the superseded-row rule', async () => {
     const source = await h.source('product_store', { delta: true, batch_size: 2 });
     await reportOf(await h.push(source, 'd1.csv', storeCsv([['K', 0, '1.00'], ['L', 0, '2.00']])));
-    // K twice (its later row as remembered), L unchanged: both K rows go to the send pass, into one batch (L takes
-    // no place in it), where the earlier is superseded, as without delta.
+    // K twice, its later row (the one that counts) as remembered, L unchanged: nothing sent, the earlier K row
+    // superseded by the later one.
+    const before = requests();
     const r = await reportOf(await h.push(source, 'd2.csv', storeCsv([['K', 0, '9.00'], ['L', 0, '2.00'], ['K', 0, '1.00']])));
-    expect(r.rows).toMatchObject({ read: 3, sent: 1, accepted: 1, unchanged: 1, superseded: 1 });
+    expect(r.rows).toMatchObject({ read: 3, sent: 0, accepted: 0, unchanged: 2, superseded: 1 });
+    expect(r.superseded).toEqual([expect.objectContaining({ line: 2 })]);
+    expect(requests()).toBe(before);
     // In two batches: both sent, in file order, so the later one wins on the platform; the earlier counts as
     // superseded once the file is through (duplicate-keys.ts), and the later one is what delta remembers.
     const r3 = await reportOf(await h.push(source, 'd3.csv', storeCsv([['K', 0, '3.00'], ['M', 0, '5.00'], ['K', 0, '4.00']])));
@@ -215,6 +218,38 @@ describe('delta push', () => {
     const r4 = await reportOf(await push('l4.csv', storeCsv(day2).replace('L23,', 'L23x,')));
     expect(r4.rows).toMatchObject({ read: 24, sent: 0, unchanged: 24 });
     expect(reasons).toContain('0 % of a sample of the keys have a line hash');
+  });
+
+  it('in line mode and in content mode compares a repeated key by the row duplicate_keys makes count', async () => {
+    for (const policy of ['last', 'first'] as const) {
+      const source = await h.source('product_store', { delta: true, brakes: false, batch_size: 5, duplicate_keys: policy });
+      const debug: string[] = [];
+      const logger = Object.assign(Object.create(h.deps.logger) as PushDeps['logger'], { debug: (_: unknown, message: string) => debug.push(message) });
+      const push = async (name: string, csv: string, splitBytes?: number): Promise<FileResult> => {
+        await writeFile(join(source.inbox, name), csv);
+        return pushFile({ ...h.deps, logger, ...(splitBytes === undefined ? {} : { splitBytes }) }, source, join(source.inbox, name));
+      };
+      const rows = Array.from({ length: 24 }, (_, i): [string, number, string] => [`P${i}`, i % 2, `${i}.50`]);
+      expect((await reportOf(await push('p1.csv', storeCsv(rows), 1))).rows).toMatchObject({ read: 24, sent: 24 });
+      // P3 twice: the row that counts as remembered, the other changed. P4 twice: the row that counts changed.
+      const early: [string, number, string][] = policy === 'last' ? [['P3', 1, '7.00'], ['P4', 0, '4.50']] : [['P3', 1, '3.50'], ['P4', 0, '8.00']];
+      const late: [string, number, string][] = policy === 'last' ? [['P3', 1, '3.50'], ['P4', 0, '8.00']] : [['P3', 1, '7.00'], ['P4', 0, '4.50']];
+      const others = rows.filter(([item]) => item !== 'P3' && item !== 'P4');
+      const day2 = [...others.slice(0, 2), ...early, ...late, ...others.slice(2)];
+      for (const splitBytes of [1, undefined]) {
+        debug.length = 0;
+        const r = await reportOf(await push(`p2-${splitBytes ?? 'one'}.csv`, storeCsv(day2), splitBytes));
+        // P4: its row that counts is sent, the other superseded by the send pass; P3: unchanged, its other row
+        // superseded, neither sent.
+        expect(r.rows).toMatchObject({ read: 26, sent: 1, unchanged: 23, superseded: 2 });
+        expect(r.delta).toMatchObject({ changed: 1, new: 0, changed_on_platform: 0, refused_before: 0 });
+        expect(debug.includes('compared line by line')).toBe(splitBytes === 1);
+        const p4Row = [...h.sandbox.control.world.productStore.table.rows()].find((row) => row.item_id === 'P4' && row.store_id === stores[0]);
+        expect(p4Row?.current_price).toBe('8.00');
+        // Put back for the next pass.
+        expect((await reportOf(await push(`p3-${splitBytes ?? 'one'}.csv`, storeCsv(rows), 1))).rows).toMatchObject({ sent: 1, unchanged: 23 });
+      }
+    }
   });
 
   it('in line mode hashes only the cells the mapping reads: an export timestamp on every line changes nothing', async () => {

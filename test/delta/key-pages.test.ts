@@ -48,6 +48,7 @@ describe('keys read by another thread', () => {
         generation: 1,
         fileId: 99,
         fields: ['current_price', 'item_id', 'store_id'],
+        duplicateKeys: 'last',
         scratchDir: await mkdtemp(join(tempDir(), 'scratch-')),
         snapshot: true,
         onMissing: (k) => void missing.push(k),

@@ -11,6 +11,7 @@ import { compareFile, type CompareInput, type Comparison, type UpperHalf } from 
 import { hash64, toSigned64 } from '../../src/ingest/delta/hash.ts';
 import { mergeRuns, SortedRuns } from '../../src/ingest/delta/sorted-runs.ts';
 import { keyScan, StateMerge } from '../../src/ingest/delta/state-merge.ts';
+import { VERDICT } from '../../src/ingest/delta/verdicts.ts';
 import { deltaScope, rememberAccepted } from '../../src/store/delta-state.ts';
 import { sqlOf } from '../../src/store/sql-db.ts';
 import { openTempSqlite, tempDir } from '../store/support.ts';
@@ -59,6 +60,7 @@ describe('the merge in two halves of the key range', () => {
         generation: GENERATION,
         fileId: FILE,
         fields: ['current_price', 'item_id', 'store_id'],
+        duplicateKeys: 'last',
         scratchDir: await mkdtemp(join(tempDir(), 'scratch-')),
         snapshot: false,
       };
@@ -69,9 +71,9 @@ describe('the merge in two halves of the key range', () => {
     };
     let closed = 0;
     const here = (fail: boolean) => (): UpperHalf => ({
-      async merge(files) {
+      async merge(files, _settleAtMost, rules) {
         if (fail) throw new Error('the second thread failed');
-        const merge = new StateMerge(GENERATION, FILE, null);
+        const merge = new StateMerge(GENERATION, FILE, null, false, rules);
         const scan = keyScan(db.path, scope.id, -1n, null, null);
         try {
           await merge.run(mergeRuns(files, 'nonNegative'), scan.pages);
@@ -87,7 +89,9 @@ describe('the merge in two halves of the key range', () => {
     });
 
     const whole = await compare(null);
-    expect(whole.counts).toMatchObject({ rows: 6802, known: REMEMBERED, repeated: 3, newKeys: 1000, remapped: 500 });
+    // Key 300's three rows are alike: the last, which counts, is unchanged; the others are superseded by it.
+    expect(whole.counts).toMatchObject({ rows: 6802, known: REMEMBERED, repeated: 0, newKeys: 1000, remapped: 500 });
+    expect([102, 103, 104].map((line) => whole.verdicts.get(line))).toEqual([VERDICT.superseded, VERDICT.superseded, VERDICT.unchanged]);
     expect(whole.counts.sentBefore).toBeGreaterThan(0);
     expect(whole.priceMoves).toHaveLength(20);
     for (const halves of [await compare(here(false)), await compare(here(true))]) {
@@ -95,6 +99,7 @@ describe('the merge in two halves of the key range', () => {
       for (let line = 2; line < 6805; line++) expect(halves.verdicts.get(line)).toBe(whole.verdicts.get(line));
       expect(halves.priceMoves).toEqual(whole.priceMoves);
       expect(halves.maxPriceMovePct).toBe(whole.maxPriceMovePct);
+      expect([halves.winnerOf(102), halves.winnerOf(103)]).toEqual([104, 104]);
     }
     expect(closed).toBe(2);
   });

@@ -60,7 +60,7 @@ async function bothWays(text: string | Buffer, source: Record<string, unknown> =
       const halves = typeof pass === 'function';
       let runs: SortedRuns;
       if (typeof pass === 'function') {
-        const input = { ...hashing, db: null, scopeId: -1, generation: 1, fileId: null, scratchDir: scratch, snapshot: false };
+        const input = { ...hashing, db: null, scopeId: -1, generation: 1, fileId: null, duplicateKeys: 'last' as const, scratchDir: scratch, snapshot: false };
         runs = (await pass(input)).runs;
       }
       else {

@@ -68,8 +68,8 @@ async function fill(db: StateDb): Promise<void> {
 }
 
 /**
- * Delta push (0008, 0014, 0015): a scope, a file's comparison, and keys the API accepted with every kind of platform
- * id: a UUID (16 bytes on SQLite), another text id, an integer, none.
+ * Delta push (0008, 0014, 0015, 0020): a scope, a file's comparison, keys the API accepted with every kind of platform
+ * id: a UUID (16 bytes on SQLite), another text id, an integer, none; and keys the API refused (64-bit hashes).
  */
 async function fillDelta(db: StateDb, file: number): Promise<void> {
   const scope = await deltaScope(db, 'erp-delta', 'product_store');
@@ -79,9 +79,9 @@ async function fillDelta(db: StateDb, file: number): Promise<void> {
     keyText: `K${i}`, lineHash: i === 0 ? Number.NaN : 0xfff_ffff_ffff + i,
   }));
   await commitBatch(db, file, { index: 1, firstLine: 5, lastLine: 8, sent: 4, accepted: 4, failed: 0, superseded: 0, unchanged: 0 }, [],
-    rememberAccepted(scope.id, generation, file, keys));
+    rememberAccepted(scope.id, generation, file, keys, [0x7fff_ffff_ffff_ffffn, -0x7fff_ffff_ffff_fff0n]));
   await saveDeltaFile(db, {
-    file_id: file, mode: 'delta', reason: null, known: 4, unchanged: 0, changed: 1, new_keys: 3, remapped: 0, platform_changed: 0, missing: 0,
+    file_id: file, mode: 'delta', reason: null, known: 4, unchanged: 0, changed: 1, new_keys: 3, remapped: 0, platform_changed: 0, refused_before: 1, forced: 0, missing: 0,
     held_at: '2026-11-22T10:00:00Z', held_path: '/in/held/1-p.csv', brakes: '{"missing":0}',
   });
 }
@@ -111,6 +111,7 @@ async function dump(db: StateDb): Promise<Record<string, unknown[]>> {
   const iso = (c: string) => (sql.dialect.name === 'sqlite' ? c : `to_char(${c} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS ${c}`);
   const select: Record<string, string> = {
     delta_keys: 'scope_id, CAST(key_hash AS TEXT) AS key_hash, CAST(content AS TEXT) AS content, generation, price, platform_id, file_id, key_text, line_hash',
+    delta_refused: 'scope_id, CAST(key_hash AS TEXT) AS key_hash',
     ha_lease: `id, holder, token, ${iso('acquired_at')}, ${iso('expires_at')}`,
     ha_nodes: `node, role, token, ${iso('started_at')}, ${iso('seen_at')}, version`,
   };

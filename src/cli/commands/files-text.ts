@@ -4,6 +4,7 @@
 import { basename } from 'node:path';
 import type { FileResult } from '../../ingest/push-file.ts';
 import type { FileDetail, FileListItem } from '../../status/file-list.ts';
+import { sentReasons, sentReasonsText } from '../../ingest/delta/sent-reasons.ts';
 import { problemColumns } from '../../ingest/rejects-csv.ts';
 import { fixesNote, labelled, plural, shortTime, table } from './status-table.ts';
 
@@ -41,6 +42,7 @@ export function showText(d: FileDetail, now: Date): string {
     ['Size', `${f.size} bytes, sha256 ${f.sha256 || '-'}`],
     ['Rows', `${f.rows_read ?? '-'} read, ${c.sent} sent, ${c.accepted} accepted, ${c.rejectedLocally} rejected locally, ${c.rejectedByApi} refused by the API, ${c.superseded} superseded, ${c.merged} merged, ${c.unchanged} unchanged, ${f.rows_skipped ?? 0} skipped (${plural(c.batches, 'batch', 'batches')})`],
   ];
+  if (d.delta !== null) pairs.push(['Sent because', sentReasonsText(sentReasons(d.delta))]);
   if (f.error_code !== null) pairs.push(['Error', `${f.error_code}: ${f.error_message ?? ''}`]);
   if (f.next_attempt_at !== null) pairs.push(['Next try', `${shortTime(f.next_attempt_at, now)} (attempt ${f.attempts + 1}; \`files retry ${f.id}\` tries now)`]);
   if (d.duplicate_of) pairs.push(['Same as', `#${d.duplicate_of.id} ${d.duplicate_of.name}, done ${shortTime(d.duplicate_of.finished_at, now)}`]);

@@ -11,7 +11,9 @@ import { dryRunVerdict } from '../../ingest/file-verdict.ts';
 import { exitCodeOf, exitCodeOfResult } from './exit-table.ts';
 import type { FileResult } from '../../ingest/push-file.ts';
 import type { FileFormatError } from '../../ingest/read/errors.ts';
+import { sentReasons, sentReasonsText } from '../../ingest/delta/sent-reasons.ts';
 import { rejectedRows, type FileCounts } from '../../ingest/row-fate.ts';
+import type { DeltaFileRecord } from '../../store/delta-state.ts';
 import type { PushFile } from '../../store/push-ledger.ts';
 import { heldText } from './files-text.ts';
 import { formatCount } from './progress.ts';
@@ -24,6 +26,8 @@ export interface ResultView {
   readonly sentBy?: PushFile | null;
   /** Sent again because the source's mapping changed since this file sent the same content. */
   readonly remappedFrom?: PushFile | null;
+  /** A delta source's file: what the comparison decided (why each row was sent). */
+  readonly delta?: DeltaFileRecord | null;
 }
 
 function rowsOf(file: PushFile, counts: FileCounts | null) {
@@ -42,7 +46,7 @@ function rowsOf(file: PushFile, counts: FileCounts | null) {
 }
 
 /** The JSON form of one result (`--json`). */
-export function resultJson({ result, counts }: ResultView): Record<string, unknown> {
+export function resultJson({ result, counts, delta = null }: ResultView): Record<string, unknown> {
   const base = { outcome: result.outcome, exit_code: exitCodeOfResult(result) };
   switch (result.outcome) {
     case 'refused':
@@ -58,7 +62,8 @@ export function resultJson({ result, counts }: ResultView): Record<string, unkno
       }
       if (result.outcome === 'held') return { ...common, held_path: result.heldPath, preview: result.previewPath, brakes: result.brakes };
       const error = f.error_code === null ? null : { code: f.error_code, message: f.error_message ?? '' };
-      return { ...common, final_path: f.final_path, report: result.reportPath, rejects: result.rejectsPath, error, duplicate_of: f.duplicate_of };
+      const sent = delta === null ? {} : { sent_because: sentReasons(delta) };
+      return { ...common, ...sent, final_path: f.final_path, report: result.reportPath, rejects: result.rejectsPath, error, duplicate_of: f.duplicate_of };
     }
   }
 }
@@ -68,7 +73,7 @@ function n(value: number | null | undefined): string {
 }
 
 /** The human form of one result: a headline, then indented details. */
-export function resultText({ result, counts, sentBy = null, remappedFrom = null }: ResultView): string {
+export function resultText({ result, counts, sentBy = null, remappedFrom = null, delta = null }: ResultView): string {
   if (result.outcome === 'refused') {
     return `${result.path}: refused (${result.reason}); moved to failed/\n  report:  ${result.reportPath}\n`;
   }
@@ -108,6 +113,7 @@ export function resultText({ result, counts, sentBy = null, remappedFrom = null 
     const skipped = (rows.skipped ?? 0) > 0 ? `, ${n(rows.skipped)} skipped` : '';
     const unchanged = (rows.unchanged ?? 0) > 0 ? `, ${n(rows.unchanged)} unchanged` : '';
     lines.push(`  rows:    ${n(rows.read)} read, ${n(rows.sent)} sent, ${n(rows.accepted)} accepted, ${n(rows.rejected)} rejected${detail}, ${n(rows.superseded)} superseded, ${n(rows.merged)} merged${unchanged}${skipped}`);
+    if (delta !== null) lines.push(`  sent because: ${sentReasonsText(sentReasons(delta), n)}`);
   }
   lines.push(`  file:    ${f.final_path ?? ''}`);
   lines.push(`  report:  ${result.reportPath}`);
@@ -141,6 +147,7 @@ function dryRunDeltaJson(result: DryRunResult): Record<string, unknown> | null {
     changed: c.changed,
     new: c.newKeys,
     changed_on_platform: c.platformChanged,
+    refused_before: c.refusedBefore,
     remapped: c.remapped,
     missing: c.missing,
     brakes: d.tripped.map((t) => ({ brake: t.brake, limit: t.limit, value: Number.isFinite(t.value) ? t.value : null, message: t.message })),
@@ -189,7 +196,7 @@ export function dryRunText(file: string, label: string, mode: string, result: Dr
     const c = d.comparison.counts;
     const unchanged = d.mode === 'full' ? `; a full send (${d.reason ?? ''}): ${n(c.unchanged)} of them unchanged` : `; ${n(c.unchanged)} unchanged`;
     lines.push(`  would send ${n(result.wouldSend)} of ${n(s.rows)} rows${unchanged}`);
-    lines.push(`  compared with ${n(c.known)} known keys: ${n(c.changed)} changed, ${n(c.newKeys)} new, ${n(c.platformChanged)} changed on the platform${c.remapped > 0 ? `, ${n(c.remapped)} under a changed mapping` : ''}${c.missing > 0 ? `, ${n(c.missing)} missing` : ''}`);
+    lines.push(`  compared with ${n(c.known)} known keys: ${n(c.changed)} changed, ${n(c.newKeys)} new, ${n(c.platformChanged)} changed on the platform${c.refusedBefore > 0 ? `, ${n(c.refusedBefore)} refused by the API before` : ''}${c.remapped > 0 ? `, ${n(c.remapped)} under a changed mapping` : ''}${c.missing > 0 ? `, ${n(c.missing)} missing` : ''}`);
     for (const t of d.tripped) lines.push(`  WOULD BE HELD: ${t.message}`);
   }
   if (result.failure !== null) lines.push(`  the file would fail: ${result.failure.code}: ${result.failure.message}`);

@@ -22,6 +22,7 @@ import { oneShotLogger, openOneShot } from '../../ingest/one-shot-deps.ts';
 import type { FileResult } from '../../ingest/push-file.ts';
 import { resolveTarget, type PushTarget } from '../../ingest/push-target.ts';
 import { fileCounts } from '../../ingest/row-fate.ts';
+import { deltaFile } from '../../store/delta-state.ts';
 import { doneUnderOtherMapping, getFile } from '../../store/push-ledger.ts';
 import type { StateDb } from '../../store/state-db.ts';
 import { openStateDb } from '../../store/open-state-db.ts';
@@ -73,7 +74,7 @@ async function runDryRun(config: Config, target: PushTarget, file: string, optio
         ? {
             delta: {
               db,
-              source: { name: source.name, entity: source.read.entity, delta, options: source.options ?? {} },
+              source: { name: source.name, entity: source.read.entity, delta, options: source.options ?? {}, duplicateKeys: source.read.duplicateKeys },
               full: options.full === true,
               scratchDir: join(config.state.dir, 'push', 'dry-run', `.compare-${process.pid}`),
               now: Date.now(),
@@ -110,7 +111,7 @@ async function view(db: StateDb, result: FileResult): Promise<ResultView> {
   const earlierId = result.outcome === 'duplicate' ? file.duplicate_of : null;
   const sentBy = earlierId === null ? null : ((await getFile(db, earlierId)) ?? null);
   const remappedFrom = result.outcome === 'done' || result.outcome === 'failed' ? await doneUnderOtherMapping(db, file) : null;
-  return { result, counts: await fileCounts(db, file.id), sentBy, remappedFrom };
+  return { result, counts: await fileCounts(db, file.id), sentBy, remappedFrom, delta: (await deltaFile(db, file.id)) ?? null };
 }
 
 async function runRealPush(config: Config, target: PushTarget, file: string, options: PushOptions): Promise<number> {

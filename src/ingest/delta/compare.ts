@@ -9,11 +9,13 @@
  * Per key of the file: unchanged when the key is remembered under this fingerprint with the same content; sent again
  * when it was sent by an earlier attempt at this same file (a restart: counted as sent, not sent twice); otherwise
  * sent (new, changed, changed on the platform, or remembered under another mapping). Remembered keys the file lacks
- * are missing (snapshot sources). A key with several rows in the file is left to the send pass: every one of its
- * rows is sent there, under the one superseded-row rule (duplicate-keys.ts), as without delta. (This pass does not
- * validate rows, so it cannot tell which of them would be valid. Two distinct keys of the file sharing a 64-bit hash
- * land there too, as one repeated key: both sent, never compared; the send pass, which compares keys, supersedes
- * neither.)
+ * are missing (snapshot sources). A key with several rows in the file is decided by the row that counts for it under
+ * `duplicate_keys` (duplicate-keys.ts winnerIndex: the last, or the first): when that row is unchanged, the others
+ * are superseded without being sent; else every one of its rows is sent and the send pass supersedes, as without
+ * delta (this pass does not validate rows, so it cannot tell which of them would be valid; an unchanged row is valid,
+ * the API accepted it). Under `sum` and `reject` every row is sent. (Two distinct keys of the file sharing a 64-bit
+ * hash are taken for one repeated key: at worst one of them is sent though unchanged, never one skipped that changed,
+ * unless both rows are equal to the one remembered.)
  *
  * Line mode (a large file compared on two threads, not a snapshot source, most keys remembered with a line hash under
  * the source's mapping, by a sample of them): the first pass converts only a row's key and hashes its cells as read
@@ -30,14 +32,15 @@
  * Nothing is written here: the state changes only when the API accepts a row (bulk-send) or deletes a key.
  */
 import { BUSINESS_KEY_PARTS, KEY_SEPARATOR, type Entity } from '../../api/schemas/index.ts';
-import { keyDetail, keysAfter, keysByHash, lineHashShare } from '../../store/delta-state.ts';
+import type { DuplicateKeyPolicy } from '../../config/mapping-schema.ts';
+import { keyDetail, keysAfter, keysByHash, lineHashShare, refusedKeys } from '../../store/delta-state.ts';
 import type { StateDb } from '../../store/state-db.ts';
 import { contentHash, priceOf } from './canonical.ts';
 import { fromSigned64, hash64, Hash64Stream, toSigned64 } from './hash.ts';
 import type { ReadInit, RowReader } from '../read/index.ts';
 import { lineHashOf, type LineSeed } from './line-hash.ts';
 import { mergeRuns, SortedRuns, type RunFile } from './sorted-runs.ts';
-import { addKey, keyPage, keyScan, StateMerge, type KeyPage, type MergeFindings, type PageSource } from './state-merge.ts';
+import { addKey, keyPage, keyScan, StateMerge, type KeyPage, type MergeFindings, type MergeRules, type PageSource } from './state-merge.ts';
 import { settleUndecided, type SettleInput } from './settle-lines.ts';
 import type { Verdicts } from './verdicts.ts';
 
@@ -62,7 +65,12 @@ export interface ComparisonCounts {
   remapped: number;
   /** Remembered as changed on the platform since the agent sent it. */
   platformChanged: number;
-  /** Rows of keys the file holds more than once: sent, the send pass supersedes as without delta. */
+  /** The API refused the key's last row (remembered or not): sent again. */
+  refusedBefore: number;
+  /**
+   * Rows of keys the file holds more than once sent besides the row that counts for their key (it changed, or `sum`,
+   * `reject`): the send pass supersedes, merges or rejects them, as without delta.
+   */
   repeated: number;
   /** Sent and accepted by an earlier attempt at this file. */
   sentBefore: number;
@@ -87,6 +95,8 @@ export interface MissingKey {
 
 export interface Comparison {
   readonly verdicts: Verdicts;
+  /** The line whose row counts for the key of a line superseded by it (VERDICT.superseded). */
+  readonly winnerOf: (line: number) => number | undefined;
   readonly counts: ComparisonCounts;
   /** The largest moves, largest first (at most PREVIEW_PRICE_MOVES). */
   readonly priceMoves: readonly PriceMove[];
@@ -107,6 +117,8 @@ export interface CompareInput {
   readonly fileId: number | null;
   /** The API fields the file fills, sorted (the canonical form covers them). */
   readonly fields: readonly string[];
+  /** The source's `duplicate_keys`: which of a repeated key's rows is compared. */
+  readonly duplicateKeys: DuplicateKeyPolicy;
   /** Where the sorted runs go (removed afterwards). */
   readonly scratchDir: string;
   /** The file is a full export (a snapshot source): remembered keys it lacks are missing. */
@@ -162,8 +174,9 @@ export interface UpperHalf {
   /**
    * Its findings and verdicts (Verdicts.bytes); rejects when it failed (nothing of it is used then). `settleAtMost`:
    * in line mode, it settles the lines it left undecided (settle-lines.ts) if there are no more than that; null: not.
+   * `rules`: as the main thread's merge decides.
    */
-  merge(files: readonly RunFile[], settleAtMost: number | null): Promise<{ readonly findings: MergeFindings; readonly verdicts: Uint8Array }>;
+  merge(files: readonly RunFile[], settleAtMost: number | null, rules: MergeRules): Promise<{ readonly findings: MergeFindings; readonly verdicts: Uint8Array }>;
   /** Stops it (the comparison ended, or gave up). */
   close(): Promise<void>;
 }
@@ -266,11 +279,12 @@ export async function compareFile(input: CompareInput, rows: FirstPass): Promise
   const possible = typeof rows === 'function' && !input.snapshot && db !== null ? (input.line ?? null) : null;
   const share = possible === null ? null : await lineHashShare(db as StateDb, input.scopeId, input.generation);
   const line = share !== null && share >= 1 - MAX_UNDECIDED_SHARE ? possible : null;
+  const rules: MergeRules = { duplicateKeys: input.duplicateKeys, refused: new Set(db === null ? [] : await refusedKeys(db, input.scopeId)) };
   if (share !== null && line === null) input.onLineFallback?.(`${Math.round(share * 100)} % of a sample of the keys have a line hash`);
   let merged: Merged | null = null;
   let lineGaveWay = false;
   if (line !== null) {
-    merged = await mergeWithState(input, rows, null, line);
+    merged = await mergeWithState(input, rows, null, line, rules);
     const { merge } = merged;
     // The lines either thread left unsettled (its thread failed, or settling gave up) are settled here.
     const left = merge.left;
@@ -281,7 +295,7 @@ export async function compareFile(input: CompareInput, rows: FirstPass): Promise
       lineGaveWay = true;
     } else input.onLineMode?.({ rows: merged.rows - merge.unconverted, undecided: left });
   }
-  merged ??= await mergeWithState(input, rows, input.snapshot ? missing : null, null);
+  merged ??= await mergeWithState(input, rows, input.snapshot ? missing : null, null, rules);
   const { merge } = merged;
   const { counts, priceMoves, maxPriceMovePct } = merge.findings();
   // A line left undecided whose row does not convert is not one of the rows compared, as in content mode.
@@ -292,7 +306,7 @@ export async function compareFile(input: CompareInput, rows: FirstPass): Promise
     const before = db === null ? null : (await keyDetail(db, input.scopeId, keyHash)).price;
     moves.push({ ...move, before: before ?? '' });
   }
-  return { verdicts: merge.verdicts, counts, priceMoves: moves, maxPriceMovePct, firstMissing, lineGaveWay };
+  return { verdicts: merge.verdicts, winnerOf: (l) => merge.winnerOf(l), counts, priceMoves: moves, maxPriceMovePct, firstMissing, lineGaveWay };
 }
 
 /** A merge of the file with the state (its findings and verdicts), and the rows of the file's first pass. */
@@ -319,13 +333,14 @@ async function mergeWithState(
   rows: FirstPass,
   missing: ((keyHash: bigint) => Promise<void>) | null,
   line: LineMode | null,
+  rules: MergeRules,
 ): Promise<Merged> {
   const lineSeed = line?.seed ?? null;
   const { runs, keys, upper } = await collect({ ...input, lineSeed }, rows);
   let settleFailed = false;
   const fileId = input.fileId === null ? -1 : input.fileId;
   const db = input.db;
-  const merge = new StateMerge(input.generation, fileId, missing, lineSeed !== null);
+  const merge = new StateMerge(input.generation, fileId, missing, lineSeed !== null, rules);
   try {
     // A large file on SQLite, not a snapshot (whose missing keys are named in key order, here): each thread merges one
     // half of the key range, reading its half of the state. If the other thread fails, its half is merged here.
@@ -333,7 +348,7 @@ async function mergeWithState(
     const files = upper !== undefined && !input.snapshot && path !== null ? await runs.files() : null;
     if (upper !== undefined && files !== null && path !== null) {
       const most = Math.floor(runs.count * MAX_UNDECIDED_SHARE);
-      const theirs = upper.merge(files, line === null ? null : most).catch(() => null);
+      const theirs = upper.merge(files, line === null ? null : most, rules).catch(() => null);
       const columns = line === null ? null : { generation: input.generation, fileId };
       const half = async (which: 'negative' | 'nonNegative') => {
         const scan = which === 'negative' ? keyScan(path, input.scopeId, null, 0n, columns) : keyScan(path, input.scopeId, -1n, null, columns);

@@ -19,6 +19,7 @@ import { join } from 'node:path';
 import { BUSINESS_KEY_FIELDS, BUSINESS_KEYS, type Entity } from '../../api/schemas/index.ts';
 import type { Clock } from '../../clock.ts';
 import type { DeltaSettings } from '../../config/delta-schema.ts';
+import type { DuplicateKeyPolicy } from '../../config/mapping-schema.ts';
 import { csvLine } from '../../csv-text.ts';
 import {
   deltaFile,
@@ -47,12 +48,17 @@ import { markPlatformChanges } from './platform-changes.ts';
 
 type Row = Readonly<Record<string, unknown>>;
 
-/** What the send pass does with a valid row. */
-export type RowFate = 'send' | 'unchanged' | 'sent_before';
+/**
+ * What the send pass does with a valid row; `superseded`: a row of a key the file holds more than once that loses to
+ * the key's row found unchanged (RowFates.winnerOf).
+ */
+export type RowFate = 'send' | 'unchanged' | 'sent_before' | 'superseded';
 
 /** The send pass's side of delta push (bulk-send.ts). */
 export interface RowFates {
   fateOf(line: number): RowFate;
+  /** The line whose row counts for the key of a `superseded` line. */
+  winnerOf(line: number): number;
   /**
    * How many lines of [from, to] are `unchanged`, the first and the last of them, into `out`: for a run of lines the
    * send pass leaves unread (ReadInit.unread), counted at once rather than line by line.
@@ -62,7 +68,7 @@ export interface RowFates {
    * What to run in the transaction of the batch checkpoint: remember the rows the API accepted, with their ids and the
    * cells they were read from (RowOutcome.rawFields: their line hash).
    */
-  accepted(rows: readonly { readonly record: Row; readonly id: string | number | null; readonly raw: readonly string[] }[]): TxStep;
+  accepted(rows: readonly { readonly record: Row; readonly id: string | number | null; readonly raw: readonly string[] }[], refused: readonly Row[]): TxStep;
 }
 
 export interface DeltaSource {
@@ -71,6 +77,8 @@ export interface DeltaSource {
   readonly delta: DeltaSettings;
   /** The source's options as configured: their mapping part is fingerprinted. */
   readonly options: Readonly<Record<string, unknown>>;
+  /** Which of a repeated key's rows counts (compiled: the entity's default when not configured). */
+  readonly duplicateKeys: DuplicateKeyPolicy;
   /**
    * The file's line hashes (line-hash.ts): remembered with every row accepted, and the comparison's line mode; absent
    * or null where its lines have none (a workbook, `fill_down`, `{line}`).
@@ -215,6 +223,7 @@ export async function planDelta(
         generation: fingerprint.generation,
         fileId: file.id,
         fields,
+        duplicateKeys: source.duplicateKeys,
         scratchDir,
         snapshot: source.delta.snapshot,
         onMissing,
@@ -253,6 +262,8 @@ export async function planDelta(
     new_keys: c.newKeys,
     remapped: c.remapped,
     platform_changed: c.platformChanged,
+    refused_before: c.refusedBefore,
+    forced: mode === 'full' ? c.unchanged : 0,
     missing: c.missing,
     brakes: tripped.length > 0 ? JSON.stringify(tripped) : null,
   });
@@ -272,9 +283,17 @@ export async function planDelta(
           return mode === 'full' ? 'send' : 'unchanged';
         case VERDICT.sentBefore:
           return 'sent_before';
+        case VERDICT.superseded:
+          // A full send sends its key's row too: the others go with it, and the send pass supersedes them.
+          return mode === 'full' ? 'send' : 'superseded';
         default:
           return 'send';
       }
+    },
+    winnerOf(line) {
+      const winner = comparison.winnerOf(line);
+      if (winner === undefined) throw new Error(`line ${line} is not superseded by the comparison`);
+      return winner;
     },
     unchangedIn(from, to, out) {
       if (mode === 'delta' && settled.length === 0) {
@@ -290,7 +309,7 @@ export async function planDelta(
         out.count += 1;
       }
     },
-    accepted(rows) {
+    accepted(rows, refused) {
       return rememberAccepted(
         scope.id,
         fingerprint.generation,
@@ -306,6 +325,7 @@ export async function planDelta(
             lineHash: seed === null ? Number.NaN : lineHashOf(raw, seed),
           };
         }),
+        refused.map((record) => storedKeyHash(keyOf(record))),
       );
     },
   };
@@ -369,6 +389,7 @@ export async function previewDelta(
         generation,
         fileId: null,
         fields,
+        duplicateKeys: source.duplicateKeys,
         scratchDir: options.scratchDir,
         snapshot: source.delta.snapshot,
       },

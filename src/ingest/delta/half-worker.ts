@@ -99,7 +99,8 @@ async function mergeUpper(job: HalfJob, merge: NonNullable<HalfJob['merge']>, or
   const line = lineMode ? { generation: merge.generation, fileId: merge.fileId } : null;
   const scan = keyScan(merge.path, merge.scopeId, -1n, null, line, () => stopped);
   try {
-    const stateMerge = new StateMerge(merge.generation, merge.fileId, null, lineMode);
+    const rules = { duplicateKeys: compileSource(job.options).duplicateKeys, refused: order.refused };
+    const stateMerge = new StateMerge(merge.generation, merge.fileId, null, lineMode, rules);
     try {
       await stateMerge.run(mergeRuns(order.files, 'nonNegative'), scan.pages);
     } finally {

@@ -71,7 +71,8 @@ function keyId(hi: number, lo: number): string {
  * Line mode's undecided lines, read again (only they are split and converted), decided by their content against
  * their key's remembered row, looked up LOOKUP_KEYS at a time: as content mode decides them. A line whose row does not
  * convert is sent (the send pass rejects it) and is not one of the rows compared; the lines of a key the file holds
- * more than once are decided once all are read, by how many of them convert (StateMerge.settleRepeated). False when a
+ * more than once are decided once all are read, by which of them convert and which of those counts for the key
+ * (StateMerge.settleRepeated). False when a
  * line was left undecided (the reading did not meet it), or when more lines of repeated keys are undecided than are
  * kept in memory: then the file is compared again by content, rather than trusted.
  *
@@ -113,7 +114,7 @@ export async function settleUndecided(merge: StateMerge, input: SettleInput): Pr
   const places = merge.undecidedPlaces();
   await (places === null ? linesReadAgain(merge, input, take) : linesAt(places, input, take));
   await settlePending();
-  // The rows of each repeated key that converted, in file order: two or more are repeated, one alone is compared.
+  // The rows of each repeated key that converted, in file order: the one that counts for the key is compared.
   repeated.sort((a, b) => compareHashes(a.keyHi, a.keyLo, b.keyHi, b.keyLo) || a.line - b.line);
   const groups: Converted[][] = [];
   for (const c of repeated) {
@@ -121,11 +122,13 @@ export async function settleUndecided(merge: StateMerge, input: SettleInput): Pr
     if (last !== undefined && last[0]?.keyHi === c.keyHi && last[0].keyLo === c.keyLo) last.push(c);
     else groups.push([c]);
   }
-  const alone = groups.filter((g) => g.length === 1).map((g) => g[0] as Converted);
-  const known = await rememberedRows(input.lookup, alone);
+  const known = await rememberedRows(
+    input.lookup,
+    groups.map((g) => g[0] as Converted),
+  );
   for (const group of groups) {
     const first = group[0] as Converted;
-    merge.settleRepeated(group, group.length === 1 ? (known.get(keyId(first.keyHi, first.keyLo)) ?? null) : null);
+    merge.settleRepeated(group, known.get(keyId(first.keyHi, first.keyLo)) ?? null);
   }
   return merge.undecided === 0;
 }

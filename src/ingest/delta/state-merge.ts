@@ -8,7 +8,9 @@
  * the other thread's findings are added (`add`). No key is in both halves, so the sum is the merge of the whole: every
  * line is decided by one half, the counts add up, and the largest moves of the whole are among the halves' largest.
  */
+import type { DuplicateKeyPolicy } from '../../config/mapping-schema.ts';
 import { scanDeltaKeys, type DeltaKeyTuple, type LineColumns, type LineKeyTuple } from '../../store/delta-state.ts';
+import { winnerIndex } from '../duplicate-keys.ts';
 import type { ComparisonCounts, PriceMove } from './compare.ts';
 import { priceMoveOf } from './canonical.ts';
 import { compareHashes, toSigned64 } from './hash.ts';
@@ -179,10 +181,28 @@ export interface MergeFindings {
   /** The largest, largest first (at most PREVIEW_PRICE_MOVES). */
   readonly priceMoves: readonly MoveOfKey[];
   readonly maxPriceMovePct: number | null;
+  /** Lines of repeated keys superseded by their key's unchanged row (VERDICT.superseded), each with that row's line. */
+  readonly winners: readonly (readonly [number, number])[];
+}
+
+/** What decides a key besides the state: which of a repeated key's rows counts, and the keys the API refused. */
+export interface MergeRules {
+  /** The source's `duplicate_keys` (duplicate-keys.ts winnerIndex). */
+  readonly duplicateKeys: DuplicateKeyPolicy;
+  /** Keys whose last row the API refused (store/delta-state.ts refusedKeys), signed 64-bit. */
+  readonly refused: ReadonlySet<bigint>;
+}
+
+/** A row of a key: its line, its content's hash and its price (NaN: none). */
+export interface KeyRow {
+  readonly line: number;
+  readonly contentHi: number;
+  readonly contentLo: number;
+  readonly price: number;
 }
 
 export function emptyCounts(): ComparisonCounts {
-  return { rows: 0, known: 0, unchanged: 0, changed: 0, newKeys: 0, remapped: 0, platformChanged: 0, repeated: 0, sentBefore: 0, missing: 0 };
+  return { rows: 0, known: 0, unchanged: 0, changed: 0, newKeys: 0, remapped: 0, platformChanged: 0, refusedBefore: 0, repeated: 0, sentBefore: 0, missing: 0 };
 }
 
 /**
@@ -235,6 +255,9 @@ export class StateMerge {
   readonly #fileId: number;
   readonly #onMissing: ((keyHash: bigint) => Promise<void>) | null;
   readonly #lineMode: boolean;
+  readonly #rules: MergeRules;
+  /** Loser line -> its key's winning line, of repeated keys whose winning row is unchanged. */
+  readonly #winners = new Map<number, number>();
   #undecided = 0;
   #repeatedUndecided = 0;
   #left = 0;
@@ -248,7 +271,8 @@ export class StateMerge {
    * the file lacks, in key-hash order (null: not looked for). `lineMode`: the entries carry line hashes in place of
    * their content hash and price (compare.ts, line mode).
    */
-  constructor(generation: number, fileId: number, onMissing: ((keyHash: bigint) => Promise<void>) | null, lineMode = false) {
+  constructor(generation: number, fileId: number, onMissing: ((keyHash: bigint) => Promise<void>) | null, lineMode: boolean, rules: MergeRules) {
+    this.#rules = rules;
     this.#generation = generation;
     this.#fileId = fileId;
     this.#onMissing = onMissing;
@@ -310,12 +334,52 @@ export class StateMerge {
       unconverted: this.#unconverted,
       priceMoves: [...this.#moves],
       maxPriceMovePct: this.#maxPriceMovePct,
+      winners: [...this.#winners],
     };
+  }
+
+  /** The line whose row counts for the key of a superseded line (VERDICT.superseded), or undefined. */
+  winnerOf(line: number): number | undefined {
+    return this.#winners.get(line);
+  }
+
+  /** A key the state does not remember: sent, as new, or as refused before (the API refused its last row). */
+  #decideNew(line: number, keyHi: number, keyLo: number): void {
+    if (this.#rules.refused.has(toSigned64(keyHi, keyLo))) this.counts.refusedBefore += 1;
+    else this.counts.newKeys += 1;
+    this.verdicts.set(line, VERDICT.send);
+  }
+
+  /**
+   * The rows of a key the file holds more than once, in file order (`known`: the key's remembered row, or null). The
+   * row `duplicate_keys` makes count (winnerIndex) is decided as any key's row; when it is unchanged the others are
+   * superseded by it here (not sent, or they would overwrite it); else all are sent and the send pass supersedes as
+   * without delta (it also knows which rows are valid), the others counted `repeated`. `sum` and `reject`: no row
+   * counts alone, all are sent.
+   */
+  #decideRepeated(rows: readonly KeyRow[], keyHi: number, keyLo: number, known: RememberedRow | null): void {
+    const at = winnerIndex(this.#rules.duplicateKeys, rows.length);
+    const winner = at === null ? undefined : rows[at];
+    if (winner !== undefined) {
+      if (known === null) this.#decideNew(winner.line, keyHi, keyLo);
+      else this.#decideKnown(winner.line, winner.contentHi, winner.contentLo, winner.price, known);
+    }
+    const kept = winner !== undefined && this.verdicts.get(winner.line) !== VERDICT.send;
+    for (const row of rows) {
+      if (row === winner) continue;
+      if (kept) {
+        this.verdicts.set(row.line, VERDICT.superseded);
+        this.#winners.set(row.line, winner.line);
+      } else {
+        this.verdicts.set(row.line, VERDICT.send);
+        this.counts.repeated += 1;
+      }
+    }
   }
 
   /**
    * Decides a line whose key the state remembers, by its content: unchanged (or sent before), else sent (changed,
-   * changed on the platform, or remembered under another mapping), its price move measured.
+   * changed on the platform, refused before, or remembered under another mapping), its price move measured.
    */
   #decideKnown(line: number, contentHi: number, contentLo: number, price: number, known: RememberedRow): void {
     const { counts, verdicts } = this;
@@ -329,6 +393,7 @@ export class StateMerge {
       return;
     }
     if (remapped) counts.remapped += 1;
+    else if (this.#rules.refused.has(toSigned64(known.keyHi, known.keyLo))) counts.refusedBefore += 1;
     else if (known.contentHi === 0 && known.contentLo === 0) counts.platformChanged += 1;
     else counts.changed += 1;
     verdicts.set(line, VERDICT.send);
@@ -347,30 +412,26 @@ export class StateMerge {
    * key's remembered row (null: no longer remembered, then it is new). `row` null: its cells did not convert; it is
    * sent, and the send pass rejects it, as it would without delta.
    */
-  settle(line: number, row: { contentHi: number; contentLo: number; price: number } | null, known: RememberedRow | null): void {
+  settle(line: number, row: (KeyRow & { readonly keyHi: number; readonly keyLo: number }) | null, known: RememberedRow | null): void {
     this.#settled(line);
     if (row === null) {
       this.#unconverted += 1;
       this.verdicts.set(line, VERDICT.send);
-    } else if (known === null) {
-      this.counts.newKeys += 1;
-      this.verdicts.set(line, VERDICT.send);
-    } else this.#decideKnown(line, row.contentHi, row.contentLo, row.price, known);
+    } else if (known === null) this.#decideNew(line, row.keyHi, row.keyLo);
+    else this.#decideKnown(line, row.contentHi, row.contentLo, row.price, known);
   }
 
   /**
-   * Settles the lines of one key the file holds more than once whose rows convert, as content mode decides them: two
-   * or more are repeated (each sent, the send pass supersedes as without delta); one alone is decided as any other line
-   * (`settle`). The lines whose rows do not convert are settled by `settle` with no row.
+   * Settles the lines of one key the file holds more than once whose rows convert, in file order, as content mode
+   * decides them (#decideRepeated); one alone is decided as any other line (`settle`). The lines whose rows do not
+   * convert are settled by `settle` with no row.
    */
-  settleRepeated(lines: readonly { line: number; contentHi: number; contentLo: number; price: number }[], known: RememberedRow | null): void {
-    const only = lines.length === 1 ? lines[0] : undefined;
-    if (only !== undefined) return this.settle(only.line, only, known);
-    for (const { line } of lines) {
-      this.#settled(line);
-      this.verdicts.set(line, VERDICT.send);
-    }
-    this.counts.repeated += lines.length;
+  settleRepeated(rows: readonly (KeyRow & { readonly keyHi: number; readonly keyLo: number })[], known: RememberedRow | null): void {
+    const first = rows[0];
+    if (first === undefined) return;
+    if (rows.length === 1) return this.settle(first.line, first, known);
+    for (const { line } of rows) this.#settled(line);
+    this.#decideRepeated(rows, first.keyHi, first.keyLo, known);
   }
 
   /** An undecided line is being settled. */
@@ -394,6 +455,7 @@ export class StateMerge {
       this.#undecidedOffsets = [];
     }
     for (const move of other.priceMoves) keepLargest(this.#moves, move);
+    for (const [loser, winner] of other.winners) this.#winners.set(loser, winner);
     if (other.maxPriceMovePct !== null) this.#maxPriceMovePct = Math.max(this.#maxPriceMovePct ?? 0, other.maxPriceMovePct);
     this.verdicts.include(verdicts);
   }
@@ -423,8 +485,23 @@ export class StateMerge {
     let line = 0;
     let price = Number.NaN;
     const more: number[] = [];
-    /** In line mode, where the lines of `more` start in the file. */
+    /** In line mode, where the lines of `more` start in the file; in content mode, their rows (#decideRepeated). */
     const moreAt: number[] = [];
+    const moreRows: KeyRow[] = [];
+
+    /** The remembered row at `at` of the state's current page, into `known` (content mode). */
+    const knownAt = (at: number): RememberedRow => {
+      const page = state.page;
+      // One object reused for every key (an object per key cost the merge a collection of its young generation).
+      known.keyHi = page.keyHi[at] as number;
+      known.keyLo = page.keyLo[at] as number;
+      known.contentHi = page.contentHi[at] as number;
+      known.contentLo = page.contentLo[at] as number;
+      known.generation = page.generation[at] as number;
+      known.fileId = page.fileId[at] as number;
+      known.price = page.price[at] as number;
+      return known;
+    };
 
     /** Decides the gathered key: `at` is its row in the state's current page, or -1 for a key not remembered. */
     const decide = (at: number): void => {
@@ -436,18 +513,13 @@ export class StateMerge {
           more.forEach((l, i) => this.#leave(l, moreAt[i] as number, VERDICT.undecidedRepeated));
           return;
         }
-        verdicts.set(line, VERDICT.send);
-        for (const l of more) verdicts.set(l, VERDICT.send);
-        counts.repeated += 1 + more.length;
+        this.#decideRepeated([{ line, contentHi, contentLo, price }, ...moreRows], keyHi, keyLo, at < 0 ? null : knownAt(at));
         return;
       }
       if (at < 0) {
         // In line mode, new only if its row converts (else content mode would not count it): settled after the merge.
         if (lineMode) this.#leave(line, offsetOf(contentHi, contentLo), VERDICT.undecided);
-        else {
-          counts.newKeys += 1;
-          verdicts.set(line, VERDICT.send);
-        }
+        else this.#decideNew(line, keyHi, keyLo);
         return;
       }
       const page = state.page;
@@ -463,15 +535,7 @@ export class StateMerge {
         } else this.#leave(line, offsetOf(contentHi, contentLo), VERDICT.undecided);
         return;
       }
-      // One object reused for every key (an object per key cost the merge a collection of its young generation).
-      known.keyHi = page.keyHi[at] as number;
-      known.keyLo = page.keyLo[at] as number;
-      known.contentHi = page.contentHi[at] as number;
-      known.contentLo = page.contentLo[at] as number;
-      known.generation = page.generation[at] as number;
-      known.fileId = page.fileId[at] as number;
-      known.price = page.price[at] as number;
-      this.#decideKnown(line, contentHi, contentLo, price, known);
+      this.#decideKnown(line, contentHi, contentLo, price, knownAt(at));
     };
 
     /** The current key of `state` is missing from the file. */
@@ -512,6 +576,7 @@ export class StateMerge {
       has = false;
       more.length = 0;
       moreAt.length = 0;
+      moreRows.length = 0;
       return null;
     };
 
@@ -523,6 +588,7 @@ export class StateMerge {
         if (has && hi === keyHi && lo === keyLo) {
           more.push(block.line[i] as number);
           if (lineMode) moreAt.push(offsetOf(block.contentHi[i] as number, block.contentLo[i] as number));
+          else moreRows.push({ line: block.line[i] as number, contentHi: block.contentHi[i] as number, contentLo: block.contentLo[i] as number, price: block.price[i] as number });
           continue;
         }
         const waiting = settle();

@@ -42,7 +42,7 @@ import { collectHalf } from './line-scan.ts';
 import { collectRows, type CompareInput, type Collected, type FirstPass, type KeyPage, type KeyPages, type UpperHalf } from './compare.ts';
 import { SortedRuns, type RunFile } from './sorted-runs.ts';
 import { halfThread, spareWaiting } from './spare-half.ts';
-import type { MergeFindings } from './state-merge.ts';
+import type { MergeFindings, MergeRules } from './state-merge.ts';
 
 /** Files smaller than this are compared on one thread. */
 export const MIN_SPLIT_BYTES = 16 * 1024 * 1024;
@@ -98,6 +98,8 @@ export interface MergeOrder {
   readonly kind: 'merge';
   readonly files: readonly RunFile[];
   readonly settleAtMost: number | null;
+  /** The keys the API refused (MergeRules.refused; the worker takes `duplicate_keys` from the source's options). */
+  readonly refused: ReadonlySet<bigint>;
 }
 
 /** What it answers: its findings and verdicts (Verdicts.bytes, transferred), or why it failed. */
@@ -291,8 +293,8 @@ function startHalf(job: HalfJob): Half {
     job.merge === null
       ? null
       : {
-          async merge(files, settleAtMost) {
-            worker.postMessage({ kind: 'merge', files, settleAtMost } satisfies MergeOrder);
+          async merge(files, settleAtMost, rules) {
+            worker.postMessage({ kind: 'merge', files, settleAtMost, refused: rules.refused } satisfies MergeOrder);
             const done = await mergeResult;
             if (!done.ok) throw new Error(done.error);
             return done;
@@ -340,8 +342,8 @@ async function inHalves(input: HalvesInput, cut: Cut, compare: CompareInput): Pr
     if (second.keys !== null) return { runs, keys: second.keys };
     const upper = second.upper;
     if (upper === null) return { runs };
-    const merge = (files: readonly RunFile[], settleAtMost: number | null) =>
-      upper.merge(files, settleAtMost).catch((error: unknown) => {
+    const merge = (files: readonly RunFile[], settleAtMost: number | null, rules: MergeRules) =>
+      upper.merge(files, settleAtMost, rules).catch((error: unknown) => {
         input.onMergeFallback?.(error instanceof Error ? error.message : String(error));
         throw error;
       });

@@ -6,7 +6,7 @@
 export const VERDICT = {
   /** Not compared: a reject, a blank line, a line inside a row. The send pass decides as without delta. */
   none: 0,
-  /** Send it: new, changed, changed on the platform, or compared under another mapping. */
+  /** Send it: new, changed, changed on the platform, refused before, or compared under another mapping. */
   send: 1,
   /** The API already holds this row as it is: not sent. */
   unchanged: 2,
@@ -19,6 +19,11 @@ export const VERDICT = {
   undecided: 4,
   /** Line mode only, as `undecided`: a line of a key the file holds more than once. */
   undecidedRepeated: 5,
+  /**
+   * A row of a key the file holds more than once that `duplicate_keys` makes lose to a row found unchanged
+   * (StateMerge.winnerOf names it): not sent, counted superseded by the send pass.
+   */
+  superseded: 6,
 } as const;
 export type Verdict = (typeof VERDICT)[keyof typeof VERDICT];
 

@@ -25,6 +25,7 @@ import { migration0016ReaderRows } from './0016-reader-rows.ts';
 import { migration0017FileAttempts } from './0017-file-attempts.ts';
 import { migration0018PushMapping } from './0018-push-mapping.ts';
 import { migration0019MergedRows } from './0019-merged-rows.ts';
+import { migration0020RefusedKeys } from './0020-refused-keys.ts';
 
 export const SQLITE_MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0001_base': migration0001Base,
@@ -46,4 +47,5 @@ export const SQLITE_MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0017_file_attempts': migration0017FileAttempts,
   '0018_push_mapping': migration0018PushMapping,
   '0019_merged_rows': migration0019MergedRows,
+  '0020_refused_keys': migration0020RefusedKeys,
 };
