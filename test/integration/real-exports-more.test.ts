@@ -242,3 +242,33 @@ describe("a drugstore chain's price list workbook: a title above the header, the
     expect(report.rows).toMatchObject({ sent: 0, accepted: 0 });
   });
 });
+
+describe("a US grocery retailer's point-of-sale lines (84.51° Complete Journey): one line per basket and product", () => {
+  const FILE = 'completejourney/transactions_sample.csv';
+
+  it('as transactions keyed by basket and product: 150 lines, 150 sales accepted, none merged or lost', async () => {
+    const source = await run.h.source('transactions', {
+      // A basket holds a product on one line (the lines of a basket are already added up per product): the key is
+      // unique; the default duplicate_keys: sum would add up a product scanned on two lines.
+      columns: { transaction_id: '{basket_id}-{product_id}', item_id: 'product_id', revenue: 'sales_value' },
+      defaults: { currency: 'USD' },
+      ignore_columns: ['household_id', 'retail_disc', 'coupon_disc', 'coupon_match_disc', 'week'],
+    });
+    const before = run.h.sandbox.control.state().transactions.count;
+    const report = await reportOf(await push(source, FILE));
+    expect(report.rows).toMatchObject({ read: 150, accepted: 150, merged: 0, rejected: 0, superseded: 0, skipped: 0 });
+    expectReconciled(report.rows);
+    expect(report.warnings).toEqual([]);
+    expect(run.h.sandbox.control.state().transactions.count - before).toBe(150);
+    const rows = [...world().transactions.table.rows()];
+    const line = (id: string) => rows.find((r) => r.transaction_id === id);
+    expect(line('31932241118-13094913')).toMatchObject({
+      item_id: '13094913', store_id: '388', quantity: '2', revenue: '11.87', currency: 'USD', transaction_timestamp: '2017-02-18T18:13:10Z',
+    });
+    // Basket 34204785979 (lines 36 and 113): two products, two transactions.
+    expect(line('34204785979-933835')).toMatchObject({ revenue: '3.05' });
+    expect(line('34204785979-902172')).toMatchObject({ revenue: '2.99' });
+    // A line with quantity 0 and sales 0 (line 52: a coupon of 1.40 redeemed, nothing sold) is a line of the till's.
+    expect(line('31969185576-5978656')).toMatchObject({ quantity: '0', revenue: '0' });
+  });
+});
