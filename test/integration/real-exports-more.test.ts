@@ -248,8 +248,8 @@ describe("a US grocery retailer's point-of-sale lines (84.51° Complete Journey)
 
   it('as transactions keyed by basket and product: 150 lines, 150 sales accepted, none merged or lost', async () => {
     const source = await run.h.source('transactions', {
-      // A basket holds a product on one line (the lines of a basket are already added up per product): the key is
-      // unique; the default duplicate_keys: sum would add up a product scanned on two lines.
+      // No basket of the slice holds a product on two lines, so no key repeats; one that did would be added up by
+      // the default duplicate_keys: sum, never lost.
       columns: { transaction_id: '{basket_id}-{product_id}', item_id: 'product_id', revenue: 'sales_value' },
       defaults: { currency: 'USD' },
       ignore_columns: ['household_id', 'retail_disc', 'coupon_disc', 'coupon_match_disc', 'week'],
@@ -268,7 +268,7 @@ describe("a US grocery retailer's point-of-sale lines (84.51° Complete Journey)
     // Basket 34204785979 (lines 36 and 113): two products, two transactions.
     expect(line('34204785979-933835')).toMatchObject({ revenue: '3.05' });
     expect(line('34204785979-902172')).toMatchObject({ revenue: '2.99' });
-    // A line with quantity 0 and sales 0 (line 52: a coupon of 1.40 redeemed, nothing sold) is a line of the till's.
+    // Line 52: quantity 0, sales 0 and a coupon of 1.40, sent as written.
     expect(line('31969185576-5978656')).toMatchObject({ quantity: '0', revenue: '0' });
   });
 });
