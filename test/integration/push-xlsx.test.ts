@@ -125,6 +125,21 @@ describe('the corpus of bad workbooks: each has an outcome a person can act on',
     expect(storeRecord('C-1')).toBeUndefined();
   });
 
+  // The other way round: a workbook in a CSV source (format: xlsx forgotten) is named, not a byte it cannot decode.
+  it.each([
+    ['a workbook (.xlsx)', 'prices.xlsx', /^the file is a zip archive \(an Excel \.xlsx workbook\?\), not CSV text: for a workbook, set format: xlsx on the source$/],
+    ['an old Excel 97-2003 workbook (.xls)', 'prices.xls', /^the file is an old Excel 97-2003 workbook \(\.xls\) or another binary file, not CSV text: save it as CSV/],
+  ])('%s pushed to a CSV source: the file fails as NOT_CSV, and nothing is sent', async (_what, name, message) => {
+    const source = await h.source('product_store');
+    const bytes = name.endsWith('.xls')
+      ? await readFile(await legacyXls(join(h.dir, 'in-csv-source.bin')))
+      : await readFile(await workbook(h.dir, 'in-csv-source.xlsx', sheet([['item_id', 'store_id', 'current_price'], ['N-1', stores[0], 1]])));
+    const report = await reportOf(await pushBytes(source, name, bytes), 'failed');
+    expect(report.error?.code).toBe('NOT_CSV');
+    expect(report.error?.message).toMatch(message);
+    expect(storeRecord('N-1')).toBeUndefined();
+  });
+
   it('the sheet named in the config is not there: the file fails, naming the sheets the workbook has', async () => {
     const source = await h.source('product_store', { format: 'xlsx', sheet: 'Prices' });
     const report = await reportOf(await pushWorkbook(source, 'wrong-sheet.xlsx', sheet([['item_id', 'store_id', 'current_price'], ['W-1', stores[0], 1]])), 'failed');

@@ -181,3 +181,94 @@ describe("a Croatian cash & carry's price list saved from a spreadsheet: an empt
     expect(prices.find((r) => r.item_id === '022767')).toMatchObject({ current_price: '6.75', regular_price: '6.75' });
   });
 });
+
+describe("a drugstore chain's price list workbook: a title above the header, the code column's header merged away", () => {
+  const FILE = 'dm/cjenik-dm.xlsx';
+  const CLEARANCE = 'MPC za vrijeme posebnog oblika prodaje (Rasprodaja proizvoda koji izlaze iz asortimana)';
+  const config = {
+    format: 'xlsx',
+    pattern: '*.xlsx',
+    columns: {
+      // "naziv + šifra" spans columns A and B (a merged header cell): the code, in B, is the second column.
+      item_id: 'column_2',
+      sku: 'barkod',
+      // A clearance row has no MPC: its clearance price is the price.
+      current_price: [CLEARANCE, 'MPC'],
+      regular_price: 'MPC',
+    },
+    ignore_columns: [
+      'naziv + šifra', 'marka', 'kategorija proizvoda', 'neto količina', 'Jedinica mjere', 'Cijena za jedinicu mjere',
+      'dostupno samo online', 'Najniža cijena u posljednjih 30 dana prije rasprodaje',
+      'sidrena cijena na 2.5.2025. ili na datum ulistanja',
+    ],
+  };
+
+  // Each case prices another store; each push is forced: the same bytes are pushed by both cases.
+  it.each([
+    ['found by itself', 2, {}],
+    ['at header_row: 3', 3, { header_row: 3 }],
+  ] as const)('the header %s: 40 prices accepted, the title line above it skipped', async (_how, storeIndex, header) => {
+    const store = run.h.sandbox.control.state().stores[storeIndex] ?? '';
+    const source = await run.h.source('product_store', { ...config, ...header, defaults: { store_id: store, currency: 'EUR' } });
+    const before = run.h.sandbox.control.state().product_store.count;
+    const report = await reportOf(await push(source, FILE, true));
+    // Row 1 (the title, merged across the table) is read and skipped; row 2 is empty: no row at all in the workbook.
+    expect(report.rows).toMatchObject({ read: 41, accepted: 40, rejected: 0, superseded: 0, skipped: 1, blank_lines: 0 });
+    expectReconciled(report.rows);
+    expect(report.warnings).toEqual(['the header is on line 3: the 1 line(s) with content above it are skipped, not data']);
+    expect(run.h.sandbox.control.state().product_store.count - before).toBe(40);
+    const prices = [...world().productStore.table.rows()].filter((r) => r.store_id === store);
+    expect(prices.find((r) => r.item_id === '2443342')).toMatchObject({ sku: '3850108023558', current_price: '0.55', regular_price: '0.55', currency: 'EUR' });
+    // A clearance row (row 7): the clearance price, and no regular price, as the list writes it.
+    const clearance = prices.find((r) => r.item_id === '2420670');
+    expect(clearance).toMatchObject({ sku: '3850108023664', current_price: '1.7' });
+    expect(clearance?.regular_price ?? null).toBeNull();
+    // 13 of the 40 rows are clearance rows: each has a clearance price and no MPC.
+    const atFile = prices.filter((r) => r.sku !== null && r.sku !== undefined);
+    expect(atFile.filter((r) => (r.regular_price ?? null) === null)).toHaveLength(13);
+    // A barcode of 11 digits stays as written.
+    expect(prices.find((r) => r.item_id === '2114419')?.sku).toBe('83800047857');
+  });
+
+  it('dropped into a CSV source (format: xlsx forgotten): the file fails saying it is a workbook, not a byte it cannot decode', async () => {
+    const { format: _format, pattern: _pattern, ...csvConfig } = config;
+    const [, , store = ''] = run.h.sandbox.control.state().stores;
+    const source = await run.h.source('product_store', { ...csvConfig, defaults: { store_id: store, currency: 'EUR' } });
+    const report = await reportOf(await push(source, FILE, true), 'failed');
+    expect(report.error).toEqual({
+      code: 'NOT_CSV',
+      message: 'the file is a zip archive (an Excel .xlsx workbook?), not CSV text: for a workbook, set format: xlsx on the source',
+    });
+    expect(report.rows).toMatchObject({ sent: 0, accepted: 0 });
+  });
+});
+
+describe("a US grocery retailer's point-of-sale lines (84.51° Complete Journey): one line per basket and product", () => {
+  const FILE = 'completejourney/transactions_sample.csv';
+
+  it('as transactions keyed by basket and product: 150 lines, 150 sales accepted, none merged or lost', async () => {
+    const source = await run.h.source('transactions', {
+      // No basket of the slice holds a product on two lines, so no key repeats; one that did would be added up by
+      // the default duplicate_keys: sum, never lost.
+      columns: { transaction_id: '{basket_id}-{product_id}', item_id: 'product_id', revenue: 'sales_value' },
+      defaults: { currency: 'USD' },
+      ignore_columns: ['household_id', 'retail_disc', 'coupon_disc', 'coupon_match_disc', 'week'],
+    });
+    const before = run.h.sandbox.control.state().transactions.count;
+    const report = await reportOf(await push(source, FILE));
+    expect(report.rows).toMatchObject({ read: 150, accepted: 150, merged: 0, rejected: 0, superseded: 0, skipped: 0 });
+    expectReconciled(report.rows);
+    expect(report.warnings).toEqual([]);
+    expect(run.h.sandbox.control.state().transactions.count - before).toBe(150);
+    const rows = [...world().transactions.table.rows()];
+    const line = (id: string) => rows.find((r) => r.transaction_id === id);
+    expect(line('31932241118-13094913')).toMatchObject({
+      item_id: '13094913', store_id: '388', quantity: '2', revenue: '11.87', currency: 'USD', transaction_timestamp: '2017-02-18T18:13:10Z',
+    });
+    // Basket 34204785979 (lines 36 and 113): two products, two transactions.
+    expect(line('34204785979-933835')).toMatchObject({ revenue: '3.05' });
+    expect(line('34204785979-902172')).toMatchObject({ revenue: '2.99' });
+    // Line 52: quantity 0, sales 0 and a coupon of 1.40, sent as written.
+    expect(line('31969185576-5978656')).toMatchObject({ quantity: '0', revenue: '0' });
+  });
+});

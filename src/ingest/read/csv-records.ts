@@ -15,6 +15,7 @@ import { decodeFailure } from './line-at.ts';
 import { breaksIn, parseFailure } from './parser.ts';
 import { openSource } from './open-source.ts';
 import type { ByteRange, OpenedSource } from './open-source.ts';
+import { workbookInCsvSource } from './xlsx-check.ts';
 import { UNREAD_FIELDS, type RecordSource, type SourceFormat, type SourceRecord } from './record-source.ts';
 
 class CsvRecords implements RecordSource {
@@ -132,6 +133,8 @@ class CsvRecords implements RecordSource {
 
 /** Opens `file` as CSV: BOM, decoder, delimiter (detected from the header line when `auto`). */
 export async function openCsvRecords(file: string, compiled: CompiledSource, highWaterMark?: number, byteRanges?: readonly ByteRange[]): Promise<RecordSource> {
+  const workbook = await workbookInCsvSource(file);
+  if (workbook !== null) throw new FileFormatError('NOT_CSV', workbook, { file });
   const source = await openSource(file, compiled.encoding, highWaterMark, byteRanges);
   let delimiter: DetectedDelimiter;
   if (compiled.delimiter === 'auto') {

@@ -32,6 +32,8 @@ export const FILE_FORMAT_CODES = [
   'MALFORMED_CSV',
   /** The parser's record or byte count disagrees with what was yielded: a bug, never a silent loss. */
   'RECONCILE_FAILED',
+  /** A `format: csv` source's file is a workbook (a zip or an OLE2 file), not text. */
+  'NOT_CSV',
   /** A `format: xlsx` source's file is not a workbook (a CSV named .xlsx, any other file). */
   'NOT_A_WORKBOOK',
   /** The workbook is protected with a password: its content is encrypted. */

@@ -8,6 +8,9 @@
  * - `D0 CF 11 E0 A1 B1 1A E1` (OLE2): either a password-protected .xlsx (Excel encrypts into an OLE2 container that
  *   holds an `EncryptionInfo` stream) or an old .xls (Excel 97-2003);
  * - anything else: not a workbook; text that looks like CSV is named as such (a CSV file named .xlsx).
+ *
+ * The other way round, a workbook dropped into a CSV source is named as such (`workbookInCsvSource`) instead of
+ * failing on the first byte its text decoder refuses.
  */
 import { openInboxFile } from '../inbox-file.ts';
 import { FileFormatError } from './errors.ts';
@@ -38,6 +41,19 @@ function looksLikeText(head: Buffer): boolean {
   const text = head.toString('utf8');
   const printable = text.replace(/[^\t\n\r\x20-\x7e\u00a0-\uffff]/g, '');
   return printable.length >= text.length * 0.95;
+}
+
+/** The reason a CSV source cannot read `file` when it starts as a workbook does (zip or OLE2); null otherwise. */
+export async function workbookInCsvSource(file: string): Promise<string | null> {
+  const head = await readAt(file, 0, OLE2.length);
+  const magic = head.subarray(0, 4);
+  if (magic.equals(ZIP_LOCAL_HEADER) || magic.equals(ZIP_END_OF_DIRECTORY)) {
+    return 'the file is a zip archive (an Excel .xlsx workbook?), not CSV text: for a workbook, set format: xlsx on the source';
+  }
+  if (head.equals(OLE2)) {
+    return 'the file is an old Excel 97-2003 workbook (.xls) or another binary file, not CSV text: save it as CSV (or as .xlsx for a source with format: xlsx) and drop it again';
+  }
+  return null;
 }
 
 /** Resolves when `file` is a complete zip (a workbook to read); throws a FileFormatError naming what it is instead. */
