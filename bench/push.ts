@@ -18,7 +18,8 @@
  *
  * --rounds: rounds of minimal then agent, the best of each counts; --quick skips the 4x run; --node-flags are given to
  * both contenders' processes (profiling, GC settings; default the production flags, see src/cli/main.ts);
- * --sync-normal (diagnosis) runs the agent's database at synchronous=NORMAL to show what the per-batch fsync costs.
+ * --sync-normal (diagnosis) runs the agent's database at synchronous=NORMAL to show what the per-batch fsync costs;
+ * --memory (diagnosis) prints where each contender's memory was, over time (bench/memory-sampler.ts).
  *
  * Ends with one line: bench:push agent=<rows/s> minimal=<rows/s> ratio=<x.xx> agent_rss_mb=<peak of the agent runs>
  * Targets: ratio >= 0.9; agent peak RSS <= 250 MB and within 10 % between the two sizes.
@@ -50,6 +51,8 @@ interface WorkerResult {
   /** CPU time of the contender's process (user + system): less sensitive than wall time to a busy machine. */
   cpuSeconds: number;
   peakRssMb: number;
+  /** With `--memory`: where the memory was (bench/memory-sampler.ts describeMemory). */
+  memory?: string;
 }
 
 // ---------------------------------------------------------------------------------------------- the contenders
@@ -132,7 +135,8 @@ async function minimalWorker(target: Target, file: string): Promise<number> {
   return accepted;
 }
 
-async function runWorker(kind: string, target: Target, file: string, dir: string, syncNormal: boolean, postgres: PostgresRun): Promise<void> {
+async function runWorker(kind: string, target: Target, file: string, dir: string, syncNormal: boolean, postgres: PostgresRun, memory: boolean): Promise<void> {
+  const sampler = memory ? (await import('./memory-sampler.ts')).sampleMemory() : null;
   const run = kind === 'agent' ? await agentWorker(target, file, dir, syncNormal, postgres) : () => minimalWorker(target, file);
   const started = performance.now();
   const cpu = process.cpuUsage();
@@ -140,6 +144,7 @@ async function runWorker(kind: string, target: Target, file: string, dir: string
   const seconds = (performance.now() - started) / 1000;
   const used = process.cpuUsage(cpu);
   const result: WorkerResult = { rows, seconds, cpuSeconds: (used.user + used.system) / 1e6, peakRssMb: process.resourceUsage().maxRSS / 1024 };
+  if (sampler !== null) result.memory = (await import('./memory-sampler.ts')).describeMemory(sampler.stop(), 1000);
   process.send?.(result);
 }
 
@@ -151,6 +156,8 @@ interface RunOptions {
   readonly worker: string;
   readonly nodeFlags: string[];
   readonly syncNormal: boolean;
+  /** Sample the contenders' memory (bench/memory-sampler.ts) and print where it was. */
+  readonly memory: boolean;
 }
 
 async function contender(kind: 'agent' | 'minimal', file: string, dir: string, options: RunOptions, postgres: PostgresRun = null): Promise<WorkerResult> {
@@ -158,6 +165,7 @@ async function contender(kind: 'agent' | 'minimal', file: string, dir: string, o
   try {
     const args = ['--worker', kind, '--url', sandbox.url, '--key', sandbox.apiKey, '--file', file, '--dir', dir];
     if (options.syncNormal) args.push('--sync-normal');
+    if (options.memory) args.push('--memory');
     if (postgres) args.push('--pg-url', postgres.url, '--pg-schema', postgres.schema);
     return await runChild<WorkerResult>(options.worker, args, [...process.execArgv, ...options.nodeFlags], kind);
   } finally {
@@ -185,7 +193,7 @@ const perSecond = (r: WorkerResult) => Math.round(r.rows / r.seconds);
 const best = (results: WorkerResult[]) => results.reduce((a, b) => (perSecond(b) > perSecond(a) ? b : a));
 const fmt = (n: number) => n.toLocaleString('en-US');
 function line(label: string, r: WorkerResult): string {
-  return `${label.padEnd(12)} ${fmt(r.rows).padStart(10)} rows in ${r.seconds.toFixed(1).padStart(6)} s  ${fmt(perSecond(r)).padStart(9)} rows/s  CPU ${r.cpuSeconds.toFixed(1).padStart(5)} s  peak RSS ${r.peakRssMb.toFixed(0)} MB`;
+  return (r.memory === undefined ? '' : `${label}: memory\n${r.memory}\n`) + `${label.padEnd(12)} ${fmt(r.rows).padStart(10)} rows in ${r.seconds.toFixed(1).padStart(6)} s  ${fmt(perSecond(r)).padStart(9)} rows/s  CPU ${r.cpuSeconds.toFixed(1).padStart(5)} s  peak RSS ${r.peakRssMb.toFixed(0)} MB`;
 }
 
 async function orchestrate(rows: number, rounds: number, quick: boolean, options: RunOptions, backend: Backend): Promise<void> {
@@ -250,6 +258,7 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '2' },
     quick: { type: 'boolean', default: false },
     'sync-normal': { type: 'boolean', default: false },
+    memory: { type: 'boolean', default: false },
     backend: { type: 'string', default: 'sqlite' },
     'pg-url': { type: 'string' },
     'pg-schema': { type: 'string' },
@@ -260,7 +269,7 @@ const { values } = parseArgs({
 if (values.worker !== undefined) {
   const target = { url: values.url ?? '', apiKey: values.key ?? '' };
   const postgres = values['pg-url'] === undefined ? null : { url: values['pg-url'], schema: values['pg-schema'] ?? 'bench' };
-  await runWorker(values.worker, target, values.file ?? '', values.dir ?? '', values['sync-normal'], postgres);
+  await runWorker(values.worker, target, values.file ?? '', values.dir ?? '', values['sync-normal'], postgres, values.memory);
   process.disconnect?.();
 } else {
   const nodeFlags = values['node-flags'].split(' ').filter((f) => f !== '');
@@ -269,7 +278,7 @@ if (values.worker !== undefined) {
     const worker = compiled.path(import.meta.url);
     const backend = BACKENDS.find((b) => b === values.backend);
     if (backend === undefined) throw new Error(`--backend must be sqlite or postgres, got ${values.backend}`);
-    await orchestrate(Number(values.rows), Number(values.rounds), values.quick, { worker, nodeFlags, syncNormal: values['sync-normal'] }, backend);
+    await orchestrate(Number(values.rows), Number(values.rounds), values.quick, { worker, nodeFlags, syncNormal: values['sync-normal'], memory: values.memory }, backend);
   } finally {
     await compiled.remove();
   }
