@@ -10,6 +10,7 @@ import type { Config } from '../config/index.ts';
 import type { Readiness } from '../status/readiness.ts';
 import { readRejectsHeader } from '../ingest/rejects-csv.ts';
 import type { DaemonCheck } from '../status/daemon-probe.ts';
+import { heldFileList } from '../status/held-files.ts';
 import { listFiles, reportFiles, showFile, type FileDetail, type FileListItem, type ListFilter } from '../status/file-list.ts';
 import { buildReport, gatherDatabaseParts, withStateDatabase, type KeyCheck, type StatusReport } from '../status/status-report.ts';
 
@@ -43,11 +44,19 @@ export async function consoleStatus(ctx: ConsoleContext): Promise<StatusReport> 
 }
 
 /** A listed file with its report and rejects, where they exist. */
-export type ConsoleFile = FileListItem & { report_path: string | null; rejects_path: string | null };
+export type ConsoleFile = FileListItem & {
+  report_path: string | null;
+  rejects_path: string | null;
+  /** For a file the brakes hold and nobody released yet: what sends it after all. */
+  release_command: string | null;
+};
 
 export async function consoleFiles(ctx: ConsoleContext, filter: ListFilter): Promise<ConsoleFile[]> {
-  const items = await withStateDatabase(ctx.config(), (db) => (db ? listFiles(db, filter) : []));
-  return Promise.all(items.map(async (item) => ({ ...item, ...(await reportFiles(item.final_path)) })));
+  const { items, held } = await withStateDatabase(ctx.config(), async (db) =>
+    db ? { items: await listFiles(db, filter), held: await heldFileList(db) } : { items: [], held: [] },
+  );
+  const commands = new Map(held.map((f) => [f.id, f.release_command]));
+  return Promise.all(items.map(async (item) => ({ ...item, ...(await reportFiles(item.final_path)), release_command: commands.get(item.id) ?? null })));
 }
 
 export interface ConsoleFileDetail extends FileDetail {

@@ -39,6 +39,18 @@ export function downloadLinks(
   return html`${links.flatMap((link, i) => (i === 0 ? [link] : [html`${style.separator ?? ' · '}`, link]))}`;
 }
 
+/**
+ * Under a file's status in every list: why a failed file failed (its code and one sentence), and for a file the
+ * brakes held, why and the command that sends it after all.
+ */
+export function failureReason(file: Pick<ConsoleFile, 'status' | 'error_code' | 'error_message' | 'release_command'>): Html | '' {
+  if (file.status === 'held') {
+    return html`<span class="why held">${file.error_message ?? ''}${file.release_command !== null && html` <code class="release">${file.release_command}</code>`}</span>`;
+  }
+  if (file.status !== 'failed' || file.error_code === null) return '';
+  return html`<span class="why"><code>${file.error_code}</code> ${file.error_message ?? ''}</span>`;
+}
+
 /** "fixes #12", linked, for a corrected rejects CSV (README, "Fix and drop again"); nothing for any other file. */
 export function fixesLink(fixesFileId: number | null): Html | '' {
   return fixesFileId === null ? '' : html`<a class="fixes" href="${fileHref(fixesFileId)}">fixes #${fixesFileId}</a>`;
@@ -66,7 +78,7 @@ export function filesTable(files: readonly ConsoleFile[], time: TimeFormat, empt
     cells: [
       html`<a href="${fileHref(f.id)}">${f.id}</a>`,
       html`<a href="${fileHref(f.id)}" class="file-name" title="${f.name}">${f.name}</a>${fixesLink(f.fixes_file_id)}<a class="entity" href="/files?source=${encodeURIComponent(f.source)}">${f.source}</a>`,
-      statusPill(f.status),
+      html`${statusPill(f.status)}${failureReason(f)}`,
       count(f.rows_read),
       count(f.rows_accepted),
       count(f.rows_rejected),

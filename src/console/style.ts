@@ -54,6 +54,10 @@ td.wrap { white-space: normal; min-width: 9rem; }
 .entity { display: block; font-size: .78rem; color: var(--muted); }
 a.entity { color: var(--muted); }
 a.fixes { display: block; font-size: .78rem; }
+/* Why a file failed, under its status: wrapped in a narrow block so the table stays within 1024 px. */
+.why { display: block; max-width: 16rem; min-width: 10rem; white-space: normal; overflow-wrap: anywhere; font-size: .78rem; color: var(--bad); }
+.why.held { color: var(--busy); }
+.why code.release { display: block; white-space: normal; overflow-wrap: anywhere; user-select: all; }
 .busy { color: var(--busy); }
 .bad { color: var(--bad); }
 .where { margin: .6rem 0 0; overflow-wrap: anywhere; }

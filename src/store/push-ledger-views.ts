@@ -45,13 +45,16 @@ export async function ledgerCounts(db: StateDb, start: string, end: string): Pro
   );
 }
 
+/** A file's status as people see it: a file the brakes held is `held` (the ledger records it as failed, code HELD). */
+const SHOWN_STATUS = `CASE WHEN error_code = '${HELD_ERROR_CODE}' THEN 'held' ELSE status END AS status`;
+
 /** The newest file of `source`. */
 export async function lastFileOf(
   db: StateDb,
   source: string,
 ): Promise<Pick<PushFile, 'id' | 'original_name' | 'status' | 'claimed_at' | 'finished_at' | 'fixes_file_id'> | undefined> {
   return sqlOf(db).get(
-    `SELECT id, original_name, CASE WHEN error_code = '${HELD_ERROR_CODE}' THEN 'held' ELSE status END AS status, claimed_at, finished_at, fixes_file_id
+    `SELECT id, original_name, ${SHOWN_STATUS}, claimed_at, finished_at, fixes_file_id
      FROM push_files WHERE source = ? ORDER BY id DESC LIMIT 1`,
     [source],
   );
@@ -102,6 +105,8 @@ export interface FileListItem {
   claimed_at: string;
   finished_at: string | null;
   error_code: string | null;
+  /** Why the file failed or was deferred, one sentence (null when it did not). */
+  error_message: string | null;
   next_attempt_at: string | null;
   /** Where the file went when it left processing/ (its report and rejects are beside it). */
   final_path: string | null;
@@ -128,8 +133,8 @@ export async function listFiles(db: StateDb, filter: ListFilter = {}): Promise<F
     where.push(`status IN (${statuses.map(() => '?').join(', ')})`);
     params.push(...statuses);
   }
-  const sql = `SELECT id, source, entity, original_name AS name, status, rows_read, rows_accepted, rows_rejected,
-      rows_superseded, rows_merged, rows_unchanged, rows_skipped, claimed_at, finished_at, error_code, next_attempt_at, final_path, fixes_file_id FROM push_files ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
+  const sql = `SELECT id, source, entity, original_name AS name, ${SHOWN_STATUS}, rows_read, rows_accepted, rows_rejected,
+      rows_superseded, rows_merged, rows_unchanged, rows_skipped, claimed_at, finished_at, error_code, error_message, next_attempt_at, final_path, fixes_file_id FROM push_files ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
     ORDER BY id DESC LIMIT ?`;
   return sqlOf(db).all<FileListItem>(sql, [...params, filter.limit ?? DEFAULT_LIST_LIMIT]);
 }

@@ -192,6 +192,20 @@ describe.skipIf(skipWithout('Chromium', CHROMIUM !== undefined, 'chromium'))(`th
     await page.close();
   });
 
+  it('every list says why a failed file failed: its code and one sentence under the red badge', async () => {
+    const broken = files.find((f) => f.name === 'broken.csv');
+    expect(broken?.status).toBe('failed');
+    expect(broken?.error_code).toMatch(/^[A-Z_]+$/);
+    expect(broken?.error_message).toMatch(/\w/);
+    for (const path of ['/', '/files', '/files?source=products']) {
+      const page = await open(path);
+      const why = page.locator(`tr[data-file-id="${broken?.id}"] td[data-label="Status"] .why`);
+      expect(await why.innerText(), path).toBe(`${broken?.error_code} ${broken?.error_message}`);
+      expect(await why.locator('code').innerText(), path).toBe(broken?.error_code);
+      await page.close();
+    }
+  });
+
   it('a corrected rejects CSV is shown as the fix of its file: in the files list, on its page, and as the last file in status', async () => {
     const tx = files.find((f) => f.name === 'tx.csv');
     const fix = files.find((f) => f.name === 'tx.csv.rejects.csv');

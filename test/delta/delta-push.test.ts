@@ -12,6 +12,9 @@ import { storedKeyHash } from '../../src/ingest/delta/compare.ts';
 import { BUSINESS_KEYS } from '../../src/api/schemas/index.ts';
 import { findScope, markPlatformChanged } from '../../src/store/delta-state.ts';
 import { sqlOf } from '../../src/store/sql-db.ts';
+import { filesTable } from '../../src/console/file-table.ts';
+import { listFiles } from '../../src/status/file-list.ts';
+import { heldFileList } from '../../src/status/held-files.ts';
 
 let h: PushHarness;
 let stores: readonly string[];
@@ -355,5 +358,26 @@ describe('delta push', () => {
         { line: 32, before: '40', after: '120', move_pct: 200 },
       ],
     });
+  });
+
+  it('lists a held file as held, never as failed, with why and the command that releases it', async () => {
+    const source = await h.source('product_store', { delta: true, brakes: { max_price_change_pct: 50, max_changed_share: false } });
+    const push = async (file: string, csv: string): Promise<FileResult> => {
+      await writeFile(join(source.inbox, file), csv);
+      return pushFile(h.deps, source, join(source.inbox, file));
+    };
+    expect((await push('h1.csv', storeCsv([['H', 0, '1.00']]))).outcome).toBe('done');
+    const held = await push('h2.csv', storeCsv([['H', 0, '9.00']]));
+    if (held.outcome !== 'held') throw new Error(`expected held, got ${held.outcome}`);
+    const [listed] = await listFiles(h.db, { source: source.name, limit: 1 });
+    expect(listed).toMatchObject({ id: held.file.id, status: 'held' });
+    expect(listed?.error_message).toMatch(/^held by the brakes: /);
+    // The console adds the release command of a file still held (status's held_files), and shows it in the lists.
+    const command = (await heldFileList(h.db)).find((f) => f.id === held.file.id)?.release_command ?? null;
+    expect(command).toBe(`pricing-agent files release "h2.csv" --source ${source.name}`);
+    const table = filesTable([{ ...listed!, report_path: null, rejects_path: null, release_command: command }], {}, '').toString();
+    expect(table).toContain('<span class="pill busy">held</span>');
+    expect(table).not.toContain('pill bad');
+    expect(table).toContain(`<code class="release">pricing-agent files release &quot;h2.csv&quot; --source ${source.name}</code>`);
   });
 });

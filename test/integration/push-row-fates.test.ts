@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { showText } from '../../src/cli/commands/files-text.ts';
 import { resultText } from '../../src/cli/commands/push-summary.ts';
 import { filesTable } from '../../src/console/file-table.ts';
+import { escapeHtml } from '../../src/console/html.ts';
 import { fileCounts } from '../../src/ingest/row-fate.ts';
 import { ledgerCounts } from '../../src/store/push-ledger-views.ts';
 import { listFiles, showFile } from '../../src/status/file-list.ts';
@@ -116,7 +117,7 @@ describe('rows with the same business key', () => {
     // status counts them for the day, and the console's file list has a Merged column once a file has merged rows.
     const today = (await ledgerCounts(h.db, '2000-01-01T00:00:00Z', '2999-01-01T00:00:00Z')).find((c) => c.source === source.name);
     expect(today).toMatchObject({ rows_merged_today: 2 });
-    const table = filesTable([{ ...listed!, report_path: null, rejects_path: null }], {}, '').toString();
+    const table = filesTable([{ ...listed!, report_path: null, rejects_path: null, release_command: null }], {}, '').toString();
     expect(table).toMatch(/<th[^>]*>Merged<\/th>/);
   });
 
@@ -175,6 +176,13 @@ describe('honest outcomes', () => {
     expect(report.error).toMatchObject({ code: 'NOTHING_ACCEPTED' });
     expect(report.rows).toMatchObject({ read: 2, accepted: 0, rejected: 2 });
     expect(first.outcome === 'failed' && first.file.final_path).toMatch(/\/failed\/prices\.csv$/);
+    // Every list says why, not only that: the code and its sentence, in the ledger's list and the console's table.
+    const [listed] = await listFiles(h.db, { limit: 1 });
+    expect(listed).toMatchObject({ name: 'prices.csv', status: 'failed', error_code: 'NOTHING_ACCEPTED', error_message: report.error?.message });
+    const table = filesTable([{ ...listed!, report_path: null, rejects_path: null, release_command: null }], {}, '').toString();
+    expect(table).toContain(`<span class="why"><code>NOTHING_ACCEPTED</code> ${escapeHtml(report.error?.message ?? '?')}</span>`);
+    const markup = filesTable([{ ...listed!, error_message: 'a <b>bold</b> & "quoted" sentence', report_path: null, rejects_path: null, release_command: null }], {}, '').toString();
+    expect(markup).toContain('a &lt;b&gt;bold&lt;/b&gt; &amp; &quot;quoted&quot; sentence');
     // The same bytes again, read with the right separator: sent, not skipped as "already sent".
     const fixed = { ...source, read: { ...source.read, decimal_separator: '.' as const } };
     const again = await reportOf(await drive(clock, h.push(fixed, 'prices.csv', csv)));
