@@ -51,6 +51,11 @@ export function failureReason(file: Pick<ConsoleFile, 'status' | 'error_code' | 
   return html`<span class="why"><code>${file.error_code}</code> ${file.error_message ?? ''}</span>`;
 }
 
+/** "fixed by #14", linked, under a failed file fixed since (dropped again corrected, or its rejects fixed). */
+export function fixedByLink(fixedBy: number | null): Html | '' {
+  return fixedBy === null ? '' : html`<a class="fixed-by" href="${fileHref(fixedBy)}">fixed by #${fixedBy}</a>`;
+}
+
 /** "fixes #12", linked, for a corrected rejects CSV (README, "Fix and drop again"); nothing for any other file. */
 export function fixesLink(fixesFileId: number | null): Html | '' {
   return fixesFileId === null ? '' : html`<a class="fixes" href="${fileHref(fixesFileId)}">fixes #${fixesFileId}</a>`;
@@ -78,7 +83,7 @@ export function filesTable(files: readonly ConsoleFile[], time: TimeFormat, empt
     cells: [
       html`<a href="${fileHref(f.id)}">${f.id}</a>`,
       html`<a href="${fileHref(f.id)}" class="file-name" title="${f.name}">${f.name}</a>${fixesLink(f.fixes_file_id)}<a class="entity" href="/files?source=${encodeURIComponent(f.source)}">${f.source}</a>`,
-      html`${statusPill(f.status)}${failureReason(f)}`,
+      html`${statusPill(f.status)}${failureReason(f)}${fixedByLink(f.fixed_by)}`,
       count(f.rows_read),
       count(f.rows_accepted),
       count(f.rows_rejected),

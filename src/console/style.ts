@@ -53,7 +53,7 @@ td.wrap { white-space: normal; min-width: 9rem; }
 .file-name, .id { display: inline-block; max-width: 16rem; white-space: normal; overflow-wrap: anywhere; vertical-align: bottom; }
 .entity { display: block; font-size: .78rem; color: var(--muted); }
 a.entity { color: var(--muted); }
-a.fixes { display: block; font-size: .78rem; }
+a.fixes, a.fixed-by { display: block; font-size: .78rem; }
 /* Why a file failed, under its status: wrapped in a narrow block so the table stays within 1024 px. */
 .why { display: block; max-width: 16rem; min-width: 10rem; white-space: normal; overflow-wrap: anywhere; font-size: .78rem; color: var(--bad); }
 .why.held { color: var(--busy); }

@@ -16,6 +16,7 @@ export interface LedgerCounts {
   deferred: number;
   next_retry_at: string | null;
   done_today: number;
+  /** Failed today, held files and failed files fixed since left out. */
   failed_today: number;
   duplicate_today: number;
   rows_accepted_today: number | null;
@@ -26,6 +27,14 @@ export interface LedgerCounts {
 
 const UNFINISHED = UNFINISHED_STATUSES.map((s) => `'${s}'`).join(', ');
 
+/**
+ * The file that fixed failed file `f` (an SQL expression over push_files as `f`): the first later file of its source,
+ * done, that is a corrected copy of it (dropped again under the same name) or of its rejects (fixes_file_id). A
+ * failed file so fixed links to its fix and no longer counts as failed today: the operator has nothing left to do.
+ */
+const FIXED_BY = `(SELECT min(fix.id) FROM push_files fix WHERE fix.source = f.source AND fix.id > f.id AND fix.status = 'done'
+    AND (fix.fixes_file_id = f.id OR fix.original_name = f.original_name))`;
+
 /** Counts per source; "today" is [start, end) (ISO instants, comparable with the ledger's text). */
 export async function ledgerCounts(db: StateDb, start: string, end: string): Promise<LedgerCounts[]> {
   const today = `finished_at >= ? AND finished_at < ?`;
@@ -35,12 +44,12 @@ export async function ledgerCounts(db: StateDb, start: string, end: string): Pro
        count(*) FILTER (WHERE status IN (${UNFINISHED}) AND next_attempt_at IS NOT NULL) AS deferred,
        min(next_attempt_at) FILTER (WHERE status IN (${UNFINISHED})) AS next_retry_at,
        count(*) FILTER (WHERE status = 'done' AND ${today}) AS done_today,
-       count(*) FILTER (WHERE status = 'failed' AND error_code IS DISTINCT FROM '${HELD_ERROR_CODE}' AND ${today}) AS failed_today,
+       count(*) FILTER (WHERE status = 'failed' AND error_code IS DISTINCT FROM '${HELD_ERROR_CODE}' AND ${today} AND ${FIXED_BY} IS NULL) AS failed_today,
        count(*) FILTER (WHERE status = 'duplicate' AND ${today}) AS duplicate_today,
        sum(rows_accepted) FILTER (WHERE ${today}) AS rows_accepted_today,
        sum(rows_rejected) FILTER (WHERE ${today}) AS rows_rejected_today,
        sum(rows_merged) FILTER (WHERE ${today}) AS rows_merged_today
-     FROM push_files GROUP BY source`,
+     FROM push_files f GROUP BY source`,
     [start, end, start, end, start, end, start, end, start, end, start, end],
   );
 }
@@ -112,6 +121,8 @@ export interface FileListItem {
   final_path: string | null;
   /** A corrected rejects CSV: the id of the file whose rejects it fixes. */
   fixes_file_id: number | null;
+  /** A failed file fixed since: the id of the file that fixed it (FIXED_BY). */
+  fixed_by: number | null;
 }
 
 export interface ListFilter {
@@ -134,7 +145,8 @@ export async function listFiles(db: StateDb, filter: ListFilter = {}): Promise<F
     params.push(...statuses);
   }
   const sql = `SELECT id, source, entity, original_name AS name, ${SHOWN_STATUS}, rows_read, rows_accepted, rows_rejected,
-      rows_superseded, rows_merged, rows_unchanged, rows_skipped, claimed_at, finished_at, error_code, error_message, next_attempt_at, final_path, fixes_file_id FROM push_files ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
+      rows_superseded, rows_merged, rows_unchanged, rows_skipped, claimed_at, finished_at, error_code, error_message, next_attempt_at, final_path, fixes_file_id,
+      CASE WHEN status = 'failed' THEN ${FIXED_BY} END AS fixed_by FROM push_files f ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
     ORDER BY id DESC LIMIT ?`;
   return sqlOf(db).all<FileListItem>(sql, [...params, filter.limit ?? DEFAULT_LIST_LIMIT]);
 }

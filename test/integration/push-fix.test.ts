@@ -15,6 +15,8 @@ import { isDataFile, nameRules } from '../../src/ingest/watch/file-name-rules.ts
 import { getFile } from '../../src/store/push-ledger.ts';
 import { listText, showText } from '../../src/cli/commands/files-text.ts';
 import { listFiles, showFile } from '../../src/status/file-list.ts';
+import { filesTable } from '../../src/console/file-table.ts';
+import { ledgerCounts } from '../../src/store/push-ledger-views.ts';
 import { expectReconciled, rejectLines, reportOf } from '../fixtures/push/push-report.ts';
 import { workbook } from '../ingest/support/workbooks.ts';
 import { untilSeen, writeWhole } from '../support/inbox-seen.ts';
@@ -99,6 +101,41 @@ describe('fix and drop again', () => {
     expect(last.rows).toMatchObject({ read: 1, accepted: 1, rejected: 0 });
     expect(last.rejects_file).toBeNull();
     expect(storeRecord('FX-4')?.current_price).toBe('4.25');
+  });
+
+  it('a failed file fixed since links to its fix and no longer counts as failed today: dropped again corrected, or its rejects fixed', async () => {
+    const source = await h.source('product_store', {});
+    const [s1] = stores;
+    const day = ['2000-01-01T00:00:00.000Z', '2999-01-01T00:00:00.000Z'] as const;
+    const failedToday = async () => (await ledgerCounts(h.db, ...day)).find((c) => c.source === source.name)?.failed_today;
+    const listed = async (id: number) => (await listFiles(h.db, { source: source.name })).find((f) => f.id === id);
+
+    // Every row rejected: the file fails. The person corrects it and drops it again under its name.
+    const broken = await push(source, 'week.csv', `item_id,store_id,current_price\nFD-1,${s1},eins\nFD-2,${s1},zwei\n`);
+    if (broken.outcome !== 'failed') throw new Error(`expected failed, got ${broken.outcome}`);
+    expect(await failedToday()).toBe(1);
+    expect((await listed(broken.file.id))?.fixed_by).toBeNull();
+    const again = await push(source, 'week.csv', `item_id,store_id,current_price\nFD-1,${s1},1.00\nFD-2,${s1},2.00\n`);
+    if (again.outcome !== 'done') throw new Error(`expected done, got ${again.outcome}`);
+    expect((await listed(broken.file.id))?.fixed_by).toBe(again.file.id);
+    expect(await failedToday()).toBe(0);
+    const table = filesTable((await listFiles(h.db, { source: source.name })).map((f) => ({ ...f, report_path: null, rejects_path: null, release_command: null })), {}, '');
+    expect(String(table)).toContain(`<a class="fixed-by" href="/files/${again.file.id}">fixed by #${again.file.id}</a>`);
+    expect(listText(await listFiles(h.db, { source: source.name }), new Date(clock.now()))).toMatch(new RegExp(`week\\.csv \\(fixed by #${again.file.id}\\)$`, 'm'));
+
+    // A file that fails on one of its rows is fixed by its corrected rejects CSV (another name).
+    const half = await push(source, 'month.csv', `item_id,store_id,current_price\nFM-1,${s1},drei\n`);
+    if (half.outcome !== 'failed') throw new Error(`expected failed, got ${half.outcome}`);
+    expect(await failedToday()).toBe(1);
+    const fix = await push(source, 'month.csv.rejects.csv', await corrected(half, [['drei', '3.00']]));
+    if (fix.outcome !== 'done') throw new Error(`expected done, got ${fix.outcome}`);
+    expect((await listed(half.file.id))?.fixed_by).toBe(fix.file.id);
+    expect(await failedToday()).toBe(0);
+    // A file that failed and was not fixed still counts, and a later failure of the same name fixes nothing.
+    const other = await push(source, 'other.csv', `item_id,store_id,current_price\nFO-1,${s1},vier\n`);
+    await push(source, 'other.csv', `item_id,store_id,current_price\nFO-1,${s1},fuenf\n`);
+    expect((await listed(other.outcome === 'failed' ? other.file.id : -1))?.fixed_by).toBeNull();
+    expect(await failedToday()).toBe(2);
   });
 
   it("a workbook's rejects CSV dropped back into its xlsx source is read as CSV, with the workbook's numbers", async () => {

@@ -23,7 +23,7 @@ export function listText(items: readonly FileListItem[], now: Date): string {
       f.next_attempt_at !== null ? `${f.status} (deferred: ${f.error_code ?? '?'})` : f.status === 'failed' ? `failed (${f.error_code ?? '?'})` : f.status,
       rows(f),
       shortTime(f.finished_at ?? f.claimed_at, now),
-      `${f.name}${fixesNote(f.fixes_file_id)}`,
+      `${f.name}${fixesNote(f.fixes_file_id)}${f.fixed_by === null ? '' : ` (fixed by #${f.fixed_by})`}`,
     ]),
   );
   return `${lines.join('\n')}\n`;
