@@ -17,6 +17,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXIT_TABLE, type CommandName } from '../../src/cli/commands/exit-table.ts';
 import { startSandbox, type SandboxHandle } from '../../src/sandbox/index.ts';
+import { databasePath, openSqlite } from '../../src/store/sqlite/open-sqlite.ts';
 import { writeAgentConfig } from '../fixtures/push/push-fixtures.ts';
 import { CLI_MAIN, runCli, type CliRun } from '../support/run-cli.ts';
 
@@ -42,6 +43,9 @@ beforeAll(async () => {
   ];
   for (const s of sources) await mkdir(join(dir, s.path), { recursive: true });
   config = await writeAgentConfig(dir, sandbox.url, sources, { http: { port: 0 } });
+  // The state exists before the cases start: they run at the same time, and two first runs creating it at once
+  // can meet on its first migration ("database is locked"), which is not what any case is about.
+  await (await openSqlite(databasePath(join(dir, 'state')))).close();
   badConfig = join(dir, 'bad.yaml');
   await writeFile(badConfig, (await readFile(config, 'utf8')).replace('entity: transactions', 'entity: prices'));
 });
