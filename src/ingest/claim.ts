@@ -13,6 +13,7 @@
 import { createHash } from 'node:crypto';
 import { lstat, realpath, stat, type FileHandle } from 'node:fs/promises';
 import { basename, isAbsolute, join, relative } from 'node:path';
+import { pathExists } from '../path-exists.ts';
 import type { StateDb } from '../store/state-db.ts';
 import {
   beginClaim,
@@ -205,18 +206,17 @@ export async function recoverClaim(db: StateDb, file: PushFile, nameIsData = fal
   const name = nameIsData ? file.original_name : undefined;
   const force = file.forced === 1 || comparesEveryFile;
   const inboxPath = join(file.inbox, file.original_name);
-  const exists = async (p: string) => stat(p).then(() => true, () => false);
   let target = file.processing_path;
   if (target === '') {
     // Cut short between the row and its processing name (found by the chaos suite): nothing was moved yet, so a
     // file still in the inbox is this claim's. Closing the row as FILE_VANISHED instead wrote a failed report, and
     // the watcher then claimed the same file again: two reports for one drop.
-    if (!(await exists(inboxPath))) return { kind: 'vanished' };
+    if (!(await pathExists(inboxPath))) return { kind: 'vanished' };
     target = processingPath(file.inbox, file.id, file.original_name);
     await setProcessingPath(db, file.id, target);
   }
-  if (await exists(target)) return completeClaim(db, file, target, force, name);
-  if (await exists(inboxPath)) {
+  if (await pathExists(target)) return completeClaim(db, file, target, force, name);
+  if (await pathExists(inboxPath)) {
     await moveFile(inboxPath, target);
     return completeClaim(db, file, target, force, name);
   }

@@ -8,9 +8,10 @@
  *
  * The date is the server's local date: the folders are for the people who look into them.
  */
-import { lstat, mkdir, rename, stat } from 'node:fs/promises';
+import { lstat, mkdir, rename } from 'node:fs/promises';
 import { basename, extname, isAbsolute, join, relative, sep } from 'node:path';
 import { fsyncDirectory } from '../atomic-file.ts';
+import { pathExists } from '../path-exists.ts';
 import { agentUid, folderProblem } from './inbox-file.ts';
 
 export function processingDir(inbox: string): string {
@@ -31,18 +32,9 @@ export function processingPath(inbox: string, fileId: number, originalName: stri
   return join(processingDir(inbox), `${fileId}-${originalName}`);
 }
 
-async function exists(path: string): Promise<boolean> {
-  try {
-    await stat(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** A free name in `dir` for `name`: the name itself, else `<stem>.<id><ext>`. */
 export async function freeName(dir: string, name: string, fileId: number): Promise<string> {
-  if (!(await exists(join(dir, name)))) return join(dir, name);
+  if (!(await pathExists(join(dir, name)))) return join(dir, name);
   const ext = extname(name);
   return join(dir, `${basename(name, ext)}.${fileId}${ext}`);
 }

@@ -35,6 +35,7 @@ import { crashedAgentError, DEATHS_BEFORE_SET_ASIDE } from './crashed-agent.ts';
 import { sourceFingerprint } from './delta/fingerprint.ts';
 import { sendBulk } from './bulk-send.ts';
 import { writeFileAtomic } from '../atomic-file.ts';
+import { pathExists } from '../path-exists.ts';
 import { archiveDir, failedDir, freeName, moveFile, ownFolder, processingDir } from './folders.ts';
 import { ImportJobFailedError, sendImport } from './import-send.ts';
 import { FileFormatError, compileSource, readRows, type CompiledSource, type ReadOptions, type ReadSummary } from './read/index.ts';
@@ -381,7 +382,7 @@ async function finish(deps: PushDeps, file: PushFile, status: 'done' | 'failed' 
   if (input.vanished !== true) {
     // Renamed or deleted in processing/ by someone else while it was read (the open file was read to the end, so
     // its rows are sent and reported): nothing to move. Before, the move's ENOENT left the row open until a restart.
-    if (await exists(file.processing_path)) await moveFile(file.processing_path, finalPath);
+    if (await pathExists(file.processing_path)) await moveFile(file.processing_path, finalPath);
     else deps.logger.error({ file: file.original_name, source: file.source, processing_path: file.processing_path }, 'the file was removed from processing/ while it was read; every row was read and its report is written, the file itself could not be archived');
   }
   await finishFile(deps.db, file.id, {
@@ -418,14 +419,12 @@ async function deferIfArchivingFails(deps: PushDeps, file: PushFile, archive: ()
   }
 }
 
-const exists = (path: string) => stat(path).then(() => true, () => false);
-
 /** A crash after the move and before the ledger was closed: close it now. */
 async function completeMove(deps: PushDeps, file: PushFile): Promise<FileResult> {
   const status = file.final_status ?? 'failed';
   const finalPath = file.final_path ?? '';
   // Neither at its final place nor in processing/: a vanished file whose report was written; nothing to move.
-  if (!(await exists(finalPath)) && (await exists(file.processing_path))) await moveFile(file.processing_path, finalPath);
+  if (!(await pathExists(finalPath)) && (await pathExists(file.processing_path))) await moveFile(file.processing_path, finalPath);
   await finishFile(deps.db, file.id, { status, finalPath, rowsRead: file.rows_read, rows: finishedRows(await fileCounts(deps.db, file.id)) });
   const done = await requireFile(deps.db, file.id);
   return { outcome: status, file: done, reportPath: `${finalPath}.report.json`, rejectsPath: null };

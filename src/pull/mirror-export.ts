@@ -9,9 +9,10 @@
  * upserts by key: the later line wins), and no row of a listing is ever missing from its file. An empty listing
  * writes no file.
  */
-import { appendFile, stat } from 'node:fs/promises';
+import { appendFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { commitFile, ensureDirectory } from '../atomic-file.ts';
+import { pathExists } from '../path-exists.ts';
 import type { MirrorStream } from '../store/mirror-tables.ts';
 
 export class MirrorExport {
@@ -38,17 +39,8 @@ export class MirrorExport {
 
   /** Makes the file durable under its final name; returns its path, or null when the listing had no rows. */
   async finish(): Promise<string | null> {
-    if (!(await exists(this.temporary))) return (await exists(this.path)) ? this.path : null;
+    if (!(await pathExists(this.temporary))) return (await pathExists(this.path)) ? this.path : null;
     await commitFile(this.temporary, this.path);
     return this.path;
-  }
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await stat(path);
-    return true;
-  } catch {
-    return false;
   }
 }

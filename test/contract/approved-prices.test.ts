@@ -4,19 +4,13 @@
  * deliveries (the same request_id returns the identical page), and acknowledge (200; 409 listing the conflicting
  * ids; more than 500 ids refused locally). The seeded book has 40 approvals with amendments and a cancellation.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { API_ERROR_CODES } from '../../src/api/errors.ts';
 import { ackConflictsOf } from '../../src/api/resources/approved-prices.ts';
 import type { ApprovedPrice } from '../../src/api/schemas/index.ts';
-import { allPages, errorOf, firstPage, openContract, ownedOperationsTest, type ContractHarness } from './support.ts';
+import { allPages, contractForFile, errorOf, firstPage, ownedOperationsTest } from './support.ts';
 
-let h: ContractHarness;
-beforeAll(async () => {
-  h = await openContract('approved-prices', { approvals: 40 });
-});
-afterAll(async () => {
-  await h.close();
-});
+const h = contractForFile('approved-prices', { approvals: 40 });
 
 const counts = () => h.sandbox.control.state({ keys: false }).approvals;
 const historyRows = async (q: Record<string, string> = {}): Promise<ApprovedPrice[]> =>

@@ -3,20 +3,14 @@
  * key (ApiKeyRejectedError, never retried), 403 for a denied resource, and the removed /v1/product_variants/*
  * endpoints, which the client cannot call and which answer 404 like a route that never existed.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ApiClient } from '../../src/api/client.ts';
 import { API_ERROR_CODES, ApiKeyRejectedError } from '../../src/api/errors.ts';
 import { OPERATIONS } from '../../src/api/operations.ts';
 import { AuthVerifyResult } from '../../src/api/schemas/index.ts';
-import { errorOf, openContract, ownedOperationsTest, uuidOf, type ContractHarness } from './support.ts';
+import { contractForFile, errorOf, ownedOperationsTest, uuidOf } from './support.ts';
 
-let h: ContractHarness;
-beforeAll(async () => {
-  h = await openContract('auth-errors');
-});
-afterAll(async () => {
-  await h.close();
-});
+const h = contractForFile('auth-errors');
 
 describe('auth.verify', () => {
   it('confirms the key: 200 {ok, user_id, api_key_id}', async () => {

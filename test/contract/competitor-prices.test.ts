@@ -3,18 +3,12 @@
  * idempotent per business key), PATCH and DELETE on integer ids, the cursor list, and a CSV import. Reads carry the
  * spec's read fields; effective_price is write-side only.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { API_ERROR_CODES } from '../../src/api/errors.ts';
 import { CompetitorPrice, CompetitorPricePage, type CompetitorPriceWrite } from '../../src/api/schemas/index.ts';
-import { allPages, errorOf, openContract, ownedOperationsTest, pollJob, type ContractHarness } from './support.ts';
+import { allPages, contractForFile, errorOf, ownedOperationsTest, pollJob } from './support.ts';
 
-let h: ContractHarness;
-beforeAll(async () => {
-  h = await openContract('competitor-prices');
-});
-afterAll(async () => {
-  await h.close();
-});
+const h = contractForFile('competitor-prices');
 
 const READ_FIELDS = [
   'id',

@@ -3,13 +3,13 @@
  * endpoint with `columns`, `updated_after`, `limit` (max 10000) and cursor paging. The seeded grids have canonical,
  * custom and formula columns of types string, number and single_select.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { API_ERROR_CODES } from '../../src/api/errors.ts';
 import type { GridRowsQuery } from '../../src/api/resources/grids.ts';
 import type { Grid, GridColumn, GridRow } from '../../src/api/schemas/index.ts';
-import { allPages, errorOf, openContract, ownedOperationsTest, uuidOf, type ContractHarness } from './support.ts';
+import { allPages, contractForFile, errorOf, ownedOperationsTest, uuidOf } from './support.ts';
 
-let h: ContractHarness;
+const h = contractForFile('grids');
 let grids: Grid[];
 /** A seeded grid as the list shows it; the sandbox's default dialect sends its columns and row count. */
 const byName = (name: string): Grid & { columns: GridColumn[]; row_count: number } => {
@@ -17,12 +17,6 @@ const byName = (name: string): Grid & { columns: GridColumn[]; row_count: number
   if (!grid?.columns || grid.row_count === undefined) throw new Error(`no seeded grid named ${name}`);
   return { ...grid, columns: grid.columns, row_count: grid.row_count };
 };
-beforeAll(async () => {
-  h = await openContract('grids');
-});
-afterAll(async () => {
-  await h.close();
-});
 
 async function rowsOf(gridId: string, q: GridRowsQuery = {}) {
   const pages = await allPages(h.client.grids.rows(gridId, q));

@@ -5,22 +5,16 @@
  * cancelling -> cancelled one tick later) and refuses a non-UUID id, locally in the client and with 422 in the
  * sandbox.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { API_ERROR_CODES } from '../../src/api/errors.ts';
 import { ExportStatus, type Job } from '../../src/api/schemas/index.ts';
 import type { ExportState } from '../../src/sandbox/exports.ts';
 import { ManualClock } from '../support/manual-clock.ts';
-import { errorOf, openContract, ownedOperationsTest, uuidOf, type ContractHarness } from './support.ts';
+import { contractForFile, errorOf, ownedOperationsTest, uuidOf } from './support.ts';
 
 const TICK_MS = 1000; // 1 s per tick of the job clock
 const clock = new ManualClock(Date.parse('2026-11-22T10:00:00Z'));
-let h: ContractHarness;
-beforeAll(async () => {
-  h = await openContract('jobs-exports', { clock, jobPace: { queuedMs: TICK_MS, tickMs: TICK_MS, rowsPerTick: 2 } });
-});
-afterAll(async () => {
-  await h.close();
-});
+const h = contractForFile('jobs-exports', { clock, jobPace: { queuedMs: TICK_MS, tickMs: TICK_MS, rowsPerTick: 2 } });
 
 /** Polls the job, advancing the job clock one tick whenever it is not finished; returns every state seen. */
 async function driveJob(jobId: string, maxTicks = 50): Promise<Job[]> {

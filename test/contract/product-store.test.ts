@@ -3,20 +3,16 @@
  * with the specific row codes for an unknown store and a duplicate key within a batch, the cursor list with its
  * filters, and a CSV import. The known stores are the sandbox's seeded ones.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { API_ERROR_CODES } from '../../src/api/errors.ts';
 import { DECIMAL_PATTERN, ProductStoreRecord } from '../../src/api/schemas/index.ts';
-import { allPages, errorOf, openContract, ownedOperationsTest, pollJob, uuidOf, type ContractHarness } from './support.ts';
+import { allPages, contractForFile, errorOf, ownedOperationsTest, pollJob, uuidOf } from './support.ts';
 
-let h: ContractHarness;
 let storeA: string;
 let storeB: string;
-beforeAll(async () => {
-  h = await openContract('product-store');
+const h = contractForFile('product-store');
+beforeAll(() => {
   [storeA = '', storeB = ''] = h.sandbox.control.stores;
-});
-afterAll(async () => {
-  await h.close();
 });
 
 describe('productStore.upsert and productStore.get', () => {

@@ -3,18 +3,12 @@
  * already gone), bulk (200, one result per row in index order, idempotent per item_id), the enriched list with
  * custom columns and cursor paging, and a CSV import (202 + a job that lands rows in the same store).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { API_ERROR_CODES } from '../../src/api/errors.ts';
 import { BulkResponse, Product, ProductPage, type ProductWrite } from '../../src/api/schemas/index.ts';
-import { allPages, errorOf, openContract, ownedOperationsTest, pollJob, uuidOf, type ContractHarness } from './support.ts';
+import { allPages, contractForFile, errorOf, ownedOperationsTest, pollJob, uuidOf } from './support.ts';
 
-let h: ContractHarness;
-beforeAll(async () => {
-  h = await openContract('products');
-});
-afterAll(async () => {
-  await h.close();
-});
+const h = contractForFile('products');
 
 describe('products.upsert', () => {
   it('creates with 201 and the full record under the path id, custom columns as top-level fields', async () => {

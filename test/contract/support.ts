@@ -19,6 +19,7 @@ import { ApiError } from '../../src/api/errors.ts';
 import type { OperationName } from '../../src/api/operations.ts';
 import type { Job } from '../../src/api/schemas/index.ts';
 import { startSandbox, type SandboxHandle, type SandboxOptions } from '../../src/sandbox/index.ts';
+import { openForFile } from '../support/open-for-file.ts';
 
 /** Which test file proves which operations; together exactly the keys of OPERATIONS (operations.test.ts). */
 export const CONTRACT_OWNERS = {
@@ -125,6 +126,11 @@ export async function openContract(file: ContractFile, options: SandboxOptions =
       await rm(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** One contract harness (see `openContract`) for every test of the file. */
+export function contractForFile(file: ContractFile, options: SandboxOptions = {}): ContractHarness {
+  return openForFile(() => openContract(file, options));
 }
 
 /** Registers the file's last test: every operation it owns was sent by its client at least once. */

@@ -3,22 +3,16 @@
  * on the path id (201), PATCH (200, 404), DELETE (204), the list with its `data` envelope, filters, limit and cursor,
  * and a CSV import.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { API_ERROR_CODES } from '../../src/api/errors.ts';
 import type { TransactionListQuery } from '../../src/api/resources/transactions.ts';
 import { Transaction, TransactionPage, type TransactionWrite } from '../../src/api/schemas/index.ts';
 import { ManualClock } from '../support/manual-clock.ts';
-import { allPages, errorOf, openContract, ownedOperationsTest, pollJob, uuidOf, type ContractHarness } from './support.ts';
+import { allPages, contractForFile, errorOf, ownedOperationsTest, pollJob, uuidOf } from './support.ts';
 
-let h: ContractHarness;
 /** The sandbox's clock: updated_at moves only when the test says, so updated_after is exact. */
 const clock = new ManualClock();
-beforeAll(async () => {
-  h = await openContract('transactions', { clock });
-});
-afterAll(async () => {
-  await h.close();
-});
+const h = contractForFile('transactions', { clock });
 
 const tx = (n: number, over: Partial<TransactionWrite> = {}): TransactionWrite => ({
   transaction_id: `T-${n}`,

@@ -6,10 +6,9 @@
  * file the scan cannot read exactly (a quote, a CR, invalid UTF-8) is left to the reader. Real files in a temp folder.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { BUSINESS_KEY_FIELDS } from '../../src/api/schemas/index.ts';
 import { SourceSchema } from '../../src/config/source-schema.ts';
 import { sortedFields } from '../../src/ingest/delta/canonical.ts';
@@ -18,16 +17,10 @@ import { lineSeed } from '../../src/ingest/delta/line-hash.ts';
 import { scanLines } from '../../src/ingest/delta/line-scan.ts';
 import { SortedRuns } from '../../src/ingest/delta/sorted-runs.ts';
 import { compileSource, readRows } from '../../src/ingest/read/index.ts';
+import { tempDirForFile } from '../support/temp-dir-for-file.ts';
 
 const HEADER = 'item_id,store_id,current_price,currency';
-let dir: string;
-
-beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'pa-line-scan-'));
-});
-afterAll(async () => {
-  await rm(dir, { recursive: true, force: true });
-});
+const temp = tempDirForFile('pa-line-scan-');
 
 type Entry = readonly [keyHi: number, keyLo: number, line: number, lineHash: number];
 
@@ -45,12 +38,12 @@ async function bothWays(
   source: Record<string, unknown> = {},
   runEntries = 5,
 ): Promise<{ reader: { entries: Entry[]; lines: number } | Error; scan: { entries: Entry[]; lines: number } | null }> {
-  const file = join(dir, `f-${Math.random().toString(36).slice(2)}.csv`);
+  const file = join(temp.path, `f-${Math.random().toString(36).slice(2)}.csv`);
   const bytes = typeof text === 'string' ? Buffer.from(text) : text;
   await writeFile(file, bytes);
-  const compiled = compileSource(SourceSchema.parse({ name: 's', entity: 'product_store', path: dir, ...source }));
+  const compiled = compileSource(SourceSchema.parse({ name: 's', entity: 'product_store', path: temp.path, ...source }));
   const open = () => readRows(file, { ...compiled, entity: 'product_store' }, { name: 'export.csv', keysOnly: BUSINESS_KEY_FIELDS.product_store });
-  const scratch = await mkdtemp(join(dir, 'scratch-'));
+  const scratch = await mkdtemp(join(temp.path, 'scratch-'));
   try {
     const one = await open();
     const seed = lineSeed(one.header.headers, one.header.delimiter, one.header.usedColumns, null);

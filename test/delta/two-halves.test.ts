@@ -5,26 +5,19 @@
  * whether the halves were used or given up. Real files in a temp folder, a real worker thread.
  */
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SourceSchema } from '../../src/config/source-schema.ts';
 import { sortedFields } from '../../src/ingest/delta/canonical.ts';
 import { collectRows, type FirstPass, type RowHashing } from '../../src/ingest/delta/compare.ts';
 import { SortedRuns } from '../../src/ingest/delta/sorted-runs.ts';
 import { cutInTwo, firstPass } from '../../src/ingest/delta/two-halves.ts';
 import { compileSource, readRows, type ReadInit } from '../../src/ingest/read/index.ts';
+import { tempDirForFile } from '../support/temp-dir-for-file.ts';
 
 const HEADER = 'item_id,store_id,current_price,currency';
-let dir: string;
-
-beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'pa-halves-'));
-});
-afterAll(async () => {
-  await rm(dir, { recursive: true, force: true });
-});
+const temp = tempDirForFile('pa-halves-');
 
 type Entry = readonly [number, number, number, number, number, number];
 
@@ -38,11 +31,11 @@ async function entriesOf(runs: SortedRuns): Promise<Entry[]> {
 
 /** The first pass over `text` written to a file: on one thread, and as firstPass plans it (halves for any size). */
 async function bothWays(text: string | Buffer, source: Record<string, unknown> = {}): Promise<{ whole: Entry[]; pass: Entry[]; halves: boolean; fellBack: string[] }> {
-  const file = join(dir, `f-${Math.random().toString(36).slice(2)}.csv`);
+  const file = join(temp.path, `f-${Math.random().toString(36).slice(2)}.csv`);
   await writeFile(file, text);
-  const compiled = compileSource(SourceSchema.parse({ name: 's', entity: 'product_store', path: dir, ...source }));
+  const compiled = compileSource(SourceSchema.parse({ name: 's', entity: 'product_store', path: temp.path, ...source }));
   const open = (init: ReadInit = {}) => readRows(file, { ...compiled, entity: 'product_store' }, { name: 'export.csv', ...init });
-  const scratch = await mkdtemp(join(dir, 'scratch-'));
+  const scratch = await mkdtemp(join(temp.path, 'scratch-'));
   try {
     const one = await open({ unvalidated: true });
     const hashing: RowHashing = { entity: 'product_store', fields: sortedFields(one.header.fields) };
@@ -149,7 +142,7 @@ describe('the first pass in two halves', () => {
 });
 
 async function written(text: string): Promise<string> {
-  const path = join(dir, `w-${Math.random().toString(36).slice(2)}.csv`);
+  const path = join(temp.path, `w-${Math.random().toString(36).slice(2)}.csv`);
   await writeFile(path, text);
   return path;
 }

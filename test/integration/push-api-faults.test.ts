@@ -5,20 +5,14 @@
  * are recorded, never slept.
  */
 import { existsSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { processClaimed, type FileResult } from '../../src/ingest/push-file.ts';
 import { getFile } from '../../src/store/push-ledger.ts';
-import { pushHarness, type PushHarness } from '../support/push-harness.ts';
-import { ManualClock, drive } from '../support/manual-clock.ts';
+import { usePushHarness } from '../support/push-harness.ts';
+import { drive } from '../support/manual-clock.ts';
 import { expectReconciled, reportOf } from '../fixtures/push/push-report.ts';
 
-let h: PushHarness;
-let clock: ManualClock;
-beforeAll(async () => {
-  clock = new ManualClock();
-  h = await pushHarness({ clock, maxInFlight: 4 });
-});
-afterAll(() => h.close());
+const { h, clock } = usePushHarness({ maxInFlight: 4 });
 
 function transactions(prefix: string, rows: number): string {
   const lines = ['transaction_id,item_id,transaction_timestamp,quantity'];

@@ -4,14 +4,11 @@
  */
 import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pushHarness, type PushHarness } from '../support/push-harness.ts';
+import { describe, expect, it } from 'vitest';
+import { pushHarness } from '../support/push-harness.ts';
+import { openForFile } from '../support/open-for-file.ts';
 
-let h: PushHarness;
-beforeAll(async () => {
-  h = await pushHarness();
-});
-afterAll(() => h.close());
+const h = openForFile(() => pushHarness());
 
 async function report(path: string): Promise<Record<string, unknown> & { rows: Record<string, number> }> {
   return JSON.parse(await readFile(path, 'utf8')) as Record<string, unknown> & { rows: Record<string, number> };

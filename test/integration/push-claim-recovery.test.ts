@@ -7,18 +7,15 @@
 import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { processingPath } from '../../src/ingest/folders.ts';
 import { processClaimed, type PushSource } from '../../src/ingest/push-file.ts';
 import { beginClaim, getFile, setProcessingPath, unfinishedFiles } from '../../src/store/push-ledger.ts';
-import { pushHarness, type PushHarness } from '../support/push-harness.ts';
+import { pushHarness } from '../support/push-harness.ts';
+import { openForFile } from '../support/open-for-file.ts';
 import { reportOf } from '../fixtures/push/push-report.ts';
 
-let h: PushHarness;
-beforeAll(async () => {
-  h = await pushHarness();
-});
-afterAll(() => h.close());
+const h = openForFile(() => pushHarness());
 
 /** The ledger as a crash right after beginClaim and setProcessingPath leaves it. */
 async function interruptedClaim(source: PushSource, name: string): Promise<number> {

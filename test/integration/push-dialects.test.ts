@@ -4,11 +4,11 @@
  * mode polls jobs whose statuses lenient names otherwise; the writes go through strict's refusal of undefined
  * fields and terse's dropping of them. One ManualClock for the sandbox and the agent: no real sleep.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DIALECT_NAMES } from '../../src/sandbox/index.ts';
 import type { Entity } from '../../src/api/schemas/index.ts';
 import { ManualClock, drive } from '../support/manual-clock.ts';
-import { pushHarness, type PushHarness } from '../support/push-harness.ts';
+import { usePushHarness } from '../support/push-harness.ts';
 import { expectReconciled, reportOf } from '../fixtures/push/push-report.ts';
 
 function files(p: string, stores: readonly string[]): Record<Entity, string> {
@@ -21,13 +21,8 @@ function files(p: string, stores: readonly string[]): Record<Entity, string> {
 }
 
 describe.each(DIALECT_NAMES)('push against the %s dialect', (dialect) => {
-  let h: PushHarness;
-  let clock: ManualClock;
-  beforeAll(async () => {
-    clock = new ManualClock();
-    h = await pushHarness({ clock, sandbox: { clock, dialect, jobPace: { queuedMs: 20_000, tickMs: 1_000, rowsPerTick: 2 } } });
-  });
-  afterAll(() => h.close());
+  const clock = new ManualClock();
+  const { h } = usePushHarness({ clock, sandbox: { clock, dialect, jobPace: { queuedMs: 20_000, tickMs: 1_000, rowsPerTick: 2 } } });
 
   it.each(['bulk', 'import'] as const)('%s mode: every file done, every row accepted once', async (mode) => {
     const p = `${dialect.slice(0, 2).toUpperCase()}${mode === 'bulk' ? 'B' : 'I'}`;

@@ -7,7 +7,7 @@
  */
 import { mkdir, readFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { SourceSchema } from '../../src/config/source-schema.ts';
 import type { FileResult } from '../../src/ingest/push-file.ts';
 import { PushService } from '../../src/ingest/push-service.ts';
@@ -20,19 +20,15 @@ import { ledgerCounts } from '../../src/store/push-ledger-views.ts';
 import { expectReconciled, rejectLines, reportOf } from '../fixtures/push/push-report.ts';
 import { workbook } from '../ingest/support/workbooks.ts';
 import { untilSeen, writeWhole } from '../support/inbox-seen.ts';
-import { ManualClock, drive } from '../support/manual-clock.ts';
-import { pushHarness, type PushHarness } from '../support/push-harness.ts';
+import { drive } from '../support/manual-clock.ts';
+import { usePushHarness, type PushHarness } from '../support/push-harness.ts';
 import { until } from '../support/test-logger.ts';
 
-let h: PushHarness;
-let clock: ManualClock;
+const { h, clock } = usePushHarness();
 let stores: readonly string[];
-beforeAll(async () => {
-  clock = new ManualClock();
-  h = await pushHarness({ clock });
+beforeAll(() => {
   stores = h.sandbox.control.state().stores;
 });
-afterAll(() => h.close());
 
 type Source = Awaited<ReturnType<PushHarness['source']>>;
 const push = (source: Source, name: string, content: string | Uint8Array) => drive(clock, h.push(source, name, content));

@@ -8,25 +8,21 @@
  * so nothing sleeps.
  */
 import iconv from 'iconv-lite';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pushHarness, type PushHarness } from '../support/push-harness.ts';
-import { ManualClock, drive } from '../support/manual-clock.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { usePushHarness, type PushHarness } from '../support/push-harness.ts';
+import { drive } from '../support/manual-clock.ts';
 import { expectReconciled, rejectLines, reportOf } from '../fixtures/push/push-report.ts';
 
 const MODES = ['bulk', 'import'] as const;
 
 describe.each(MODES)('push in %s mode: formats and entities', (mode) => {
-  let h: PushHarness;
-  let clock: ManualClock;
+  const { h, clock } = usePushHarness();
   let stores: readonly string[];
   const push = (...args: Parameters<PushHarness['push']>) => drive(clock, h.push(...args));
 
-  beforeAll(async () => {
-    clock = new ManualClock();
-    h = await pushHarness({ clock });
+  beforeAll(() => {
     stores = h.sandbox.control.state().stores;
   });
-  afterAll(() => h.close());
 
   const storeRecord = (item: string, store: string | undefined) =>
     [...h.sandbox.control.world.productStore.table.rows()].find((r) => r.item_id === item && r.store_id === store);

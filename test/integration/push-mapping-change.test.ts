@@ -6,17 +6,14 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SourceSchema } from '../../src/config/source-schema.ts';
 import { pushFile, type PushSource } from '../../src/ingest/push-file.ts';
-import { pushHarness, type PushHarness } from '../support/push-harness.ts';
+import { pushHarness } from '../support/push-harness.ts';
+import { openForFile } from '../support/open-for-file.ts';
 import { readReport, reportOf } from '../fixtures/push/push-report.ts';
 
-let h: PushHarness;
-beforeAll(async () => {
-  h = await pushHarness();
-});
-afterAll(() => h.close());
+const h = openForFile(() => pushHarness());
 
 /** The source `name` (its own inbox) with these options: the same source, its mapping edited in between. */
 async function sourceNamed(name: string, options: Record<string, unknown>): Promise<PushSource> {

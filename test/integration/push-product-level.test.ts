@@ -5,9 +5,9 @@
  * "required on upsert"), lenient stores it as the item's product-level record. Either way nothing is lost or hidden:
  * refused, the file fails with the server's reason in its rejects; taken, the platform holds one record per item.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pushHarness, type PushHarness } from '../support/push-harness.ts';
-import { ManualClock, drive } from '../support/manual-clock.ts';
+import { describe, expect, it } from 'vitest';
+import { usePushHarness } from '../support/push-harness.ts';
+import { drive } from '../support/manual-clock.ts';
 import { expectReconciled, rejectLines, reportOf } from '../fixtures/push/push-report.ts';
 
 const priceList = (p: string) => `Artikel;Preis\n${p}-1;1,99\n${p}-2;2,49\n${p}-1;1,89\n`;
@@ -16,13 +16,7 @@ describe.each([
   ['lenient', 'product_level'],
   ['default', 'refused'],
 ] as const)('a product-level price list against the %s dialect (store_id left out: %s)', (dialect, reading) => {
-  let h: PushHarness;
-  let clock: ManualClock;
-  beforeAll(async () => {
-    clock = new ManualClock();
-    h = await pushHarness({ clock, sandbox: { dialect } });
-  });
-  afterAll(() => h.close());
+  const { h, clock } = usePushHarness({ sandbox: { dialect } });
 
   it.each(['bulk', 'import'] as const)('%s mode', async (mode) => {
     const source = await h.source('product_store', {

@@ -4,26 +4,22 @@
  * the API refuses (a product_store row for an unknown store) come back on their source lines; product_store rows
  * with the same key, inside a batch and across batches: the later row wins. Every report reconciles.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pushHarness, type PushHarness } from '../support/push-harness.ts';
-import { ManualClock, drive } from '../support/manual-clock.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { usePushHarness, type PushHarness } from '../support/push-harness.ts';
+import { drive } from '../support/manual-clock.ts';
 import { expectReconciled, rejectLines, reportOf } from '../fixtures/push/push-report.ts';
 
 const MODES = ['bulk', 'import'] as const;
 const UNKNOWN_STORE = '00000000-0000-4000-8000-000000000000';
 
 describe.each(MODES)('push in %s mode: rejects', (mode) => {
-  let h: PushHarness;
-  let clock: ManualClock;
+  const { h, clock } = usePushHarness();
   let stores: readonly string[];
   const push = (...args: Parameters<PushHarness['push']>) => drive(clock, h.push(...args));
 
-  beforeAll(async () => {
-    clock = new ManualClock();
-    h = await pushHarness({ clock });
+  beforeAll(() => {
     stores = h.sandbox.control.state().stores;
   });
-  afterAll(() => h.close());
 
   const m = mode.toUpperCase();
   const storeRecord = (item: string, store: string | undefined) =>
@@ -126,13 +122,7 @@ function duplicateKeyFile(store: string, prefix: string): { csv: string; last: M
 }
 
 describe('product_store rows with the same key', () => {
-  let h: PushHarness;
-  let clock: ManualClock;
-  beforeAll(async () => {
-    clock = new ManualClock();
-    h = await pushHarness({ clock, maxInFlight: 4 });
-  });
-  afterAll(() => h.close());
+  const { h, clock } = usePushHarness({ maxInFlight: 4 });
 
   const price = (item: string, store: string) =>
     [...h.sandbox.control.world.productStore.table.rows()].find((r) => r.item_id === item && r.store_id === store)?.current_price;

@@ -4,7 +4,7 @@
  * platform holds exactly what the report calls accepted; a file with nothing accepted, or too many rows rejected,
  * fails; a file whose first rows are all rejected stops sending; a failed file is not a duplicate when dropped again.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { showText } from '../../src/cli/commands/files-text.ts';
 import { resultText } from '../../src/cli/commands/push-summary.ts';
 import { filesTable } from '../../src/console/file-table.ts';
@@ -12,20 +12,14 @@ import { escapeHtml } from '../../src/console/html.ts';
 import { fileCounts } from '../../src/ingest/row-fate.ts';
 import { ledgerCounts } from '../../src/store/push-ledger-views.ts';
 import { listFiles, showFile } from '../../src/status/file-list.ts';
-import { pushHarness, type PushHarness } from '../support/push-harness.ts';
-import { ManualClock, drive } from '../support/manual-clock.ts';
+import { usePushHarness, type PushHarness } from '../support/push-harness.ts';
+import { drive } from '../support/manual-clock.ts';
 import { expectReconciled, rejectLines, reportOf } from '../fixtures/push/push-report.ts';
 
 const UNKNOWN_STORE = '00000000-0000-4000-8000-000000000000';
 
-let h: PushHarness;
-let clock: ManualClock;
+const { h, clock } = usePushHarness({ maxInFlight: 4 });
 const push = (...args: Parameters<PushHarness['push']>) => drive(clock, h.push(...args));
-beforeAll(async () => {
-  clock = new ManualClock();
-  h = await pushHarness({ clock, maxInFlight: 4 });
-});
-afterAll(() => h.close());
 
 describe('rows with the same business key', () => {
   /** 30 transaction lines over 3 invoices, as a UK retailer's export keyed by invoice number alone is. */

@@ -5,7 +5,7 @@
 import { readdirSync } from 'node:fs';
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SourceSchema } from '../../src/config/source-schema.ts';
 import { claimFile } from '../../src/ingest/claim.ts';
 import { PushService } from '../../src/ingest/push-service.ts';
@@ -13,15 +13,12 @@ import type { FileResult } from '../../src/ingest/push-file.ts';
 import { getFile } from '../../src/store/push-ledger.ts';
 import { untilSeen, writeWhole } from '../support/inbox-seen.ts';
 import { ManualClock } from '../support/manual-clock.ts';
-import { pushHarness, type PushHarness } from '../support/push-harness.ts';
+import { pushHarness } from '../support/push-harness.ts';
+import { openForFile } from '../support/open-for-file.ts';
 import { until } from '../support/test-logger.ts';
 
 const clock = new ManualClock();
-let h: PushHarness;
-beforeAll(async () => {
-  h = await pushHarness({ clock });
-});
-afterAll(() => h.close());
+const h = openForFile(() => pushHarness({ clock }));
 
 describe('PushService', () => {
   it('resumes a file left in processing/, then pushes new files of two sources', async () => {

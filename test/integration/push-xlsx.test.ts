@@ -6,29 +6,25 @@
  */
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { SourceSchema } from '../../src/config/source-schema.ts';
 import type { FileResult } from '../../src/ingest/push-file.ts';
 import { PushService } from '../../src/ingest/push-service.ts';
 import { expectReconciled, rejectLines, reportOf } from '../fixtures/push/push-report.ts';
 import { asMacroEnabled, bigWorkbook, encrypted, legacyXls, truncated, workbook, type SheetSpec } from '../ingest/support/workbooks.ts';
 import { untilSeen, writeWhole } from '../support/inbox-seen.ts';
-import { ManualClock, drive } from '../support/manual-clock.ts';
-import { pushHarness, type PushHarness } from '../support/push-harness.ts';
+import { drive } from '../support/manual-clock.ts';
+import { usePushHarness, type PushHarness } from '../support/push-harness.ts';
 import { until } from '../support/test-logger.ts';
 
 const MODES = ['bulk', 'import'] as const;
 const day = (d: number) => new Date(Date.UTC(2026, 10, d));
 
-let h: PushHarness;
-let clock: ManualClock;
+const { h, clock } = usePushHarness();
 let stores: readonly string[];
-beforeAll(async () => {
-  clock = new ManualClock();
-  h = await pushHarness({ clock });
+beforeAll(() => {
   stores = h.sandbox.control.state().stores;
 });
-afterAll(() => h.close());
 
 const storeRecord = (item: string) => [...h.sandbox.control.world.productStore.table.rows()].find((r) => r.item_id === item);
 

@@ -5,22 +5,16 @@
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { PushSource } from '../../src/ingest/push-file.ts';
-import { pushHarness, type PushHarness } from '../support/push-harness.ts';
-import { ManualClock, drive } from '../support/manual-clock.ts';
+import { usePushHarness } from '../support/push-harness.ts';
+import { drive } from '../support/manual-clock.ts';
 import { expectReconciled, rejectLines, reportOf } from '../fixtures/push/push-report.ts';
 
 const REAL = join(import.meta.dirname, '..', 'fixtures', 'real');
 const PLACEHOLDERS = /^(#N\/A|N\/A|NULL|#NV|-)$/i;
 
-let h: PushHarness;
-let clock: ManualClock;
-beforeAll(async () => {
-  clock = new ManualClock();
-  h = await pushHarness({ clock, maxInFlight: 4 });
-});
-afterAll(() => h.close());
+const { h, clock } = usePushHarness({ maxInFlight: 4 });
 
 /** Pushes a fixture; `force`: its bytes were pushed before for the same entity (another source's test). */
 async function push(source: PushSource, fixture: string, name = fixture.split('/').at(-1) ?? fixture, force = false) {

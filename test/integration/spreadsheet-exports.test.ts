@@ -6,23 +6,17 @@
  * what the report calls accepted; the lines that are no data are skipped and counted, never rejected.
  * The reading rules themselves, case by case: test/ingest/read-layouts.test.ts.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pushHarness, type PushHarness } from '../support/push-harness.ts';
-import { ManualClock, drive } from '../support/manual-clock.ts';
+import { describe, expect, it } from 'vitest';
+import { usePushHarness } from '../support/push-harness.ts';
+import { drive } from '../support/manual-clock.ts';
 import { expectReconciled, rejectLines, reportOf } from '../fixtures/push/push-report.ts';
 import type { PushSource } from '../../src/ingest/push-file.ts';
 import { tempDir } from '../ingest/support/read-helpers.ts';
 import { workbook } from '../ingest/support/workbooks.ts';
 import { readFile } from 'node:fs/promises';
 
-let h: PushHarness;
-let clock: ManualClock;
+const { h, clock } = usePushHarness({ maxInFlight: 4 });
 const dir = tempDir();
-beforeAll(async () => {
-  clock = new ManualClock();
-  h = await pushHarness({ clock, maxInFlight: 4 });
-});
-afterAll(() => h.close());
 
 const world = () => h.sandbox.control.world;
 const push = (source: PushSource, name: string, content: string | Uint8Array) => drive(clock, h.push(source, name, content));

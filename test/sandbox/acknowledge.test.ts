@@ -1,14 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { AckConflictBody, AcknowledgeResult } from '../../src/api/schemas/index.ts';
-import { firstError, open, type Harness } from './support.ts';
+import { firstError, sandboxForFile } from './support.ts';
 
-let h: Harness;
-beforeAll(async () => {
-  h = await open();
+const h = sandboxForFile();
+beforeAll(() => {
   h.sandbox.control.injectApprovals({ count: 20 });
-});
-afterAll(async () => {
-  await h.close();
 });
 
 const ack = (ids: number[]) => h.client.post('/v1/approved_prices/acknowledge', { approval_ids: ids });

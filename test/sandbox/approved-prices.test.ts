@@ -1,14 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ApprovedPricePage, type ApprovedPrice } from '../../src/api/schemas/index.ts';
-import { firstError, open, type Harness } from './support.ts';
+import { firstError, sandboxForFile } from './support.ts';
 
-let h: Harness;
-beforeAll(async () => {
-  h = await open({ approvals: 100 });
-});
-afterAll(async () => {
-  await h.close();
-});
+const h = sandboxForFile({ approvals: 100 });
 
 async function page(query: string): Promise<{ items: ApprovedPrice[]; next_cursor: string | null }> {
   const res = await h.client.get(`/v1/approved_prices${query}`);

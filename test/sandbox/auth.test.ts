@@ -1,14 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { API_KEY_PREFIX, AuthVerifyResult } from '../../src/api/schemas/index.ts';
-import { expectDetailBody, open, type Harness } from './support.ts';
+import { expectDetailBody, sandboxForFile } from './support.ts';
 
-let h: Harness;
-beforeAll(async () => {
-  h = await open();
-});
-afterAll(async () => {
-  await h.close();
-});
+const h = sandboxForFile();
 
 describe('bearer authentication', () => {
   it('verifies a valid key', async () => {

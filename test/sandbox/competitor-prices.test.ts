@@ -1,14 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { BulkResponse, CompetitorPrice, CompetitorPricePage, HTTPValidationError } from '../../src/api/schemas/index.ts';
-import { firstError, open, type Harness } from './support.ts';
+import { firstError, sandboxForFile } from './support.ts';
 
-let h: Harness;
-beforeAll(async () => {
-  h = await open();
-});
-afterAll(async () => {
-  await h.close();
-});
+const h = sandboxForFile();
 
 const price = (extra: Record<string, unknown> = {}) => ({
   competitor_name: 'MegaMart',

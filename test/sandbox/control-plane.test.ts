@@ -1,16 +1,10 @@
 /** The control plane over HTTP (/_sandbox/*), without the API key. */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ApprovedPrice, ExportStatus } from '../../src/api/schemas/index.ts';
 import type { SandboxState } from '../../src/sandbox/index.ts';
-import { firstError, open, type Harness } from './support.ts';
+import { firstError, open, sandboxForFile } from './support.ts';
 
-let h: Harness;
-beforeAll(async () => {
-  h = await open();
-});
-afterAll(async () => {
-  await h.close();
-});
+const h = sandboxForFile();
 
 const ctl = (method: string, path: string, json?: unknown) => h.client.call(method, `/_sandbox${path}`, { key: null, json });
 const state = async (): Promise<SandboxState> => (await ctl('GET', '/state')).body as SandboxState;

@@ -1,15 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { ApprovedPricePage, type ApprovedPricePage as Page } from '../../src/api/schemas/index.ts';
-import { firstError, open, type Harness } from './support.ts';
+import { firstError, open, sandboxForFile } from './support.ts';
 
-let h: Harness;
-beforeAll(async () => {
-  h = await open();
+const h = sandboxForFile();
+beforeAll(() => {
   h.sandbox.control.injectApprovals({ count: 12, product_level_share: 0.25 });
-});
-afterAll(async () => {
-  await h.close();
 });
 
 async function deliver(requestId: string, pagination: { limit?: number; cursor?: string } = {}, filters = {}) {

@@ -1,14 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ExportStatus } from '../../src/api/schemas/index.ts';
-import { firstError, open, uuidOf, type Harness } from './support.ts';
+import { firstError, sandboxForFile, uuidOf } from './support.ts';
 
-let h: Harness;
-beforeAll(async () => {
-  h = await open({ jobPace: { queuedMs: 1000, tickMs: 2000, rowsPerTick: 100 } });
-});
-afterAll(async () => {
-  await h.close();
-});
+const h = sandboxForFile({ jobPace: { queuedMs: 1000, tickMs: 2000, rowsPerTick: 100 } });
 
 const cancel = async (id: string) => {
   const res = await h.client.post(`/v1/transactions/exports/${id}/cancel`);

@@ -1,13 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { open, type Harness } from './support.ts';
+import { describe, expect, it } from 'vitest';
+import { open, sandboxForFile } from './support.ts';
 
-let h: Harness;
-beforeAll(async () => {
-  h = await open();
-});
-afterAll(async () => {
-  await h.close();
-});
+const h = sandboxForFile();
 
 const rows = (from: number, count: number) =>
   Array.from({ length: count }, (_, i) => ({

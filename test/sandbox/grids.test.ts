@@ -1,15 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { GRID_LARGE_PAGE_SIZE, GridPage, GridRowsPage, type Grid } from '../../src/api/schemas/index.ts';
-import { firstError, open, type Harness } from './support.ts';
+import { firstError, sandboxForFile } from './support.ts';
 
-let h: Harness;
 let grids: Grid[];
+const h = sandboxForFile({ largeGridRows: 60_000 });
 beforeAll(async () => {
-  h = await open({ largeGridRows: 60_000 });
   grids = GridPage.parse((await h.client.get('/v1/grids')).body).items;
-});
-afterAll(async () => {
-  await h.close();
 });
 
 const rowsOf = async (query: string) => {

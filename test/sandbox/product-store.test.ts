@@ -1,15 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { BulkResponse, ProductStorePage, ProductStoreRecord } from '../../src/api/schemas/index.ts';
-import { firstError, open, uuidOf, type Harness } from './support.ts';
+import { firstError, sandboxForFile, uuidOf } from './support.ts';
 
-let h: Harness;
 let stores: readonly string[];
-beforeAll(async () => {
-  h = await open();
+const h = sandboxForFile();
+beforeAll(() => {
   stores = h.sandbox.control.stores;
-});
-afterAll(async () => {
-  await h.close();
 });
 
 describe('product_store', () => {

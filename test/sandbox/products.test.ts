@@ -1,14 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { BulkResponse, HTTPValidationError, Product, ProductPage } from '../../src/api/schemas/index.ts';
-import { firstError, open, uuidOf, type Harness } from './support.ts';
+import { firstError, open, sandboxForFile, uuidOf } from './support.ts';
 
-let h: Harness;
-beforeAll(async () => {
-  h = await open();
-});
-afterAll(async () => {
-  await h.close();
-});
+const h = sandboxForFile();
 
 describe('products: single upsert, PATCH, DELETE', () => {
   it('upserts on the path id: 201 with the full record, custom columns as top-level fields', async () => {

@@ -1,13 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectDetailBody, open, type Harness } from './support.ts';
+import { describe, expect, it } from 'vitest';
+import { expectDetailBody, open, sandboxForFile } from './support.ts';
 
-let h: Harness;
-beforeAll(async () => {
-  h = await open();
-});
-afterAll(async () => {
-  await h.close();
-});
+const h = sandboxForFile();
 
 describe('routing', () => {
   it('answers 404 for an unknown route', async () => {

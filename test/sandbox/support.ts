@@ -8,6 +8,7 @@ import { expect } from 'vitest';
 import type { IncomingHttpHeaders } from 'undici/types/header.js';
 import { startSandbox, type SandboxHandle, type SandboxOptions } from '../../src/sandbox/index.ts';
 import { ManualClock } from '../support/manual-clock.ts';
+import { openForFile } from '../support/open-for-file.ts';
 
 export interface Response {
   readonly status: number;
@@ -122,4 +123,9 @@ export const uuidOf = (n: number): string => `00000000-0000-4000-8000-${String(n
 export function expectDetailBody(body: unknown): void {
   expect(Object.keys(body as object)).toEqual(['detail']);
   expect(typeof (body as { detail: unknown }).detail).toBe('string');
+}
+
+/** One sandbox (see `open`) for every test of the file. */
+export function sandboxForFile(options: SandboxOptions = {}): Harness {
+  return openForFile(() => open(options));
 }

@@ -1,15 +1,9 @@
 /** 422 bodies: exactly HTTPValidationError, loc with array indices, the spec's machine types. */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { HTTPValidationError } from '../../src/api/schemas/index.ts';
-import { open, uuidOf, type Harness } from './support.ts';
+import { sandboxForFile, uuidOf } from './support.ts';
 
-let h: Harness;
-beforeAll(async () => {
-  h = await open();
-});
-afterAll(async () => {
-  await h.close();
-});
+const h = sandboxForFile();
 
 async function errorsOf(method: string, path: string, json: unknown) {
   const res = await h.client.call(method, path, { json });

@@ -12,8 +12,8 @@ import { SourceSchema } from '../../src/config/source-schema.ts';
 import { pushFile, type FileResult, type PushDeps, type PushOptions, type PushSource } from '../../src/ingest/push-file.ts';
 import { sourceDelta } from '../../src/ingest/delta/source-delta.ts';
 import { startSandbox, type SandboxHandle, type SandboxOptions } from '../../src/sandbox/index.ts';
-import { afterAll, beforeAll } from 'vitest';
 import { ManualClock } from './manual-clock.ts';
+import { openForFile } from './open-for-file.ts';
 import { openTestDb } from './state-db.ts';
 import type { StateDb } from '../../src/store/state-db.ts';
 import { systemClock, type Clock } from '../../src/clock.ts';
@@ -72,19 +72,10 @@ export async function pushHarness(options: { sandbox?: SandboxOptions; clock?: C
   };
 }
 
-/** A harness on a manual clock, started before a test file's tests and closed after them: `run.h`, `run.clock`. */
-export function usePushHarness(options: { sandbox?: SandboxOptions; maxInFlight?: number } = {}): { readonly h: PushHarness; readonly clock: ManualClock } {
-  let harness: PushHarness | undefined;
-  const clock = new ManualClock();
-  beforeAll(async () => {
-    harness = await pushHarness({ ...options, clock });
-  });
-  afterAll(() => harness?.close());
-  return {
-    clock,
-    get h(): PushHarness {
-      if (harness === undefined) throw new Error('the push harness starts in beforeAll');
-      return harness;
-    },
-  };
+/** A harness on a manual clock, started before a test file's (or a describe block's) tests and closed after them. */
+export function usePushHarness(
+  options: { sandbox?: SandboxOptions; maxInFlight?: number; clock?: ManualClock } = {},
+): { readonly h: PushHarness; readonly clock: ManualClock } {
+  const clock = options.clock ?? new ManualClock();
+  return { clock, h: openForFile(() => pushHarness({ ...options, clock })) };
 }
