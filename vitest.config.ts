@@ -68,7 +68,7 @@ const BOTH_BACKENDS = [
   'test/abuse/postgres-reader-role.test.ts',
   'test/abuse/feed-current-snapshot.test.ts',
 ];
-const SQLITE_ONLY = ['test/store/open-sqlite.test.ts', 'test/store/wal-maintenance.test.ts', 'test/store/migrations.test.ts'];
+const SQLITE_ONLY = ['test/store/open-sqlite.test.ts', 'test/store/concurrent-open.test.ts', 'test/store/wal-maintenance.test.ts', 'test/store/migrations.test.ts'];
 /** Files about PostgreSQL itself (they need a cluster): the postgres project only. */
 const POSTGRES_ONLY = [
   'test/store/open-postgres.test.ts',

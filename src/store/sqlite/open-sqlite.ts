@@ -10,7 +10,7 @@
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, SqliteAdapter, SqliteDialect, sql, type DialectAdapter } from 'kysely';
+import { CompiledQuery, Kysely, SqliteAdapter, SqliteDialect, SqliteDriver, sql, type DatabaseConnection, type DialectAdapter, type Driver, type SqliteDialectConfig } from 'kysely';
 import { StoreError } from '../errors.ts';
 import type { Database } from '../schema.ts';
 import { migrateToLatest } from '../migrate.ts';
@@ -61,9 +61,32 @@ class TransactionalDdlAdapter extends SqliteAdapter {
   }
 }
 
+/**
+ * The migrations' transaction begins IMMEDIATE: it takes the write lock first, waiting for it (busy_timeout) while
+ * another process migrates the same state. Kysely's `begin` is deferred: its first read took a snapshot, its first
+ * write then found the other process's commit and failed at once with "database is locked" (SQLite cannot wait
+ * there), so two agents started together on a new state failed one of them (test/store/concurrent-open.test.ts).
+ */
+class ImmediateTransactionsDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+}
+
 export class StateDialect extends SqliteDialect {
+  readonly #settings: SqliteDialectConfig;
+
+  constructor(config: SqliteDialectConfig) {
+    super(config);
+    this.#settings = config;
+  }
+
   override createAdapter(): DialectAdapter {
     return new TransactionalDdlAdapter();
+  }
+
+  override createDriver(): Driver {
+    return new ImmediateTransactionsDriver(this.#settings);
   }
 }
 
