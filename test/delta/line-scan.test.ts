@@ -14,9 +14,9 @@ import { BUSINESS_KEY_FIELDS } from '../../src/api/schemas/index.ts';
 import { SourceSchema } from '../../src/config/source-schema.ts';
 import { sortedFields } from '../../src/ingest/delta/canonical.ts';
 import { collectRows } from '../../src/ingest/delta/compare.ts';
-import { lineSeed } from '../../src/ingest/delta/line-hash.ts';
-import { scanLines } from '../../src/ingest/delta/line-scan.ts';
-import { SortedRuns } from '../../src/ingest/delta/sorted-runs.ts';
+import { lineSeed } from '../../src/ingest/delta/fast/line-hash.ts';
+import { scanLines } from '../../src/ingest/delta/fast/line-scan.ts';
+import { SortedRuns } from '../../src/ingest/delta/fast/sorted-runs.ts';
 import { compileSource, readRows } from '../../src/ingest/read/index.ts';
 
 const HEADER = 'item_id,store_id,current_price,currency';

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SourceSchema } from '../../src/config/source-schema.ts';
 import { sortedFields } from '../../src/ingest/delta/canonical.ts';
 import { collectRows, type FirstPass, type RowHashing } from '../../src/ingest/delta/compare.ts';
-import { SortedRuns } from '../../src/ingest/delta/sorted-runs.ts';
+import { SortedRuns } from '../../src/ingest/delta/fast/sorted-runs.ts';
 import { cutInTwo, firstPass } from '../../src/ingest/delta/two-halves.ts';
 import { compileSource, readRows, type ReadInit } from '../../src/ingest/read/index.ts';
 

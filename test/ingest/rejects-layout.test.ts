@@ -7,7 +7,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { readRejectsHeader, recogniseRejectsHeader, rejectsHeader, writeRejectsCsv } from '../../src/ingest/rejects-csv.ts';
+import { readRejectsHeader, recogniseRejectsHeader, rejectsHeader, writeRejectsCsv } from '../../src/ingest/file/rejects-csv.ts';
 
 const dir = await mkdtemp(join(tmpdir(), 'pa-rejects-layout-'));
 afterAll(() => rm(dir, { recursive: true, force: true }));

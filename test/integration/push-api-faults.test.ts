@@ -6,7 +6,7 @@
  */
 import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { processClaimed, type FileResult } from '../../src/ingest/push-file.ts';
+import { processClaimed, type FileResult } from '../../src/ingest/file/push-file.ts';
 import { getFile } from '../../src/store/push-ledger.ts';
 import { pushHarness, type PushHarness } from '../support/push-harness.ts';
 import { ManualClock, drive } from '../support/manual-clock.ts';

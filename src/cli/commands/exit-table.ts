@@ -7,8 +7,8 @@
  * The numbers themselves are named once in exit-codes.ts; a file's verdict (push, retry, release) is decided by
  * src/ingest/file-verdict.ts and given its code here.
  */
-import { verdictOf, type FileVerdict } from '../../ingest/file-verdict.ts';
-import type { FileResult } from '../../ingest/push-file.ts';
+import { verdictOf, type FileVerdict } from '../../ingest/file/file-verdict.ts';
+import type { FileResult } from '../../ingest/file/push-file.ts';
 import { EXIT_CONFIG, EXIT_FAILURE, EXIT_FILE_FAILED, EXIT_OK, EXIT_ROWS_REJECTED } from './exit-codes.ts';
 
 export type ExitRow = readonly [code: number, meaning: string];

@@ -4,11 +4,11 @@
  */
 import type { Config } from '../../config/index.ts';
 import { EXIT_OK } from './exit-codes.ts';
-import { releaseFile } from '../../ingest/delta/release.ts';
+import { releaseFile } from '../../ingest/operations/release.ts';
 import { exitCodeOfResult } from './exit-table.ts';
-import { runPush } from '../../ingest/one-shot-push.ts';
-import { oneShotLogger, openOneShot } from '../../ingest/one-shot-deps.ts';
-import { resolveTarget } from '../../ingest/push-target.ts';
+import { runPush } from '../../ingest/operations/one-shot-push.ts';
+import { oneShotLogger, openOneShot } from '../../ingest/operations/one-shot-deps.ts';
+import { resolveTarget } from '../../ingest/operations/push-target.ts';
 import { checkDaemon } from '../../status/daemon-probe.ts';
 import { resumedText } from './files-text.ts';
 

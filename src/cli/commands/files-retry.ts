@@ -8,9 +8,9 @@
  */
 import type { Config } from '../../config/index.ts';
 import { EXIT_OK } from './exit-codes.ts';
-import { retryFile as retry, type DaemonPresence } from '../../ingest/file-retry.ts';
+import { retryFile as retry, type DaemonPresence } from '../../ingest/operations/file-retry.ts';
 import { exitCodeOfResult } from './exit-table.ts';
-import type { FileResult } from '../../ingest/push-file.ts';
+import type { FileResult } from '../../ingest/file/push-file.ts';
 import { checkDaemon, type DaemonCheck } from '../../status/daemon-probe.ts';
 import { resumedText } from './files-text.ts';
 

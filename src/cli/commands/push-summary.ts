@@ -6,10 +6,10 @@
  * held by the brakes, or vanished. 2 (a config or usage mistake) is decided before any file is touched. `--dry-run`
  * uses the same codes for what a push would do. The table of every command's codes: exit-table.ts.
  */
-import type { DryRunResult } from '../../ingest/dry-run.ts';
-import { dryRunVerdict } from '../../ingest/file-verdict.ts';
+import type { DryRunResult } from '../../ingest/operations/dry-run.ts';
+import { dryRunVerdict } from '../../ingest/file/file-verdict.ts';
 import { exitCodeOf, exitCodeOfResult } from './exit-table.ts';
-import type { FileResult } from '../../ingest/push-file.ts';
+import type { FileResult } from '../../ingest/file/push-file.ts';
 import type { FileFormatError } from '../../ingest/read/errors.ts';
 import type { FileCounts, PushFile } from '../../store/push-ledger.ts';
 import { heldText } from './files-text.ts';

@@ -14,13 +14,13 @@
 import { basename, join, resolve } from 'node:path';
 import { Command, Option } from 'commander';
 import type { Config } from '../../config/index.ts';
-import { dryRun, dryRunRejectsPath } from '../../ingest/dry-run.ts';
+import { dryRun, dryRunRejectsPath } from '../../ingest/operations/dry-run.ts';
 import { exitCodeOf, exitCodeOfResult } from './exit-table.ts';
 import { FileFormatError } from '../../ingest/read/errors.ts';
-import { runPush } from '../../ingest/one-shot-push.ts';
-import { oneShotLogger, openOneShot } from '../../ingest/one-shot-deps.ts';
-import type { FileResult } from '../../ingest/push-file.ts';
-import { resolveTarget, type PushTarget } from '../../ingest/push-target.ts';
+import { runPush } from '../../ingest/operations/one-shot-push.ts';
+import { oneShotLogger, openOneShot } from '../../ingest/operations/one-shot-deps.ts';
+import type { FileResult } from '../../ingest/file/push-file.ts';
+import { resolveTarget, type PushTarget } from '../../ingest/operations/push-target.ts';
 import { doneUnderOtherMapping, fileCounts, getFile } from '../../store/push-ledger.ts';
 import type { StateDb } from '../../store/state-db.ts';
 import { openStateDb } from '../../store/open-state-db.ts';

@@ -17,7 +17,7 @@
  */
 import type { Entity } from '../../api/schemas/index.ts';
 import { ENTITY_FIELDS, type FieldKind } from '../read/index.ts';
-import { Hash64Stream, type Hash64 } from './hash.ts';
+import { Hash64Stream, type Hash64 } from './fast/hash.ts';
 
 export const CANONICAL_FORM_VERSION = 2;
 

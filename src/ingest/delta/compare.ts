@@ -33,10 +33,10 @@ import { BUSINESS_KEY_PARTS, KEY_SEPARATOR, type Entity } from '../../api/schema
 import { keyDetail, keysAfter, keysByHash, lineHashShare } from '../../store/delta-state.ts';
 import type { StateDb } from '../../store/state-db.ts';
 import { contentHash, priceOf } from './canonical.ts';
-import { fromSigned64, hash64, Hash64Stream, toSigned64 } from './hash.ts';
+import { fromSigned64, hash64, Hash64Stream, toSigned64 } from './fast/hash.ts';
 import type { ReadInit, RowReader } from '../read/index.ts';
-import { lineHashOf, type LineSeed } from './line-hash.ts';
-import { mergeRuns, SortedRuns, type RunFile } from './sorted-runs.ts';
+import { lineHashOf, type LineSeed } from './fast/line-hash.ts';
+import { mergeRuns, SortedRuns, type RunFile } from './fast/sorted-runs.ts';
 import { addKey, keyPage, keyScan, StateMerge, type KeyPage, type MergeFindings, type PageSource } from './state-merge.ts';
 import { settleUndecided, type SettleInput } from './settle-lines.ts';
 import type { Verdicts } from './verdicts.ts';

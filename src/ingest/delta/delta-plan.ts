@@ -38,7 +38,7 @@ import { processingDir } from '../folders.ts';
 import type { RowReader } from '../read/index.ts';
 import { priceOf, sortedFields } from './canonical.ts';
 import { compareFile, storedContent, storedKeyHash, type Comparison, type FirstPass, type LineMode, type MissingKey } from './compare.ts';
-import { lineHashOf, seedId } from './line-hash.ts';
+import { lineHashOf, seedId } from './fast/line-hash.ts';
 import { trippedBrakes, type TrippedBrake } from './brakes.ts';
 import { sourceFingerprint } from './fingerprint.ts';
 import { VERDICT, type LineCount } from './verdicts.ts';

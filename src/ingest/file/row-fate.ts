@@ -17,8 +17,8 @@
  *   detected early: when the first PROBATION_ROWS rows judged are all rejected, nothing more is sent;
  * - done otherwise (some rows rejected: exit 3; none: exit 0).
  */
-import type { FileCounts, RejectRow } from '../store/push-ledger.ts';
-import type { RowRejected } from './read/index.ts';
+import type { FileCounts, RejectRow } from '../../store/push-ledger.ts';
+import type { RowRejected } from '../read/index.ts';
 
 /** Rows judged before a file whose rows are all rejected is stopped. */
 export const PROBATION_ROWS = 1000;

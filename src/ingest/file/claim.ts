@@ -13,7 +13,7 @@
 import { createHash } from 'node:crypto';
 import { lstat, realpath, stat, type FileHandle } from 'node:fs/promises';
 import { basename, isAbsolute, join, relative } from 'node:path';
-import type { StateDb } from '../store/state-db.ts';
+import type { StateDb } from '../../store/state-db.ts';
 import {
   beginClaim,
   dropClaim,
@@ -22,8 +22,8 @@ import {
   setProcessingPath,
   setStatus,
   type PushFile,
-} from '../store/push-ledger.ts';
-import { moveFile, ownFolder, processingDir, processingPath } from './folders.ts';
+} from '../../store/push-ledger.ts';
+import { moveFile, ownFolder, processingDir, processingPath } from '../folders.ts';
 import { InboxFileError, inboxFoldersProblem, openInboxFile, sameFile } from './inbox-file.ts';
 
 export interface ClaimSource {
