@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { BUSINESS_KEY_FIELDS, BUSINESS_KEY_PARTS, BUSINESS_KEYS, ENTITIES, KEY_PARTS_AS_IS } from '../../src/api/schemas/index.ts';
 import { SourceSchema } from '../../src/config/source-schema.ts';
 import { hashKey, hashKeyBytes, storedKeyHash } from '../../src/ingest/delta/compare.ts';
-import { canonicalDecimal, canonicalText, contentHash, priceMovePct } from '../../src/ingest/delta/canonical.ts';
+import { canonicalDecimal, canonicalText, contentHash, priceMovePct } from '../../src/ingest/delta/fast/canonical.ts';
 import { compareHashes, fromSigned64, hash64, Hash64Stream, hashByteCells, hashCells, murmur32, toSigned64 } from '../../src/ingest/delta/fast/hash.ts';
 import { lineHashOf, lineSeed } from '../../src/ingest/delta/fast/line-hash.ts';
 import { SortedRuns } from '../../src/ingest/delta/fast/sorted-runs.ts';

@@ -12,7 +12,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BUSINESS_KEY_FIELDS } from '../../src/api/schemas/index.ts';
 import { SourceSchema } from '../../src/config/source-schema.ts';
-import { sortedFields } from '../../src/ingest/delta/canonical.ts';
+import { sortedFields } from '../../src/ingest/delta/fast/canonical.ts';
 import { collectRows } from '../../src/ingest/delta/compare.ts';
 import { lineSeed } from '../../src/ingest/delta/fast/line-hash.ts';
 import { scanLines } from '../../src/ingest/delta/fast/line-scan.ts';

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SourceSchema } from '../../src/config/source-schema.ts';
-import { sortedFields } from '../../src/ingest/delta/canonical.ts';
+import { sortedFields } from '../../src/ingest/delta/fast/canonical.ts';
 import { collectRows, type FirstPass, type RowHashing } from '../../src/ingest/delta/compare.ts';
 import { SortedRuns } from '../../src/ingest/delta/fast/sorted-runs.ts';
 import { cutInTwo, firstPass } from '../../src/ingest/delta/two-halves.ts';

@@ -32,7 +32,7 @@
 import { BUSINESS_KEY_PARTS, KEY_SEPARATOR, type Entity } from '../../api/schemas/index.ts';
 import { keyDetail, keysAfter, keysByHash, lineHashShare } from '../../store/delta-state.ts';
 import type { StateDb } from '../../store/state-db.ts';
-import { contentHash, priceOf } from './canonical.ts';
+import { contentHash, priceOf } from './fast/canonical.ts';
 import { fromSigned64, hash64, Hash64Stream, toSigned64 } from './fast/hash.ts';
 import type { ReadInit, RowReader } from '../read/index.ts';
 import { lineHashOf, type LineSeed } from './fast/line-hash.ts';

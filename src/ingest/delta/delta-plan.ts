@@ -36,7 +36,7 @@ import { committedSpans, inSpans, type PushFile } from '../../store/push-ledger.
 import type { StateDb } from '../../store/state-db.ts';
 import { processingDir } from '../folders.ts';
 import type { RowReader } from '../read/index.ts';
-import { priceOf, sortedFields } from './canonical.ts';
+import { priceOf, sortedFields } from './fast/canonical.ts';
 import { compareFile, storedContent, storedKeyHash, type Comparison, type FirstPass, type LineMode, type MissingKey } from './compare.ts';
 import { lineHashOf, seedId } from './fast/line-hash.ts';
 import { trippedBrakes, type TrippedBrake } from './brakes.ts';

@@ -11,7 +11,7 @@ import { BUSINESS_KEY_FIELDS } from '../../api/schemas/index.ts';
 import { keyLookup, scanDeltaKeys } from '../../store/delta-state.ts';
 import { settleUndecided } from './settle-lines.ts';
 import { compileSource, readRows, type ReadInit } from '../read/index.ts';
-import { sortedFields } from './canonical.ts';
+import { sortedFields } from './fast/canonical.ts';
 import type { KeyPage } from './compare.ts';
 import { collectHalf } from './fast/line-scan.ts';
 import { mergeRuns, RUN_ENTRIES, SortedRuns } from './fast/sorted-runs.ts';

@@ -10,7 +10,7 @@
  */
 import { scanDeltaKeys, type DeltaKeyTuple, type LineColumns, type LineKeyTuple } from '../../store/delta-state.ts';
 import type { ComparisonCounts, PriceMove } from './compare.ts';
-import { priceMoveOf } from './canonical.ts';
+import { priceMoveOf } from './fast/canonical.ts';
 import { compareHashes, toSigned64 } from './fast/hash.ts';
 import { offsetOf, type EntryBlock } from './fast/sorted-runs.ts';
 import { VERDICT, Verdicts } from './verdicts.ts';
