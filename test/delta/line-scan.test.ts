@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BUSINESS_KEY_FIELDS } from '../../src/api/schemas/index.ts';
 import { SourceSchema } from '../../src/config/source-schema.ts';
 import { sortedFields } from '../../src/ingest/delta/fast/canonical.ts';
-import { collectRows } from '../../src/ingest/delta/compare.ts';
+import { collectRows } from '../../src/ingest/delta/fast/row-hash.ts';
 import { lineSeed } from '../../src/ingest/delta/fast/line-hash.ts';
 import { scanLines } from '../../src/ingest/delta/fast/line-scan.ts';
 import { SortedRuns } from '../../src/ingest/delta/fast/sorted-runs.ts';

@@ -28,7 +28,7 @@ import { createDecoder } from '../../read/decoders.ts';
 import type { ByteRange } from '../../read/open-source.ts';
 import type { RowConversion, RowReader } from '../../read/index.ts';
 import { BUSINESS_KEY_FIELDS, KEY_PARTS_AS_IS, type Entity } from '../../../api/schemas/index.ts';
-import { collectRows, hashKey, hashKeyBytes, type RowHashing } from '../compare.ts';
+import { collectRows, hashKey, hashKeyBytes, type RowHashing } from './row-hash.ts';
 import { Hash64Stream } from './hash.ts';
 import { lineHashOf, lineHashOfBytes, type LineSeed } from './line-hash.ts';
 import { offsetHi, type SortedRuns } from './sorted-runs.ts';
