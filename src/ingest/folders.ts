@@ -11,7 +11,7 @@
 import { lstat, mkdir, rename, stat } from 'node:fs/promises';
 import { basename, extname, isAbsolute, join, relative, sep } from 'node:path';
 import { fsyncDirectory } from '../atomic-file.ts';
-import { agentUid, folderProblem } from './file/inbox-file.ts';
+import { agentUid, folderProblem } from './inbox-file.ts';
 
 export function processingDir(inbox: string): string {
   return join(inbox, 'processing');

@@ -21,7 +21,7 @@ import type { SourceConfig as MutableSourceConfig } from '../config/source-schem
 type SourceConfig = DeepReadonly<MutableSourceConfig>;
 import type { Logger } from '../log.ts';
 import { unfinishedFiles } from '../store/push-ledger.ts';
-import { inboxFoldersProblem } from './file/inbox-file.ts';
+import { inboxFoldersProblem } from './inbox-file.ts';
 import { compileSource } from './read/index.ts';
 import { sourceDelta } from './delta/source-delta.ts';
 import { processClaimed, pushFile, type FileResult, type PushDeps, type PushSource } from './file/push-file.ts';

@@ -7,7 +7,7 @@
  * like the archive/<date>/ folders.
  */
 import { readdir, stat } from 'node:fs/promises';
-import { agentUid, inboxFoldersProblem } from '../ingest/file/inbox-file.ts';
+import { agentUid, inboxFoldersProblem } from '../ingest/inbox-file.ts';
 import type { Config } from '../config/index.ts';
 import { isDataFile, nameRules } from '../ingest/watch/file-name-rules.ts';
 import { lastFileOf, ledgerCounts, type LedgerCounts } from '../store/push-ledger-views.ts';

@@ -24,7 +24,7 @@ import {
   type PushFile,
 } from '../../store/push-ledger.ts';
 import { moveFile, ownFolder, processingDir, processingPath } from '../folders.ts';
-import { InboxFileError, inboxFoldersProblem, openInboxFile, sameFile } from './inbox-file.ts';
+import { InboxFileError, inboxFoldersProblem, openInboxFile, sameFile } from '../inbox-file.ts';
 
 export interface ClaimSource {
   /** The source name (or `cli:<entity>` for `push --entity`). */

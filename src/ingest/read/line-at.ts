@@ -4,7 +4,7 @@
  * be counted on raw code units: in UTF-8 and the single-byte code pages a CR or LF byte is always that
  * character; in UTF-16 it is a 2-byte unit. CRLF counts as one break, lone CR and lone LF as one each.
  */
-import { openInboxFile } from '../file/inbox-file.ts';
+import { openInboxFile } from '../inbox-file.ts';
 import type { BomResult } from './bom.ts';
 import { unitWidth } from './decoders.ts';
 import { FileFormatError } from './errors.ts';

@@ -7,7 +7,7 @@
  * large file in two halves on two threads, each half as the header line followed by its own lines
  * (delta/two-halves.ts). The ranges start and end at line breaks of an ASCII-compatible encoding.
  */
-import { openInboxFile } from '../file/inbox-file.ts';
+import { openInboxFile } from '../inbox-file.ts';
 import type { FileHandle } from 'node:fs/promises';
 import type { Encoding } from '../../config/source-schema.ts';
 import { sniffBom } from './bom.ts';

@@ -9,7 +9,7 @@
  *   holds an `EncryptionInfo` stream) or an old .xls (Excel 97-2003);
  * - anything else: not a workbook; text that looks like CSV is named as such (a CSV file named .xlsx).
  */
-import { openInboxFile } from '../file/inbox-file.ts';
+import { openInboxFile } from '../inbox-file.ts';
 import { FileFormatError } from './errors.ts';
 
 const ZIP_LOCAL_HEADER = Buffer.from([0x50, 0x4b, 0x03, 0x04]);

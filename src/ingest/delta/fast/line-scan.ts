@@ -22,7 +22,7 @@
  * - The line hash of an ASCII line is hashed from its bytes (lineHashOfBytes, equal to lineHashOf of its cells as text);
  *   a line with other characters has the cells it hashes decoded first.
  */
-import { openInboxFile } from '../../file/inbox-file.ts';
+import { openInboxFile } from '../../inbox-file.ts';
 import { MAX_RECORD_BYTES, isBlank } from '../../read/parser.ts';
 import { createDecoder } from '../../read/decoders.ts';
 import type { ByteRange } from '../../read/open-source.ts';
