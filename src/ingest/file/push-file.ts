@@ -34,7 +34,6 @@ import {
 import type { StateDb } from '../../store/state-db.ts';
 import { claimFile, duplicateNote, recoverClaim, remappedNote, type ClaimSource } from './claim.ts';
 import { crashedAgentError, DEATHS_BEFORE_SET_ASIDE } from './crashed-agent.ts';
-import { sourceFingerprint } from '../delta/fingerprint.ts';
 import { sendBulk } from '../send/bulk-send.ts';
 import { writeFileAtomic } from '../../atomic-file.ts';
 import { archiveDir, failedDir, freeName, moveFile, ownFolder, processingDir } from '../folders.ts';
@@ -45,12 +44,19 @@ import { writeReport, type PushReport } from './report.ts';
 import { RowsRejectedError, rowsVerdict } from './row-fate.ts';
 import type { DeltaSettings } from '../../config/delta-schema.ts';
 import { HELD_ERROR_CODE, deltaFile, recordFullSend } from '../../store/delta-state.ts';
-import { planDelta, type DeltaPlan } from '../delta/delta-plan.ts';
-import { recordHeld, writeHeldPreview } from '../delta/hold.ts';
-import { deleteMissing } from '../delta/delete-missing.ts';
-import { firstPass, MIN_SPLIT_BYTES } from '../delta/two-halves.ts';
-import { fileLineSeed } from '../delta/fast/line-hash.ts';
-import { dropSpareHalf, prestartHalf } from '../delta/spare-half.ts';
+import {
+  deleteMissing,
+  dropSpareHalf,
+  fileLineSeed,
+  firstPass,
+  MIN_SPLIT_BYTES,
+  planDelta,
+  prestartHalf,
+  recordHeld,
+  sourceFingerprint,
+  writeHeldPreview,
+  type DeltaPlan,
+} from '../delta/delta-plan.ts';
 import type { ReadInit, RowReader } from '../read/index.ts';
 
 export interface PushDeps {

@@ -27,7 +27,7 @@ import { oneShotLogger, openOneShot } from './one-shot-deps.ts';
 import { processClaimed, type FileResult, type PushSource } from '../file/push-file.ts';
 import { pushAgain } from '../file/claim.ts';
 import { compileSource, entityReadOptions } from '../read/index.ts';
-import { entityDelta, sourceDelta } from '../delta/source-delta.ts';
+import { entityDelta, sourceDelta } from '../delta/delta-plan.ts';
 import { UsageError } from '../../usage-error.ts';
 
 export class RetryRefusedError extends UsageError {}

@@ -19,8 +19,7 @@ import { BUSINESS_KEYS, type BulkResponse, type Entity } from '../../api/schemas
 import type { DuplicateKeyPolicy } from '../../config/mapping-schema.ts';
 import type { StateDb } from '../../store/state-db.ts';
 import { commitBatch, committedBatches, fileCounts, keyHashesOf, lastBatchIndex, recordRejects, type RejectRow } from '../../store/push-ledger.ts';
-import type { RowFates } from '../delta/delta-plan.ts';
-import type { LineCount } from '../delta/verdicts.ts';
+import type { LineCount, RowFates } from '../delta/delta-plan.ts';
 import type { RowOutcome, RowsUnread } from '../read/index.ts';
 import {
   BatchKeyHashes,
