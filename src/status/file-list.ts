@@ -43,7 +43,7 @@ export interface FileDetail {
   /** The first SHOW_BATCHES committed batches (counts.batches says how many there are). */
   batches: StoredBatch[];
   duplicate_of: FileRef | null;
-  /** A corrected rejects CSV: the file whose rejects it fixes (ingest/rejects-fix.ts). */
+  /** A corrected rejects CSV: the file whose rejects it fixes (ingest/file/rejects-fix.ts). */
   fixes: FileRef | null;
 }
 

@@ -1,5 +1,5 @@
 /**
- * Delta push's first pass in line mode over bytes (src/ingest/delta/line-scan.ts) pinned to the reader's outcomes it
+ * Delta push's first pass in line mode over bytes (src/ingest/delta/fast/line-scan.ts) pinned to the reader's outcomes it
  * stands for (collectRows over a `keysOnly` reader): on random files (cells with spaces around them, non-ASCII text,
  * surrogate pairs, Excel's apostrophe, null markers, empty keys with and without a default, blank lines, lines of the
  * wrong width, no final line break) both give the same entries (key hash, line, line hash) and the same last line; a

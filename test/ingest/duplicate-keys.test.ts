@@ -1,4 +1,4 @@
-/** src/ingest/duplicate-keys.ts: the one rule for rows that write the same record, as bulk, import and the dry run apply it. */
+/** src/ingest/file/duplicate-keys.ts: the one rule for rows that write the same record, as bulk, import and the dry run apply it. */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { dryRun } from '../../src/ingest/operations/dry-run.ts';

@@ -1,4 +1,4 @@
-/** src/ingest/row-fate.ts: when a file stops early, and when a file read to the end fails for its rows. */
+/** src/ingest/file/row-fate.ts: when a file stops early, and when a file read to the end fails for its rows. */
 import { describe, expect, it } from 'vitest';
 import { Probation, rowsVerdict } from '../../src/ingest/file/row-fate.ts';
 import type { FileCounts } from '../../src/store/push-ledger.ts';

@@ -1,5 +1,5 @@
 /**
- * Every row accounted for, and honest outcomes (src/ingest/row-fate.ts, duplicate-keys.ts), end to end against the
+ * Every row accounted for, and honest outcomes (src/ingest/file/row-fate.ts, duplicate-keys.ts), end to end against the
  * sandbox: rows of one file with the same key are never both accepted, for every entity and policy, and the
  * platform holds exactly what the report calls accepted; a file with nothing accepted, or too many rows rejected,
  * fails; a file whose first rows are all rejected stops sending; a failed file is not a duplicate when dropped again.

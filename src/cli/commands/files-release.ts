@@ -1,5 +1,5 @@
 /**
- * `files release NAME`: src/ingest/delta/release.ts moves the held file back and records the release; this file asks
+ * `files release NAME`: src/ingest/operations/release.ts moves the held file back and records the release; this file asks
  * whether a daemon will send it, or pushes it now, and says what happened.
  */
 import type { Config } from '../../config/index.ts';

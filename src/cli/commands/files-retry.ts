@@ -1,7 +1,7 @@
 /**
- * `files retry <id>`: asks whether a daemon answers, lets src/ingest/file-retry.ts retry the file, says what happened.
+ * `files retry <id>`: asks whether a daemon answers, lets src/ingest/operations/file-retry.ts retry the file, says what happened.
  *
- * Exit codes (src/ingest/file-verdict.ts): 0 the failed file is back in its inbox, or the resumed file is done with
+ * Exit codes (src/ingest/file/file-verdict.ts): 0 the failed file is back in its inbox, or the resumed file is done with
  * every row accepted (or was a duplicate); 3 resumed and done with some rows rejected; 4 resumed and failed; 1
  * resumed and deferred again; 2 refused, nothing changed (unknown id, done, duplicate, a daemon owns processing/, the
  * source is gone, the name is taken).

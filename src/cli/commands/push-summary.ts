@@ -1,5 +1,5 @@
 /**
- * What `push` prints at the end. Its exit code is the file's verdict (src/ingest/file-verdict.ts): 0 every row
+ * What `push` prints at the end. Its exit code is the file's verdict (src/ingest/file/file-verdict.ts): 0 every row
  * accepted (or the same content was already sent: nothing to do); 3 the file was done but some rows were rejected
  * (locally or by the API; see the rejects CSV); 4 the file failed or was refused; 1 it was deferred (API unreachable
  * or failing after the retries, key rejected, interrupted: it stays in processing/ and the same command resumes it),

@@ -1,9 +1,9 @@
 /**
  * `pricing-agent push FILE (--source NAME | --entity E) [--mode bulk|import] [--dry-run] [--force] [--json]`: one
  * file through the same pipeline as the watched folders, now, with a progress bar on a TTY and a summary at the end.
- * This file parses flags and prints; which folders and reading options apply: src/ingest/push-target.ts; resume,
- * claim or copy: src/ingest/one-shot-push.ts; the dry run: src/ingest/dry-run.ts; exit codes:
- * src/ingest/file-verdict.ts.
+ * This file parses flags and prints; which folders and reading options apply: src/ingest/operations/push-target.ts; resume,
+ * claim or copy: src/ingest/operations/one-shot-push.ts; the dry run: src/ingest/operations/dry-run.ts; exit codes:
+ * src/ingest/file/file-verdict.ts.
  *
  * Output: the summary (or with --json one JSON object) on stdout; progress, notes and the agent's log lines (only
  * at log.level debug or trace: the summary says what they would) on stderr.

@@ -1,6 +1,6 @@
 /**
  * Comparing a file with what the API holds from its source (the first of delta push's two passes over a file; the
- * second sends, src/ingest/bulk-send.ts). In bounded memory whatever the number of keys:
+ * second sends, src/ingest/send/bulk-send.ts). In bounded memory whatever the number of keys:
  *
  *   every valid row -> (key hash, content hash, line, price) -> sorted runs on disk (sorted-runs.ts)
  *   merge, in key-hash order, with the source's remembered keys (delta_keys, read in pages in the same order)

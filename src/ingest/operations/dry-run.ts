@@ -3,7 +3,7 @@
  * writes the rows that would be rejected to a rejects CSV and counts the rows that would be sent. It claims nothing,
  * records nothing in the state database and calls no API endpoint: the file stays where it is.
  *
- * The rejects CSV is written by the push's own writer (src/ingest/rejects-csv.ts): the same layout, durably, in
+ * The rejects CSV is written by the push's own writer (src/ingest/file/rejects-csv.ts): the same layout, durably, in
  * constant memory.
  */
 import { mkdir } from 'node:fs/promises';
