@@ -29,6 +29,17 @@ const BACKEND_INTERNALS = {
   message: 'Only src/store/ knows the backends and their SQL: use a table family function and StateDb.',
 };
 
+/** delta/ is entered through delta-plan.ts only (docs/architecture.md, "ingest/ inside"): from any module outside delta/. */
+const DELTA_ENTRY = {
+  regex: '(^|/)delta/(?!delta-plan\\.ts$)',
+  message: 'Import delta/ through its entry, src/ingest/delta/delta-plan.ts (docs/architecture.md).',
+};
+/** delta/fast/, the machinery below delta/, imports none of delta's other modules: they are built on it. */
+const FAST_BELOW_DELTA = {
+  regex: '^\\.\\./[^/]+$',
+  message: 'src/ingest/delta/fast/ sits below delta/: it may not import delta\'s other modules (docs/architecture.md).',
+};
+
 /** One no-restricted-imports config per room (a later config replaces the rule, so each carries all of its limits). */
 function roomRules() {
   /** The rooms `room` may not import, as one pattern (none for cli/, which may import them all). */
@@ -42,16 +53,22 @@ function roomRules() {
     const store = room === 'store';
     return {
       files: [`src/${room}/**/*.ts`],
-      rules: { 'no-restricted-imports': ['error', { paths: store ? [] : DRIVERS, patterns: store ? roomsOutOfReach(room) : [BACKEND_INTERNALS, ...roomsOutOfReach(room)] }] },
+      rules: { 'no-restricted-imports': ['error', { paths: store ? [] : DRIVERS, patterns: store ? roomsOutOfReach(room) : [BACKEND_INTERNALS, DELTA_ENTRY, ...roomsOutOfReach(room)] }] },
     };
   }).concat([
+    // Inside delta/ its modules import one another; delta/fast/ imports only its own and other rooms' modules.
+    { files: ['src/ingest/delta/**/*.ts'], rules: { 'no-restricted-imports': ['error', { paths: DRIVERS, patterns: [BACKEND_INTERNALS, ...roomsOutOfReach('ingest')] }] } },
+    {
+      files: ['src/ingest/delta/fast/**/*.ts'],
+      rules: { 'no-restricted-imports': ['error', { paths: DRIVERS, patterns: [BACKEND_INTERNALS, FAST_BELOW_DELTA, ...roomsOutOfReach('ingest')] }] },
+    },
     // The top-level modules are for every room: they import no room's internals either.
     { files: ['src/*.ts'], rules: { 'no-restricted-imports': ['error', { paths: DRIVERS, patterns: [BACKEND_INTERNALS] }] } },
     // duplicate-keys.ts sorts a file's keys in a private scratch SQLite database of its own, never the state.
     {
-      files: ['src/ingest/duplicate-keys.ts'],
+      files: ['src/ingest/file/duplicate-keys.ts'],
       rules: {
-        'no-restricted-imports': ['error', { paths: DRIVERS.filter((d) => d.name !== 'better-sqlite3'), patterns: [BACKEND_INTERNALS, ...roomsOutOfReach('ingest')] }],
+        'no-restricted-imports': ['error', { paths: DRIVERS.filter((d) => d.name !== 'better-sqlite3'), patterns: [BACKEND_INTERNALS, DELTA_ENTRY, ...roomsOutOfReach('ingest')] }],
       },
     },
   ]);

@@ -68,7 +68,7 @@ async function pushWorker(target: Target, file: string, stateDir: string, inbox:
   const { SourceSchema } = await import('../src/config/source-schema.ts');
   const { compileSource } = await import('../src/ingest/read/index.ts');
   const { sourceDelta } = await import('../src/ingest/delta/source-delta.ts');
-  const { pushFile } = await import('../src/ingest/push-file.ts');
+  const { pushFile } = await import('../src/ingest/file/push-file.ts');
   const { openSqlite, databasePath } = await import('../src/store/sqlite/open-sqlite.ts');
   const { deltaFile } = await import('../src/store/delta-state.ts');
   const { createLogger } = await import('../src/log.ts');

@@ -69,7 +69,7 @@ async function agentWorker(target: Target, file: string, dir: string, syncNormal
   const { createDispatcher } = await import('../src/api/dispatcher.ts');
   const { SourceSchema } = await import('../src/config/source-schema.ts');
   const { compileSource } = await import('../src/ingest/read/index.ts');
-  const { pushFile } = await import('../src/ingest/push-file.ts');
+  const { pushFile } = await import('../src/ingest/file/push-file.ts');
   const { openSqlite, databasePath } = await import('../src/store/sqlite/open-sqlite.ts');
   const { openStateDb } = await import('../src/store/open-state-db.ts');
   const { createLogger } = await import('../src/log.ts');

@@ -8,7 +8,7 @@
 import { readFile } from 'node:fs/promises';
 import type { Config } from '../config/index.ts';
 import type { Readiness } from '../status/readiness.ts';
-import { readRejectsHeader } from '../ingest/rejects-csv.ts';
+import { readRejectsHeader } from '../ingest/file/rejects-csv.ts';
 import type { DaemonCheck } from '../status/daemon-probe.ts';
 import { heldFileList } from '../status/held-files.ts';
 import { listFiles, reportFiles, showFile, type FileDetail, type FileListItem, type ListFilter } from '../status/file-list.ts';

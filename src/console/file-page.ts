@@ -4,7 +4,7 @@
  * outcome or the deferral), the first rejects as a table with the row's own fields, and the report itself.
  */
 import { basename } from 'node:path';
-import { problemColumns } from '../ingest/rejects-csv.ts';
+import { problemColumns } from '../ingest/file/rejects-csv.ts';
 import type { StoredBatch } from '../store/push-ledger.ts';
 import type { ConsoleFileDetail } from './console-data.ts';
 import { downloadLinks, fileHref } from './file-table.ts';

@@ -23,8 +23,8 @@ import type { Logger } from '../log.ts';
 import { unfinishedFiles } from '../store/push-ledger.ts';
 import { inboxFoldersProblem } from './inbox-file.ts';
 import { compileSource } from './read/index.ts';
-import { sourceDelta } from './delta/source-delta.ts';
-import { processClaimed, pushFile, type FileResult, type PushDeps, type PushSource } from './push-file.ts';
+import { sourceDelta } from './delta/delta-plan.ts';
+import { processClaimed, pushFile, type FileResult, type PushDeps, type PushSource } from './file/push-file.ts';
 import { InboxWatcher } from './watch/inbox-watcher.ts';
 import { nameRules } from './watch/file-name-rules.ts';
 

@@ -3,7 +3,7 @@
  * row, its counts, where it and its report are now, its first rejects). Reads only.
  */
 import { stat } from 'node:fs/promises';
-import { fileCounts, type FileCounts } from '../ingest/row-fate.ts';
+import { fileCounts, type FileCounts } from '../ingest/file/row-fate.ts';
 import {
   batchesOf,
   getFile,
@@ -43,7 +43,7 @@ export interface FileDetail {
   /** The first SHOW_BATCHES committed batches (counts.batches says how many there are). */
   batches: StoredBatch[];
   duplicate_of: FileRef | null;
-  /** A corrected rejects CSV: the file whose rejects it fixes (ingest/rejects-fix.ts). */
+  /** A corrected rejects CSV: the file whose rejects it fixes (ingest/file/rejects-fix.ts). */
   fixes: FileRef | null;
   /** A delta source's file: what the comparison decided (why each row was sent), or null. */
   delta: DeltaFileRecord | null;

@@ -9,7 +9,7 @@
  * the same transaction), so that its next row is sent again and counted as such, until the API accepts a row of it.
  * A key leaves the state when the API deleted it (missing: delete), in the same transaction that records the deletion.
  *
- * Hashes are 64-bit signed integers (src/ingest/delta/hash.ts): bound as decimal text (the INTEGER column takes it as
+ * Hashes are 64-bit signed integers (src/ingest/delta/fast/hash.ts): bound as decimal text (the INTEGER column takes it as
  * the integer on both backends) and read as their 32-bit halves or as text, so no driver needs 64-bit integers.
  */
 import type { Dialect } from './dialect.ts';
@@ -67,7 +67,7 @@ export interface AcceptedKey {
   readonly platformId: string | number | null;
   /** Kept for snapshot sources only. */
   readonly keyText: string | null;
-  /** The line hash of the line it came from (ingest/delta/line-hash.ts), or NaN: none. */
+  /** The line hash of the line it came from (ingest/delta/fast/line-hash.ts), or NaN: none. */
   readonly lineHash: number;
 }
 
@@ -369,7 +369,7 @@ export async function forgetDeleted(db: StateDb, scopeId: number, fileId: number
 
 /** A full send of the scope finished at `at` (delta.full_every counts from here). */
 /**
- * Line mode gave way for files of `seed` (ingest/delta/line-hash.ts seedId), or null: it may be tried again (every
+ * Line mode gave way for files of `seed` (ingest/delta/fast/line-hash.ts seedId), or null: it may be tried again (every
  * row of the source is being sent again, and remembered with its line hash).
  */
 export async function setLineFailedSeed(db: StateDb, scopeId: number, seed: string | null): Promise<void> {

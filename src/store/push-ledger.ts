@@ -54,7 +54,7 @@ export interface PushFile {
   final_status: 'done' | 'failed' | 'duplicate' | null;
   attempts: number;
   next_attempt_at: string | null;
-  /** A corrected rejects CSV: the id of the file whose rejects it fixes (ingest/rejects-fix.ts). */
+  /** A corrected rejects CSV: the id of the file whose rejects it fixes (ingest/file/rejects-fix.ts). */
   fixes_file_id: number | null;
   /** The file's progress when the running attempt began; null while none runs (migration 0017, openAttempt). */
   attempt_progress: number | null;

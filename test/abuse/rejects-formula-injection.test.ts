@@ -6,8 +6,8 @@
  */
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { fromSpreadsheetSafe, spreadsheetSafe } from '../../src/ingest/rejects-csv.ts';
-import type { FileResult } from '../../src/ingest/push-file.ts';
+import { fromSpreadsheetSafe, spreadsheetSafe } from '../../src/ingest/file/rejects-csv.ts';
+import type { FileResult } from '../../src/ingest/file/push-file.ts';
 import { rejectLines, reportOf } from '../fixtures/push/push-report.ts';
 import { abuseSize } from '../support/abuse.ts';
 import { drive } from '../support/manual-clock.ts';

@@ -5,7 +5,7 @@
  * total, keeping no line but the first.
  */
 import { describe, expect, it } from 'vitest';
-import { FileKeys, loserRow } from '../../src/ingest/duplicate-keys.ts';
+import { FileKeys, loserRow } from '../../src/ingest/file/duplicate-keys.ts';
 import { abuseSize } from '../support/abuse.ts';
 
 const LINES = abuseSize(20_000, 1_000_000);

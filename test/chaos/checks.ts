@@ -16,7 +16,7 @@
  */
 import type { SandboxHandle } from '../../src/sandbox/index.ts';
 import type { DaemonProcess } from '../support/daemon-harness.ts';
-import type { PushReportRows } from '../../src/ingest/report.ts';
+import type { PushReportRows } from '../../src/ingest/file/report.ts';
 import { filesContaining, readOutbox, rejectRecords, reportsIn, type FoundReport, type OutboxView } from './evidence.ts';
 import { CHAOS_ENTITIES, competitorKey, productStoreKey, SOURCE_OF, type ChaosEntity, type ChaosFile } from './files.ts';
 import { metricLabelProblems } from './metrics-labels.ts';

@@ -7,7 +7,7 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { parse } from 'csv-parse/sync';
-import type { PushReport, PushReportRows } from '../../src/ingest/report.ts';
+import type { PushReport, PushReportRows } from '../../src/ingest/file/report.ts';
 import { openTestDb } from '../support/state-db.ts';
 import { sqlColumn, sqlRows } from '../support/state-sql.ts';
 

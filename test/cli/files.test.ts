@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectApi, type ApiConnection } from '../../src/api-from-config.ts';
 import { systemClock } from '../../src/clock.ts';
 import { loadConfig, type Config } from '../../src/config/index.ts';
-import { pushFile, type FileResult } from '../../src/ingest/push-file.ts';
+import { pushFile, type FileResult } from '../../src/ingest/file/push-file.ts';
 import { compileSource } from '../../src/ingest/read/index.ts';
 import { startSandbox, type SandboxHandle } from '../../src/sandbox/index.ts';
 import type { FileDetail } from '../../src/status/file-list.ts';

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectApi, type ApiConnection } from '../../src/api-from-config.ts';
 import { systemClock } from '../../src/clock.ts';
 import { loadConfig, type Config } from '../../src/config/index.ts';
-import { pushFile, type FileResult } from '../../src/ingest/push-file.ts';
+import { pushFile, type FileResult } from '../../src/ingest/file/push-file.ts';
 import { compileSource } from '../../src/ingest/read/index.ts';
 import { ackConsumer } from '../../src/store/price-feed.ts';
 import { runApprovedPricesPull } from '../../src/pull/approved-prices.ts';

@@ -6,7 +6,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pushHarness, type PushHarness } from '../support/push-harness.ts';
-import { pushFile, type FileResult, type PushDeps } from '../../src/ingest/push-file.ts';
+import { pushFile, type FileResult, type PushDeps } from '../../src/ingest/file/push-file.ts';
 import { spareWaiting } from '../../src/ingest/delta/spare-half.ts';
 import { storedKeyHash } from '../../src/ingest/delta/compare.ts';
 import { BUSINESS_KEYS } from '../../src/api/schemas/index.ts';

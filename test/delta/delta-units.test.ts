@@ -10,11 +10,12 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { BUSINESS_KEY_FIELDS, BUSINESS_KEY_PARTS, BUSINESS_KEYS, ENTITIES, KEY_PARTS_AS_IS } from '../../src/api/schemas/index.ts';
 import { SourceSchema } from '../../src/config/source-schema.ts';
-import { hashKey, hashKeyBytes, storedKeyHash } from '../../src/ingest/delta/compare.ts';
-import { canonicalDecimal, canonicalText, contentHash, priceMovePct } from '../../src/ingest/delta/canonical.ts';
-import { compareHashes, fromSigned64, hash64, Hash64Stream, hashByteCells, hashCells, murmur32, toSigned64 } from '../../src/ingest/delta/hash.ts';
-import { lineHashOf, lineSeed } from '../../src/ingest/delta/line-hash.ts';
-import { SortedRuns } from '../../src/ingest/delta/sorted-runs.ts';
+import { storedKeyHash } from '../../src/ingest/delta/compare.ts';
+import { hashKey, hashKeyBytes } from '../../src/ingest/delta/fast/row-hash.ts';
+import { canonicalDecimal, canonicalText, contentHash, priceMovePct } from '../../src/ingest/delta/fast/canonical.ts';
+import { compareHashes, fromSigned64, hash64, Hash64Stream, hashByteCells, hashCells, murmur32, toSigned64 } from '../../src/ingest/delta/fast/hash.ts';
+import { lineHashOf, lineSeed } from '../../src/ingest/delta/fast/line-hash.ts';
+import { SortedRuns } from '../../src/ingest/delta/fast/sorted-runs.ts';
 import { sourceDelta } from '../../src/ingest/delta/source-delta.ts';
 import { VERDICT, Verdicts } from '../../src/ingest/delta/verdicts.ts';
 

@@ -1,5 +1,5 @@
 /**
- * Delta push's first pass in line mode over bytes (src/ingest/delta/line-scan.ts) pinned to the reader's outcomes it
+ * Delta push's first pass in line mode over bytes (src/ingest/delta/fast/line-scan.ts) pinned to the reader's outcomes it
  * stands for (collectRows over a `keysOnly` reader): on random files (cells with spaces around them, non-ASCII text,
  * surrogate pairs, Excel's apostrophe, null markers, empty keys with and without a default, blank lines, lines of the
  * wrong width, no final line break) both give the same entries (key hash, line, line hash) and the same last line; a
@@ -11,11 +11,11 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { BUSINESS_KEY_FIELDS } from '../../src/api/schemas/index.ts';
 import { SourceSchema } from '../../src/config/source-schema.ts';
-import { sortedFields } from '../../src/ingest/delta/canonical.ts';
-import { collectRows } from '../../src/ingest/delta/compare.ts';
-import { lineSeed } from '../../src/ingest/delta/line-hash.ts';
-import { scanLines } from '../../src/ingest/delta/line-scan.ts';
-import { SortedRuns } from '../../src/ingest/delta/sorted-runs.ts';
+import { sortedFields } from '../../src/ingest/delta/fast/canonical.ts';
+import { collectRows } from '../../src/ingest/delta/fast/row-hash.ts';
+import { lineSeed } from '../../src/ingest/delta/fast/line-hash.ts';
+import { scanLines } from '../../src/ingest/delta/fast/line-scan.ts';
+import { SortedRuns } from '../../src/ingest/delta/fast/sorted-runs.ts';
 import { compileSource, readRows } from '../../src/ingest/read/index.ts';
 import { tempDirForFile } from '../support/temp-dir-for-file.ts';
 

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { sha256Of } from '../../src/ingest/claim.ts';
+import { sha256Of } from '../../src/ingest/file/claim.ts';
 
 const dirs: string[] = [];
 afterEach(() => {

@@ -1,9 +1,9 @@
-/** src/ingest/duplicate-keys.ts: the one rule for rows that write the same record, as bulk, import and the dry run apply it. */
+/** src/ingest/file/duplicate-keys.ts: the one rule for rows that write the same record, as bulk, import and the dry run apply it. */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { dryRun } from '../../src/ingest/dry-run.ts';
-import { BatchKeyHashes, FileKeys, keyHash, linesWithRepeatedHashes, loserRow, losersInBatch, supersededAfterSend } from '../../src/ingest/duplicate-keys.ts';
-import { addDecimals, sumLines } from '../../src/ingest/till-lines.ts';
+import { dryRun } from '../../src/ingest/operations/dry-run.ts';
+import { BatchKeyHashes, FileKeys, keyHash, linesWithRepeatedHashes, loserRow, losersInBatch, supersededAfterSend } from '../../src/ingest/file/duplicate-keys.ts';
+import { addDecimals, sumLines } from '../../src/ingest/file/till-lines.ts';
 import { compileSource } from '../../src/ingest/read/index.ts';
 import { source, tempDir, writeTemp } from './support/read-helpers.ts';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { KeyOrder } from '../../src/ingest/key-order.ts';
+import { KeyOrder } from '../../src/ingest/file/key-order.ts';
 
 function deferred(): { promise: Promise<void>; resolve: () => void; reject: (e: Error) => void } {
   let resolve!: () => void;

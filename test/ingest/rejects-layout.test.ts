@@ -1,5 +1,5 @@
 /**
- * The rejects CSV's layout, written and recognised by the same module (src/ingest/rejects-csv.ts): `line`, the file's
+ * The rejects CSV's layout, written and recognised by the same module (src/ingest/file/rejects-csv.ts): `line`, the file's
  * own columns, `extra_N` for fields beyond its header, `field`, `code`, `message`. What is recognised is exactly what
  * is written, whatever the delimiter and however odd the file's own column names.
  */
@@ -7,7 +7,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { readRejectsHeader, recogniseRejectsHeader, rejectsHeader, writeRejectsCsv } from '../../src/ingest/rejects-csv.ts';
+import { readRejectsHeader, recogniseRejectsHeader, rejectsHeader, writeRejectsCsv } from '../../src/ingest/file/rejects-csv.ts';
 
 const dir = await mkdtemp(join(tmpdir(), 'pa-rejects-layout-'));
 afterAll(() => rm(dir, { recursive: true, force: true }));

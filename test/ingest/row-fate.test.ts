@@ -1,6 +1,6 @@
-/** src/ingest/row-fate.ts: when a file stops early, and when a file read to the end fails for its rows. */
+/** src/ingest/file/row-fate.ts: when a file stops early, and when a file read to the end fails for its rows. */
 import { describe, expect, it } from 'vitest';
-import { countsOf, finishedRows, Probation, rejectedRows, rowsVerdict, unreconciled, type FileCounts } from '../../src/ingest/row-fate.ts';
+import { countsOf, finishedRows, Probation, rejectedRows, rowsVerdict, unreconciled, type FileCounts } from '../../src/ingest/file/row-fate.ts';
 
 describe('probation', () => {
   it('stops when the first 1,000 rows in file order are all rejected', () => {

@@ -1,5 +1,5 @@
 /**
- * Cells taken as they are (delta push's first pass hashes such a key from its bytes, src/ingest/delta/line-scan.ts):
+ * Cells taken as they are (delta push's first pass hashes such a key from its bytes, src/ingest/delta/fast/line-scan.ts):
  * CellCleaner.keeps says of bytes exactly what the cleaner does to their text, and RowMapper.verbatim offers the key's
  * columns only for a mapping that converts them as they are, and a conversion that then gives those very cells.
  */

@@ -6,7 +6,7 @@
  */
 import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { processClaimed, type FileResult } from '../../src/ingest/push-file.ts';
+import { processClaimed, type FileResult } from '../../src/ingest/file/push-file.ts';
 import { getFile } from '../../src/store/push-ledger.ts';
 import { usePushHarness } from '../support/push-harness.ts';
 import { drive } from '../support/manual-clock.ts';

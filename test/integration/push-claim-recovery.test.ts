@@ -9,7 +9,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { processingPath } from '../../src/ingest/folders.ts';
-import { processClaimed, type PushSource } from '../../src/ingest/push-file.ts';
+import { processClaimed, type PushSource } from '../../src/ingest/file/push-file.ts';
 import { beginClaim, getFile, setProcessingPath, unfinishedFiles } from '../../src/store/push-ledger.ts';
 import { pushHarness } from '../support/push-harness.ts';
 import { openForFile } from '../support/open-for-file.ts';

@@ -9,7 +9,7 @@ import { mkdir, readFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { SourceSchema } from '../../src/config/source-schema.ts';
-import type { FileResult } from '../../src/ingest/push-file.ts';
+import type { FileResult } from '../../src/ingest/file/push-file.ts';
 import { PushService } from '../../src/ingest/push-service.ts';
 import { isDataFile, nameRules } from '../../src/ingest/watch/file-name-rules.ts';
 import { getFile } from '../../src/store/push-ledger.ts';

@@ -8,7 +8,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SourceSchema } from '../../src/config/source-schema.ts';
-import { pushFile, type PushSource } from '../../src/ingest/push-file.ts';
+import { pushFile, type PushSource } from '../../src/ingest/file/push-file.ts';
 import { pushHarness } from '../support/push-harness.ts';
 import { openForFile } from '../support/open-for-file.ts';
 import { readReport, reportOf } from '../fixtures/push/push-report.ts';

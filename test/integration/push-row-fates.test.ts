@@ -1,5 +1,5 @@
 /**
- * Every row accounted for, and honest outcomes (src/ingest/row-fate.ts, duplicate-keys.ts), end to end against the
+ * Every row accounted for, and honest outcomes (src/ingest/file/row-fate.ts, duplicate-keys.ts), end to end against the
  * sandbox: rows of one file with the same key are never both accepted, for every entity and policy, and the
  * platform holds exactly what the report calls accepted; a file with nothing accepted, or too many rows rejected,
  * fails; a file whose first rows are all rejected stops sending; a failed file is not a duplicate when dropped again.
@@ -9,7 +9,7 @@ import { showText } from '../../src/cli/commands/files-text.ts';
 import { resultText } from '../../src/cli/commands/push-summary.ts';
 import { filesTable } from '../../src/console/file-table.ts';
 import { escapeHtml } from '../../src/console/html.ts';
-import { fileCounts } from '../../src/ingest/row-fate.ts';
+import { fileCounts } from '../../src/ingest/file/row-fate.ts';
 import { ledgerCounts } from '../../src/store/push-ledger-views.ts';
 import { listFiles, showFile } from '../../src/status/file-list.ts';
 import { usePushHarness, type PushHarness } from '../support/push-harness.ts';

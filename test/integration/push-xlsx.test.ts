@@ -8,7 +8,7 @@ import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { SourceSchema } from '../../src/config/source-schema.ts';
-import type { FileResult } from '../../src/ingest/push-file.ts';
+import type { FileResult } from '../../src/ingest/file/push-file.ts';
 import { PushService } from '../../src/ingest/push-service.ts';
 import { expectReconciled, rejectLines, reportOf } from '../fixtures/push/push-report.ts';
 import { asMacroEnabled, bigWorkbook, encrypted, legacyXls, truncated, workbook, type SheetSpec } from '../ingest/support/workbooks.ts';

@@ -6,7 +6,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { PushSource } from '../../src/ingest/push-file.ts';
+import type { PushSource } from '../../src/ingest/file/push-file.ts';
 import { usePushHarness } from '../support/push-harness.ts';
 import { drive } from '../support/manual-clock.ts';
 import { expectReconciled, rejectLines, reportOf } from '../fixtures/push/push-report.ts';

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { usePushHarness } from '../support/push-harness.ts';
 import { drive } from '../support/manual-clock.ts';
 import { expectReconciled, rejectLines, reportOf } from '../fixtures/push/push-report.ts';
-import type { PushSource } from '../../src/ingest/push-file.ts';
+import type { PushSource } from '../../src/ingest/file/push-file.ts';
 import { tempDir } from '../ingest/support/read-helpers.ts';
 import { workbook } from '../ingest/support/workbooks.ts';
 import { readFile } from 'node:fs/promises';

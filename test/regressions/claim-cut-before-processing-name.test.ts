@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { processClaimed } from '../../src/ingest/push-file.ts';
+import { processClaimed } from '../../src/ingest/file/push-file.ts';
 import { beginClaim, getFile, unfinishedFiles } from '../../src/store/push-ledger.ts';
 import { pushHarness, type PushHarness } from '../support/push-harness.ts';
 

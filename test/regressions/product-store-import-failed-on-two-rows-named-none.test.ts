@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiClient } from '../../src/api/client.ts';
-import { processClaimed, pushFile, type PushSource } from '../../src/ingest/push-file.ts';
+import { processClaimed, pushFile, type PushSource } from '../../src/ingest/file/push-file.ts';
 import type { DialectName } from '../../src/sandbox/index.ts';
 import { ManualClock, drive } from '../support/manual-clock.ts';
 import { pushHarness, type PushHarness } from '../support/push-harness.ts';

@@ -9,7 +9,7 @@ import { Agent } from 'undici';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ApiClient } from '../../src/api/client.ts';
 import { JOB_POLL_QUEUED_MS } from '../../src/api/schemas/index.ts';
-import { processClaimed, pushFile } from '../../src/ingest/push-file.ts';
+import { processClaimed, pushFile } from '../../src/ingest/file/push-file.ts';
 import { jobPollOf } from '../../src/store/api-state.ts';
 import { openTestDb } from '../support/state-db.ts';
 import { sqlValue } from '../support/state-sql.ts';

@@ -6,7 +6,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { pushFile } from '../../src/ingest/push-file.ts';
+import { pushFile } from '../../src/ingest/file/push-file.ts';
 import { getFile } from '../../src/store/push-ledger.ts';
 import { pushHarness, type PushHarness } from '../support/push-harness.ts';
 import { sqlRun, sqlValue } from '../support/state-sql.ts';

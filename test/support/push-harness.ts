@@ -9,7 +9,7 @@ import { Agent } from 'undici';
 import { ApiClient } from '../../src/api/client.ts';
 import type { Entity } from '../../src/api/schemas/index.ts';
 import { SourceSchema } from '../../src/config/source-schema.ts';
-import { pushFile, type FileResult, type PushDeps, type PushOptions, type PushSource } from '../../src/ingest/push-file.ts';
+import { pushFile, type FileResult, type PushDeps, type PushOptions, type PushSource } from '../../src/ingest/file/push-file.ts';
 import { sourceDelta } from '../../src/ingest/delta/source-delta.ts';
 import { startSandbox, type SandboxHandle, type SandboxOptions } from '../../src/sandbox/index.ts';
 import { ManualClock } from './manual-clock.ts';

@@ -7,7 +7,7 @@ import { Command, Option } from 'commander';
 import { stringify } from 'yaml';
 import { DEFAULT_CONFIG_FILE, loadConfig, redactConfig } from '../../config/index.ts';
 import type { Config } from '../../config/index.ts';
-import { checkSources } from '../../ingest/push-target.ts';
+import { checkSources } from '../../ingest/operations/push-target.ts';
 import { createLogger } from '../../log.ts';
 import { runCommand } from './errors.ts';
 

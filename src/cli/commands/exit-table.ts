@@ -5,17 +5,17 @@
  * doc says it.
  *
  * The numbers themselves are named once in exit-codes.ts; a file's verdict (push, retry, release) is decided by
- * src/ingest/file-verdict.ts and given its code here.
+ * src/ingest/file/file-verdict.ts and given its code here.
  */
-import { verdictOf, type FileVerdict } from '../../ingest/file-verdict.ts';
-import type { FileResult } from '../../ingest/push-file.ts';
+import { verdictOf, type FileVerdict } from '../../ingest/file/file-verdict.ts';
+import type { FileResult } from '../../ingest/file/push-file.ts';
 import { EXIT_CONFIG, EXIT_FAILURE, EXIT_FILE_FAILED, EXIT_OK, EXIT_ROWS_REJECTED } from './exit-codes.ts';
 
 export type ExitRow = readonly [code: number, meaning: string];
 
 const CONFIG_MISTAKE: ExitRow = [EXIT_CONFIG, 'a configuration or usage mistake; nothing was touched'];
 
-/** A file pushed now (push, files retry, files release): the verdicts of src/ingest/file-verdict.ts. */
+/** A file pushed now (push, files retry, files release): the verdicts of src/ingest/file/file-verdict.ts. */
 const FILE_ROWS_REJECTED: ExitRow = [EXIT_ROWS_REJECTED, 'the file was sent, but some rows were rejected: see its rejects CSV'];
 const FILE_FAILED: ExitRow = [EXIT_FILE_FAILED, 'the file failed: it is in failed/ with its report (unreadable, no row accepted, or more rejected than reject_threshold)'];
 

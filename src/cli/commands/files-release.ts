@@ -1,14 +1,14 @@
 /**
- * `files release NAME`: src/ingest/delta/release.ts moves the held file back and records the release; this file asks
+ * `files release NAME`: src/ingest/operations/release.ts moves the held file back and records the release; this file asks
  * whether a daemon will send it, or pushes it now, and says what happened.
  */
 import type { Config } from '../../config/index.ts';
 import { EXIT_OK } from './exit-codes.ts';
-import { releaseFile } from '../../ingest/delta/release.ts';
+import { releaseFile } from '../../ingest/operations/release.ts';
 import { exitCodeOfResult } from './exit-table.ts';
-import { runPush } from '../../ingest/one-shot-push.ts';
-import { oneShotLogger, openOneShot } from '../../ingest/one-shot-deps.ts';
-import { resolveTarget } from '../../ingest/push-target.ts';
+import { runPush } from '../../ingest/operations/one-shot-push.ts';
+import { oneShotLogger, openOneShot } from '../../ingest/operations/one-shot-deps.ts';
+import { resolveTarget } from '../../ingest/operations/push-target.ts';
 import { checkDaemon } from '../../status/daemon-probe.ts';
 import { resumedText } from './files-text.ts';
 

@@ -1,16 +1,16 @@
 /**
- * `files retry <id>`: asks whether a daemon answers, lets src/ingest/file-retry.ts retry the file, says what happened.
+ * `files retry <id>`: asks whether a daemon answers, lets src/ingest/operations/file-retry.ts retry the file, says what happened.
  *
- * Exit codes (src/ingest/file-verdict.ts): 0 the failed file is back in its inbox, or the resumed file is done with
+ * Exit codes (src/ingest/file/file-verdict.ts): 0 the failed file is back in its inbox, or the resumed file is done with
  * every row accepted (or was a duplicate); 3 resumed and done with some rows rejected; 4 resumed and failed; 1
  * resumed and deferred again; 2 refused, nothing changed (unknown id, done, duplicate, a daemon owns processing/, the
  * source is gone, the name is taken).
  */
 import type { Config } from '../../config/index.ts';
 import { EXIT_OK } from './exit-codes.ts';
-import { retryFile as retry, type DaemonPresence } from '../../ingest/file-retry.ts';
+import { retryFile as retry, type DaemonPresence } from '../../ingest/operations/file-retry.ts';
 import { exitCodeOfResult } from './exit-table.ts';
-import type { FileResult } from '../../ingest/push-file.ts';
+import type { FileResult } from '../../ingest/file/push-file.ts';
 import { checkDaemon, type DaemonCheck } from '../../status/daemon-probe.ts';
 import { resumedText } from './files-text.ts';
 

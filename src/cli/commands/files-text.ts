@@ -2,10 +2,10 @@
  * `files list|show|retry` for people. Same facts as `--json`, aligned and short.
  */
 import { basename } from 'node:path';
-import type { FileResult } from '../../ingest/push-file.ts';
+import type { FileResult } from '../../ingest/file/push-file.ts';
 import type { FileDetail, FileListItem } from '../../status/file-list.ts';
-import { sentReasons, sentReasonsText } from '../../ingest/delta/sent-reasons.ts';
-import { problemColumns } from '../../ingest/rejects-csv.ts';
+import { sentReasons, sentReasonsText } from '../../ingest/delta/delta-plan.ts';
+import { problemColumns } from '../../ingest/file/rejects-csv.ts';
 import { fixesNote, labelled, plural, shortTime, table } from './status-table.ts';
 
 function rows(f: { rows_read: number | null; rows_accepted: number | null; rows_rejected: number | null }): string {

@@ -1,18 +1,18 @@
 /**
- * What `push` prints at the end. Its exit code is the file's verdict (src/ingest/file-verdict.ts): 0 every row
+ * What `push` prints at the end. Its exit code is the file's verdict (src/ingest/file/file-verdict.ts): 0 every row
  * accepted (or the same content was already sent: nothing to do); 3 the file was done but some rows were rejected
  * (locally or by the API; see the rejects CSV); 4 the file failed or was refused; 1 it was deferred (API unreachable
  * or failing after the retries, key rejected, interrupted: it stays in processing/ and the same command resumes it),
  * held by the brakes, or vanished. 2 (a config or usage mistake) is decided before any file is touched. `--dry-run`
  * uses the same codes for what a push would do. The table of every command's codes: exit-table.ts.
  */
-import type { DryRunResult } from '../../ingest/dry-run.ts';
-import { dryRunVerdict } from '../../ingest/file-verdict.ts';
+import type { DryRunResult } from '../../ingest/operations/dry-run.ts';
+import { dryRunVerdict } from '../../ingest/file/file-verdict.ts';
 import { exitCodeOf, exitCodeOfResult } from './exit-table.ts';
-import type { FileResult } from '../../ingest/push-file.ts';
+import type { FileResult } from '../../ingest/file/push-file.ts';
 import type { FileFormatError } from '../../ingest/read/errors.ts';
-import { sentReasons, sentReasonsText } from '../../ingest/delta/sent-reasons.ts';
-import { rejectedRows, type FileCounts } from '../../ingest/row-fate.ts';
+import { sentReasons, sentReasonsText } from '../../ingest/delta/delta-plan.ts';
+import { rejectedRows, type FileCounts } from '../../ingest/file/row-fate.ts';
 import type { DeltaFileRecord } from '../../store/delta-state.ts';
 import type { PushFile } from '../../store/push-ledger.ts';
 import { heldText } from './files-text.ts';

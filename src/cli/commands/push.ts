@@ -1,9 +1,9 @@
 /**
  * `pricing-agent push FILE (--source NAME | --entity E) [--mode bulk|import] [--dry-run] [--force] [--json]`: one
  * file through the same pipeline as the watched folders, now, with a progress bar on a TTY and a summary at the end.
- * This file parses flags and prints; which folders and reading options apply: src/ingest/push-target.ts; resume,
- * claim or copy: src/ingest/one-shot-push.ts; the dry run: src/ingest/dry-run.ts; exit codes:
- * src/ingest/file-verdict.ts.
+ * This file parses flags and prints; which folders and reading options apply: src/ingest/operations/push-target.ts; resume,
+ * claim or copy: src/ingest/operations/one-shot-push.ts; the dry run: src/ingest/operations/dry-run.ts; exit codes:
+ * src/ingest/file/file-verdict.ts.
  *
  * Output: the summary (or with --json one JSON object) on stdout; progress, notes and the agent's log lines (only
  * at log.level debug or trace: the summary says what they would) on stderr.
@@ -14,14 +14,14 @@
 import { basename, join, resolve } from 'node:path';
 import { Command, Option } from 'commander';
 import type { Config } from '../../config/index.ts';
-import { dryRun, dryRunRejectsPath } from '../../ingest/dry-run.ts';
+import { dryRun, dryRunRejectsPath } from '../../ingest/operations/dry-run.ts';
 import { exitCodeOf, exitCodeOfResult } from './exit-table.ts';
 import { FileFormatError } from '../../ingest/read/errors.ts';
-import { runPush } from '../../ingest/one-shot-push.ts';
-import { oneShotLogger, openOneShot } from '../../ingest/one-shot-deps.ts';
-import type { FileResult } from '../../ingest/push-file.ts';
-import { resolveTarget, type PushTarget } from '../../ingest/push-target.ts';
-import { fileCounts } from '../../ingest/row-fate.ts';
+import { runPush } from '../../ingest/operations/one-shot-push.ts';
+import { oneShotLogger, openOneShot } from '../../ingest/operations/one-shot-deps.ts';
+import type { FileResult } from '../../ingest/file/push-file.ts';
+import { resolveTarget, type PushTarget } from '../../ingest/operations/push-target.ts';
+import { fileCounts } from '../../ingest/file/row-fate.ts';
 import { deltaFile } from '../../store/delta-state.ts';
 import { doneUnderOtherMapping, getFile } from '../../store/push-ledger.ts';
 import type { StateDb } from '../../store/state-db.ts';

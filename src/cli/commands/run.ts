@@ -12,7 +12,7 @@ import { Agent } from '../../daemon/agent.ts';
 import { createLogger } from '../../log.ts';
 import { configOption, loadConfigForCommand } from './config.ts';
 import { runCommand } from './errors.ts';
-import { checkSources } from '../../ingest/push-target.ts';
+import { checkSources } from '../../ingest/operations/push-target.ts';
 
 interface RunOptions {
   readonly config: string;

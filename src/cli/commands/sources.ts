@@ -10,7 +10,7 @@ import { basename, join, resolve } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { ENTITIES, type Entity } from '../../api/schemas/index.ts';
 import { SourceSchema } from '../../config/source-schema.ts';
-import { dryRun } from '../../ingest/dry-run.ts';
+import { dryRun } from '../../ingest/operations/dry-run.ts';
 import { compileSource, readRows } from '../../ingest/read/index.ts';
 import { draftSource, type Draft } from '../../ingest/suggest/draft-source.ts';
 import { sampleFile } from '../../ingest/suggest/sample-file.ts';

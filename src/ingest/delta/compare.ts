@@ -1,6 +1,6 @@
 /**
  * Comparing a file with what the API holds from its source (the first of delta push's two passes over a file; the
- * second sends, src/ingest/bulk-send.ts). In bounded memory whatever the number of keys:
+ * second sends, src/ingest/send/bulk-send.ts). In bounded memory whatever the number of keys:
  *
  *   every valid row -> (key hash, content hash, line, price) -> sorted runs on disk (sorted-runs.ts)
  *   merge, in key-hash order, with the source's remembered keys (delta_keys, read in pages in the same order)
@@ -31,17 +31,18 @@
  *
  * Nothing is written here: the state changes only when the API accepts a row (bulk-send) or deletes a key.
  */
-import { BUSINESS_KEY_PARTS, KEY_SEPARATOR, type Entity } from '../../api/schemas/index.ts';
+import { KEY_SEPARATOR, type Entity } from '../../api/schemas/index.ts';
 import type { DuplicateKeyPolicy } from '../../config/mapping-schema.ts';
 import { keyDetail, keysAfter, keysByHash, lineHashShare, refusedKeys } from '../../store/delta-state.ts';
 import type { StateDb } from '../../store/state-db.ts';
-import { contentHash, priceOf } from './canonical.ts';
-import { fromSigned64, hash64, Hash64Stream, toSigned64 } from './hash.ts';
+import { contentHash } from './fast/canonical.ts';
+import { fromSigned64, hash64, toSigned64 } from './fast/hash.ts';
 import type { ReadInit, RowReader } from '../read/index.ts';
-import { lineHashOf, type LineSeed } from './line-hash.ts';
-import { mergeRuns, SortedRuns, type RunFile } from './sorted-runs.ts';
+import type { LineSeed } from './fast/line-hash.ts';
+import { mergeRuns, SortedRuns, type RunFile } from './fast/sorted-runs.ts';
 import { addKey, keyPage, keyScan, StateMerge, type KeyPage, type MergeFindings, type MergeRules, type PageSource } from './state-merge.ts';
 import { settleUndecided, type SettleInput } from './settle-lines.ts';
+import { collectRows, type OutcomeChunks } from './fast/row-hash.ts';
 import type { Verdicts } from './verdicts.ts';
 
 export { addKey, keyPage, PREVIEW_PRICE_MOVES, type KeyPage } from './state-merge.ts';
@@ -148,18 +149,6 @@ const MAX_UNDECIDED_SHARE = 0.25;
 
 type Row = Readonly<Record<string, unknown>>;
 
-/** What the first pass makes of a row: its key's hash, its content's hash and its price. */
-export interface RowHashing {
-  readonly entity: Entity;
-  /** The API fields the file fills, sorted (the canonical form covers them). */
-  readonly fields: readonly string[];
-  /** Line mode: each entry carries its line's hash, and the rows are records of their key only. Absent: content mode. */
-  readonly lineSeed?: LineSeed | null;
-}
-
-/** The reader's outcomes in chunks (RowReader.chunks). */
-export type OutcomeChunks = AsyncIterable<readonly { kind: string; line: number; record?: Row; rawFields?: readonly string[] }[]>;
-
 /** What a first pass collected: the file's sorted runs, and what another thread does for the merge, if anything. */
 export interface Collected {
   readonly runs: SortedRuns;
@@ -200,32 +189,6 @@ export interface KeyPages {
   next(): Promise<KeyPage | null>;
   /** Stops the reading (the comparison ended, or gave up). */
   close(): Promise<void>;
-}
-
-/**
- * Every valid row of `rows` into `runs`: its key hash, content hash, line and price; in line mode its key hash, line
- * and line hash (in the price's place; NaN: none), no content.
- */
-export async function collectRows(input: RowHashing, rows: OutcomeChunks, runs: SortedRuns): Promise<void> {
-  const key = new Hash64Stream();
-  const seed = input.lineSeed ?? null;
-  for await (const chunk of rows) {
-    for (const outcome of chunk) {
-      if (outcome.kind !== 'row' || outcome.record === undefined) continue;
-      const record = outcome.record;
-      hashKey(key, input.entity, record);
-      let spilling: Promise<void> | null;
-      if (seed !== null) {
-        const lineHash = outcome.rawFields === undefined ? Number.NaN : lineHashOf(outcome.rawFields, seed);
-        spilling = runs.add(key.hi, key.lo, 0, 0, outcome.line, lineHash);
-      } else {
-        const content = contentHash(input.entity, record, input.fields);
-        const price = priceOf(input.entity, record);
-        spilling = runs.add(key.hi, key.lo, content.hi, content.lo, outcome.line, price === null ? Number.NaN : Number(price));
-      }
-      if (spilling !== null) await spilling;
-    }
-  }
 }
 
 /**
@@ -374,35 +337,6 @@ async function mergeWithState(
     await runs.remove();
   }
   return { merge, rows: runs.count, settleFailed };
-}
-
-/**
- * Into `stream`: the hash of a row's business key (BUSINESS_KEYS' text, its parts hashed one after the other: the
- * joined text is never built, which cost a copy of it per row).
- */
-export function hashKey(stream: Hash64Stream, entity: Entity, record: Row): void {
-  const parts = BUSINESS_KEY_PARTS[entity](record);
-  stream.begin();
-  for (let i = 0; i < parts.length; i++) {
-    if (i > 0) stream.add(KEY_SEPARATOR);
-    stream.add(parts[i] as string);
-  }
-  stream.finish();
-}
-
-/**
- * hashKey of a row whose key parts are the cells `columns` (in key order) as they are, ASCII, given as bytes: the cells
- * [starts[c], ends[c]) of `bytes`. Only where the row's conversion takes those cells as they are (KEY_PARTS_AS_IS,
- * RowConversion.verbatim, CellCleaner.keeps): then it equals hashKey of the converted row, without converting it.
- */
-export function hashKeyBytes(stream: Hash64Stream, bytes: Uint8Array, starts: Int32Array, ends: Int32Array, columns: readonly number[]): void {
-  stream.begin();
-  for (let i = 0; i < columns.length; i++) {
-    if (i > 0) stream.add(KEY_SEPARATOR);
-    const c = columns[i] as number;
-    stream.addBytes(bytes, starts[c] as number, ends[c] as number);
-  }
-  stream.finish();
 }
 
 /** The key hash of a key text, as stored (for rows remembered after acceptance). */

@@ -11,6 +11,9 @@
  * mode, counts and brake verdict, written before the first batch goes). A resumed file is compared again: rows
  * within the earlier attempt's committed batches (accepted, refused or counted unchanged) are neither sent nor counted
  * again, whatever they compare as now; the brakes, passed once, are not judged again; a full send stays full.
+ *
+ * This module is delta/'s entry: the rest of ingest/ and the other rooms import delta only from here (eslint.config.js
+ * enforces it), so the comparison, the threads and the machinery of delta/fast/ can change behind it.
  */
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
@@ -37,14 +40,26 @@ import { committedSpans, inSpans, type PushFile } from '../../store/push-ledger.
 import type { StateDb } from '../../store/state-db.ts';
 import { processingDir } from '../folders.ts';
 import type { RowReader } from '../read/index.ts';
-import { priceOf, sortedFields } from './canonical.ts';
+import { priceOf, sortedFields } from './fast/canonical.ts';
 import { compareFile, storedContent, storedKeyHash, type Comparison, type FirstPass, type LineMode, type MissingKey } from './compare.ts';
-import { lineHashOf, seedId } from './line-hash.ts';
+import { lineHashOf, seedId } from './fast/line-hash.ts';
 import { trippedBrakes, type TrippedBrake } from './brakes.ts';
 import { sourceFingerprint } from './fingerprint.ts';
 import { VERDICT, type LineCount } from './verdicts.ts';
 import type { Deletion } from './delete-missing.ts';
 import { markPlatformChanges } from './platform-changes.ts';
+
+// What the file pipeline, the send pass and the operations use of delta/ besides planDelta and previewDelta.
+export { sourceDelta, entityDelta } from './source-delta.ts';
+export { sourceFingerprint } from './fingerprint.ts';
+export { recordHeld, writeHeldPreview, previewPathOf } from './hold.ts';
+export { deleteMissing } from './delete-missing.ts';
+export { firstPass, MIN_SPLIT_BYTES } from './two-halves.ts';
+export { dropSpareHalf, prestartHalf } from './spare-half.ts';
+export { fileLineSeed } from './fast/line-hash.ts';
+export { canonicalDecimal } from './fast/canonical.ts';
+export { sentReasons, sentReasonsText, type SentReasons } from './sent-reasons.ts';
+export type { LineCount } from './verdicts.ts';
 
 type Row = Readonly<Record<string, unknown>>;
 

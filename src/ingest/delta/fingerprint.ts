@@ -8,7 +8,7 @@
  * from, how they are sent or guarded: a mapping option added later is covered without a second list to forget.
  */
 import { createHash } from 'node:crypto';
-import { CANONICAL_FORM_VERSION } from './canonical.ts';
+import { CANONICAL_FORM_VERSION } from './fast/canonical.ts';
 
 /** Options of a source that do not change what a row becomes. */
 const NOT_MAPPING = new Set([

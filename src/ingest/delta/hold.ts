@@ -2,7 +2,7 @@
  * A file the brakes stopped: moved to `<inbox>/held/` with `<name>.preview.json` next to it (what the file would have
  * done: counts by kind, the largest price moves with their keys, the first missing keys, the brakes and their
  * figures, how to release it). Nothing of it was sent. `pricing-agent files release NAME` sends it
- * (src/ingest/delta/release.ts).
+ * (src/ingest/operations/release.ts).
  *
  * In the ledger a held file is closed like a failed one (status `failed`, error code HELD, final_path in held/):
  * it left processing/ and waits for a person; its delta record (delta_files.held_at) says it is held.

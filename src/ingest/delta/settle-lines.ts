@@ -8,9 +8,9 @@ import { closeSync, openSync, readSync } from 'node:fs';
 import type { Entity } from '../../api/schemas/index.ts';
 import { LOOKUP_KEYS, type DeltaKeyRow } from '../../store/delta-state.ts';
 import type { ReadInit, RowReader } from '../read/index.ts';
-import { contentHash, priceOf } from './canonical.ts';
-import { hashKey } from './compare.ts';
-import { compareHashes, Hash64Stream, toSigned64 } from './hash.ts';
+import { contentHash, priceOf } from './fast/canonical.ts';
+import { hashKey } from './fast/row-hash.ts';
+import { compareHashes, Hash64Stream, toSigned64 } from './fast/hash.ts';
 import type { RememberedRow, StateMerge } from './state-merge.ts';
 import { VERDICT } from './verdicts.ts';
 

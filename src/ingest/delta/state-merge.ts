@@ -10,11 +10,11 @@
  */
 import type { DuplicateKeyPolicy } from '../../config/mapping-schema.ts';
 import { scanDeltaKeys, type DeltaKeyTuple, type LineColumns, type LineKeyTuple } from '../../store/delta-state.ts';
-import { winnerIndex } from '../duplicate-keys.ts';
+import { winnerIndex } from '../file/duplicate-keys.ts';
 import type { ComparisonCounts, PriceMove } from './compare.ts';
-import { priceMoveOf } from './canonical.ts';
-import { compareHashes, toSigned64 } from './hash.ts';
-import { offsetOf, type EntryBlock } from './sorted-runs.ts';
+import { priceMoveOf } from './fast/canonical.ts';
+import { compareHashes, toSigned64 } from './fast/hash.ts';
+import { offsetOf, type EntryBlock } from './fast/sorted-runs.ts';
 import { VERDICT, Verdicts } from './verdicts.ts';
 
 /**

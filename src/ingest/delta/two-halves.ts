@@ -37,10 +37,11 @@ import type { CompiledSource } from '../read/compile-source.ts';
 import type { HeaderInfo } from '../read/types.ts';
 import type { ByteRange } from '../read/open-source.ts';
 import { BUSINESS_KEY_FIELDS } from '../../api/schemas/index.ts';
-import { dependsOnOtherLines, type LineSeed } from './line-hash.ts';
-import { collectHalf } from './line-scan.ts';
-import { collectRows, type CompareInput, type Collected, type FirstPass, type KeyPage, type KeyPages, type UpperHalf } from './compare.ts';
-import { SortedRuns, type RunFile } from './sorted-runs.ts';
+import { dependsOnOtherLines, type LineSeed } from './fast/line-hash.ts';
+import { collectHalf } from './fast/line-scan.ts';
+import { collectRows } from './fast/row-hash.ts';
+import type { CompareInput, Collected, FirstPass, KeyPage, KeyPages, UpperHalf } from './compare.ts';
+import { SortedRuns, type RunFile } from './fast/sorted-runs.ts';
 import { halfThread, spareWaiting } from './spare-half.ts';
 import type { MergeFindings, MergeRules } from './state-merge.ts';
 

@@ -18,7 +18,7 @@ export interface CellCleaner {
    * True when the cell of bytes [start, end) is ASCII and the cleaner returns it as it is: not empty, no whitespace
    * around it, no leading apostrophe, no null marker. Decided on the bytes, without a string, for a cell longer than
    * every null marker or not starting like one. False also for a cell the cleaner might keep (`'Tis`, `Müsli`): the
-   * caller then cleans its text. For delta push's first pass over bytes (ingest/delta/line-scan.ts).
+   * caller then cleans its text. For delta push's first pass over bytes (ingest/delta/fast/line-scan.ts).
    */
   readonly keeps: (bytes: Uint8Array, start: number, end: number) => boolean;
 }

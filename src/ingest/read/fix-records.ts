@@ -14,7 +14,7 @@
  *   corrected row is read as the original's row was.
  * Any other header: the records pass through unchanged.
  */
-import { fromSpreadsheetSafe, recogniseRejectsHeader } from '../rejects-csv.ts';
+import { fromSpreadsheetSafe, recogniseRejectsHeader } from '../file/rejects-csv.ts';
 import type { HeaderLayout, RecordSource, SourceFormat, SourceRecord } from './record-source.ts';
 
 /** What the reader tells about a fix file: the original's columns, and how many cells of a record are the agent's. */

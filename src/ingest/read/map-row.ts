@@ -99,7 +99,7 @@ export class RowMapper<R> {
    * read from one column, without `maps`, and no `fill_down` or `skip_rows` in the plan. A row whose cells in those
    * columns the cleaner keeps as they are (CellCleaner.keeps) then converts to exactly those cells: `convert` returns
    * `{ field: cell }` for each. Null otherwise. Delta push's first pass takes a key from such cells as bytes
-   * (ingest/delta/line-scan.ts).
+   * (ingest/delta/fast/line-scan.ts).
    */
   verbatim(): { readonly columns: ReadonlyMap<string, number>; readonly keeps: CellCleaner['keeps'] } | null {
     if (this.plan.fillDown.length > 0 || this.plan.skipWhenEmpty.length > 0) return null;

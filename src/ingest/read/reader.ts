@@ -53,7 +53,7 @@ export interface RowReader<R> extends AsyncIterable<RowOutcome<R>> {
   close(): void;
   /**
    * An `unvalidated` (or `keysOnly`) reader's conversion of a row, as its chunks would convert it; null for a reader
-   * that validates. For delta push's line mode, which reads most lines as bytes (delta/line-scan.ts) or only a few lines
+   * that validates. For delta push's line mode, which reads most lines as bytes (delta/fast/line-scan.ts) or only a few lines
    * at their place in the file (delta/settle-lines.ts), and converts them here, not through the reader's iteration.
    */
   conversion(): RowConversion<R> | null;

@@ -3,7 +3,7 @@
  * marker next to the finished file; the agent never touches a temporary name, a dot-file or a marker.
  */
 
-import { rejectsStem } from '../rejects-csv.ts';
+import { rejectsStem } from '../file/rejects-csv.ts';
 
 /** Suffixes of names that are still being written by their producer. */
 const TEMPORARY_SUFFIXES = ['.tmp', '.part', '.partial', '.crdownload', '.filepart'];

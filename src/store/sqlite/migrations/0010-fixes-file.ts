@@ -3,7 +3,7 @@
  * whose rejects it fixes. Owner: src/store/push-ledger.ts.
  *
  * - push_files.fixes_file_id: the ledger id of that file (the one whose `<name>.rejects.csv` this is), set once when
- *   the file starts (ingest/rejects-fix.ts decides it from the name); null for every other file. A fix of a fix names
+ *   the file starts (ingest/file/rejects-fix.ts decides it from the name); null for every other file. A fix of a fix names
  *   the fix, so the chain leads back to the first file.
  */
 import { sql } from 'kysely';

@@ -1,6 +1,6 @@
 /**
  * 0014_line_hash (issue 13): delta_keys.line_hash, a 48-bit hash of the file line a remembered row was accepted from
- * (ingest/delta/line-hash.ts: its cells as read, under the file's header). Owner: src/store/delta-state.ts.
+ * (ingest/delta/fast/line-hash.ts: its cells as read, under the file's header). Owner: src/store/delta-state.ts.
  *
  * A line whose hash equals the one remembered for its key, under the same mapping generation, maps to the same row:
  * delta push finds it unchanged without converting its cells. Null for rows remembered before this migration, or

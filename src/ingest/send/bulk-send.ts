@@ -14,14 +14,13 @@
  * - On the first failure (the API still failing after the client's retries, a rejected key, a drain) no further
  *   batch is started; batches in flight finish and commit; the error is rethrown. The file stays in processing/.
  */
-import type { ApiClient } from '../api/client.ts';
-import { BUSINESS_KEYS, type BulkResponse, type Entity } from '../api/schemas/index.ts';
-import type { DuplicateKeyPolicy } from '../config/mapping-schema.ts';
-import type { StateDb } from '../store/state-db.ts';
-import { commitBatch, committedBatches, keyHashesOf, lastBatchIndex, recordRejects, type RejectRow } from '../store/push-ledger.ts';
-import type { RowFates } from './delta/delta-plan.ts';
-import type { LineCount } from './delta/verdicts.ts';
-import type { RowOutcome, RowsUnread } from './read/index.ts';
+import type { ApiClient } from '../../api/client.ts';
+import { BUSINESS_KEYS, type BulkResponse, type Entity } from '../../api/schemas/index.ts';
+import type { DuplicateKeyPolicy } from '../../config/mapping-schema.ts';
+import type { StateDb } from '../../store/state-db.ts';
+import { commitBatch, committedBatches, keyHashesOf, lastBatchIndex, recordRejects, type RejectRow } from '../../store/push-ledger.ts';
+import type { LineCount, RowFates } from '../delta/delta-plan.ts';
+import type { RowOutcome, RowsUnread } from '../read/index.ts';
 import {
   BatchKeyHashes,
   firstPassDecisions,
@@ -33,9 +32,9 @@ import {
   type KeyDecisions,
   type Loser,
   type ReopenRows,
-} from './duplicate-keys.ts';
-import { KeyOrder } from './key-order.ts';
-import { fileCounts, Probation, localReject, stoppedEarly } from './row-fate.ts';
+} from '../file/duplicate-keys.ts';
+import { KeyOrder } from '../file/key-order.ts';
+import { fileCounts, Probation, localReject, stoppedEarly } from '../file/row-fate.ts';
 
 type Row = Readonly<Record<string, unknown>>;
 

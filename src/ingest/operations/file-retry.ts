@@ -18,17 +18,17 @@
  */
 import { link, rename, stat, unlink } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { ENTITIES, type Entity } from '../api/schemas/index.ts';
-import { fsyncDirectory } from '../atomic-file.ts';
-import type { Config } from '../config/index.ts';
-import { openStateDb } from '../store/open-state-db.ts';
-import { getFile, UNFINISHED_STATUSES, type PushFile } from '../store/push-ledger.ts';
+import { ENTITIES, type Entity } from '../../api/schemas/index.ts';
+import { fsyncDirectory } from '../../atomic-file.ts';
+import type { Config } from '../../config/index.ts';
+import { openStateDb } from '../../store/open-state-db.ts';
+import { getFile, UNFINISHED_STATUSES, type PushFile } from '../../store/push-ledger.ts';
 import { oneShotLogger, openOneShot } from './one-shot-deps.ts';
-import { processClaimed, type FileResult, type PushSource } from './push-file.ts';
-import { pushAgain } from './claim.ts';
-import { compileSource, entityReadOptions } from './read/index.ts';
-import { entityDelta, sourceDelta } from './delta/source-delta.ts';
-import { UsageError } from '../usage-error.ts';
+import { processClaimed, type FileResult, type PushSource } from '../file/push-file.ts';
+import { pushAgain } from '../file/claim.ts';
+import { compileSource, entityReadOptions } from '../read/index.ts';
+import { entityDelta, sourceDelta } from '../delta/delta-plan.ts';
+import { UsageError } from '../../usage-error.ts';
 
 export class RetryRefusedError extends UsageError {}
 

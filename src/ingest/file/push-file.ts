@@ -11,11 +11,11 @@
  */
 import { rm, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { ApiError, API_ERROR_CODES } from '../api/errors.ts';
-import type { ApiClient } from '../api/client.ts';
-import type { Clock } from '../clock.ts';
-import type { Entity } from '../api/schemas/index.ts';
-import type { Logger } from '../log.ts';
+import { ApiError, API_ERROR_CODES } from '../../api/errors.ts';
+import type { ApiClient } from '../../api/client.ts';
+import type { Clock } from '../../clock.ts';
+import type { Entity } from '../../api/schemas/index.ts';
+import type { Logger } from '../../log.ts';
 import {
   closeAttempt,
   dropClaim,
@@ -28,29 +28,35 @@ import {
   prepareFinish,
   setMode,
   type PushFile,
-} from '../store/push-ledger.ts';
-import type { StateDb } from '../store/state-db.ts';
+} from '../../store/push-ledger.ts';
+import type { StateDb } from '../../store/state-db.ts';
 import { claimFile, duplicateNote, recoverClaim, remappedNote, type ClaimSource } from './claim.ts';
 import { crashedAgentError, DEATHS_BEFORE_SET_ASIDE } from './crashed-agent.ts';
-import { sourceFingerprint } from './delta/fingerprint.ts';
-import { sendBulk } from './bulk-send.ts';
-import { writeFileAtomic } from '../atomic-file.ts';
-import { pathExists } from '../path-exists.ts';
-import { archiveDir, failedDir, freeName, moveFile, ownFolder, processingDir } from './folders.ts';
-import { ImportJobFailedError, sendImport } from './import-send.ts';
-import { FileFormatError, compileSource, readRows, type CompiledSource, type ReadOptions, type ReadSummary } from './read/index.ts';
+import { sendBulk } from '../send/bulk-send.ts';
+import { writeFileAtomic } from '../../atomic-file.ts';
+import { pathExists } from '../../path-exists.ts';
+import { archiveDir, failedDir, freeName, moveFile, ownFolder, processingDir } from '../folders.ts';
+import { ImportJobFailedError, sendImport } from '../send/import-send.ts';
+import { FileFormatError, compileSource, readRows, type CompiledSource, type ReadOptions, type ReadSummary } from '../read/index.ts';
 import { nameForTemplates, tieFix } from './rejects-fix.ts';
 import { writeReport, type PushReport } from './report.ts';
 import { fileCounts, finishedRows, RowsRejectedError, rowsVerdict, unreconciled, type FileCounts } from './row-fate.ts';
-import type { DeltaSettings } from '../config/delta-schema.ts';
-import { HELD_ERROR_CODE, deltaFile, recordFullSend } from '../store/delta-state.ts';
-import { planDelta, type DeltaPlan } from './delta/delta-plan.ts';
-import { recordHeld, writeHeldPreview } from './delta/hold.ts';
-import { deleteMissing } from './delta/delete-missing.ts';
-import { firstPass, MIN_SPLIT_BYTES } from './delta/two-halves.ts';
-import { fileLineSeed } from './delta/line-hash.ts';
-import { dropSpareHalf, prestartHalf } from './delta/spare-half.ts';
-import type { ReadInit, RowReader } from './read/index.ts';
+import type { DeltaSettings } from '../../config/delta-schema.ts';
+import { HELD_ERROR_CODE, deltaFile, recordFullSend } from '../../store/delta-state.ts';
+import {
+  deleteMissing,
+  dropSpareHalf,
+  fileLineSeed,
+  firstPass,
+  MIN_SPLIT_BYTES,
+  planDelta,
+  prestartHalf,
+  recordHeld,
+  sourceFingerprint,
+  writeHeldPreview,
+  type DeltaPlan,
+} from '../delta/delta-plan.ts';
+import type { ReadInit, RowReader } from '../read/index.ts';
 
 export interface PushDeps {
   readonly db: StateDb;

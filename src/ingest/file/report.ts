@@ -4,14 +4,14 @@
  * place, through temporary names, before the file is moved there. Superseded rows are not rejects (a later row with
  * the same key was written); the report lists them.
  */
-import { AGENT_VERSION } from '../version.ts';
-import type { StateDb } from '../store/state-db.ts';
-import { maxRawFields, rejectsOf, type PushFile, type RowProblem } from '../store/push-ledger.ts';
+import { AGENT_VERSION } from '../../version.ts';
+import type { StateDb } from '../../store/state-db.ts';
+import { maxRawFields, rejectsOf, type PushFile, type RowProblem } from '../../store/push-ledger.ts';
 import { rejectedRows, type FileCounts } from './row-fate.ts';
-import type { DeltaFileRecord } from '../store/delta-state.ts';
-import { sentReasons, type SentReasons } from './delta/sent-reasons.ts';
-import { redactSecrets } from '../log.ts';
-import { writeFileAtomic } from '../atomic-file.ts';
+import type { DeltaFileRecord } from '../../store/delta-state.ts';
+import { sentReasons, type SentReasons } from '../delta/delta-plan.ts';
+import { redactSecrets } from '../../log.ts';
+import { writeFileAtomic } from '../../atomic-file.ts';
 import { REJECTS_SUFFIX, writeRejectsCsv } from './rejects-csv.ts';
 
 /** How many rejects and superseded rows the report names (the CSV has all of them). */

@@ -10,8 +10,8 @@
  * back to it), so that a store code in the original's name still applies to its corrected rows.
  */
 import { basename } from 'node:path';
-import { filesNamed, getFile, setFixes, type PushFile } from '../store/push-ledger.ts';
-import type { StateDb } from '../store/state-db.ts';
+import { filesNamed, getFile, setFixes, type PushFile } from '../../store/push-ledger.ts';
+import type { StateDb } from '../../store/state-db.ts';
 import { rejectsStem } from './rejects-csv.ts';
 
 /** The finished file of the same source whose rejects CSV `file`'s name is; null when there is none. */

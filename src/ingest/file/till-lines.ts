@@ -7,7 +7,7 @@
  *
  * Quantities stay decimal strings: the sum is exact (scaled integers), never a float.
  */
-import { canonicalDecimal } from './delta/canonical.ts';
+import { canonicalDecimal } from '../delta/delta-plan.ts';
 
 type Row = Readonly<Record<string, unknown>>;
 

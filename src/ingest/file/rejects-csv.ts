@@ -19,8 +19,8 @@ import { open, rm } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { parse } from 'csv-parse/sync';
-import { temporaryPath, writeFileAtomic } from '../atomic-file.ts';
-import { csvLine } from '../csv-text.ts';
+import { temporaryPath, writeFileAtomic } from '../../atomic-file.ts';
+import { csvLine } from '../../csv-text.ts';
 
 /** One problem of a row. */
 export interface RejectProblem {

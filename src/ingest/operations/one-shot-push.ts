@@ -21,12 +21,12 @@
 import { randomBytes } from 'node:crypto';
 import { copyFile, mkdir, readdir, realpath, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { unfinishedFiles, type PushFile } from '../store/push-ledger.ts';
-import { sha256Of } from './claim.ts';
-import { ownFolder, processingDir } from './folders.ts';
-import { processClaimed, pushFile, type FileResult, type PushDeps, type PushOptions } from './push-file.ts';
+import { unfinishedFiles, type PushFile } from '../../store/push-ledger.ts';
+import { sha256Of } from '../file/claim.ts';
+import { ownFolder, processingDir } from '../folders.ts';
+import { processClaimed, pushFile, type FileResult, type PushDeps, type PushOptions } from '../file/push-file.ts';
 import { PushUsageError, type PushTarget } from './push-target.ts';
-import { UsageError } from '../usage-error.ts';
+import { UsageError } from '../../usage-error.ts';
 
 export interface PushRunResult {
   /** FILE's outcome (claimed now, or resumed). */

@@ -18,9 +18,9 @@
  *   detected early: when the first PROBATION_ROWS rows judged are all rejected, nothing more is sent;
  * - done otherwise (some rows rejected: exit 3; none: exit 0).
  */
-import { ledgerTallies, type FinishedRows, type LedgerTallies, type RejectRow } from '../store/push-ledger.ts';
-import type { StateDb } from '../store/state-db.ts';
-import type { RowRejected } from './read/index.ts';
+import { ledgerTallies, type FinishedRows, type LedgerTallies, type RejectRow } from '../../store/push-ledger.ts';
+import type { StateDb } from '../../store/state-db.ts';
+import type { RowRejected } from '../read/index.ts';
 
 /** The rows of a file by fate (the ledger's tallies, read as fates). */
 export interface FileCounts {

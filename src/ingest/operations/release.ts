@@ -15,8 +15,8 @@ import { basename, join, resolve } from 'node:path';
 import type { Config } from '../../config/index.ts';
 import { openStateDb } from '../../store/open-state-db.ts';
 import { heldFiles, releaseHeld, type HeldFileRow } from '../../store/delta-state.ts';
-import { requeueFile, RetryRefusedError } from '../file-retry.ts';
-import { previewPathOf } from './hold.ts';
+import { requeueFile, RetryRefusedError } from './file-retry.ts';
+import { previewPathOf } from '../delta/delta-plan.ts';
 import { UsageError } from '../../usage-error.ts';
 
 export class ReleaseRefusedError extends UsageError {}

@@ -13,8 +13,8 @@
 import { createHash } from 'node:crypto';
 import { lstat, realpath, stat, type FileHandle } from 'node:fs/promises';
 import { basename, isAbsolute, join, relative } from 'node:path';
-import { pathExists } from '../path-exists.ts';
-import type { StateDb } from '../store/state-db.ts';
+import { pathExists } from '../../path-exists.ts';
+import type { StateDb } from '../../store/state-db.ts';
 import {
   beginClaim,
   dropClaim,
@@ -23,9 +23,9 @@ import {
   setProcessingPath,
   setStatus,
   type PushFile,
-} from '../store/push-ledger.ts';
-import { moveFile, ownFolder, processingDir, processingPath } from './folders.ts';
-import { InboxFileError, inboxFoldersProblem, openInboxFile, sameFile } from './inbox-file.ts';
+} from '../../store/push-ledger.ts';
+import { moveFile, ownFolder, processingDir, processingPath } from '../folders.ts';
+import { InboxFileError, inboxFoldersProblem, openInboxFile, sameFile } from '../inbox-file.ts';
 
 export interface ClaimSource {
   /** The source name (or `cli:<entity>` for `push --entity`). */

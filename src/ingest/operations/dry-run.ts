@@ -3,18 +3,18 @@
  * writes the rows that would be rejected to a rejects CSV and counts the rows that would be sent. It claims nothing,
  * records nothing in the state database and calls no API endpoint: the file stays where it is.
  *
- * The rejects CSV is written by the push's own writer (src/ingest/rejects-csv.ts): the same layout, durably, in
+ * The rejects CSV is written by the push's own writer (src/ingest/file/rejects-csv.ts): the same layout, durably, in
  * constant memory.
  */
 import { mkdir } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { BUSINESS_KEYS, type Entity } from '../api/schemas/index.ts';
-import { FileKeys, loserRow, type Loser } from './duplicate-keys.ts';
-import { readRows, type CompiledSource, type ReadProgress, type ReadSummary } from './read/index.ts';
-import { RejectsSpool } from './rejects-csv.ts';
-import { rowsVerdict } from './row-fate.ts';
-import { previewDelta, type DeltaPreview, type DeltaSource } from './delta/delta-plan.ts';
-import type { StateDb } from '../store/state-db.ts';
+import { BUSINESS_KEYS, type Entity } from '../../api/schemas/index.ts';
+import { FileKeys, loserRow, type Loser } from '../file/duplicate-keys.ts';
+import { readRows, type CompiledSource, type ReadProgress, type ReadSummary } from '../read/index.ts';
+import { RejectsSpool } from '../file/rejects-csv.ts';
+import { rowsVerdict } from '../file/row-fate.ts';
+import { previewDelta, type DeltaPreview, type DeltaSource } from '../delta/delta-plan.ts';
+import type { StateDb } from '../../store/state-db.ts';
 
 /** Where a dry run writes its rejects unless told: the state directory, never an inbox (a watcher would take a .csv). */
 export function dryRunRejectsPath(stateDir: string, file: string): string {

@@ -9,7 +9,7 @@
  * - not_finished (1): it is deferred in processing/ (API down, key rejected, interrupted: the same command resumes
  *   it), or it vanished.
  */
-import type { DryRunResult } from './dry-run.ts';
+import type { DryRunResult } from '../operations/dry-run.ts';
 import type { FileResult } from './push-file.ts';
 
 export type FileVerdict = 'accepted' | 'rows_rejected' | 'failed' | 'not_finished';

@@ -3,14 +3,14 @@
  * database, a logger. The logger writes to stderr and only at log.level debug or trace: a person at a terminal reads
  * the command's summary, not the agent's log lines (they say the same at info).
  */
-import { connectApi, pacingOf } from '../api-from-config.ts';
-import type { TransportHooks } from '../api/transport.ts';
-import { systemClock } from '../clock.ts';
-import type { Config } from '../config/index.ts';
-import { createLogger, type Logger } from '../log.ts';
-import { openStateDb } from '../store/open-state-db.ts';
-import type { ImportSendContext } from './import-send.ts';
-import type { PushDeps } from './push-file.ts';
+import { connectApi, pacingOf } from '../../api-from-config.ts';
+import type { TransportHooks } from '../../api/transport.ts';
+import { systemClock } from '../../clock.ts';
+import type { Config } from '../../config/index.ts';
+import { createLogger, type Logger } from '../../log.ts';
+import { openStateDb } from '../../store/open-state-db.ts';
+import type { ImportSendContext } from '../send/import-send.ts';
+import type { PushDeps } from '../file/push-file.ts';
 
 /** The logger of a one-shot command: stderr, silent unless log.level is debug or trace. */
 export function oneShotLogger(config: Config): Logger {

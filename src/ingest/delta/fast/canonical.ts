@@ -15,8 +15,8 @@
  * CANONICAL_FORM_VERSION is part of every source's fingerprint: changing this module's rules makes every row count as
  * changed once, instead of comparing old hashes with new ones.
  */
-import type { Entity } from '../../api/schemas/index.ts';
-import { ENTITY_FIELDS, type FieldKind } from '../read/index.ts';
+import type { Entity } from '../../../api/schemas/index.ts';
+import { ENTITY_FIELDS, type FieldKind } from '../../read/index.ts';
 import { Hash64Stream, type Hash64 } from './hash.ts';
 
 export const CANONICAL_FORM_VERSION = 2;

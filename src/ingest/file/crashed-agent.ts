@@ -9,7 +9,7 @@
  * What counts as a death: anything that ends the process without the attempt returning (SIGKILL, an abort, a second
  * Ctrl-C of `push`). A drain (SIGTERM, the first Ctrl-C), a deferral or a finished file close the attempt.
  */
-import type { PushFile } from '../store/push-ledger.ts';
+import type { PushFile } from '../../store/push-ledger.ts';
 
 export const CRASHED_AGENT_CODE = 'CRASHED_AGENT';
 

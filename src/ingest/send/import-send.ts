@@ -10,12 +10,12 @@
  * its detail, every row sent in the rejects.
  */
 import { join } from 'node:path';
-import type { ApiClient } from '../api/client.ts';
-import { JOB_POLL_QUEUED_MS, JOB_POLL_RUNNING_MS, type Entity, type Job, type JobFailedRow, type JobHandle } from '../api/schemas/index.ts';
-import type { Clock } from '../clock.ts';
-import type { Logger } from '../log.ts';
-import { forgetJobPoll, jobPollOf, recordJobPoll } from '../store/api-state.ts';
-import type { StateDb } from '../store/state-db.ts';
+import type { ApiClient } from '../../api/client.ts';
+import { JOB_POLL_QUEUED_MS, JOB_POLL_RUNNING_MS, type Entity, type Job, type JobFailedRow, type JobHandle } from '../../api/schemas/index.ts';
+import type { Clock } from '../../clock.ts';
+import type { Logger } from '../../log.ts';
+import { forgetJobPoll, jobPollOf, recordJobPoll } from '../../store/api-state.ts';
+import type { StateDb } from '../../store/state-db.ts';
 import {
   apiRejectedLines,
   commitBatch,
@@ -26,13 +26,13 @@ import {
   setStatus,
   type PushFile,
   type RejectRow,
-} from '../store/push-ledger.ts';
-import type { EntityRecord, RowOutcome } from './read/index.ts';
-import type { DuplicateKeyPolicy } from '../config/mapping-schema.ts';
-import { firstPassDecisions, loserRow, type ReopenRows } from './duplicate-keys.ts';
-import { Probation, localReject, stoppedEarly } from './row-fate.ts';
-import { CanonicalCsvWriter } from './write/canonical-csv.ts';
-import { processingDir } from './folders.ts';
+} from '../../store/push-ledger.ts';
+import type { EntityRecord, RowOutcome } from '../read/index.ts';
+import type { DuplicateKeyPolicy } from '../../config/mapping-schema.ts';
+import { firstPassDecisions, loserRow, type ReopenRows } from '../file/duplicate-keys.ts';
+import { Probation, localReject, stoppedEarly } from '../file/row-fate.ts';
+import { CanonicalCsvWriter } from '../write/canonical-csv.ts';
+import { processingDir } from '../folders.ts';
 
 export interface ImportSendContext {
   readonly db: StateDb;

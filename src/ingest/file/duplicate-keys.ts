@@ -26,10 +26,10 @@
  */
 import Database from 'better-sqlite3';
 import type BetterSqlite3 from 'better-sqlite3';
-import { BUSINESS_KEY_FIELDS, BUSINESS_KEYS, type Entity } from '../api/schemas/index.ts';
-import type { DuplicateKeyPolicy } from '../config/mapping-schema.ts';
-import type { RejectRow } from '../store/push-ledger.ts';
-import type { RowOutcome } from './read/index.ts';
+import { BUSINESS_KEY_FIELDS, BUSINESS_KEYS, type Entity } from '../../api/schemas/index.ts';
+import type { DuplicateKeyPolicy } from '../../config/mapping-schema.ts';
+import type { RejectRow } from '../../store/push-ledger.ts';
+import type { RowOutcome } from '../read/index.ts';
 import { LineSummer } from './till-lines.ts';
 
 type Row = Readonly<Record<string, unknown>>;

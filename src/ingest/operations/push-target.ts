@@ -10,12 +10,12 @@
  *   name is `cli:<entity>`.
  */
 import { join } from 'node:path';
-import { BULK_BATCH_DEFAULT, ENTITIES, type Entity } from '../api/schemas/index.ts';
-import { ConfigError, type Config } from '../config/index.ts';
-import { compileSource, entityReadOptions, SourceConfigError, type CompiledSource } from './read/index.ts';
-import type { PushSource } from './push-file.ts';
-import { entityDelta, sourceDelta } from './delta/source-delta.ts';
-import { UsageError } from '../usage-error.ts';
+import { BULK_BATCH_DEFAULT, ENTITIES, type Entity } from '../../api/schemas/index.ts';
+import { ConfigError, type Config } from '../../config/index.ts';
+import { compileSource, entityReadOptions, SourceConfigError, type CompiledSource } from '../read/index.ts';
+import type { PushSource } from '../file/push-file.ts';
+import { entityDelta, sourceDelta } from '../delta/delta-plan.ts';
+import { UsageError } from '../../usage-error.ts';
 
 export type PushMode = 'bulk' | 'import';
 

@@ -22,13 +22,13 @@
  * - The line hash of an ASCII line is hashed from its bytes (lineHashOfBytes, equal to lineHashOf of its cells as text);
  *   a line with other characters has the cells it hashes decoded first.
  */
-import { openInboxFile } from '../inbox-file.ts';
-import { MAX_RECORD_BYTES, isBlank } from '../read/parser.ts';
-import { createDecoder } from '../read/decoders.ts';
-import type { ByteRange } from '../read/open-source.ts';
-import type { RowConversion, RowReader } from '../read/index.ts';
-import { BUSINESS_KEY_FIELDS, KEY_PARTS_AS_IS, type Entity } from '../../api/schemas/index.ts';
-import { collectRows, hashKey, hashKeyBytes, type RowHashing } from './compare.ts';
+import { openInboxFile } from '../../inbox-file.ts';
+import { MAX_RECORD_BYTES, isBlank } from '../../read/parser.ts';
+import { createDecoder } from '../../read/decoders.ts';
+import type { ByteRange } from '../../read/open-source.ts';
+import type { RowConversion, RowReader } from '../../read/index.ts';
+import { BUSINESS_KEY_FIELDS, KEY_PARTS_AS_IS, type Entity } from '../../../api/schemas/index.ts';
+import { collectRows, hashKey, hashKeyBytes, type RowHashing } from './row-hash.ts';
 import { Hash64Stream } from './hash.ts';
 import { lineHashOf, lineHashOfBytes, type LineSeed } from './line-hash.ts';
 import { offsetHi, type SortedRuns } from './sorted-runs.ts';

@@ -19,9 +19,9 @@
  * record. A line hash is only ever compared with the one remembered for the same key: a changed line passes for the
  * old one with a probability of 2^-48 (one in 281 trillion changed rows).
  */
-import type { CompiledSource } from '../read/compile-source.ts';
-import type { HeaderInfo } from '../read/types.ts';
-import { AGENT_VERSION } from '../../version.ts';
+import type { CompiledSource } from '../../read/compile-source.ts';
+import type { HeaderInfo } from '../../read/types.ts';
+import { AGENT_VERSION } from '../../../version.ts';
 import { hash64, hashByteCells, hashCells } from './hash.ts';
 
 /**
