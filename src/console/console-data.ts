@@ -10,7 +10,7 @@ import type { Config } from '../config/index.ts';
 import type { Readiness } from '../status/readiness.ts';
 import { readRejectsHeader } from '../ingest/file/rejects-csv.ts';
 import type { DaemonCheck } from '../status/daemon-probe.ts';
-import { heldFileList } from '../status/held-files.ts';
+import { heldDetail, heldFileList, type HeldDetail } from '../status/held-files.ts';
 import { listFiles, reportFiles, showFile, type FileDetail, type FileListItem, type ListFilter } from '../status/file-list.ts';
 import { buildReport, gatherDatabaseParts, withStateDatabase, type KeyCheck, type StatusReport } from '../status/status-report.ts';
 
@@ -62,14 +62,20 @@ export async function consoleFiles(ctx: ConsoleContext, filter: ListFilter): Pro
 export interface ConsoleFileDetail extends FileDetail {
   /** The report's JSON as written (null: no report, or it could not be read). */
   report_text: string | null;
+  /** A file the brakes hold: its preview and its release command (null: not held). */
+  held: HeldDetail | null;
   /** The file's own column names, from its rejects CSV (null: no rejects file). */
   columns: string[] | null;
 }
 
 export async function consoleFile(ctx: ConsoleContext, id: number): Promise<ConsoleFileDetail | undefined> {
-  const detail = await withStateDatabase(ctx.config(), (db) => (db ? showFile(db, id) : undefined));
-  if (detail === undefined) return undefined;
+  const found = await withStateDatabase(ctx.config(), async (db) => {
+    const shown = db ? await showFile(db, id) : undefined;
+    return shown === undefined || db === null ? undefined : { shown, held: await heldDetail(db, id) };
+  });
+  if (found === undefined) return undefined;
+  const { shown: detail, held } = found;
   const report_text = detail.report_path === null ? null : await readFile(detail.report_path, 'utf8').catch(() => null);
   const header = detail.rejects_path === null ? null : await readRejectsHeader(detail.rejects_path);
-  return { ...detail, report_text, columns: header === null ? null : header.headers };
+  return { ...detail, report_text, held, columns: header === null ? null : header.headers };
 }

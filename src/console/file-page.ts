@@ -6,6 +6,7 @@
 import { basename } from 'node:path';
 import { problemColumns } from '../ingest/file/rejects-csv.ts';
 import type { StoredBatch } from '../store/push-ledger.ts';
+import type { HeldDetail } from '../status/held-files.ts';
 import type { ConsoleFileDetail } from './console-data.ts';
 import { downloadLinks, fileHref } from './file-table.ts';
 import { count, localTime, type TimeFormat } from './format.ts';
@@ -113,6 +114,32 @@ source's entry in the config. To see its rows as they would be sent: <code>prici
 <pre class="suggestion">${s.yaml}</pre>`;
 }
 
+/** Why a held file waits, what it would have done (its preview), and the command that sends it after all. */
+function heldSection(held: HeldDetail): Html {
+  const p = held.preview;
+  const command = html`<p>Nothing of it was sent. To send it after all: <code class="release">${held.release_command}</code></p>`;
+  if (p === null) return html`${command}<p class="empty">Its preview could not be read.</p>`;
+  const r = p.rows;
+  const moves = p.largest_price_moves.map((m) => ({
+    cells: [String(m.line), m.key === null ? '' : Object.values(m.key).join(' · '), m.before, m.after, m.move_pct === null ? '' : `${m.move_pct} %`],
+  }));
+  const missing = p.first_missing_keys.map((k) => ({ cells: [k.key === null ? '' : Object.values(k.key).join(' · '), k.id === null ? '' : String(k.id)] }));
+  return html`<ul class="brakes">${p.brakes.map((b) => html`<li>${b.message}</li>`)}</ul>${command}
+${figures([
+  ['Compared', count(r.compared)],
+  ['Unchanged', count(r.unchanged)],
+  ['Changed', count(r.changed), r.changed > 0 ? 'bad' : undefined],
+  ['New', count(r.new)],
+  ['Changed on the platform', count(r.changed_on_platform)],
+  ['Remapped', count(r.remapped)],
+  ['Missing', count(r.missing), r.missing > 0 ? 'bad' : undefined],
+])}
+<h3>Largest price moves</h3>
+${dataTable([{ label: 'Line', num: true }, { label: 'Key', head: true }, { label: 'Before', num: true }, { label: 'After', num: true }, { label: 'Move', num: true }], moves, 'No price moves.')}
+<h3>First missing keys</h3>
+${dataTable([{ label: 'Key', head: true }, { label: 'Platform id' }], missing, 'No key is missing.')}`;
+}
+
 export function fileBody(d: ConsoleFileDetail, time: TimeFormat, suggested: FileSuggestion | null = null): Html {
   const f = d.file;
   const rejected = f.rows_rejected ?? d.rejects_total;
@@ -120,7 +147,7 @@ export function fileBody(d: ConsoleFileDetail, time: TimeFormat, suggested: File
   const merged = f.rows_merged ?? d.counts.merged;
   const unchanged = (f as { rows_unchanged?: unknown }).rows_unchanged;
   const name = (path: string | null) => (path === null ? '' : basename(path));
-  return html`<h1>${f.original_name} ${statusPill(f.status)}<span class="sub">#${f.id} · source ${f.source} · ${f.entity} · ${f.mode}</span></h1>
+  return html`<h1>${f.original_name} ${statusPill(d.held === null ? f.status : 'held')}<span class="sub">#${f.id} · source ${f.source} · ${f.entity} · ${f.mode}</span></h1>
 ${figures([
   ['Read', count(f.rows_read)],
   ['Accepted', count(f.rows_accepted ?? d.counts.accepted), 'ok'],
@@ -133,6 +160,7 @@ ${figures([
   { id: f.id, report_path: d.report_path, rejects_path: d.rejects_path },
   { className: 'button', separator: ' ', report: `Report: ${name(d.report_path)}`, rejects: `Rejects: ${name(d.rejects_path)}` },
 )}</div>
+${d.held !== null && section('held', 'Held by the brakes', heldSection(d.held))}
 ${section('history', 'History', history(d, time))}
 ${suggested !== null && section('suggest', 'A source drafted from this file', suggestion(suggested))}
 ${section('rejects', 'First rejects', rejects(d), html`${count(d.rejects_total)} in all`)}

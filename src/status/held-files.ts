@@ -2,7 +2,9 @@
  * Files the brakes held, for people and programs: `status` (text and --json) and the web console call
  * `heldFileList`. Reads only; the files' rows belong to src/store/delta-state.ts.
  */
+import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
+import type { HeldPreview } from '../ingest/delta/delta-plan.ts';
 import { heldFiles } from '../store/delta-state.ts';
 import { hasTable } from '../store/meta.ts';
 import type { StateDb } from '../store/state-db.ts';
@@ -41,6 +43,30 @@ export async function heldFileList(db: StateDb): Promise<HeldFileView[]> {
       release_command: `pricing-agent files release ${JSON.stringify(basename(row.held_path))} --source ${row.source}`,
     };
   });
+}
+
+/** A file still held, for its page: why, what it would have done (its preview), and what sends it after all. */
+export interface HeldDetail {
+  readonly release_command: string;
+  /** `<name>.preview.json`; null when it cannot be read (removed by hand). */
+  readonly preview: HeldPreview | null;
+}
+
+/** The preview is the agent's own JSON, a few kilobytes: a larger file there is not one. */
+const PREVIEW_MAX_BYTES = 1024 * 1024;
+
+/** The held detail of file `id`, or null when it is not held (never was, or released). */
+export async function heldDetail(db: StateDb, id: number): Promise<HeldDetail | null> {
+  const held = (await heldFileList(db)).find((f) => f.id === id);
+  if (held === undefined) return null;
+  let preview: HeldPreview | null = null;
+  try {
+    const text = await readFile(held.preview_path, 'utf8');
+    if (text.length <= PREVIEW_MAX_BYTES) preview = JSON.parse(text) as HeldPreview;
+  } catch {
+    preview = null;
+  }
+  return { release_command: held.release_command, preview };
 }
 
 /** Held files per source (the pricing_agent_held_files gauge). */

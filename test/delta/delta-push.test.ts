@@ -13,8 +13,9 @@ import { BUSINESS_KEYS } from '../../src/api/schemas/index.ts';
 import { findScope, markPlatformChanged } from '../../src/store/delta-state.ts';
 import { sqlOf } from '../../src/store/sql-db.ts';
 import { filesTable } from '../../src/console/file-table.ts';
-import { listFiles } from '../../src/status/file-list.ts';
-import { heldFileList } from '../../src/status/held-files.ts';
+import { fileBody } from '../../src/console/file-page.ts';
+import { listFiles, showFile } from '../../src/status/file-list.ts';
+import { heldDetail, heldFileList } from '../../src/status/held-files.ts';
 
 let h: PushHarness;
 let stores: readonly string[];
@@ -379,5 +380,18 @@ describe('delta push', () => {
     expect(table).toContain('<span class="pill busy">held</span>');
     expect(table).not.toContain('pill bad');
     expect(table).toContain(`<code class="release">pricing-agent files release &quot;h2.csv&quot; --source ${source.name}</code>`);
+    // Its page: held, with the brakes, its preview (counts by kind, the largest price moves, the missing keys) and the command.
+    const detail = await showFile(h.db, held.file.id);
+    const page = fileBody({ ...detail!, report_text: null, columns: null, held: await heldDetail(h.db, held.file.id) }, {}).toString();
+    expect(page).toMatch(/^<h1>h2\.csv <span class="pill busy">held<\/span>/);
+    expect(page).toContain('<h2>Held by the brakes</h2>');
+    expect(page).toMatch(/<li>[^<]*50 %[^<]*<\/li>/);
+    expect(page).toContain('<dt>Changed</dt><dd>1</dd>');
+    expect(page).toMatch(/<td class="num" data-label="Before"><span class="v">1<\/span><\/td><td class="num" data-label="After"><span class="v">9<\/span><\/td><td class="num" data-label="Move"><span class="v">800 %<\/span>/);
+    expect(page).toContain(`<code class="release">pricing-agent files release &quot;h2.csv&quot; --source ${source.name}</code>`);
+    // A file that is not held has no held section.
+    const done = await push('h3.csv', storeCsv([['H', 0, '1.00']]));
+    if (done.outcome !== 'done') throw new Error(`expected done, got ${done.outcome}`);
+    expect(await heldDetail(h.db, done.file.id)).toBeNull();
   });
 });
