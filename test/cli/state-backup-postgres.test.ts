@@ -97,7 +97,7 @@ describe.runIf(TEST_BACKEND === 'postgres')('pricing-agent state backup and rest
     expect(restore.stderr.trim()).toMatch(/^\S+x\.dump: no such file$/);
     await writeFile(join(dir, 'x.dump'), 'not a dump');
     const missingTool = await runCli(['state', 'restore', join(dir, 'x.dump'), '-c', config], noTools);
-    expect(missingTool.stderr.trim()).toMatch(/^pg_restore is not on PATH: install PostgreSQL's client tools, or run pg_restore --clean .* with the agent stopped$/);
+    expect(missingTool.stderr.trim()).toMatch(/^pg_restore is not on PATH: install PostgreSQL's client tools, or run DROP SCHEMA t_\w+ CASCADE, then pg_restore --single-transaction .*, with the agent stopped$/);
     const broken = await runCli(['state', 'restore', join(dir, 'x.dump'), '-c', config], TOOLS);
     expect(broken.code).toBe(1);
     expect(broken.stderr.trim()).toMatch(/^pg_restore failed: .*not a valid archive|^pg_restore failed: .*input file/);

@@ -7,12 +7,17 @@
  * The password goes to the tool in PGPASSWORD, never on its command line (other users of the machine can read a
  * command line in ps); sslmode and the CA file as libpq's PGSSLMODE and PGSSLROOTCERT, as the agent connects.
  * A dump is written to a temporary name and renamed, so a crash or a failed dump leaves no half file under the name.
+ *
+ * A restore sets the schema as it is aside (renamed), restores the dump into a new schema of its name in one
+ * transaction, then drops the old one; a failed restore renames it back. Not pg_restore --clean: it drops only the
+ * objects the dump holds, and a schema upgraded since (a table a newer migration added) then refused to go.
  */
 import { execFile } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { PostgresConfig } from '../../config/state-schema.ts';
 import { StoreError } from '../errors.ts';
+import { createPool, quoteIdent } from './pool.ts';
 
 /** A dump of a large state takes minutes; a tool that hangs longer than this is stopped. */
 const TOOL_TIMEOUT_MS = 60 * 60_000;
@@ -28,7 +33,7 @@ function toolEnv(config: PostgresConfig): NodeJS.ProcessEnv {
 export function manualCommand(config: PostgresConfig, verb: 'backup' | 'restore', file = 'FILE'): string {
   return verb === 'backup'
     ? `pg_dump --schema=${config.schema} --format=custom --file=${file} ${config.url}`
-    : `pg_restore --clean --if-exists --single-transaction --no-owner --dbname=${config.url} ${file} with the agent stopped`;
+    : `DROP SCHEMA ${config.schema} CASCADE, then pg_restore --single-transaction --no-owner --dbname=${config.url} ${file}, with the agent stopped`;
 }
 
 /** Runs the tool; resolves to what it printed on stdout. */
@@ -72,5 +77,20 @@ export async function restorePostgres(config: PostgresConfig, file: string): Pro
     const what = schemas.length === 0 ? 'holds no schema' : `is a dump of schema ${schemas.join(', ')}`;
     throw new StoreError('INVALID_ARGUMENT', `${file} ${what}, and the state is in schema ${config.schema}: restore a backup taken by state backup with this config`);
   }
-  await run('pg_restore', ['--clean', '--if-exists', '--single-transaction', '--exit-on-error', '--no-owner', `--dbname=${config.url}`, file], config, 'restore', file);
+  const aside = `${config.schema}_before_restore`.slice(0, 63);
+  const pool = createPool({ ...config, pool_size: 1 });
+  try {
+    const exists = (await pool.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [config.schema])).rowCount === 1;
+    await pool.query(`DROP SCHEMA IF EXISTS ${quoteIdent(aside)} CASCADE`);
+    if (exists) await pool.query(`ALTER SCHEMA ${quoteIdent(config.schema)} RENAME TO ${quoteIdent(aside)}`);
+    try {
+      await run('pg_restore', ['--single-transaction', '--exit-on-error', '--no-owner', `--dbname=${config.url}`, file], config, 'restore', file);
+    } catch (error) {
+      if (exists) await pool.query(`ALTER SCHEMA ${quoteIdent(aside)} RENAME TO ${quoteIdent(config.schema)}`);
+      throw error;
+    }
+    if (exists) await pool.query(`DROP SCHEMA ${quoteIdent(aside)} CASCADE`);
+  } finally {
+    await pool.end();
+  }
 }
