@@ -21,7 +21,7 @@ describe('contract coverage', () => {
   it('every owning file exists, opens its harness under its own name and ends with ownedOperationsTest', () => {
     for (const file of Object.keys(CONTRACT_OWNERS)) {
       const source = readFileSync(join(import.meta.dirname, `${file}.test.ts`), 'utf8');
-      expect(source, `${file}.test.ts`).toContain(`openContract('${file}'`);
+      expect(source, `${file}.test.ts`).toContain(`contractForFile('${file}'`);
       expect(source, `${file}.test.ts`).toContain('ownedOperationsTest(');
     }
   });
