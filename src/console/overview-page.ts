@@ -234,7 +234,7 @@ function feedSection(feed: FeedOverview | null, time: TimeFormat): Html {
     'Every store has applied every price it was sent.',
   );
   return html`${overdue}${figures([
-    ['Listening on', feed.listen],
+    ['Listening on', feed.listen, 'address'],
     ['Apply deadline', feed.apply_deadline],
   ])}${consumers}<h3>Stores with prices not applied yet</h3>${stores}`;
 }

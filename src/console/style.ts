@@ -84,6 +84,9 @@ header.top .pill.bad { background: #b3261e; color: #fff; }
 .figure.bad dd { color: var(--bad); }
 .figure.busy dd { color: var(--busy); }
 .figure.ok dd { color: var(--ok); }
+/* An address (the feed's host:port) on a row of its own, in one piece: never broken between two lines. */
+.figure.address { grid-column: 1 / -1; }
+.figure.address dd { overflow-wrap: normal; word-break: keep-all; font-family: var(--mono); font-size: .95rem; }
 .empty { color: var(--muted); margin: .2rem 0; }
 .muted { color: var(--muted); }
 .downloads { display: flex; flex-wrap: wrap; gap: .5rem; margin: 0 0 1rem; }

@@ -73,6 +73,21 @@ interface InPage {
   document: { documentElement: { scrollWidth: number } };
 }
 
+/** Enough of the DOM to measure where elements are (a box and a text per element). */
+interface InPageBoxes {
+  document: {
+    querySelectorAll(selector: string): Iterable<{
+      textContent: string;
+      scrollWidth: number;
+      clientWidth: number;
+      getBoundingClientRect(): { left: number; right: number; height: number };
+      getClientRects(): { length: number };
+    }>;
+    /** A range over an element's contents: one client rect per line its text takes. */
+    createRange(): { selectNodeContents(node: unknown): void; getClientRects(): { length: number } };
+  };
+}
+
 /** Enough of the DOM to find cut or spilling elements. */
 interface InPageElements {
   getComputedStyle(element: unknown): { textOverflow: string; overflowX: string };
@@ -90,6 +105,8 @@ describe.skipIf(skipWithout('Chromium', CHROMIUM !== undefined, 'chromium'))(`th
         `state:\n  dir: ./state\n`,
         `http:\n  port: 0\n`,
         `daemon:\n  key_check_interval_ms: 1000\n`,
+        // A feed for tills, so that the overview shows its address.
+        `feed:\n  listen: 127.0.0.1:0\n  consumers:\n    - name: till-0417\n      token_sha256: ${'ab'.repeat(32)}\n      stores: "*"\n`,
         'sources:\n',
         '  - name: products\n    entity: products\n    path: ./inbox/products\n    stable_ms: 200\n',
         '  - name: tx\n    entity: transactions\n    path: ./inbox/tx\n    stable_ms: 200\n',
@@ -279,6 +296,33 @@ describe.skipIf(skipWithout('Chromium', CHROMIUM !== undefined, 'chromium'))(`th
         expect(scrollWidth, `${path} at ${width} px`).toBeLessThanOrEqual(width);
         await page.close();
       }
+    }
+  });
+
+  it('keeps every download link, the Downloads column and the feed address whole and on screen at 1024 px, 1440 px and on a phone', async () => {
+    const boxes = (page: Page, selector: string) =>
+      page.evaluate((s) => {
+        const w = globalThis as unknown as InPageBoxes;
+        return [...w.document.querySelectorAll(s)].map((e) => {
+          const box = e.getBoundingClientRect();
+          const range = w.document.createRange();
+          range.selectNodeContents(e);
+          return { text: e.textContent, left: box.left, right: box.right, lines: range.getClientRects().length, scrolls: e.scrollWidth > e.clientWidth };
+        });
+      }, selector);
+    for (const width of [1024, 1440, 390]) {
+      const list = await open('/files', width);
+      const links = await boxes(list, 'a.report-link, a.rejects-link');
+      expect(links.length, `download links on /files at ${width} px`).toBeGreaterThanOrEqual(files.filter((f) => f.final_path !== null).length);
+      // On screen without scrolling the table sideways, each link in one piece.
+      for (const link of links) expect([link.text, link.left >= 0 && link.right <= width, link.lines], `at ${width} px`).toEqual([link.text, true, 1]);
+      if (width >= 1024) expect((await boxes(list, '.table-wrap')).map((t) => t.scrolls), `the files table scrolls sideways at ${width} px`).not.toContain(true);
+      await list.close();
+      const overview = await open('/', width);
+      const [address] = await boxes(overview, '#feed .figure.address dd');
+      expect(address?.text).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      expect([address?.lines, address?.scrolls, (address?.right ?? width + 1) <= width], `the feed address at ${width} px`).toEqual([1, false, true]);
+      await overview.close();
     }
   });
 
