@@ -2,9 +2,9 @@
  * Files the brakes held, for people and programs: `status` (text and --json) and the web console call
  * `heldFileList`. Reads only; the files' rows belong to src/store/delta-state.ts.
  */
-import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import type { HeldPreview } from '../ingest/delta/delta-plan.ts';
+import { openInboxFile } from '../ingest/inbox-file.ts';
 import { heldFiles } from '../store/delta-state.ts';
 import { hasTable } from '../store/meta.ts';
 import type { StateDb } from '../store/state-db.ts';
@@ -59,14 +59,28 @@ const PREVIEW_MAX_BYTES = 1024 * 1024;
 export async function heldDetail(db: StateDb, id: number): Promise<HeldDetail | null> {
   const held = (await heldFileList(db)).find((f) => f.id === id);
   if (held === undefined) return null;
-  let preview: HeldPreview | null = null;
+  return { release_command: held.release_command, preview: await readPreview(held.preview_path) };
+}
+
+/**
+ * The preview as the agent wrote it, or null: missing, not a plain file (opened without following a link), larger
+ * than PREVIEW_MAX_BYTES (never read whole), not JSON, or not of the preview's shape (the page would fail on it).
+ */
+async function readPreview(path: string): Promise<HeldPreview | null> {
   try {
-    const text = await readFile(held.preview_path, 'utf8');
-    if (text.length <= PREVIEW_MAX_BYTES) preview = JSON.parse(text) as HeldPreview;
+    const handle = await openInboxFile(path);
+    try {
+      if ((await handle.stat()).size > PREVIEW_MAX_BYTES) return null;
+      const value = JSON.parse(await handle.readFile('utf8')) as Partial<HeldPreview> | null;
+      const shaped =
+        typeof value?.rows === 'object' && value.rows !== null && [value.brakes, value.largest_price_moves, value.first_missing_keys].every(Array.isArray);
+      return shaped ? (value as HeldPreview) : null;
+    } finally {
+      await handle.close();
+    }
   } catch {
-    preview = null;
+    return null;
   }
-  return { release_command: held.release_command, preview };
 }
 
 /** Held files per source (the pricing_agent_held_files gauge). */

@@ -2,7 +2,7 @@
  * Delta push against the sandbox over HTTP and a real SQLite state: unchanged rows are not sent, changed and new
  * ones are, and the report reconciles read = sent + unchanged + rejected + superseded.
  */
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pushHarness, type PushHarness } from '../support/push-harness.ts';
@@ -389,6 +389,21 @@ describe('delta push', () => {
     expect(page).toContain('<dt>Changed</dt><dd>1</dd>');
     expect(page).toMatch(/<td class="num" data-label="Before"><span class="v">1<\/span><\/td><td class="num" data-label="After"><span class="v">9<\/span><\/td><td class="num" data-label="Move"><span class="v">800 %<\/span>/);
     expect(page).toContain(`<code class="release">pricing-agent files release &quot;h2.csv&quot; --source ${source.name}</code>`);
+    // A preview that is not the agent's (too large, another shape, a link) is not read: the page says so, still held.
+    const previewPath = (await heldFileList(h.db)).find((f) => f.id === held.file.id)?.preview_path ?? '';
+    const original = await readFile(previewPath, 'utf8');
+    for (const [what, write] of [
+      ['too large', () => writeFile(previewPath, `{"rows":{},"pad":"${'x'.repeat(1024 * 1024)}"}`)],
+      ['another shape', () => writeFile(previewPath, '{"rows":null}')],
+      ['a link', async () => { await rm(previewPath, { force: true }); await symlink(join(source.inbox, 'h1.csv'), previewPath); }],
+    ] as const) {
+      await write();
+      const shown = await heldDetail(h.db, held.file.id);
+      expect([what, shown?.preview, shown?.release_command]).toEqual([what, null, command]);
+      expect(fileBody({ ...detail!, report_text: null, columns: null, held: shown }, {}).toString(), what).toContain('Its preview could not be read.');
+      await rm(previewPath, { force: true });
+    }
+    await writeFile(previewPath, original);
     // A file that is not held has no held section.
     const done = await push('h3.csv', storeCsv([['H', 0, '1.00']]));
     if (done.outcome !== 'done') throw new Error(`expected done, got ${done.outcome}`);
