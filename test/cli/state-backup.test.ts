@@ -6,12 +6,11 @@
  * backups, and what `state restore` and a start refuse (a running agent, a file that is not a state, a state
  * written by a newer agent).
  */
-import { execFile, execFileSync } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { existsSync, readdirSync, statSync, symlinkSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type SandboxHandle } from '../../src/sandbox/index.ts';
@@ -19,25 +18,18 @@ import { automaticBackup } from '../../src/store/sqlite/backup.ts';
 import { AUTOMATIC_BACKUPS_KEPT } from '../../src/store/upgrade-safety.ts';
 import { databasePath, openSqlite } from '../../src/store/sqlite/open-sqlite.ts';
 import { writeAgentConfig } from '../fixtures/push/push-fixtures.ts';
+import { previousRelease } from '../support/previous-release.ts';
 import { runCli, type CliRun } from '../support/run-cli.ts';
 import { tempDir } from '../store/support.ts';
 
-const REPO = resolve(import.meta.dirname, '../..');
-/** The last commit before migration 0018 landed (the merge that added it, first parent): the previous release. */
-const PREVIOUS_RELEASE = 'a126756^1';
 
 let sandbox: SandboxHandle;
-let oldMain: string;
+let old: ReturnType<typeof previousRelease>;
 let daemon: Server | null = null;
 
 beforeAll(async () => {
   sandbox = await startSandbox({ approvals: 0, largeGridRows: 0 });
-  const tree = tempDir();
-  // The previous release's source, run by node as it is (TypeScript), with this checkout's dependencies.
-  const archive = execFileSync('git', ['-C', REPO, 'archive', PREVIOUS_RELEASE, 'src', 'package.json'], { maxBuffer: 64 * 1024 * 1024 });
-  execFileSync('tar', ['-x', '-C', tree], { input: archive });
-  symlinkSync(join(REPO, 'node_modules'), join(tree, 'node_modules'));
-  oldMain = join(tree, 'src', 'cli', 'main.ts');
+  old = previousRelease(tempDir());
 });
 
 afterAll(async () => {
@@ -46,12 +38,7 @@ afterAll(async () => {
 });
 
 function runOld(args: string[]): Promise<CliRun> {
-  const env = { ...process.env, PRICING_AGENT_CONFIG: undefined, PRICING_AGENT_DEBUG: undefined, PRICING_API_KEY: sandbox.apiKey };
-  return new Promise((done) => {
-    execFile(process.execPath, [oldMain, ...args], { env, timeout: 120_000 }, (error, stdout, stderr) => {
-      done({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
-    });
-  });
+  return old(args, { PRICING_API_KEY: sandbox.apiKey });
 }
 
 function cli(args: string[]): Promise<CliRun> {
