@@ -533,12 +533,23 @@ export async function dropClaim(db: StateDb, id: number): Promise<void> {
   await sqlOf(db).write((tx) => tx.run(`DELETE FROM push_files WHERE id = ? AND status = 'claiming'`, [id]));
 }
 
+/** What `prepareFinish` records before the move: enough to close the row the same way after a crash. */
+export type PreparedFinish = Pick<FileOutcome, 'status' | 'finalPath' | 'error' | 'duplicateOf'>;
+
 /**
- * Records where the file is about to go and with which outcome, before it is moved. If the agent dies after the
- * move, start-up finds the file at `final_path` and closes the row with `final_status` (see finishMovedFile).
+ * Records where the file is about to go and with which outcome (its status, its error, the file it duplicates),
+ * before it is moved. If the agent dies after the move, start-up finds the file at `final_path` and closes the row
+ * with what was recorded here (ingest/file/push-file.ts completeMove), so the ledger says what the report beside the
+ * file says. Before, only the status was recorded: a file killed after its move to failed/ was closed without its
+ * error code (a CRASHED_AGENT or HELD file showed as failed for no reason, and held files were no longer held).
  */
-export async function prepareFinish(db: StateDb, id: number, finalPath: string, status: 'done' | 'failed' | 'duplicate'): Promise<void> {
-  await updateFile(db, 'final_path = ?, final_status = ?', [finalPath, status], id);
+export async function prepareFinish(db: StateDb, id: number, outcome: PreparedFinish): Promise<void> {
+  await updateFile(
+    db,
+    'final_path = ?, final_status = ?, error_code = ?, error_message = ?, duplicate_of = ?',
+    [outcome.finalPath, outcome.status, outcome.error?.code ?? null, outcome.error?.message ?? null, outcome.duplicateOf ?? null],
+    id,
+  );
 }
 
 /** The most fields any reject of the file has (a row with more fields than the header), for the rejects CSV. */

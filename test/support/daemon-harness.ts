@@ -6,6 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { startSandbox, type SandboxHandle, type SandboxOptions } from '../../src/sandbox/index.ts';
 import type { SqlParams } from '../../src/store/sql-db.ts';
@@ -13,6 +14,8 @@ import { CLI_MAIN } from './run-cli.ts';
 import { openTestDb, testStateYaml } from './state-db.ts';
 import { sqlValue } from './state-sql.ts';
 import { until } from './test-logger.ts';
+
+const KILL_AT_SQL = fileURLToPath(new URL('./kill-at-sql.ts', import.meta.url));
 
 export interface DaemonProcess {
   child: ChildProcess;
@@ -29,7 +32,8 @@ export interface DaemonHarness {
   keyFile: string;
   inbox(source: string): string;
   writeConfig(yaml: string): Promise<void>;
-  start(): DaemonProcess;
+  /** `run` as a child; with `killAtSql` it SIGKILLs itself when it prepares a statement containing it (kill-at-sql.ts). */
+  start(options?: { killAtSql?: string }): DaemonProcess;
   /** GET on the local HTTP server of the daemon started last (port 0: read from its "running" log line). */
   get(path: string): Promise<{ status: number; body: string }>;
   /**
@@ -77,9 +81,10 @@ export async function daemonHarness(sandboxOptions: SandboxOptions = {}): Promis
     async writeConfig(yaml) {
       await writeFile(configFile, yaml);
     },
-    start() {
-      const child = spawn(process.execPath, [CLI_MAIN, 'run', '--config', configFile], {
-        env: { ...process.env, PRICING_AGENT_CONFIG: undefined, PRICING_AGENT_DEBUG: undefined },
+    start(options = {}) {
+      const preload = options.killAtSql === undefined ? [] : ['--import', KILL_AT_SQL];
+      const child = spawn(process.execPath, [...preload, CLI_MAIN, 'run', '--config', configFile], {
+        env: { ...process.env, PRICING_AGENT_CONFIG: undefined, PRICING_AGENT_DEBUG: undefined, PRICING_AGENT_TEST_KILL_AT_SQL: options.killAtSql },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let out = '';

@@ -51,6 +51,7 @@ import {
   MIN_SPLIT_BYTES,
   planDelta,
   prestartHalf,
+  previewPathOf,
   recordHeld,
   sourceFingerprint,
   writeHeldPreview,
@@ -283,11 +284,11 @@ async function holdOrDefer(deps: PushDeps, file: PushFile, plan: DeltaPlan, open
     const now = new Date(deps.clock.now());
     const held = await writeHeldPreview(deps.db, file, plan, now, open);
     const message = `held by the brakes: ${plan.tripped.map((t) => t.message).join('; ')}`;
-    await prepareFinish(deps.db, file.id, held.heldPath, 'failed');
+    const outcome = { status: 'failed', finalPath: held.heldPath, error: { code: HELD_ERROR_CODE, message } } as const;
+    await prepareFinish(deps.db, file.id, outcome);
     await moveFile(file.processing_path, held.heldPath);
-    await finishFile(deps.db, file.id, { status: 'failed', finalPath: held.heldPath, error: { code: HELD_ERROR_CODE, message } });
-    const record = await deltaFile(deps.db, file.id);
-    if (record) await recordHeld(deps.db, record, held.heldPath, now.toISOString());
+    await finishFile(deps.db, file.id, outcome);
+    await recordHeldFile(deps.db, file.id, held.heldPath, now);
     if (plan.missingCsv !== null) await rm(plan.missingCsv, { force: true });
     if (plan.deletions !== null) await rm(plan.deletions, { force: true });
     deps.logger.warn(
@@ -384,7 +385,7 @@ async function finish(deps: PushDeps, file: PushFile, status: 'done' | 'failed' 
     }),
   );
   if (input.missingCsv) await moveFile(input.missingCsv, `${finalPath}.missing.csv`);
-  await prepareFinish(deps.db, file.id, finalPath, status);
+  await prepareFinish(deps.db, file.id, { status, finalPath, error: input.error ?? null, duplicateOf: input.duplicateOf?.id ?? null });
   if (input.vanished !== true) {
     // Renamed or deleted in processing/ by someone else while it was read (the open file was read to the end, so
     // its rows are sent and reported): nothing to move. Before, the move's ENOENT left the row open until a restart.
@@ -425,14 +426,28 @@ async function deferIfArchivingFails(deps: PushDeps, file: PushFile, archive: ()
   }
 }
 
-/** A crash after the move and before the ledger was closed: close it now. */
+/** The delta record of a held file says where it waits for `files release`. */
+async function recordHeldFile(db: StateDb, fileId: number, heldPath: string, heldAt: Date): Promise<void> {
+  const record = await deltaFile(db, fileId);
+  if (record) await recordHeld(db, record, heldPath, heldAt.toISOString());
+}
+
+/**
+ * A crash after the move and before the ledger was closed: close it now, with the outcome prepareFinish recorded
+ * (the status, the error, the file it duplicates), as the report beside the file says.
+ */
 async function completeMove(deps: PushDeps, file: PushFile): Promise<FileResult> {
   const status = file.final_status ?? 'failed';
   const finalPath = file.final_path ?? '';
   // Neither at its final place nor in processing/: a vanished file whose report was written; nothing to move.
   if (!(await pathExists(finalPath)) && (await pathExists(file.processing_path))) await moveFile(file.processing_path, finalPath);
-  await finishFile(deps.db, file.id, { status, finalPath, rowsRead: file.rows_read, rows: finishedRows(await fileCounts(deps.db, file.id)) });
+  const error = file.error_code === null ? null : { code: file.error_code, message: file.error_message ?? '' };
+  const rows = status === 'duplicate' ? {} : { rows: finishedRows(await fileCounts(deps.db, file.id)) };
+  await finishFile(deps.db, file.id, { status, finalPath, rowsRead: file.rows_read, ...rows, error, duplicateOf: file.duplicate_of });
+  const held = error?.code === HELD_ERROR_CODE;
+  if (held) await recordHeldFile(deps.db, file.id, finalPath, new Date(deps.clock.now()));
   const done = await requireFile(deps.db, file.id);
+  if (held) return { outcome: 'held', file: done, heldPath: finalPath, previewPath: previewPathOf(finalPath), brakes: [error.message] };
   return { outcome: status, file: done, reportPath: `${finalPath}.report.json`, rejectsPath: null };
 }
 
