@@ -25,6 +25,26 @@ class EndToEndFirst extends BaseSequencer {
 }
 
 /**
+ * Long runs stay out of `npm test`, which must end in about 5 minutes on 2 cores; each has a command of its own and a
+ * short run inside `npm test`, and `npm run test:all` runs everything (PRICING_AGENT_LONG_RUNS=1):
+ * - the HA chaos proof: `npm run test:chaos -- --ha`; inside, the failover proof (test/integration/ha-failover.test.ts)
+ *   and the single-agent chaos run (test/chaos/chaos.test.ts);
+ * - the end-to-end files below on PostgreSQL (`npm run test:postgres`): inside, they run on SQLite, and the SQL they
+ *   reach runs on PostgreSQL in test/store and the rest of BOTH_BACKENDS;
+ * - the crash tests at full size (`npm run test:crash`, test/support/crash-size.ts): inside, at a small size.
+ */
+const LONG_RUNS = process.env['PRICING_AGENT_LONG_RUNS'] === '1';
+const POSTGRES_LONG_RUNS = [
+  'test/chaos/ha-chaos.test.ts',
+  'test/integration/daemon.test.ts',
+  'test/integration/pull-outbox.test.ts',
+  'test/integration/feed-crash.test.ts',
+  'test/integration/feed-daemon.test.ts',
+  'test/delta/delta-push.test.ts',
+  'test/delta/delta-lifecycle.test.ts',
+];
+
+/**
  * Test files that also run against PostgreSQL (the `postgres` project: the same files with
  * PRICING_AGENT_TEST_BACKEND=postgres, each file with a throwaway cluster of its own, test/support/state-db.ts): the
  * store, push, pull, feed, mirror and daemon files. Files that are about SQLite itself (pragmas, WAL, its migrations
@@ -92,7 +112,7 @@ export default defineConfig({
         test: {
           name: 'postgres',
           include: BOTH_BACKENDS,
-          exclude: SQLITE_ONLY,
+          exclude: LONG_RUNS ? SQLITE_ONLY : [...SQLITE_ONLY, ...POSTGRES_LONG_RUNS],
           env: { PRICING_AGENT_TEST_BACKEND: 'postgres' },
           globalSetup: ['test/support/postgres-global-setup.ts'],
           setupFiles: ['test/support/postgres-file-setup.ts'],

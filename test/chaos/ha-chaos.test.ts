@@ -1,6 +1,7 @@
 /**
- * The failover proof (ha-runner.ts) at a small fixed size inside `npm test`: two agents of an HA pair on one
- * PostgreSQL state, 10 SIGKILLs of the active node and 3 SIGSTOPs past its lease in 40 s of faults, 8 files and
+ * The HA chaos proof (ha-runner.ts) at a small fixed size, under `npm run test:postgres` and `npm run test:all` (a
+ * long run: not in `npm test`, where test/integration/ha-failover.test.ts proves the failover): two agents of an HA
+ * pair on one PostgreSQL state, 10 SIGKILLs of the active node and 3 SIGSTOPs past its lease in 40 s of faults, 8 files and
  * approvals changing, then every check. The long runs are `npm run test:chaos -- --ha` (docs/reliability.md). The
  * postgres project only.
  */

@@ -1,5 +1,5 @@
 /**
- * Sizes for the SIGKILL crash tests of push (test/integration/push-crash.test.ts). The kill points are found through
+ * Sizes for the SIGKILL crash tests of push (test/integration/push-crash.test.ts, test/delta/delta-crash.test.ts). The kill points are found through
  * the child's state database (push-child.ts), so a small file meets every one of them: inside `npm test` the files are
  * short, and `npm run test:crash` (PRICING_AGENT_CRASH=full) runs them at the size they were written for.
  */
