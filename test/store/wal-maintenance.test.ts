@@ -1,6 +1,6 @@
 import { existsSync, statSync } from 'node:fs';
 import BetterSqlite3 from 'better-sqlite3';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { WalMaintenance, checkpoint, truncateWalIfFree, walSizeBytes } from '../../src/store/sqlite/wal-maintenance.ts';
 import type { SqliteDb } from '../../src/store/sqlite/sqlite-db.ts';
 import { onCleanup, openTempSqlite as openTempDb } from './support.ts';
@@ -61,14 +61,16 @@ describe('WAL maintenance', () => {
   it('runs on its timer until the database closes; close leaves no WAL behind', async () => {
     const db = await openTempDb();
     const results: unknown[] = [];
+    // Its interval is faked: the test moves time on instead of sleeping for the timer.
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    onCleanup(() => vi.useRealTimers());
     new WalMaintenance(db, { intervalMs: 10, onCheckpoint: (r) => results.push(r) }).start();
     await writeSome(db);
-    await new Promise((resolve) => setTimeout(resolve, 80));
-    expect(results.length).toBeGreaterThan(0);
+    vi.advanceTimersByTime(80);
+    expect(results.length).toBe(8);
     await db.close();
-    const count = results.length;
-    await new Promise((resolve) => setTimeout(resolve, 40));
-    expect(results.length).toBe(count);
+    vi.advanceTimersByTime(40);
+    expect(results.length).toBe(8);
     expect(!existsSync(`${db.path}-wal`) || statSync(`${db.path}-wal`).size === 0).toBe(true);
   });
 });
