@@ -16,20 +16,7 @@ import type { ApiClient } from '../../api/client.ts';
 import type { Clock } from '../../clock.ts';
 import type { Entity } from '../../api/schemas/index.ts';
 import type { Logger } from '../../log.ts';
-import {
-  closeAttempt,
-  dropClaim,
-  deferFile,
-  doneUnderOtherMapping,
-  finishFile,
-  getFile,
-  markStarted,
-  openAttempt,
-  prepareFinish,
-  setMode,
-  type PushFile,
-} from '../../store/push-ledger.ts';
-import type { StateDb } from '../../store/state-db.ts';
+import { dropClaim, doneUnderOtherMapping, type PushFile } from '../../store/push-ledger.ts';
 import { claimFile, duplicateNote, recoverClaim, remappedNote, type ClaimSource } from './claim.ts';
 import { crashedAgentError, DEATHS_BEFORE_SET_ASIDE } from './crashed-agent.ts';
 import { sendBulk } from '../send/bulk-send.ts';
@@ -40,7 +27,8 @@ import { ImportJobFailedError, sendImport } from '../send/import-send.ts';
 import { FileFormatError, compileSource, readRows, type CompiledSource, type ReadOptions, type ReadSummary } from '../read/index.ts';
 import { nameForTemplates, tieFix } from './rejects-fix.ts';
 import { writeReport, type PushReport } from './report.ts';
-import { fileCounts, finishedRows, RowsRejectedError, rowsVerdict, unreconciled, type FileCounts } from './row-fate.ts';
+import { finishedRows, RowsRejectedError, rowsVerdict, unreconciled } from './row-fate.ts';
+import { FileRun } from './file-run.ts';
 import type { DeltaSettings } from '../../config/delta-schema.ts';
 import { HELD_ERROR_CODE, deltaFile, recordFullSend } from '../../store/delta-state.ts';
 import {
@@ -57,6 +45,7 @@ import {
   type DeltaPlan,
 } from '../delta/delta-plan.ts';
 import type { ReadInit, RowReader } from '../read/index.ts';
+import type { StateDb } from '../../store/state-db.ts';
 
 export interface PushDeps {
   readonly db: StateDb;
@@ -136,49 +125,53 @@ async function claimAndPush(deps: PushDeps, source: PushSource, path: string, op
       return refused;
     }
     case 'duplicate':
-      return finishOrDefer(deps, await requireFile(deps.db, claim.fileId), 'duplicate', { duplicateOf: claim.duplicateOf });
+      return finishOrDefer(deps, FileRun.claimed(deps.db, claim.file), 'duplicate', { duplicateOf: claim.duplicateOf });
     case 'claimed':
-      return processClaimed(deps, source, claim.fileId, options);
+      return processRun(deps, source, FileRun.claimed(deps.db, claim.file), options);
   }
 }
 
 /** The pieces a delta push's send pass reads the file in (see processClaimed). */
 const SKIPPING_READ_BYTES = 1024 * 1024;
 
-/** Pushes a claimed file: a new one, or one resumed after a restart or a deferral. */
+/**
+ * Pushes a file claimed earlier: one resumed after a restart or a deferral, retried or released. Its ledger row is
+ * read once here, into the run's record (file-run.ts); nothing after reads it again.
+ */
 export async function processClaimed(deps: PushDeps, source: PushSource, fileId: number, options: PushOptions = {}): Promise<FileResult> {
-  const file = await requireFile(deps.db, fileId);
-  if (file.final_status !== null) {
-    const moved = file;
-    return deferIfArchivingFails(deps, moved, () => completeMove(deps, moved));
-  }
-  if (file.status === 'claiming') {
-    const recovered = await recoverClaim(deps.db, file, compiledOf(source).readsFileName, source.comparesEveryFile === true);
+  return processRun(deps, source, await FileRun.load(deps.db, fileId), options);
+}
+
+async function processRun(deps: PushDeps, source: PushSource, claimed: FileRun, options: PushOptions): Promise<FileResult> {
+  let run = claimed;
+  if (run.file.final_status !== null) return deferIfArchivingFails(deps, run, () => completeMove(deps, run));
+  if (run.file.status === 'claiming') {
+    const recovered = await recoverClaim(deps.db, run.file, compiledOf(source).readsFileName, source.comparesEveryFile === true);
     if (recovered.kind === 'vanished') {
-      return finishOrDefer(deps, file, 'failed', { error: { code: 'FILE_VANISHED', message: 'the file disappeared before it was claimed' }, vanished: true });
+      return finishOrDefer(deps, run, 'failed', { error: { code: 'FILE_VANISHED', message: 'the file disappeared before it was claimed' }, vanished: true });
     }
-    if (recovered.kind === 'duplicate') return finishOrDefer(deps, await requireFile(deps.db, fileId), 'duplicate', { duplicateOf: recovered.duplicateOf });
+    // A claim completed now: no attempt ran on the file yet, so nothing of it is committed.
+    if (recovered.kind === 'claimed' || recovered.kind === 'duplicate') run = FileRun.claimed(deps.db, recovered.file);
+    if (recovered.kind === 'duplicate') return finishOrDefer(deps, run, 'duplicate', { duplicateOf: recovered.duplicateOf });
   }
   // A poison file is set aside, not resumed a third time (crashed-agent.ts).
-  const crashes = await openAttempt(deps.db, fileId);
-  if (crashes >= DEATHS_BEFORE_SET_ASIDE) {
-    const crashed = await requireFile(deps.db, fileId);
-    return finishOrDefer(deps, crashed, 'failed', { error: crashedAgentError(crashed, crashes) });
-  }
-  if (crashes > 0) deps.logger.warn({ file: file.original_name, source: file.source, crashes }, 'resuming a file the agent died on; a second death in a row sets it aside in failed/');
+  const crashes = await run.openAttempt();
+  if (crashes >= DEATHS_BEFORE_SET_ASIDE) return finishOrDefer(deps, run, 'failed', { error: crashedAgentError(run.file, crashes) });
+  if (crashes > 0) deps.logger.warn({ file: run.file.original_name, source: run.file.source, crashes }, 'resuming a file the agent died on; a second death in a row sets it aside in failed/');
   try {
-    return await attemptClaimed(deps, source, fileId, options);
+    return await attemptClaimed(deps, source, run, options);
   } finally {
     // A state database that cannot record the end counts this attempt as a death: it errs towards setting aside.
-    await closeAttempt(deps.db, fileId).catch(() => undefined);
+    await run.closeAttempt().catch(() => undefined);
   }
 }
 
 /** One attempt on a claimed file: read, send, reconcile, report, archive (or defer). */
-async function attemptClaimed(deps: PushDeps, source: PushSource, fileId: number, options: PushOptions): Promise<FileResult> {
-  await markStarted(deps.db, fileId);
-  const fixed = await tieFix(deps.db, await requireFile(deps.db, fileId));
-  let file = await requireFile(deps.db, fileId);
+async function attemptClaimed(deps: PushDeps, source: PushSource, run: FileRun, options: PushOptions): Promise<FileResult> {
+  await run.markStarted();
+  const fixed = await tieFix(deps.db, run);
+  // What no step of the attempt changes (its id, names, paths, entity); the rest is read from run.file where used.
+  const file = run.file;
   const name = await nameForTemplates(deps.db, file, fixed);
   let summary: ReadSummary | null = null;
   let notes: string[] = [];
@@ -192,12 +185,9 @@ async function attemptClaimed(deps: PushDeps, source: PushSource, fileId: number
       const header = await open();
       header.close();
       notes = customColumnsNote(header.header.customColumns);
-      if (notes.length > 0) {
-        await setMode(deps.db, fileId, 'import');
-        file = await requireFile(deps.db, fileId);
-      }
+      if (notes.length > 0) await run.setMode('import');
     }
-    const delta = file.mode === 'bulk' && source.delta?.enabled === true ? source.delta : null;
+    const delta = run.file.mode === 'bulk' && source.delta?.enabled === true ? source.delta : null;
     if (delta !== null) {
       // The first pass: the file compared with what its source sent before, the brakes judged, nothing sent yet.
       // Its rows are converted, not validated: a row found unchanged was valid when the API accepted it.
@@ -216,11 +206,11 @@ async function attemptClaimed(deps: PushDeps, source: PushSource, fileId: number
         const onLineFallback = (reason: string) => deps.logger.debug({ file: file.original_name, reason }, 'compared by content');
         const onLineMode = (counts: { rows: number; undecided: number }) => deps.logger.debug({ file: file.original_name, ...counts }, 'compared line by line');
         const deltaSource = { name: source.name, entity, delta: settings, options: source.options ?? {}, duplicateKeys: compiled.duplicateKeys, line };
-        plan = await planDelta({ db: deps.db, clock: deps.clock, onLineFallback, onLineMode }, deltaSource, file, first, options, pass);
+        plan = await planDelta({ db: deps.db, clock: deps.clock, onLineFallback, onLineMode }, deltaSource, run.file, first, options, pass);
       } finally {
         first.close();
       }
-      if (plan.tripped.length > 0) return await holdOrDefer(deps, file, plan, open);
+      if (plan.tripped.length > 0) return await holdOrDefer(deps, run, plan, open);
     }
     // The send pass maps and validates only the rows it may send (ReadInit.unmapped), and leaves the lines of rows it
     // will not send unsplit where it can (ReadInit.unread), in large pieces: where most lines are skipped as bytes, the
@@ -228,11 +218,15 @@ async function attemptClaimed(deps: PushDeps, source: PushSource, fileId: number
     const reader = await open(plan === null ? {} : { unmapped: plan.unmapped, unread: plan.unread, highWaterMark: SKIPPING_READ_BYTES });
     const progress = deps.onProgress ? setInterval(() => deps.onProgress?.(reader.progress()), 200) : null;
     try {
-      if (file.mode === 'import') {
+      if (run.file.mode === 'import') {
         const header = { customColumns: reader.header.customColumns, duplicateKeys: compiled.duplicateKeys };
-        await sendImport({ ...deps, signal: deps.signal }, file, reader, header, open);
+        run.committingRows();
+        await sendImport({ ...deps, signal: deps.signal }, run, reader, header, open);
       } else {
-        const target = { id: file.id, entity, batchSize: file.batch_size, duplicateKeys: compiled.duplicateKeys, fates: plan?.fates };
+        // A resumed file's probation starts from the rows its committed batches had accepted (none for a new claim).
+        const acceptedBefore = (await run.counts()).accepted;
+        const target = { id: file.id, entity, batchSize: file.batch_size, duplicateKeys: compiled.duplicateKeys, fates: plan?.fates, acceptedBefore };
+        run.committingRows();
         await sendBulk({ ...deps, signal: deps.signal }, target, reader.chunks(), open);
         if (plan?.deletions) {
           await deleteMissing(deps, { id: file.id, entity, original_name: file.original_name }, plan.scope.id, plan.deletions);
@@ -248,22 +242,23 @@ async function attemptClaimed(deps: PushDeps, source: PushSource, fileId: number
     deps.onProgress?.(reader.progress());
   } catch (error) {
     const failure = fileLevelFailure(error);
-    // The ledger row as it is now (the job id recorded while the file was sent), not as it was claimed.
-    if (failure) return finishOrDefer(deps, await requireFile(deps.db, fileId), 'failed', { error: failure, summary, notes });
-    return defer(deps, file, error);
+    // The run's record holds the ledger row as it is now (the job id recorded while the file was sent).
+    if (failure) return finishOrDefer(deps, run, 'failed', { error: failure, summary, notes });
+    return defer(deps, run, error);
   }
-  const counts = await fileCounts(deps.db, fileId);
+  // Read from the ledger, not tallied beside it: the equation checks what was committed (file-run.ts).
+  const counts = await run.counts();
   // Every row read has one fate (row-fate.ts); anything else is a bug, and the file fails rather than hide it.
   const unaccounted = unreconciled(counts, summary.rows, summary.skipped);
   if (!summary.complete || unaccounted !== null) {
     const message = unaccounted ?? `the file was not read to its end (${summary.rows} rows read)`;
-    return finishOrDefer(deps, await requireFile(deps.db, fileId), 'failed', { error: { code: 'RECONCILIATION_FAILED', message }, summary, counts, notes });
+    return finishOrDefer(deps, run, 'failed', { error: { code: 'RECONCILIATION_FAILED', message }, summary, notes });
   }
   const verdict = rowsVerdict(counts, summary.rows, summary.skipped, compiled.rejectThreshold);
-  if (verdict !== null) return finishOrDefer(deps, await requireFile(deps.db, fileId), 'failed', { error: { code: verdict.code, message: verdict.message }, summary, counts, notes });
+  if (verdict !== null) return finishOrDefer(deps, run, 'failed', { error: { code: verdict.code, message: verdict.message }, summary, notes });
   // A full send counts for delta.full_every once the file is through, whatever a restart made of it.
   if (plan?.mode === 'full') await recordFullSend(deps.db, plan.scope.id, new Date(deps.clock.now()).toISOString());
-  return finishOrDefer(deps, await requireFile(deps.db, fileId), 'done', { summary, counts, missingCsv: plan?.missingCsv ?? null, notes });
+  return finishOrDefer(deps, run, 'done', { summary, missingCsv: plan?.missingCsv ?? null, notes });
 }
 
 /**
@@ -278,14 +273,15 @@ function customColumnsNote(customColumns: readonly string[]): string[] {
 }
 
 /** Moves a file the brakes stopped to held/ with its preview (delta/hold.ts); a failure to do so defers it. */
-async function holdOrDefer(deps: PushDeps, file: PushFile, plan: DeltaPlan, open: () => Promise<RowReader<Readonly<Record<string, unknown>>>>): Promise<FileResult> {
+async function holdOrDefer(deps: PushDeps, run: FileRun, plan: DeltaPlan, open: () => Promise<RowReader<Readonly<Record<string, unknown>>>>): Promise<FileResult> {
+  const file = run.file;
   try {
     const now = new Date(deps.clock.now());
     const held = await writeHeldPreview(deps.db, file, plan, now, open);
     const message = `held by the brakes: ${plan.tripped.map((t) => t.message).join('; ')}`;
-    await prepareFinish(deps.db, file.id, held.heldPath, 'failed');
+    await run.prepareFinish(held.heldPath, 'failed');
     await moveFile(file.processing_path, held.heldPath);
-    await finishFile(deps.db, file.id, { status: 'failed', finalPath: held.heldPath, error: { code: HELD_ERROR_CODE, message } });
+    await run.finish({ status: 'failed', finalPath: held.heldPath, error: { code: HELD_ERROR_CODE, message } });
     const record = await deltaFile(deps.db, file.id);
     if (record) await recordHeld(deps.db, record, held.heldPath, now.toISOString());
     if (plan.missingCsv !== null) await rm(plan.missingCsv, { force: true });
@@ -294,10 +290,10 @@ async function holdOrDefer(deps: PushDeps, file: PushFile, plan: DeltaPlan, open
       { file: file.original_name, source: file.source, entity: file.entity, held_to: held.heldPath, preview: held.previewPath, brakes: plan.tripped.map((t) => t.brake) },
       `file held: ${plan.tripped.map((t) => t.message).join('; ')}; nothing was sent. Release it with: ${held.preview.release}`,
     );
-    return { outcome: 'held', file: await requireFile(deps.db, file.id), heldPath: held.heldPath, previewPath: held.previewPath, brakes: plan.tripped.map((t) => t.message) };
+    return { outcome: 'held', file: run.file, heldPath: held.heldPath, previewPath: held.previewPath, brakes: plan.tripped.map((t) => t.message) };
   } catch (error) {
     deps.logger.error({ file: file.original_name, source: file.source, error: String(error) }, 'the file could not be moved to held/; it stays in processing/');
-    return defer(deps, await requireFile(deps.db, file.id), error);
+    return defer(deps, run, error);
   }
 }
 
@@ -320,19 +316,20 @@ function fileLevelFailure(error: unknown): { code: string; message: string } | n
   return null; // I/O (disk full, read-only state), a drain: the file waits in processing/
 }
 
-async function defer(deps: PushDeps, file: PushFile, error: unknown): Promise<FileResult> {
+async function defer(deps: PushDeps, run: FileRun, error: unknown): Promise<FileResult> {
+  const file = run.file;
   const code = error instanceof ApiError ? error.code : ((error as { code?: unknown }).code as string | undefined) ?? 'DEFERRED';
   const message = error instanceof Error ? error.message : String(error);
   const delay = Math.min(MAX_RETRY_DELAY_MS, FIRST_RETRY_DELAY_MS * 2 ** Math.max(0, file.attempts - 1));
   const retryAt = new Date(deps.clock.now() + delay).toISOString();
   try {
-    await deferFile(deps.db, file.id, retryAt, { code, message });
+    await run.defer(retryAt, { code, message });
   } catch (stateError) {
     // The state database itself may be the problem (disk full, read-only): the file stays in processing/ anyway.
     deps.logger.error({ file: file.original_name, error: String(stateError) }, 'could not record the deferral');
   }
   deps.logger.warn({ file: file.original_name, source: file.source, error_code: code, error: message, retry_at: retryAt }, 'file deferred; it stays in processing and is tried again');
-  return { outcome: 'deferred', file: await requireFile(deps.db, file.id), error: { code, message }, retryAt };
+  return { outcome: 'deferred', file: run.file, error: { code, message }, retryAt };
 }
 
 interface FinishInput {
@@ -340,7 +337,6 @@ interface FinishInput {
   missingCsv?: string | null;
   error?: { code: string; message: string };
   summary?: ReadSummary | null;
-  counts?: FileCounts;
   duplicateOf?: PushFile;
   /** The file is gone (a claim cut short, then the file removed): only the report is written, nothing is moved. */
   vanished?: boolean;
@@ -349,13 +345,14 @@ interface FinishInput {
 }
 
 /** Writes the report next to the file's final place, records the move, moves the file, closes the ledger row. */
-async function finish(deps: PushDeps, file: PushFile, status: 'done' | 'failed' | 'duplicate', input: FinishInput): Promise<FileResult> {
+async function finish(deps: PushDeps, run: FileRun, status: 'done' | 'failed' | 'duplicate', input: FinishInput): Promise<FileResult> {
+  const file = run.file;
   const now = new Date(deps.clock.now());
   const dir = status === 'failed' ? failedDir(file.inbox) : archiveDir(file.inbox, now);
   const finalPath = await freeName(dir, file.original_name, file.id);
-  const counts = input.counts ?? (status === 'duplicate' ? null : await fileCounts(deps.db, file.id));
+  const counts = status === 'duplicate' ? null : await run.counts();
   const delta = (await deltaFile(deps.db, file.id)) ?? null;
-  const fixes = file.fixes_file_id === null ? null : ((await getFile(deps.db, file.fixes_file_id)) ?? null);
+  const fixes = await run.fixedFile();
   // Why the content was sent, or not, again: asked of the ledger here, so a file resumed after a crash says it too.
   const remappedFrom = status === 'duplicate' ? null : await doneUnderOtherMapping(deps.db, file);
   const claimNotes = [
@@ -384,14 +381,14 @@ async function finish(deps: PushDeps, file: PushFile, status: 'done' | 'failed' 
     }),
   );
   if (input.missingCsv) await moveFile(input.missingCsv, `${finalPath}.missing.csv`);
-  await prepareFinish(deps.db, file.id, finalPath, status);
+  await run.prepareFinish(finalPath, status);
   if (input.vanished !== true) {
     // Renamed or deleted in processing/ by someone else while it was read (the open file was read to the end, so
     // its rows are sent and reported): nothing to move. Before, the move's ENOENT left the row open until a restart.
     if (await pathExists(file.processing_path)) await moveFile(file.processing_path, finalPath);
     else deps.logger.error({ file: file.original_name, source: file.source, processing_path: file.processing_path }, 'the file was removed from processing/ while it was read; every row was read and its report is written, the file itself could not be archived');
   }
-  await finishFile(deps.db, file.id, {
+  await run.finish({
     status,
     finalPath,
     rowsRead: input.summary?.complete === true ? input.summary.rows : null,
@@ -401,9 +398,8 @@ async function finish(deps: PushDeps, file: PushFile, status: 'done' | 'failed' 
     duplicateOf: input.duplicateOf?.id ?? null,
   });
   await rm(join(processingDir(file.inbox), `.${file.id}-canonical.csv`), { force: true });
-  const done = await requireFile(deps.db, file.id);
-  logOutcome(deps.logger, done, report);
-  return { outcome: status, file: done, reportPath, rejectsPath };
+  logOutcome(deps.logger, run.file, report);
+  return { outcome: status, file: run.file, reportPath, rejectsPath };
 }
 
 /**
@@ -412,28 +408,28 @@ async function finish(deps: PushDeps, file: PushFile, status: 'done' | 'failed' 
  * without sending anything twice. Before, such an error escaped as "push failed unexpectedly" and the file waited
  * for the next restart.
  */
-async function finishOrDefer(deps: PushDeps, file: PushFile, status: 'done' | 'failed' | 'duplicate', input: FinishInput): Promise<FileResult> {
-  return deferIfArchivingFails(deps, file, () => finish(deps, file, status, input));
+async function finishOrDefer(deps: PushDeps, run: FileRun, status: 'done' | 'failed' | 'duplicate', input: FinishInput): Promise<FileResult> {
+  return deferIfArchivingFails(deps, run, () => finish(deps, run, status, input));
 }
 
-async function deferIfArchivingFails(deps: PushDeps, file: PushFile, archive: () => Promise<FileResult>): Promise<FileResult> {
+async function deferIfArchivingFails(deps: PushDeps, run: FileRun, archive: () => Promise<FileResult>): Promise<FileResult> {
   try {
     return await archive();
   } catch (error) {
-    deps.logger.error({ file: file.original_name, source: file.source, error: String(error) }, 'the file could not be archived (report or move failed); it stays in processing/');
-    return defer(deps, await requireFile(deps.db, file.id), error);
+    deps.logger.error({ file: run.file.original_name, source: run.file.source, error: String(error) }, 'the file could not be archived (report or move failed); it stays in processing/');
+    return defer(deps, run, error);
   }
 }
 
 /** A crash after the move and before the ledger was closed: close it now. */
-async function completeMove(deps: PushDeps, file: PushFile): Promise<FileResult> {
+async function completeMove(deps: PushDeps, run: FileRun): Promise<FileResult> {
+  const file = run.file;
   const status = file.final_status ?? 'failed';
   const finalPath = file.final_path ?? '';
   // Neither at its final place nor in processing/: a vanished file whose report was written; nothing to move.
   if (!(await pathExists(finalPath)) && (await pathExists(file.processing_path))) await moveFile(file.processing_path, finalPath);
-  await finishFile(deps.db, file.id, { status, finalPath, rowsRead: file.rows_read, rows: finishedRows(await fileCounts(deps.db, file.id)) });
-  const done = await requireFile(deps.db, file.id);
-  return { outcome: status, file: done, reportPath: `${finalPath}.report.json`, rejectsPath: null };
+  await run.finish({ status, finalPath, rowsRead: file.rows_read, rows: finishedRows(await run.counts()) });
+  return { outcome: status, file: run.file, reportPath: `${finalPath}.report.json`, rejectsPath: null };
 }
 
 /** A file the agent will not read (a symlink out of the inbox): moved to failed/ with a report; no row is read. */
@@ -471,10 +467,4 @@ function logOutcome(logger: Logger, file: PushFile, report: PushReport): void {
   else if (report.status === 'duplicate') logger.info(fields, 'file skipped: same content already sent');
   else if ((report.rows?.rejected ?? 0) > 0) logger.warn(fields, 'file done with rejected rows');
   else logger.info(fields, 'file done');
-}
-
-async function requireFile(db: StateDb, id: number): Promise<PushFile> {
-  const file = await getFile(db, id);
-  if (!file) throw new Error(`push ledger has no file ${id}`);
-  return file;
 }
