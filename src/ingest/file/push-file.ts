@@ -8,6 +8,22 @@
  * - deferred: left in processing/ to be tried again (the API still failing after the client's retries, the key
  *   rejected, the state disk full, a drain). Nothing is lost: the next attempt resumes at the first batch without a
  *   committed result.
+ *
+ * The file's ledger row is kept by its run (file-run.ts) from the claim on; no step reads it back.
+ *
+ * Passes over the file in one attempt. The reader opened to see a products file's header (custom columns make it an
+ * import) is the first pass's own reader, so the header costs no read of its own. The other passes are each needed
+ * before the one after can start, and the rows are never held in memory between two of them (files of millions of
+ * rows, constant memory):
+ * - the claim hashes the bytes (claim.ts: the duplicate check comes before anything is parsed or sent);
+ * - delta push: the comparison reads the whole file before a row is sent, because the brakes judge the whole file
+ *   and a held file sends nothing; the send pass then reads it again, skipping the lines of unchanged rows as bytes
+ *   (line mode may read undecided lines once more; a held file is read once more for its preview);
+ * - duplicate_keys first, sum or reject (duplicate-keys.ts): a key pass before the send pass, because a row's fate
+ *   depends on the rows of its key after it (sorted on disk); with `last`, a pass after the send only when accepted
+ *   keys repeat across batches, up to the last of those lines;
+ * - import: after the job, a pass for the original fields of the rows it named (the rejects CSV), one more to reject
+ *   every row of a failed job, and a new send pass for a job resubmitted without the rows the failed one named.
  */
 import { rm, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
@@ -44,7 +60,7 @@ import {
   writeHeldPreview,
   type DeltaPlan,
 } from '../delta/delta-plan.ts';
-import type { ReadInit, RowReader } from '../read/index.ts';
+import type { EntityRecord, ReadInit, RowReader } from '../read/index.ts';
 import type { StateDb } from '../../store/state-db.ts';
 
 export interface PushDeps {
@@ -177,21 +193,32 @@ async function attemptClaimed(deps: PushDeps, source: PushSource, run: FileRun, 
   let notes: string[] = [];
   let compiled: CompiledSource;
   let plan: DeltaPlan | null = null;
+  /** The reader opened for the header, which the file's first pass then reads on (the module's comment); null once taken. */
+  let opened: RowReader<EntityRecord> | null = null;
   try {
     compiled = compiledOf(source);
     const entity = file.entity as Entity;
     const open = (init: ReadInit = {}) => readRows(file.processing_path, { ...compiled, entity }, { name, ...init });
+    const compares = file.mode === 'bulk' && source.delta?.enabled === true;
     if (file.mode === 'bulk' && entity === 'products') {
-      const header = await open();
-      header.close();
-      notes = customColumnsNote(header.header.customColumns);
-      if (notes.length > 0) await run.setMode('import');
+      // Opened as the first pass reads the file: the delta's comparison, or the send pass.
+      opened = await open(compares ? { unvalidated: true } : {});
+      notes = customColumnsNote(opened.header.customColumns);
+      if (notes.length > 0) {
+        await run.setMode('import');
+        // An import is not compared: its send pass validates every row, which a comparison's reader does not.
+        if (compares) {
+          opened.close();
+          opened = null;
+        }
+      }
     }
     const delta = run.file.mode === 'bulk' && source.delta?.enabled === true ? source.delta : null;
     if (delta !== null) {
       // The first pass: the file compared with what its source sent before, the brakes judged, nothing sent yet.
       // Its rows are converted, not validated: a row found unchanged was valid when the API accepted it.
-      const first = await open({ unvalidated: true });
+      const first = opened ?? (await open({ unvalidated: true }));
+      opened = null;
       try {
         // A corrected rejects CSV holds a few rows, never the full export: the keys it lacks are not missing.
         const settings = first.header.fixFile ? { ...delta, snapshot: false } : delta;
@@ -215,7 +242,8 @@ async function attemptClaimed(deps: PushDeps, source: PushSource, run: FileRun, 
     // The send pass maps and validates only the rows it may send (ReadInit.unmapped), and leaves the lines of rows it
     // will not send unsplit where it can (ReadInit.unread), in large pieces: where most lines are skipped as bytes, the
     // reading itself is what it waits for.
-    const reader = await open(plan === null ? {} : { unmapped: plan.unmapped, unread: plan.unread, highWaterMark: SKIPPING_READ_BYTES });
+    const reader = opened ?? (await open(plan === null ? {} : { unmapped: plan.unmapped, unread: plan.unread, highWaterMark: SKIPPING_READ_BYTES }));
+    opened = null;
     const progress = deps.onProgress ? setInterval(() => deps.onProgress?.(reader.progress()), 200) : null;
     try {
       if (run.file.mode === 'import') {
@@ -241,6 +269,7 @@ async function attemptClaimed(deps: PushDeps, source: PushSource, run: FileRun, 
     }
     deps.onProgress?.(reader.progress());
   } catch (error) {
+    opened?.close();
     const failure = fileLevelFailure(error);
     // The run's record holds the ledger row as it is now (the job id recorded while the file was sent).
     if (failure) return finishOrDefer(deps, run, 'failed', { error: failure, summary, notes });
