@@ -184,30 +184,39 @@ export async function doneUnderOtherMapping(db: StateDb, file: PushFile): Promis
 
 /** Records a claim before the file is moved: a crash in between leaves a 'claiming' row that start-up completes. */
 export async function beginClaim(db: StateDb, file: NewPushFile): Promise<number> {
+  return (await beginClaimRow(db, file)).id;
+}
+
+/** beginClaim, resolving to the row as inserted (the pipeline's record of its file starts from it: file-run.ts). */
+export async function beginClaimRow(db: StateDb, file: NewPushFile): Promise<PushFile> {
   return sqlOf(db).write(async (tx) => {
-    const id = await tx.value<number>(
+    const row = await tx.get<PushFile>(
       `INSERT INTO push_files (source, entity, mode, original_name, inbox, processing_path, sha256, size, batch_size,
-         forced, mapping, status, claimed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'claiming', ?) RETURNING id`,
+         forced, mapping, status, claimed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'claiming', ?) RETURNING *`,
       [file.source, file.entity, file.mode, file.originalName, file.inbox, file.processingPath, file.sha256, file.size,
         file.batchSize, file.forced ? 1 : 0, file.mapping ?? null, tx.now],
     );
-    if (id === undefined) throw new Error('INSERT ... RETURNING returned no row');
-    return id;
+    if (row === undefined) throw new Error('INSERT ... RETURNING returned no row');
+    return row;
   });
 }
 
-/** One UPDATE of the file's row, committed on its own. */
-async function updateFile(db: StateDb, set: string, params: readonly SqlValue[], id: number): Promise<void> {
-  await sqlOf(db).write((tx) => tx.run(`UPDATE push_files SET ${set} WHERE id = ?`, [...params, id]));
+/**
+ * One UPDATE of the file's row, committed on its own. Resolves to the row as committed (RETURNING), undefined when
+ * there is no such file: the pipeline keeps its record of the file from these (ingest/file/file-run.ts) and never
+ * reads the row back after a step.
+ */
+async function updateFile(db: StateDb, set: string, params: readonly SqlValue[], id: number): Promise<PushFile | undefined> {
+  return sqlOf(db).write((tx) => tx.get<PushFile>(`UPDATE push_files SET ${set} WHERE id = ? RETURNING *`, [...params, id]));
 }
 
-export async function setStatus(db: StateDb, id: number, status: PushStatus): Promise<void> {
-  await updateFile(db, 'status = ?', [status], id);
+export async function setStatus(db: StateDb, id: number, status: PushStatus): Promise<PushFile | undefined> {
+  return updateFile(db, 'status = ?', [status], id);
 }
 
 /** How the file is sent, when it differs from its source's mode (custom product columns go as an import: push-file.ts). */
-export async function setMode(db: StateDb, id: number, mode: 'bulk' | 'import'): Promise<void> {
-  await sqlOf(db).write((tx) => tx.run(`UPDATE push_files SET mode = ? WHERE id = ?`, [mode, id]));
+export async function setMode(db: StateDb, id: number, mode: 'bulk' | 'import'): Promise<PushFile | undefined> {
+  return updateFile(db, 'mode = ?', [mode], id);
 }
 
 /**
@@ -223,13 +232,13 @@ export async function filesNamed(db: StateDb, source: string, rejectsStem: strin
 }
 
 /** Records which file's rejects this one fixes (once: a resumed file keeps it). */
-export async function setFixes(db: StateDb, id: number, fixesFileId: number): Promise<void> {
-  await updateFile(db, 'fixes_file_id = coalesce(fixes_file_id, ?)', [fixesFileId], id);
+export async function setFixes(db: StateDb, id: number, fixesFileId: number): Promise<PushFile | undefined> {
+  return updateFile(db, 'fixes_file_id = coalesce(fixes_file_id, ?)', [fixesFileId], id);
 }
 
 /** The file is claimed (in processing/); reading and sending start now. */
-export async function markStarted(db: StateDb, id: number): Promise<void> {
-  await updateFile(
+export async function markStarted(db: StateDb, id: number): Promise<PushFile | undefined> {
+  return updateFile(
     db,
     `status = CASE WHEN status = 'claiming' THEN 'claimed' ELSE status END, started_at = coalesce(started_at, ?),
       attempts = attempts + 1, next_attempt_at = NULL`,
@@ -247,21 +256,21 @@ const PROGRESS_SQL = `(SELECT count(*) FROM push_batches b WHERE b.file_id = f.i
 
 /**
  * An attempt on the file begins (issue 27, point 5): a mark left by the attempt before means the agent died while
- * the file was in progress. Resolves to the deaths in a row without progress in between, this one included (0 when
- * the last attempt ended). The mark is committed before any work, so it survives the next death.
+ * the file was in progress. Resolves to the row as committed, whose `crashes` are the deaths in a row without
+ * progress in between, this one included (0 when the last attempt ended); undefined when there is no such file. The
+ * mark is committed before any work, so it survives the next death.
  */
-export async function openAttempt(db: StateDb, id: number): Promise<number> {
+export async function openAttempt(db: StateDb, id: number): Promise<PushFile | undefined> {
   return sqlOf(db).write(async (tx) => {
     const row = await tx.get<{ attempt_progress: number | string | null; crashes: number | string; progress: number | string }>(
       `SELECT f.attempt_progress, f.crashes, ${PROGRESS_SQL} AS progress FROM push_files f WHERE f.id = ?`,
       [id],
     );
-    if (row === undefined) return 0;
+    if (row === undefined) return undefined;
     const progress = Number(row.progress);
     let crashes = 0;
     if (row.attempt_progress !== null) crashes = Number(row.attempt_progress) === progress ? Number(row.crashes) + 1 : 1;
-    await tx.run(`UPDATE push_files SET attempt_progress = ?, crashes = ? WHERE id = ?`, [progress, crashes, id]);
-    return crashes;
+    return tx.get<PushFile>(`UPDATE push_files SET attempt_progress = ?, crashes = ? WHERE id = ? RETURNING *`, [progress, crashes, id]);
   });
 }
 
@@ -271,8 +280,8 @@ export async function closeAttempt(db: StateDb, id: number): Promise<void> {
 }
 
 /** An import job was accepted: from now on the file is resumed by polling this job, never by uploading again. */
-export async function recordJob(db: StateDb, id: number, jobId: string): Promise<void> {
-  await updateFile(db, `status = 'waiting_job', job_id = ?`, [jobId], id);
+export async function recordJob(db: StateDb, id: number, jobId: string): Promise<PushFile | undefined> {
+  return updateFile(db, `status = 'waiting_job', job_id = ?`, [jobId], id);
 }
 
 /**
@@ -280,16 +289,16 @@ export async function recordJob(db: StateDb, id: number, jobId: string): Promise
  * transaction the named rows become rejects and the job id is cleared, so a crash before or during the new upload
  * uploads it again without those rows, and a crash before this commit asks the failed job again.
  */
-export async function recordResubmission(db: StateDb, fileId: number, rejects: readonly RejectRow[]): Promise<void> {
-  await sqlOf(db).write(async (tx) => {
+export async function recordResubmission(db: StateDb, fileId: number, rejects: readonly RejectRow[]): Promise<PushFile | undefined> {
+  return sqlOf(db).write(async (tx) => {
     await insertRejects(tx, fileId, rejects);
-    await tx.run(`UPDATE push_files SET status = 'uploading', job_id = NULL WHERE id = ?`, [fileId]);
+    return tx.get<PushFile>(`UPDATE push_files SET status = 'uploading', job_id = NULL WHERE id = ? RETURNING *`, [fileId]);
   });
 }
 
 /** The file stays in processing/ and is tried again at `nextAttemptAt` (API down, rate limited, key rejected). */
-export async function deferFile(db: StateDb, id: number, nextAttemptAt: string, error: { code: string; message: string }): Promise<void> {
-  await updateFile(db, 'next_attempt_at = ?, error_code = ?, error_message = ?', [nextAttemptAt, error.code, error.message], id);
+export async function deferFile(db: StateDb, id: number, nextAttemptAt: string, error: { code: string; message: string }): Promise<PushFile | undefined> {
+  return updateFile(db, 'next_attempt_at = ?, error_code = ?, error_message = ?', [nextAttemptAt, error.code, error.message], id);
 }
 
 export async function committedBatches(db: StateDb, fileId: number): Promise<Set<number>> {
@@ -493,9 +502,9 @@ export interface FileOutcome {
 }
 
 /** The file left processing/: its final place and counts. */
-export async function finishFile(db: StateDb, id: number, outcome: FileOutcome): Promise<void> {
+export async function finishFile(db: StateDb, id: number, outcome: FileOutcome): Promise<PushFile | undefined> {
   const c = outcome.rows;
-  await updateFile(
+  return updateFile(
     db,
     `status = ?, final_path = ?, finished_at = ?, rows_read = ?, rows_sent = ?, rows_accepted = ?, rows_rejected = ?,
       rows_superseded = ?, rows_merged = ?, rows_unchanged = ?, rows_skipped = ?, error_code = ?, error_message = ?, duplicate_of = ?,
@@ -519,13 +528,13 @@ export async function unfinishedFiles(db: StateDb, source?: string): Promise<Pus
 }
 
 /** Where the claimed file lives in processing/ (known once the row has its id). */
-export async function setProcessingPath(db: StateDb, id: number, path: string): Promise<void> {
-  await updateFile(db, 'processing_path = ?', [path], id);
+export async function setProcessingPath(db: StateDb, id: number, path: string): Promise<PushFile | undefined> {
+  return updateFile(db, 'processing_path = ?', [path], id);
 }
 
 /** The content hash of the claimed file, taken after it was moved into processing/. */
-export async function setContentHash(db: StateDb, id: number, sha256: string): Promise<void> {
-  await updateFile(db, 'sha256 = ?', [sha256], id);
+export async function setContentHash(db: StateDb, id: number, sha256: string): Promise<PushFile | undefined> {
+  return updateFile(db, 'sha256 = ?', [sha256], id);
 }
 
 /** Removes a claim whose file vanished before it was moved: nothing of it was ever ours. */
@@ -543,8 +552,8 @@ export type PreparedFinish = Pick<FileOutcome, 'status' | 'finalPath' | 'error' 
  * file says. Before, only the status was recorded: a file killed after its move to failed/ was closed without its
  * error code (a CRASHED_AGENT or HELD file showed as failed for no reason, and held files were no longer held).
  */
-export async function prepareFinish(db: StateDb, id: number, outcome: PreparedFinish): Promise<void> {
-  await updateFile(
+export async function prepareFinish(db: StateDb, id: number, outcome: PreparedFinish): Promise<PushFile | undefined> {
+  return updateFile(
     db,
     'final_path = ?, final_status = ?, error_code = ?, error_message = ?, duplicate_of = ?',
     [outcome.finalPath, outcome.status, outcome.error?.code ?? null, outcome.error?.message ?? null, outcome.duplicateOf ?? null],

@@ -119,6 +119,20 @@ describe('delta push', () => {
     expect(f2.map((row) => [row.store_id, row.current_price])).toEqual([[stores[1], '2.50']]);
   });
 
+  it('sends a products file with a custom column whole as an import, not compared, after the header was read once', async () => {
+    // The reader opened for the header is the comparison's; a custom column makes the file an import, whose send
+    // pass validates every row: that reader is closed, and the import reads the file on its own.
+    const source = await h.source('products', { delta: true });
+    const csv = 'item_id,sku,product_name,Farbe\nC1,C1,Apfel,rot\nC2,C2,Birne,gelb\n';
+    const result = await h.push(source, 'custom.csv', csv);
+    const report = (await reportOf(result)) as Report & { job_id: string | null; warnings: string[] };
+    expect(report.rows).toMatchObject({ read: 2, sent: 2, accepted: 2, unchanged: 0 });
+    expect(report.delta).toBeNull();
+    expect(report.job_id).not.toBeNull();
+    expect(report.warnings.join('\n')).toMatch(/custom column "Farbe" and the rest of the file went as a CSV import job/);
+    expect(result.outcome === 'done' && result.file.mode).toBe('import');
+  });
+
   it('compares a file in two halves on two threads as on one: the same rows sent, counted and remembered', async () => {
     const source = await h.source('product_store', { delta: true, brakes: false, batch_size: 3 });
     const debug: string[] = [];

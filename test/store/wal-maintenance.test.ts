@@ -63,7 +63,9 @@ describe('WAL maintenance', () => {
     const results: unknown[] = [];
     // Its interval is faked: the test moves time on instead of sleeping for the timer.
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
-    onCleanup(() => vi.useRealTimers());
+    onCleanup(() => {
+      vi.useRealTimers();
+    });
     new WalMaintenance(db, { intervalMs: 10, onCheckpoint: (r) => results.push(r) }).start();
     await writeSome(db);
     vi.advanceTimersByTime(80);

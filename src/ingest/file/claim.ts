@@ -16,7 +16,7 @@ import { basename, isAbsolute, join, relative } from 'node:path';
 import { pathExists } from '../../path-exists.ts';
 import type { StateDb } from '../../store/state-db.ts';
 import {
-  beginClaim,
+  beginClaimRow,
   dropClaim,
   findDoneByContent,
   setContentHash,
@@ -26,6 +26,7 @@ import {
 } from '../../store/push-ledger.ts';
 import { moveFile, ownFolder, processingDir, processingPath } from '../folders.ts';
 import { InboxFileError, inboxFoldersProblem, openInboxFile, sameFile } from '../inbox-file.ts';
+import { committed } from './file-run.ts';
 
 export interface ClaimSource {
   /** The source name (or `cli:<entity>` for `push --entity`). */
@@ -46,9 +47,10 @@ export interface ClaimSource {
   readonly mapping?: string;
 }
 
+/** `file`: the ledger row as the claim committed it, the start of the file's run (file-run.ts). */
 export type ClaimResult =
-  | { kind: 'claimed'; fileId: number }
-  | { kind: 'duplicate'; fileId: number; duplicateOf: PushFile }
+  | { kind: 'claimed'; fileId: number; file: PushFile }
+  | { kind: 'duplicate'; fileId: number; file: PushFile; duplicateOf: PushFile }
   /** `claimed`: a claim begun (its row, the move) for something that must not be read, now at `path`. */
   | { kind: 'refused'; reason: string; claimed?: { fileId: number; path: string } }
   | { kind: 'vanished' };
@@ -153,7 +155,7 @@ export async function claimFile(db: StateDb, source: ClaimSource, file: string, 
   const size = opened.size;
   const name = basename(file);
   // The id names the processing file, so the row comes first; its hash is filled in once the file is ours.
-  const fileId = await beginClaim(db, {
+  const begun = await beginClaimRow(db, {
     source: source.name,
     entity: source.entity,
     mode: source.mode,
@@ -166,6 +168,7 @@ export async function claimFile(db: StateDb, source: ClaimSource, file: string, 
     forced: options.force === true,
     mapping: source.mapping ?? null,
   });
+  const fileId = begun.id;
   const target = processingPath(source.inbox, fileId, name);
   await setProcessingPath(db, fileId, target);
   try {
@@ -181,8 +184,7 @@ export async function claimFile(db: StateDb, source: ClaimSource, file: string, 
     return { kind: 'refused', reason: 'the file was replaced while it was being claimed; drop it again', claimed: { fileId, path: target } };
   }
   const force = options.force === true || source.comparesEveryFile === true;
-  const claimed = { id: fileId, source: source.name, entity: source.entity, mapping: source.mapping ?? null };
-  return completeClaim(db, claimed, target, force, source.nameIsData === true ? name : undefined);
+  return completeClaim(db, begun, target, force, source.nameIsData === true ? name : undefined);
 }
 
 type Claimed = Pick<PushFile, 'id' | 'source' | 'entity' | 'mapping'>;
@@ -195,11 +197,11 @@ async function completeClaim(db: StateDb, file: Claimed, path: string, force: bo
   const fileId = file.id;
   const sha256 = await sha256Of(path);
   const earlier = force ? undefined : await findDoneByContent(db, file.entity, sha256, name, file.source, file.mapping);
-  await setContentHash(db, fileId, sha256);
-  if (earlier) return { kind: 'duplicate', fileId, duplicateOf: earlier };
-  await setStatus(db, fileId, 'claimed');
-  return { kind: 'claimed', fileId };
+  const hashed = committed(await setContentHash(db, fileId, sha256), fileId);
+  if (earlier) return { kind: 'duplicate', fileId, file: hashed, duplicateOf: earlier };
+  return { kind: 'claimed', fileId, file: committed(await setStatus(db, fileId, 'claimed'), fileId) };
 }
+
 
 /** Completes a claim a crash interrupted (status 'claiming'). */
 export async function recoverClaim(db: StateDb, file: PushFile, nameIsData = false, comparesEveryFile = false): Promise<ClaimResult> {

@@ -8,6 +8,22 @@
  * - deferred: left in processing/ to be tried again (the API still failing after the client's retries, the key
  *   rejected, the state disk full, a drain). Nothing is lost: the next attempt resumes at the first batch without a
  *   committed result.
+ *
+ * The file's ledger row is kept by its run (file-run.ts) from the claim on; no step reads it back.
+ *
+ * Passes over the file in one attempt. The reader opened to see a products file's header (custom columns make it an
+ * import) is the first pass's own reader, so the header costs no read of its own. The other passes are each needed
+ * before the one after can start, and the rows are never held in memory between two of them (files of millions of
+ * rows, constant memory):
+ * - the claim hashes the bytes (claim.ts: the duplicate check comes before anything is parsed or sent);
+ * - delta push: the comparison reads the whole file before a row is sent, because the brakes judge the whole file
+ *   and a held file sends nothing; the send pass then reads it again, skipping the lines of unchanged rows as bytes
+ *   (line mode may read undecided lines once more; a held file is read once more for its preview);
+ * - duplicate_keys first, sum or reject (duplicate-keys.ts): a key pass before the send pass, because a row's fate
+ *   depends on the rows of its key after it (sorted on disk); with `last`, a pass after the send only when accepted
+ *   keys repeat across batches, up to the last of those lines;
+ * - import: after the job, a pass for the original fields of the rows it named (the rejects CSV), one more to reject
+ *   every row of a failed job, and a new send pass for a job resubmitted without the rows the failed one named.
  */
 import { rm, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
@@ -16,20 +32,7 @@ import type { ApiClient } from '../../api/client.ts';
 import type { Clock } from '../../clock.ts';
 import type { Entity } from '../../api/schemas/index.ts';
 import type { Logger } from '../../log.ts';
-import {
-  closeAttempt,
-  dropClaim,
-  deferFile,
-  doneUnderOtherMapping,
-  finishFile,
-  getFile,
-  markStarted,
-  openAttempt,
-  prepareFinish,
-  setMode,
-  type PushFile,
-} from '../../store/push-ledger.ts';
-import type { StateDb } from '../../store/state-db.ts';
+import { dropClaim, doneUnderOtherMapping, type PushFile } from '../../store/push-ledger.ts';
 import { claimFile, duplicateNote, recoverClaim, remappedNote, type ClaimSource } from './claim.ts';
 import { crashedAgentError, DEATHS_BEFORE_SET_ASIDE } from './crashed-agent.ts';
 import { sendBulk } from '../send/bulk-send.ts';
@@ -40,7 +43,8 @@ import { ImportJobFailedError, sendImport } from '../send/import-send.ts';
 import { FileFormatError, compileSource, readRows, type CompiledSource, type ReadOptions, type ReadSummary } from '../read/index.ts';
 import { nameForTemplates, tieFix } from './rejects-fix.ts';
 import { writeReport, type PushReport } from './report.ts';
-import { fileCounts, finishedRows, RowsRejectedError, rowsVerdict, unreconciled, type FileCounts } from './row-fate.ts';
+import { finishedRows, RowsRejectedError, rowsVerdict, unreconciled } from './row-fate.ts';
+import { FileRun } from './file-run.ts';
 import type { DeltaSettings } from '../../config/delta-schema.ts';
 import { HELD_ERROR_CODE, deltaFile, recordFullSend } from '../../store/delta-state.ts';
 import {
@@ -57,7 +61,8 @@ import {
   writeHeldPreview,
   type DeltaPlan,
 } from '../delta/delta-plan.ts';
-import type { ReadInit, RowReader } from '../read/index.ts';
+import type { EntityRecord, ReadInit, RowReader } from '../read/index.ts';
+import type { StateDb } from '../../store/state-db.ts';
 
 export interface PushDeps {
   readonly db: StateDb;
@@ -137,72 +142,84 @@ async function claimAndPush(deps: PushDeps, source: PushSource, path: string, op
       return refused;
     }
     case 'duplicate':
-      return finishOrDefer(deps, await requireFile(deps.db, claim.fileId), 'duplicate', { duplicateOf: claim.duplicateOf });
+      return finishOrDefer(deps, FileRun.claimed(deps.db, claim.file), 'duplicate', { duplicateOf: claim.duplicateOf });
     case 'claimed':
-      return processClaimed(deps, source, claim.fileId, options);
+      return processRun(deps, source, FileRun.claimed(deps.db, claim.file), options);
   }
 }
 
 /** The pieces a delta push's send pass reads the file in (see processClaimed). */
 const SKIPPING_READ_BYTES = 1024 * 1024;
 
-/** Pushes a claimed file: a new one, or one resumed after a restart or a deferral. */
+/**
+ * Pushes a file claimed earlier: one resumed after a restart or a deferral, retried or released. Its ledger row is
+ * read once here, into the run's record (file-run.ts); nothing after reads it again.
+ */
 export async function processClaimed(deps: PushDeps, source: PushSource, fileId: number, options: PushOptions = {}): Promise<FileResult> {
-  const file = await requireFile(deps.db, fileId);
-  if (file.final_status !== null) {
-    const moved = file;
-    return deferIfArchivingFails(deps, moved, () => completeMove(deps, moved));
-  }
-  if (file.status === 'claiming') {
-    const recovered = await recoverClaim(deps.db, file, compiledOf(source).readsFileName, source.comparesEveryFile === true);
+  return processRun(deps, source, await FileRun.load(deps.db, fileId), options);
+}
+
+async function processRun(deps: PushDeps, source: PushSource, claimed: FileRun, options: PushOptions): Promise<FileResult> {
+  let run = claimed;
+  if (run.file.final_status !== null) return deferIfArchivingFails(deps, run, () => completeMove(deps, run));
+  if (run.file.status === 'claiming') {
+    const recovered = await recoverClaim(deps.db, run.file, compiledOf(source).readsFileName, source.comparesEveryFile === true);
     if (recovered.kind === 'vanished') {
-      return finishOrDefer(deps, file, 'failed', { error: { code: 'FILE_VANISHED', message: 'the file disappeared before it was claimed' }, vanished: true });
+      return finishOrDefer(deps, run, 'failed', { error: { code: 'FILE_VANISHED', message: 'the file disappeared before it was claimed' }, vanished: true });
     }
-    if (recovered.kind === 'duplicate') return finishOrDefer(deps, await requireFile(deps.db, fileId), 'duplicate', { duplicateOf: recovered.duplicateOf });
+    // A claim completed now: no attempt ran on the file yet, so nothing of it is committed.
+    if (recovered.kind === 'claimed' || recovered.kind === 'duplicate') run = FileRun.claimed(deps.db, recovered.file);
+    if (recovered.kind === 'duplicate') return finishOrDefer(deps, run, 'duplicate', { duplicateOf: recovered.duplicateOf });
   }
   // A poison file is set aside, not resumed a third time (crashed-agent.ts).
-  const crashes = await openAttempt(deps.db, fileId);
-  if (crashes >= DEATHS_BEFORE_SET_ASIDE) {
-    const crashed = await requireFile(deps.db, fileId);
-    return finishOrDefer(deps, crashed, 'failed', { error: crashedAgentError(crashed, crashes) });
-  }
-  if (crashes > 0) deps.logger.warn({ file: file.original_name, source: file.source, crashes }, 'resuming a file the agent died on; a second death in a row sets it aside in failed/');
+  const crashes = await run.openAttempt();
+  if (crashes >= DEATHS_BEFORE_SET_ASIDE) return finishOrDefer(deps, run, 'failed', { error: crashedAgentError(run.file, crashes) });
+  if (crashes > 0) deps.logger.warn({ file: run.file.original_name, source: run.file.source, crashes }, 'resuming a file the agent died on; a second death in a row sets it aside in failed/');
   try {
-    return await attemptClaimed(deps, source, fileId, options);
+    return await attemptClaimed(deps, source, run, options);
   } finally {
     // A state database that cannot record the end counts this attempt as a death: it errs towards setting aside.
-    await closeAttempt(deps.db, fileId).catch(() => undefined);
+    await run.closeAttempt().catch(() => undefined);
   }
 }
 
 /** One attempt on a claimed file: read, send, reconcile, report, archive (or defer). */
-async function attemptClaimed(deps: PushDeps, source: PushSource, fileId: number, options: PushOptions): Promise<FileResult> {
-  await markStarted(deps.db, fileId);
-  const fixed = await tieFix(deps.db, await requireFile(deps.db, fileId));
-  let file = await requireFile(deps.db, fileId);
+async function attemptClaimed(deps: PushDeps, source: PushSource, run: FileRun, options: PushOptions): Promise<FileResult> {
+  await run.markStarted();
+  const fixed = await tieFix(deps.db, run);
+  // What no step of the attempt changes (its id, names, paths, entity); the rest is read from run.file where used.
+  const file = run.file;
   const name = await nameForTemplates(deps.db, file, fixed);
   let summary: ReadSummary | null = null;
   let notes: string[] = [];
   let compiled: CompiledSource;
   let plan: DeltaPlan | null = null;
+  /** The reader opened for the header, which the file's first pass then reads on (the module's comment); null once taken. */
+  let opened: RowReader<EntityRecord> | null = null;
   try {
     compiled = compiledOf(source);
     const entity = file.entity as Entity;
     const open = (init: ReadInit = {}) => readRows(file.processing_path, { ...compiled, entity }, { name, ...init });
+    const compares = file.mode === 'bulk' && source.delta?.enabled === true;
     if (file.mode === 'bulk' && entity === 'products') {
-      const header = await open();
-      header.close();
-      notes = customColumnsNote(header.header.customColumns);
+      // Opened as the first pass reads the file: the delta's comparison, or the send pass.
+      opened = await open(compares ? { unvalidated: true } : {});
+      notes = customColumnsNote(opened.header.customColumns);
       if (notes.length > 0) {
-        await setMode(deps.db, fileId, 'import');
-        file = await requireFile(deps.db, fileId);
+        await run.setMode('import');
+        // An import is not compared: its send pass validates every row, which a comparison's reader does not.
+        if (compares) {
+          opened.close();
+          opened = null;
+        }
       }
     }
-    const delta = file.mode === 'bulk' && source.delta?.enabled === true ? source.delta : null;
+    const delta = run.file.mode === 'bulk' && source.delta?.enabled === true ? source.delta : null;
     if (delta !== null) {
       // The first pass: the file compared with what its source sent before, the brakes judged, nothing sent yet.
       // Its rows are converted, not validated: a row found unchanged was valid when the API accepted it.
-      const first = await open({ unvalidated: true });
+      const first = opened ?? (await open({ unvalidated: true }));
+      opened = null;
       try {
         // A corrected rejects CSV holds a few rows, never the full export: the keys it lacks are not missing.
         const settings = first.header.fixFile ? { ...delta, snapshot: false } : delta;
@@ -217,23 +234,28 @@ async function attemptClaimed(deps: PushDeps, source: PushSource, fileId: number
         const onLineFallback = (reason: string) => deps.logger.debug({ file: file.original_name, reason }, 'compared by content');
         const onLineMode = (counts: { rows: number; undecided: number }) => deps.logger.debug({ file: file.original_name, ...counts }, 'compared line by line');
         const deltaSource = { name: source.name, entity, delta: settings, options: source.options ?? {}, duplicateKeys: compiled.duplicateKeys, line };
-        plan = await planDelta({ db: deps.db, clock: deps.clock, onLineFallback, onLineMode }, deltaSource, file, first, options, pass);
+        plan = await planDelta({ db: deps.db, clock: deps.clock, onLineFallback, onLineMode }, deltaSource, run.file, first, options, pass);
       } finally {
         first.close();
       }
-      if (plan.tripped.length > 0) return await holdOrDefer(deps, file, plan, open);
+      if (plan.tripped.length > 0) return await holdOrDefer(deps, run, plan, open);
     }
     // The send pass maps and validates only the rows it may send (ReadInit.unmapped), and leaves the lines of rows it
     // will not send unsplit where it can (ReadInit.unread), in large pieces: where most lines are skipped as bytes, the
     // reading itself is what it waits for.
-    const reader = await open(plan === null ? {} : { unmapped: plan.unmapped, unread: plan.unread, highWaterMark: SKIPPING_READ_BYTES });
+    const reader = opened ?? (await open(plan === null ? {} : { unmapped: plan.unmapped, unread: plan.unread, highWaterMark: SKIPPING_READ_BYTES }));
+    opened = null;
     const progress = deps.onProgress ? setInterval(() => deps.onProgress?.(reader.progress()), 200) : null;
     try {
-      if (file.mode === 'import') {
+      if (run.file.mode === 'import') {
         const header = { customColumns: reader.header.customColumns, duplicateKeys: compiled.duplicateKeys };
-        await sendImport({ ...deps, signal: deps.signal }, file, reader, header, open);
+        run.committingRows();
+        await sendImport({ ...deps, signal: deps.signal }, run, reader, header, open);
       } else {
-        const target = { id: file.id, entity, batchSize: file.batch_size, duplicateKeys: compiled.duplicateKeys, fates: plan?.fates };
+        // A resumed file's probation starts from the rows its committed batches had accepted (none for a new claim).
+        const acceptedBefore = (await run.counts()).accepted;
+        const target = { id: file.id, entity, batchSize: file.batch_size, duplicateKeys: compiled.duplicateKeys, fates: plan?.fates, acceptedBefore };
+        run.committingRows();
         await sendBulk({ ...deps, signal: deps.signal }, target, reader.chunks(), open);
         if (plan?.deletions) {
           await deleteMissing(deps, { id: file.id, entity, original_name: file.original_name }, plan.scope.id, plan.deletions);
@@ -248,23 +270,25 @@ async function attemptClaimed(deps: PushDeps, source: PushSource, fileId: number
     }
     deps.onProgress?.(reader.progress());
   } catch (error) {
+    opened?.close();
     const failure = fileLevelFailure(error);
-    // The ledger row as it is now (the job id recorded while the file was sent), not as it was claimed.
-    if (failure) return finishOrDefer(deps, await requireFile(deps.db, fileId), 'failed', { error: failure, summary, notes });
-    return defer(deps, file, error);
+    // The run's record holds the ledger row as it is now (the job id recorded while the file was sent).
+    if (failure) return finishOrDefer(deps, run, 'failed', { error: failure, summary, notes });
+    return defer(deps, run, error);
   }
-  const counts = await fileCounts(deps.db, fileId);
+  // Read from the ledger, not tallied beside it: the equation checks what was committed (file-run.ts).
+  const counts = await run.counts();
   // Every row read has one fate (row-fate.ts); anything else is a bug, and the file fails rather than hide it.
   const unaccounted = unreconciled(counts, summary.rows, summary.skipped);
   if (!summary.complete || unaccounted !== null) {
     const message = unaccounted ?? `the file was not read to its end (${summary.rows} rows read)`;
-    return finishOrDefer(deps, await requireFile(deps.db, fileId), 'failed', { error: { code: 'RECONCILIATION_FAILED', message }, summary, counts, notes });
+    return finishOrDefer(deps, run, 'failed', { error: { code: 'RECONCILIATION_FAILED', message }, summary, notes });
   }
   const verdict = rowsVerdict(counts, summary.rows, summary.skipped, compiled.rejectThreshold);
-  if (verdict !== null) return finishOrDefer(deps, await requireFile(deps.db, fileId), 'failed', { error: { code: verdict.code, message: verdict.message }, summary, counts, notes });
+  if (verdict !== null) return finishOrDefer(deps, run, 'failed', { error: { code: verdict.code, message: verdict.message }, summary, notes });
   // A full send counts for delta.full_every once the file is through, whatever a restart made of it.
   if (plan?.mode === 'full') await recordFullSend(deps.db, plan.scope.id, new Date(deps.clock.now()).toISOString());
-  return finishOrDefer(deps, await requireFile(deps.db, fileId), 'done', { summary, counts, missingCsv: plan?.missingCsv ?? null, notes });
+  return finishOrDefer(deps, run, 'done', { summary, missingCsv: plan?.missingCsv ?? null, notes });
 }
 
 /**
@@ -279,15 +303,16 @@ function customColumnsNote(customColumns: readonly string[]): string[] {
 }
 
 /** Moves a file the brakes stopped to held/ with its preview (delta/hold.ts); a failure to do so defers it. */
-async function holdOrDefer(deps: PushDeps, file: PushFile, plan: DeltaPlan, open: () => Promise<RowReader<Readonly<Record<string, unknown>>>>): Promise<FileResult> {
+async function holdOrDefer(deps: PushDeps, run: FileRun, plan: DeltaPlan, open: () => Promise<RowReader<Readonly<Record<string, unknown>>>>): Promise<FileResult> {
+  const file = run.file;
   try {
     const now = new Date(deps.clock.now());
     const held = await writeHeldPreview(deps.db, file, plan, now, open);
     const message = `held by the brakes: ${plan.tripped.map((t) => t.message).join('; ')}`;
     const outcome = { status: 'failed', finalPath: held.heldPath, error: { code: HELD_ERROR_CODE, message } } as const;
-    await prepareFinish(deps.db, file.id, outcome);
+    await run.prepareFinish(outcome);
     await moveFile(file.processing_path, held.heldPath);
-    await finishFile(deps.db, file.id, outcome);
+    await run.finish(outcome);
     await recordHeldFile(deps.db, file.id, held.heldPath, now);
     if (plan.missingCsv !== null) await rm(plan.missingCsv, { force: true });
     if (plan.deletions !== null) await rm(plan.deletions, { force: true });
@@ -295,10 +320,10 @@ async function holdOrDefer(deps: PushDeps, file: PushFile, plan: DeltaPlan, open
       { file: file.original_name, source: file.source, entity: file.entity, held_to: held.heldPath, preview: held.previewPath, brakes: plan.tripped.map((t) => t.brake) },
       `file held: ${plan.tripped.map((t) => t.message).join('; ')}; nothing was sent. Release it with: ${held.preview.release}`,
     );
-    return { outcome: 'held', file: await requireFile(deps.db, file.id), heldPath: held.heldPath, previewPath: held.previewPath, brakes: plan.tripped.map((t) => t.message) };
+    return { outcome: 'held', file: run.file, heldPath: held.heldPath, previewPath: held.previewPath, brakes: plan.tripped.map((t) => t.message) };
   } catch (error) {
     deps.logger.error({ file: file.original_name, source: file.source, error: String(error) }, 'the file could not be moved to held/; it stays in processing/');
-    return defer(deps, await requireFile(deps.db, file.id), error);
+    return defer(deps, run, error);
   }
 }
 
@@ -321,19 +346,20 @@ function fileLevelFailure(error: unknown): { code: string; message: string } | n
   return null; // I/O (disk full, read-only state), a drain: the file waits in processing/
 }
 
-async function defer(deps: PushDeps, file: PushFile, error: unknown): Promise<FileResult> {
+async function defer(deps: PushDeps, run: FileRun, error: unknown): Promise<FileResult> {
+  const file = run.file;
   const code = error instanceof ApiError ? error.code : ((error as { code?: unknown }).code as string | undefined) ?? 'DEFERRED';
   const message = error instanceof Error ? error.message : String(error);
   const delay = Math.min(MAX_RETRY_DELAY_MS, FIRST_RETRY_DELAY_MS * 2 ** Math.max(0, file.attempts - 1));
   const retryAt = new Date(deps.clock.now() + delay).toISOString();
   try {
-    await deferFile(deps.db, file.id, retryAt, { code, message });
+    await run.defer(retryAt, { code, message });
   } catch (stateError) {
     // The state database itself may be the problem (disk full, read-only): the file stays in processing/ anyway.
     deps.logger.error({ file: file.original_name, error: String(stateError) }, 'could not record the deferral');
   }
   deps.logger.warn({ file: file.original_name, source: file.source, error_code: code, error: message, retry_at: retryAt }, 'file deferred; it stays in processing and is tried again');
-  return { outcome: 'deferred', file: await requireFile(deps.db, file.id), error: { code, message }, retryAt };
+  return { outcome: 'deferred', file: run.file, error: { code, message }, retryAt };
 }
 
 interface FinishInput {
@@ -341,7 +367,6 @@ interface FinishInput {
   missingCsv?: string | null;
   error?: { code: string; message: string };
   summary?: ReadSummary | null;
-  counts?: FileCounts;
   duplicateOf?: PushFile;
   /** The file is gone (a claim cut short, then the file removed): only the report is written, nothing is moved. */
   vanished?: boolean;
@@ -350,13 +375,14 @@ interface FinishInput {
 }
 
 /** Writes the report next to the file's final place, records the move, moves the file, closes the ledger row. */
-async function finish(deps: PushDeps, file: PushFile, status: 'done' | 'failed' | 'duplicate', input: FinishInput): Promise<FileResult> {
+async function finish(deps: PushDeps, run: FileRun, status: 'done' | 'failed' | 'duplicate', input: FinishInput): Promise<FileResult> {
+  const file = run.file;
   const now = new Date(deps.clock.now());
   const dir = status === 'failed' ? failedDir(file.inbox) : archiveDir(file.inbox, now);
   const finalPath = await freeName(dir, file.original_name, file.id);
-  const counts = input.counts ?? (status === 'duplicate' ? null : await fileCounts(deps.db, file.id));
+  const counts = status === 'duplicate' ? null : await run.counts();
   const delta = (await deltaFile(deps.db, file.id)) ?? null;
-  const fixes = file.fixes_file_id === null ? null : ((await getFile(deps.db, file.fixes_file_id)) ?? null);
+  const fixes = await run.fixedFile();
   // Why the content was sent, or not, again: asked of the ledger here, so a file resumed after a crash says it too.
   const remappedFrom = status === 'duplicate' ? null : await doneUnderOtherMapping(deps.db, file);
   const claimNotes = [
@@ -385,14 +411,14 @@ async function finish(deps: PushDeps, file: PushFile, status: 'done' | 'failed' 
     }),
   );
   if (input.missingCsv) await moveFile(input.missingCsv, `${finalPath}.missing.csv`);
-  await prepareFinish(deps.db, file.id, { status, finalPath, error: input.error ?? null, duplicateOf: input.duplicateOf?.id ?? null });
+  await run.prepareFinish({ status, finalPath, error: input.error ?? null, duplicateOf: input.duplicateOf?.id ?? null });
   if (input.vanished !== true) {
     // Renamed or deleted in processing/ by someone else while it was read (the open file was read to the end, so
     // its rows are sent and reported): nothing to move. Before, the move's ENOENT left the row open until a restart.
     if (await pathExists(file.processing_path)) await moveFile(file.processing_path, finalPath);
     else deps.logger.error({ file: file.original_name, source: file.source, processing_path: file.processing_path }, 'the file was removed from processing/ while it was read; every row was read and its report is written, the file itself could not be archived');
   }
-  await finishFile(deps.db, file.id, {
+  await run.finish({
     status,
     finalPath,
     rowsRead: input.summary?.complete === true ? input.summary.rows : null,
@@ -402,9 +428,8 @@ async function finish(deps: PushDeps, file: PushFile, status: 'done' | 'failed' 
     duplicateOf: input.duplicateOf?.id ?? null,
   });
   await rm(join(processingDir(file.inbox), `.${file.id}-canonical.csv`), { force: true });
-  const done = await requireFile(deps.db, file.id);
-  logOutcome(deps.logger, done, report);
-  return { outcome: status, file: done, reportPath, rejectsPath };
+  logOutcome(deps.logger, run.file, report);
+  return { outcome: status, file: run.file, reportPath, rejectsPath };
 }
 
 /**
@@ -413,16 +438,16 @@ async function finish(deps: PushDeps, file: PushFile, status: 'done' | 'failed' 
  * without sending anything twice. Before, such an error escaped as "push failed unexpectedly" and the file waited
  * for the next restart.
  */
-async function finishOrDefer(deps: PushDeps, file: PushFile, status: 'done' | 'failed' | 'duplicate', input: FinishInput): Promise<FileResult> {
-  return deferIfArchivingFails(deps, file, () => finish(deps, file, status, input));
+async function finishOrDefer(deps: PushDeps, run: FileRun, status: 'done' | 'failed' | 'duplicate', input: FinishInput): Promise<FileResult> {
+  return deferIfArchivingFails(deps, run, () => finish(deps, run, status, input));
 }
 
-async function deferIfArchivingFails(deps: PushDeps, file: PushFile, archive: () => Promise<FileResult>): Promise<FileResult> {
+async function deferIfArchivingFails(deps: PushDeps, run: FileRun, archive: () => Promise<FileResult>): Promise<FileResult> {
   try {
     return await archive();
   } catch (error) {
-    deps.logger.error({ file: file.original_name, source: file.source, error: String(error) }, 'the file could not be archived (report or move failed); it stays in processing/');
-    return defer(deps, await requireFile(deps.db, file.id), error);
+    deps.logger.error({ file: run.file.original_name, source: run.file.source, error: String(error) }, 'the file could not be archived (report or move failed); it stays in processing/');
+    return defer(deps, run, error);
   }
 }
 
@@ -436,19 +461,19 @@ async function recordHeldFile(db: StateDb, fileId: number, heldPath: string, hel
  * A crash after the move and before the ledger was closed: close it now, with the outcome prepareFinish recorded
  * (the status, the error, the file it duplicates), as the report beside the file says.
  */
-async function completeMove(deps: PushDeps, file: PushFile): Promise<FileResult> {
+async function completeMove(deps: PushDeps, run: FileRun): Promise<FileResult> {
+  const file = run.file;
   const status = file.final_status ?? 'failed';
   const finalPath = file.final_path ?? '';
   // Neither at its final place nor in processing/: a vanished file whose report was written; nothing to move.
   if (!(await pathExists(finalPath)) && (await pathExists(file.processing_path))) await moveFile(file.processing_path, finalPath);
   const error = file.error_code === null ? null : { code: file.error_code, message: file.error_message ?? '' };
-  const rows = status === 'duplicate' ? {} : { rows: finishedRows(await fileCounts(deps.db, file.id)) };
-  await finishFile(deps.db, file.id, { status, finalPath, rowsRead: file.rows_read, ...rows, error, duplicateOf: file.duplicate_of });
+  const rows = status === 'duplicate' ? {} : { rows: finishedRows(await run.counts()) };
+  await run.finish({ status, finalPath, rowsRead: file.rows_read, ...rows, error, duplicateOf: file.duplicate_of });
   const held = error?.code === HELD_ERROR_CODE;
   if (held) await recordHeldFile(deps.db, file.id, finalPath, new Date(deps.clock.now()));
-  const done = await requireFile(deps.db, file.id);
-  if (held) return { outcome: 'held', file: done, heldPath: finalPath, previewPath: previewPathOf(finalPath), brakes: [error.message] };
-  return { outcome: status, file: done, reportPath: `${finalPath}.report.json`, rejectsPath: null };
+  if (held) return { outcome: 'held', file: run.file, heldPath: finalPath, previewPath: previewPathOf(finalPath), brakes: [error.message] };
+  return { outcome: status, file: run.file, reportPath: `${finalPath}.report.json`, rejectsPath: null };
 }
 
 /** A file the agent will not read (a symlink out of the inbox): moved to failed/ with a report; no row is read. */
@@ -486,10 +511,4 @@ function logOutcome(logger: Logger, file: PushFile, report: PushReport): void {
   else if (report.status === 'duplicate') logger.info(fields, 'file skipped: same content already sent');
   else if ((report.rows?.rejected ?? 0) > 0) logger.warn(fields, 'file done with rejected rows');
   else logger.info(fields, 'file done');
-}
-
-async function requireFile(db: StateDb, id: number): Promise<PushFile> {
-  const file = await getFile(db, id);
-  if (!file) throw new Error(`push ledger has no file ${id}`);
-  return file;
 }

@@ -10,7 +10,8 @@
  * back to it), so that a store code in the original's name still applies to its corrected rows.
  */
 import { basename } from 'node:path';
-import { filesNamed, getFile, setFixes, type PushFile } from '../../store/push-ledger.ts';
+import { filesNamed, getFile, type PushFile } from '../../store/push-ledger.ts';
+import type { FileRun } from './file-run.ts';
 import type { StateDb } from '../../store/state-db.ts';
 import { rejectsStem } from './rejects-csv.ts';
 
@@ -22,11 +23,11 @@ export async function fixedFileOf(db: StateDb, file: PushFile): Promise<PushFile
   return candidates.find((f) => f.final_path !== null && basename(f.final_path) === stem) ?? candidates.find((f) => f.original_name === stem) ?? null;
 }
 
-/** Ties a file to the one it fixes (once, in the ledger); the file it fixes, or null. */
-export async function tieFix(db: StateDb, file: PushFile): Promise<PushFile | null> {
-  if (file.fixes_file_id !== null) return (await getFile(db, file.fixes_file_id)) ?? null;
-  const fixed = await fixedFileOf(db, file);
-  if (fixed !== null) await setFixes(db, file.id, fixed.id);
+/** Ties the run's file to the one it fixes (once, in the ledger); the file it fixes, or null. */
+export async function tieFix(db: StateDb, run: FileRun): Promise<PushFile | null> {
+  if (run.file.fixes_file_id !== null) return run.fixedFile();
+  const fixed = await fixedFileOf(db, run.file);
+  if (fixed !== null) await run.setFixes(fixed);
   return fixed;
 }
 

@@ -62,6 +62,11 @@ export interface BulkFile {
    * batch they were found in, once.
    */
   readonly fates?: RowFates | undefined;
+  /**
+   * Rows accepted by the batches committed before this attempt (a resumed file; 0 for a new claim): its probation
+   * starts from them. The file's run knows them (file-run.ts), so they are not asked of the ledger here.
+   */
+  readonly acceptedBefore: number;
 }
 
 interface PendingBatch {
@@ -196,8 +201,7 @@ export async function sendBulk(ctx: BulkSendContext, file: BulkFile, rows: Async
   const probation = new Probation();
   /** Reused for each run of unread lines. */
   const unchanged: LineCount = { count: 0, first: 0, last: 0 };
-  const before = await fileCounts(ctx.db, file.id);
-  probation.resume(before.accepted);
+  probation.resume(file.acceptedBefore);
 
   /** Every row judged so far was rejected: decided once the batches in flight are answered (one may yet get a row accepted). */
   const stopNow = async (): Promise<boolean> => {

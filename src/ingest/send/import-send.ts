@@ -16,21 +16,12 @@ import type { Clock } from '../../clock.ts';
 import type { Logger } from '../../log.ts';
 import { forgetJobPoll, jobPollOf, recordJobPoll } from '../../store/api-state.ts';
 import type { StateDb } from '../../store/state-db.ts';
-import {
-  apiRejectedLines,
-  commitBatch,
-  committedBatches,
-  recordJob,
-  recordRejects,
-  recordResubmission,
-  setStatus,
-  type PushFile,
-  type RejectRow,
-} from '../../store/push-ledger.ts';
+import { apiRejectedLines, commitBatch, committedBatches, recordRejects, type RejectRow } from '../../store/push-ledger.ts';
 import type { EntityRecord, RowOutcome } from '../read/index.ts';
 import type { DuplicateKeyPolicy } from '../../config/mapping-schema.ts';
 import { firstPassDecisions, loserRow, type ReopenRows } from '../file/duplicate-keys.ts';
 import { Probation, localReject, stoppedEarly } from '../file/row-fate.ts';
+import type { FileRun } from '../file/file-run.ts';
 import { CanonicalCsvWriter } from '../write/canonical-csv.ts';
 import { processingDir } from '../folders.ts';
 
@@ -164,15 +155,17 @@ async function rawFieldsOf(reopen: Reopen, lines: ReadonlySet<number>): Promise<
 /**
  * Writes the canonical CSV of `rows` (recording local rejects), uploads it unless a job was already accepted for
  * this file, polls the job to its end and records its row errors. Throws ImportJobFailedError for a failed job, and
- * RowsRejectedError when the first rows are all rejected (row-fate.ts: nothing is uploaded).
+ * RowsRejectedError when the first rows are all rejected (row-fate.ts: nothing is uploaded). The file's status and job
+ * id are written through its run, whose record the file's report then reads (file-run.ts).
  */
 export async function sendImport(
   ctx: ImportSendContext,
-  file: PushFile,
+  run: FileRun,
   rows: AsyncIterable<RowOutcome<EntityRecord>>,
   header: { customColumns: readonly string[]; duplicateKeys: DuplicateKeyPolicy },
   reopen: Reopen,
 ): Promise<void> {
+  const file = run.file;
   const entity = file.entity as Entity;
   const { losers, merged } = await firstPassDecisions(reopen, entity, header.duplicateKeys);
   const probation = new Probation();
@@ -227,10 +220,10 @@ export async function sendImport(
       await commitBatch(ctx.db, file.id, empty, []);
       return;
     }
-    await setStatus(ctx.db, file.id, 'uploading');
+    await run.setStatus('uploading');
     // Not given the drain signal: an upload in flight finishes, so its job id is recorded and never uploaded twice.
     jobId = (await UPLOAD[entity](ctx.client, canonical.path)).job_id;
-    await recordJob(ctx.db, file.id, jobId);
+    await run.recordJob(jobId);
   }
   const job = await pollJob(ctx, jobId);
   const sent = lines.rows + excluded.size;
@@ -242,11 +235,12 @@ export async function sendImport(
       // failed job may have written in part and a new job would create again).
       const first = job.job_id;
       const refused = named.map((r) => ({ ...r, message: `${r.message} (refused by import job ${first}; the other rows went as a new job)` }));
-      await recordResubmission(ctx.db, file.id, refused);
+      await run.recordResubmission(refused);
       ctx.logger?.warn({ file: file.original_name, job_id: first, refused: refused.length, rows: lines.rows - refused.length }, 'import job failed on rows it named: they are rejects, the rest goes as a new job');
       const again = await reopen();
       try {
-        return await sendImport(ctx, { ...file, job_id: null }, again, header, reopen);
+        // The run's record now has no job (recordResubmission cleared it): the new job is uploaded.
+        return await sendImport(ctx, run, again, header, reopen);
       } finally {
         again.close();
       }
