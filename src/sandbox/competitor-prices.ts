@@ -51,6 +51,23 @@ export interface CompetitorPriceResource extends Resource<CompetitorPriceRow, Co
 
 const competitorKey = BUSINESS_KEYS.competitor_prices;
 
+/**
+ * The optional fields of a row, in the API's order: the same in its write and its JSON (which differ in the fields
+ * before them: the JSON has no effective_price).
+ */
+function optionalFields(row: CompetitorPriceRow) {
+  return {
+    item_id: row.item_id,
+    promo_price: row.promo_price,
+    currency: row.currency,
+    source_url: row.source_url,
+    competitor_sku: row.competitor_sku,
+    barcode: row.barcode,
+    status: row.status,
+    stock_on_hand: row.stock_on_hand,
+  };
+}
+
 export function createCompetitorPrices(now: () => number): CompetitorPriceResource {
   const table = new EntityTable<CompetitorPriceRow>(integerIds);
   const pool = new StringPool();
@@ -111,28 +128,14 @@ export function createCompetitorPrices(now: () => number): CompetitorPriceResour
       observed_at: row.observed_at,
       regular_price: row.regular_price,
       effective_price: row.effective_price,
-      item_id: row.item_id,
-      promo_price: row.promo_price,
-      currency: row.currency,
-      source_url: row.source_url,
-      competitor_sku: row.competitor_sku,
-      barcode: row.barcode,
-      status: row.status,
-      stock_on_hand: row.stock_on_hand,
+      ...optionalFields(row),
     }),
     toJson: (row) => ({
       id: row.id,
       competitor_name: row.competitor_name,
       observed_at: row.observed_at,
       regular_price: row.regular_price,
-      item_id: row.item_id,
-      promo_price: row.promo_price,
-      currency: row.currency,
-      source_url: row.source_url,
-      competitor_sku: row.competitor_sku,
-      barcode: row.barcode,
-      status: row.status,
-      stock_on_hand: row.stock_on_hand,
+      ...optionalFields(row),
       created_at: isoTime(row.createdAt),
       updated_at: isoTime(row.updatedAt),
     }),
