@@ -51,12 +51,13 @@ export interface CompetitorPriceResource extends Resource<CompetitorPriceRow, Co
 
 const competitorKey = BUSINESS_KEYS.competitor_prices;
 
-/**
- * The optional fields of a row, in the API's order: the same in its write and its JSON (which differ in the fields
- * before them: the JSON has no effective_price).
- */
-function optionalFields(row: CompetitorPriceRow) {
+/** A row as a write (what a PATCH merges into). */
+function toWrite(row: CompetitorPriceRow): CompetitorPriceWrite {
   return {
+    competitor_name: row.competitor_name,
+    observed_at: row.observed_at,
+    regular_price: row.regular_price,
+    effective_price: row.effective_price,
     item_id: row.item_id,
     promo_price: row.promo_price,
     currency: row.currency,
@@ -123,22 +124,12 @@ export function createCompetitorPrices(now: () => number): CompetitorPriceResour
       table.insert(row, at);
       return row;
     },
-    toWrite: (row) => ({
-      competitor_name: row.competitor_name,
-      observed_at: row.observed_at,
-      regular_price: row.regular_price,
-      effective_price: row.effective_price,
-      ...optionalFields(row),
-    }),
-    toJson: (row) => ({
-      id: row.id,
-      competitor_name: row.competitor_name,
-      observed_at: row.observed_at,
-      regular_price: row.regular_price,
-      ...optionalFields(row),
-      created_at: isoTime(row.createdAt),
-      updated_at: isoTime(row.updatedAt),
-    }),
+    toWrite,
+    // The JSON is the write between id and the times, without effective_price (write-side only: docs/sandbox.md).
+    toJson: (row) => {
+      const { effective_price: _, ...fields } = toWrite(row);
+      return { id: row.id, ...fields, created_at: isoTime(row.createdAt), updated_at: isoTime(row.updatedAt) };
+    },
     fromCsv: (cells) => ({ ...cells }),
   };
 }
