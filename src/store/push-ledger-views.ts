@@ -13,6 +13,7 @@ export interface LedgerCounts {
   entity: string;
   inbox: string;
   processing: number;
+  /** Of `processing`: files waiting for a retry after a failure that may pass (API down, key rejected, ...). */
   deferred: number;
   next_retry_at: string | null;
   done_today: number;
