@@ -74,6 +74,21 @@ export function checkBody<S extends z.ZodType>(operation: OperationName, schema:
   return parsed.data;
 }
 
+/**
+ * A call with a JSON body: the body is checked against `bodySchema` first (a bad one throws before anything is sent,
+ * synchronously, as checkBody does), and the reply is read as `reply`.
+ */
+export function callWithBody<S extends z.ZodType>(
+  transport: ApiTransport,
+  target: Pick<ApiRequest, 'operation' | 'id'>,
+  bodySchema: z.ZodType,
+  body: unknown,
+  reply: S,
+  o: CallOptions,
+): Promise<z.infer<S>> {
+  return callJson(transport, { ...target, json: checkBody(target.operation, bodySchema, body), signal: o.signal }, reply);
+}
+
 /** Drops undefined values so that only what the caller set becomes a query parameter. */
 export function query(values: Record<string, QueryValue>): Record<string, QueryValue> {
   return Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined && v !== null));

@@ -3,6 +3,7 @@
  * times are this host's local time with the zone (2026-11-24 09:31:02 CET), like the archive/<date>/ folders and the
  * cron schedules, with the UTC instant in the element's title and datetime. Missing values are a dash.
  */
+import { WALL_CLOCK_PARTS } from '../wall-clock-format.ts';
 import { html, type Html } from './html.ts';
 
 const GROUPED = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
@@ -22,13 +23,7 @@ function parts(date: Date, options: TimeFormat): Record<string, string> {
   // en-GB names European zones (CET, CEST, BST) and falls back to GMT+5:30 where no abbreviation is common.
   const format = new Intl.DateTimeFormat('en-GB', {
     ...(options.timeZone === undefined ? {} : { timeZone: options.timeZone }),
-    year: 'numeric',
-    month: '2-digit',
-    day: '2-digit',
-    hour: '2-digit',
-    minute: '2-digit',
-    second: '2-digit',
-    hourCycle: 'h23',
+    ...WALL_CLOCK_PARTS,
     timeZoneName: 'short',
   });
   return Object.fromEntries(format.formatToParts(date).map((p) => [p.type, p.value]));

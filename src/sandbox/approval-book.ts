@@ -111,19 +111,8 @@ export class ApprovalBook {
   /** GET /v1/approved_prices: newest first. The caller moves the returned rows on with markExported (history=false). */
   list(history: boolean, filters: ApprovalFilterValues, beforeId: number | null, limit: number): ApprovalPage {
     const match = matcher(filters);
-    const rows: Approval[] = [];
-    let next: number | null = null;
     const start = Math.min(this.#rows.length, beforeId === null ? this.#rows.length : beforeId - 1);
-    for (let i = start - 1; i >= 0; i -= 1) {
-      const row = this.#rows[i]!;
-      if ((!history && !isPending(row)) || !match(row)) continue;
-      if (rows.length === limit) {
-        next = rows[rows.length - 1]!.id;
-        break;
-      }
-      rows.push(row);
-    }
-    return { rows, next };
+    return this.#page(start - 1, -1, (row) => (history || isPending(row)) && match(row), limit);
   }
 
   /**
@@ -133,11 +122,19 @@ export class ApprovalBook {
   deliver(history: boolean, filters: ApprovalFilterValues, afterId: number | null, limit: number, exactlyOnce = false): ApprovalPage {
     const match = matcher(filters);
     const deliverable = exactlyOnce ? isUndelivered : isDeliverable;
+    return this.#page(Math.max(0, afterId ?? 0), 1, (row) => (history || deliverable(row)) && match(row), limit);
+  }
+
+  /**
+   * Up to `limit` rows that `keep` accepts, walking the rows from index `from` one `step` at a time; `next` is the
+   * last row's id when a further row was accepted (the page is full and more follow), else null.
+   */
+  #page(from: number, step: 1 | -1, keep: (row: Approval) => boolean, limit: number): ApprovalPage {
     const rows: Approval[] = [];
     let next: number | null = null;
-    for (let i = Math.max(0, afterId ?? 0); i < this.#rows.length; i += 1) {
+    for (let i = from; i >= 0 && i < this.#rows.length; i += step) {
       const row = this.#rows[i]!;
-      if ((!history && !deliverable(row)) || !match(row)) continue;
+      if (!keep(row)) continue;
       if (rows.length === limit) {
         next = rows[rows.length - 1]!.id;
         break;

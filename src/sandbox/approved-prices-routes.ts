@@ -24,16 +24,8 @@ import { EXPIRED_CURSOR, checkValue, listContext, nextCursorOf, parseLimit, unkn
 import type { Router } from './router.ts';
 import type { ApiContext } from './world.ts';
 
-const FILTER_NAMES = [
-  'grid_id',
-  'store_id',
-  'item_id',
-  'sku',
-  'approved_after',
-  'approved_before',
-  'effective_after',
-  'effective_before',
-] as const;
+/** The text filters of the list, read as they come; `history` is a boolean, read on its own. */
+const FILTER_NAMES = Object.keys(ApprovedPriceFilters.shape).filter((name) => name !== 'history');
 
 const LIST_CURSOR = { current: 'approved_prices', history: 'approved_prices_history' } as const;
 const DELIVERY_CURSOR = 'deliveries';

@@ -51,6 +51,24 @@ export interface CompetitorPriceResource extends Resource<CompetitorPriceRow, Co
 
 const competitorKey = BUSINESS_KEYS.competitor_prices;
 
+/** A row as a write (what a PATCH merges into). */
+function toWrite(row: CompetitorPriceRow): CompetitorPriceWrite {
+  return {
+    competitor_name: row.competitor_name,
+    observed_at: row.observed_at,
+    regular_price: row.regular_price,
+    effective_price: row.effective_price,
+    item_id: row.item_id,
+    promo_price: row.promo_price,
+    currency: row.currency,
+    source_url: row.source_url,
+    competitor_sku: row.competitor_sku,
+    barcode: row.barcode,
+    status: row.status,
+    stock_on_hand: row.stock_on_hand,
+  };
+}
+
 export function createCompetitorPrices(now: () => number): CompetitorPriceResource {
   const table = new EntityTable<CompetitorPriceRow>(integerIds);
   const pool = new StringPool();
@@ -106,36 +124,12 @@ export function createCompetitorPrices(now: () => number): CompetitorPriceResour
       table.insert(row, at);
       return row;
     },
-    toWrite: (row) => ({
-      competitor_name: row.competitor_name,
-      observed_at: row.observed_at,
-      regular_price: row.regular_price,
-      effective_price: row.effective_price,
-      item_id: row.item_id,
-      promo_price: row.promo_price,
-      currency: row.currency,
-      source_url: row.source_url,
-      competitor_sku: row.competitor_sku,
-      barcode: row.barcode,
-      status: row.status,
-      stock_on_hand: row.stock_on_hand,
-    }),
-    toJson: (row) => ({
-      id: row.id,
-      competitor_name: row.competitor_name,
-      observed_at: row.observed_at,
-      regular_price: row.regular_price,
-      item_id: row.item_id,
-      promo_price: row.promo_price,
-      currency: row.currency,
-      source_url: row.source_url,
-      competitor_sku: row.competitor_sku,
-      barcode: row.barcode,
-      status: row.status,
-      stock_on_hand: row.stock_on_hand,
-      created_at: isoTime(row.createdAt),
-      updated_at: isoTime(row.updatedAt),
-    }),
+    toWrite,
+    // The JSON is the write between id and the times, without effective_price (write-side only: docs/sandbox.md).
+    toJson: (row) => {
+      const { effective_price: _, ...fields } = toWrite(row);
+      return { id: row.id, ...fields, created_at: isoTime(row.createdAt), updated_at: isoTime(row.updatedAt) };
+    },
     fromCsv: (cells) => ({ ...cells }),
   };
 }

@@ -9,7 +9,7 @@ import { EXPORT_STATUSES, toValidationErrors } from '../api/schemas/index.ts';
 import { AmendApproval, ControlError, InjectApprovals, type SandboxControl } from './control.ts';
 import { FaultConfig } from './faults.ts';
 import { RateLimitConfig } from './rate-limit.ts';
-import { BodyTooLargeError, NOT_FOUND, NO_CONTENT, detail, invalid, json, parseJson, readBody, type Reply } from './http-io.ts';
+import { NOT_FOUND, NO_CONTENT, detail, invalid, json, readJsonBody, type Reply } from './http-io.ts';
 import { Router, type RequestContext } from './router.ts';
 
 const MAX_CONTROL_BODY = 1024 * 1024; // 1 MiB
@@ -81,14 +81,7 @@ export function buildControlRouter(control: SandboxControl): ControlDispatch {
     if (match.kind === 'method_not_allowed') return detail(405, 'Method Not Allowed', { allow: match.allow.join(', ') });
     let body: unknown;
     if (match.route.body === 'json') {
-      let buffer: Buffer;
-      try {
-        buffer = await readBody(req, MAX_CONTROL_BODY);
-      } catch (error) {
-        if (error instanceof BodyTooLargeError) return detail(413, error.message);
-        throw error;
-      }
-      const parsed = parseJson(buffer);
+      const parsed = await readJsonBody(req, MAX_CONTROL_BODY);
       if (!parsed.ok) return parsed.reply;
       body = parsed.value;
     }

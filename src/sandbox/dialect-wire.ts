@@ -6,6 +6,7 @@
  * Only timestamps the sandbox writes are rewritten (`Date.toISOString()` form, milliseconds and `Z`); values stored
  * as a client sent them keep their text. The default dialect changes nothing and costs nothing.
  */
+import { ApprovedPriceFilters } from '../api/schemas/index.ts';
 import type { Reply } from './http-io.ts';
 import type { Dialect } from './dialect.ts';
 
@@ -61,17 +62,6 @@ export const DOCUMENTED_QUERY: Readonly<Record<string, readonly string[] | null>
   competitor_prices: ['limit', 'cursor'],
   grids: ['limit', 'cursor'],
   grid_rows: ['limit', 'cursor', 'columns', 'updated_after'],
-  approved_prices: [
-    'limit',
-    'cursor',
-    'grid_id',
-    'store_id',
-    'item_id',
-    'sku',
-    'approved_after',
-    'approved_before',
-    'effective_after',
-    'effective_before',
-    'history',
-  ],
+  // The document's filters are those of the list's schema (ApprovedPriceFilters, history among them).
+  approved_prices: ['limit', 'cursor', ...Object.keys(ApprovedPriceFilters.shape)],
 };

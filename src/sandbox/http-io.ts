@@ -98,6 +98,18 @@ export function parseJson(buffer: Buffer): ParsedJson {
   }
 }
 
+/** A request's JSON body of at most `maxBytes`: its value, or the reply to send (413 past the limit, 422 bad JSON). */
+export async function readJsonBody(req: IncomingMessage, maxBytes: number): Promise<ParsedJson> {
+  let buffer: Buffer;
+  try {
+    buffer = await readBody(req, maxBytes);
+  } catch (error) {
+    if (error instanceof BodyTooLargeError) return { ok: false, reply: detail(413, error.message) };
+    throw error;
+  }
+  return parseJson(buffer);
+}
+
 const ITEMS_OPEN = Buffer.from('{"items":[', 'latin1');
 const BETWEEN_OBJECTS = Buffer.from('},{', 'latin1');
 /** Bytes of a piece before its end is looked for: its string stays below V8's large-object size (128 KiB). */

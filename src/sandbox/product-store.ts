@@ -49,6 +49,21 @@ export type ProductStoreResource = Resource<ProductStoreRow, ProductStoreWrite>;
 
 const keyOf = BUSINESS_KEYS.product_store;
 
+/** The store facts of a row, in the API's order: the same fields, in the same order, in its write and its JSON. */
+function storeFacts(row: ProductStoreRow) {
+  return {
+    store_name: row.store_name,
+    country_code: row.country_code,
+    regular_price: row.regular_price,
+    unit_cost: row.unit_cost,
+    stock_on_hand: row.stock_on_hand,
+    status: row.status,
+    tax_rate: row.tax_rate,
+    currency: row.currency,
+    price_effective_date: row.price_effective_date,
+  };
+}
+
 export function createProductStore(ids: Prng, stores: ReadonlySet<string>, withoutStore: Dialect['productStoreWithoutStore'] = 'refused'): ProductStoreResource {
   const productLevel = withoutStore === 'product_level';
   const table = new EntityTable<ProductStoreRow>(new UuidCodec(ids));
@@ -105,15 +120,7 @@ export function createProductStore(ids: Prng, stores: ReadonlySet<string>, witho
       ...(row.store_id === null ? {} : { store_id: row.store_id }),
       current_price: row.current_price,
       sku: row.sku,
-      store_name: row.store_name,
-      country_code: row.country_code,
-      regular_price: row.regular_price,
-      unit_cost: row.unit_cost,
-      stock_on_hand: row.stock_on_hand,
-      status: row.status,
-      tax_rate: row.tax_rate,
-      currency: row.currency,
-      price_effective_date: row.price_effective_date,
+      ...storeFacts(row),
     }),
     toJson: (row) => ({
       id: row.id,
@@ -121,15 +128,7 @@ export function createProductStore(ids: Prng, stores: ReadonlySet<string>, witho
       store_id: row.store_id,
       sku: row.sku,
       current_price: row.current_price,
-      store_name: row.store_name,
-      country_code: row.country_code,
-      regular_price: row.regular_price,
-      unit_cost: row.unit_cost,
-      stock_on_hand: row.stock_on_hand,
-      status: row.status,
-      tax_rate: row.tax_rate,
-      currency: row.currency,
-      price_effective_date: row.price_effective_date,
+      ...storeFacts(row),
       updated_at: isoTime(row.updatedAt),
     }),
     fromCsv(cells) {

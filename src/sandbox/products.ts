@@ -74,6 +74,21 @@ function assign(row: ProductRow, w: ProductWrite): void {
   row.custom = custom;
 }
 
+/** A row as a write: the canonical fields, then the custom columns (what a PATCH merges into). */
+function toWrite(row: ProductRow): ProductWrite {
+  return {
+    item_id: row.item_id,
+    sku: row.sku,
+    product_id: row.product_id,
+    product_name: row.product_name,
+    brand: row.brand,
+    manufacturer: row.manufacturer,
+    product_type: row.product_type,
+    status: row.status,
+    ...row.custom,
+  };
+}
+
 const JSON_SCHEMAS: Record<Dialect['productExtraFields'], { write: z.ZodType<ProductWrite>; patch: z.ZodType<ProductPatch> }> = {
   stored: { write: ProductWrite, patch: ProductPatch },
   dropped: { write: ProductWriteStripped, patch: ProductPatchStripped },
@@ -131,30 +146,9 @@ function productResource(table: EntityTable<ProductRow>, schemas: (typeof JSON_S
       return row;
     },
     assign,
-    toWrite: (row) => ({
-      item_id: row.item_id,
-      sku: row.sku,
-      product_id: row.product_id,
-      product_name: row.product_name,
-      brand: row.brand,
-      manufacturer: row.manufacturer,
-      product_type: row.product_type,
-      status: row.status,
-      ...row.custom,
-    }),
-    toJson: (row) => ({
-      id: row.id,
-      item_id: row.item_id,
-      sku: row.sku,
-      product_id: row.product_id,
-      product_name: row.product_name,
-      brand: row.brand,
-      manufacturer: row.manufacturer,
-      product_type: row.product_type,
-      status: row.status,
-      ...row.custom,
-      updated_at: isoTime(row.updatedAt),
-    }),
+    toWrite,
+    // The API's product is its write with the id first and updated_at last.
+    toJson: (row) => ({ id: row.id, ...toWrite(row), updated_at: isoTime(row.updatedAt) }),
     fromCsv: (cells) => ({ ...cells }),
   };
 }

@@ -20,14 +20,9 @@ const id = (ctx: ApiContext): string => ctx.params.entity_id ?? '';
 
 export function addRecordRoutes(router: ApiRouter): void {
   // Products
-  router
-    .add('POST', '/v1/products/bulk', 'json', (ctx) => bulkReply(ctx.world.products, ctx.body, ctx.now))
-    .add('GET', '/v1/products', 'none', (ctx) =>
-      listReply(ctx.world.products, ctx.query, listContext(ctx), ctx.world.dialect.undocumentedLists),
-    )
-    .add('POST', '/v1/products/:entity_id', 'json', (ctx) => upsertByIdReply(ctx.world.products, id(ctx), ctx.body, ctx.now))
-    .add('PATCH', '/v1/products/:entity_id', 'json', (ctx) => patchReply(ctx.world.products, id(ctx), ctx.body, ctx.now))
-    .add('DELETE', '/v1/products/:entity_id', 'none', (ctx) => deleteReply(ctx.world.products, id(ctx)));
+  addUpsertByIdRoutes(router, '/v1/products', (world) => world.products, (ctx) =>
+    listReply(ctx.world.products, ctx.query, listContext(ctx), ctx.world.dialect.undocumentedLists),
+  );
 
   // Product store
   router
@@ -39,12 +34,9 @@ export function addRecordRoutes(router: ApiRouter): void {
     .add('DELETE', '/v1/product_store/:entity_id', 'none', (ctx) => deleteReply(ctx.world.productStore, id(ctx)));
 
   // Transactions (the export routes, with more segments, cannot collide with these)
-  router
-    .add('POST', '/v1/transactions/bulk', 'json', (ctx) => bulkReply(ctx.world.transactions, ctx.body, ctx.now))
-    .add('GET', '/v1/transactions', 'none', (ctx) => listReply(ctx.world.transactions, ctx.query, listContext(ctx)))
-    .add('POST', '/v1/transactions/:entity_id', 'json', (ctx) => upsertByIdReply(ctx.world.transactions, id(ctx), ctx.body, ctx.now))
-    .add('PATCH', '/v1/transactions/:entity_id', 'json', (ctx) => patchReply(ctx.world.transactions, id(ctx), ctx.body, ctx.now))
-    .add('DELETE', '/v1/transactions/:entity_id', 'none', (ctx) => deleteReply(ctx.world.transactions, id(ctx)));
+  addUpsertByIdRoutes(router, '/v1/transactions', (world) => world.transactions, (ctx) =>
+    listReply(ctx.world.transactions, ctx.query, listContext(ctx)),
+  );
 
   // Competitor prices: the single create is not idempotent
   router
@@ -69,6 +61,24 @@ export function addRecordRoutes(router: ApiRouter): void {
     const job = ctx.world.jobs.get(String(jobId));
     return job ? json(200, jobJson(job, ctx.world.dialect)) : NOT_FOUND;
   });
+}
+
+/**
+ * The routes of a resource whose single write is an upsert on the id in the path: bulk (added before the
+ * `:entity_id` patterns it would otherwise match), the list, upsert, PATCH and DELETE by id.
+ */
+function addUpsertByIdRoutes<R extends TableRow, W>(
+  router: ApiRouter,
+  path: string,
+  resourceOf: (world: World) => Resource<R, W>,
+  list: (ctx: ApiContext) => Reply,
+): void {
+  router
+    .add('POST', `${path}/bulk`, 'json', (ctx) => bulkReply(resourceOf(ctx.world), ctx.body, ctx.now))
+    .add('GET', path, 'none', list)
+    .add('POST', `${path}/:entity_id`, 'json', (ctx) => upsertByIdReply(resourceOf(ctx.world), id(ctx), ctx.body, ctx.now))
+    .add('PATCH', `${path}/:entity_id`, 'json', (ctx) => patchReply(resourceOf(ctx.world), id(ctx), ctx.body, ctx.now))
+    .add('DELETE', `${path}/:entity_id`, 'none', (ctx) => deleteReply(resourceOf(ctx.world), id(ctx)));
 }
 
 /** Starts the job on the entity's resource (a switch keeps each resource's own types). */

@@ -16,7 +16,7 @@ import type { SandboxControl } from './control.ts';
 import { renderReply } from './dialect-wire.ts';
 import { buildControlRouter, type ControlDispatch } from './control-routes.ts';
 import { FAULT_MESSAGES, FAULT_STATUS } from './faults.ts';
-import { BodyTooLargeError, NOT_FOUND, detail, parseJson, readBody, splitUrl, writeReply, type Reply } from './http-io.ts';
+import { NOT_FOUND, detail, readJsonBody, splitUrl, writeReply, type Reply } from './http-io.ts';
 import type { Router } from './router.ts';
 import type { ApiContext, World } from './world.ts';
 
@@ -96,14 +96,7 @@ async function handleApi(
 
   let body: unknown;
   if (match.route.body === 'json') {
-    let buffer: Buffer;
-    try {
-      buffer = await readBody(req, world.options.maxBodyBytes);
-    } catch (error) {
-      if (error instanceof BodyTooLargeError) return detail(413, error.message);
-      throw error;
-    }
-    const parsed = parseJson(buffer);
+    const parsed = await readJsonBody(req, world.options.maxBodyBytes);
     if (!parsed.ok) return parsed.reply;
     body = parsed.value;
   }

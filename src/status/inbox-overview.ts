@@ -24,7 +24,9 @@ export interface LastFile {
   fixes_file_id: number | null;
 }
 
-export interface SourceOverview {
+/** An inbox as `status` shows it: the ledger's counts of its source (LedgerCounts), and what status adds. */
+export interface SourceOverview
+  extends Pick<LedgerCounts, 'processing' | 'deferred' | 'next_retry_at' | 'done_today' | 'failed_today' | 'duplicate_today'> {
   name: string;
   entity: string;
   /** False for ledger sources not (or no longer) in the config, e.g. `cli:products` of `push --entity`. */
@@ -32,13 +34,6 @@ export interface SourceOverview {
   inbox: string;
   /** Data files in the inbox; null when the folder is missing (or not a configured source). */
   waiting: number | null;
-  processing: number;
-  /** Of `processing`: files waiting for a retry after a failure that may pass (API down, key rejected, ...). */
-  deferred: number;
-  next_retry_at: string | null;
-  done_today: number;
-  failed_today: number;
-  duplicate_today: number;
   rows_accepted_today: number;
   rows_rejected_today: number;
   /** Till lines added up into another line of their sale today (duplicate_keys: sum): not lost, not rejected. */

@@ -3,10 +3,22 @@
  * name is the same schema change on both. (Kysely's FileMigrationProvider breaks on Windows ESM and when bundled, so
  * the lists are code.) A migration that has run is never edited: change the schema with a new one.
  */
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Migration, MigrationProvider } from 'kysely/migration';
 import { Migrator } from 'kysely/migration';
 import { StoreError } from './errors.ts';
+
+/**
+ * A migration that is a fixed list of SQL statements, run in order on the migration's transaction (a failing one
+ * fails the migration and nothing of it commits). The statements are frozen with their migration like any other.
+ */
+export function statementsMigration(statements: readonly string[]): Migration {
+  return {
+    async up(db) {
+      for (const statement of statements) await sql.raw(statement).execute(db);
+    },
+  };
+}
 
 class InCodeMigrationProvider implements MigrationProvider {
   readonly #migrations: Readonly<Record<string, Migration>>;

@@ -141,29 +141,25 @@ export async function recordStreamError(db: StateDb, stream: MirrorStream, messa
  * Forgets the listing in progress (its cursor) but keeps the watermark: the next listing starts again from the
  * first page with the same updated_after. For a stored cursor the server no longer accepts; rows stay.
  */
-export async function restartListing(db: StateDb, stream: MirrorStream): Promise<StreamState> {
-  mirrorTableOf(stream);
-  return sqlOf(db).write((tx) =>
-    saveState(
-      tx,
-      stream,
-      `INSERT INTO stream_state (stream, updated_at) VALUES (?, ?)
-       ON CONFLICT (stream) DO UPDATE SET cursor = NULL, listing_started_at = NULL, listing_max_updated_at = NULL,
-         listing_rows = 0, updated_at = excluded.updated_at`,
-      [stream, tx.now],
-    ),
-  );
+export function restartListing(db: StateDb, stream: MirrorStream): Promise<StreamState> {
+  return forgetListing(db, stream, 'keep watermark');
 }
 
 /** Forgets watermark and cursor (`pull --stream NAME --full`); the next listing reads everything. Rows stay. */
-export async function resetStream(db: StateDb, stream: MirrorStream): Promise<StreamState> {
+export function resetStream(db: StateDb, stream: MirrorStream): Promise<StreamState> {
+  return forgetListing(db, stream, 'forget watermark');
+}
+
+/** Clears the listing in progress, and the watermark too when asked; a stream without state gets its row. */
+async function forgetListing(db: StateDb, stream: MirrorStream, watermark: 'keep watermark' | 'forget watermark'): Promise<StreamState> {
   mirrorTableOf(stream);
+  const clearWatermark = watermark === 'forget watermark' ? 'watermark = NULL, ' : '';
   return sqlOf(db).write((tx) =>
     saveState(
       tx,
       stream,
       `INSERT INTO stream_state (stream, updated_at) VALUES (?, ?)
-       ON CONFLICT (stream) DO UPDATE SET watermark = NULL, cursor = NULL, listing_started_at = NULL,
+       ON CONFLICT (stream) DO UPDATE SET ${clearWatermark}cursor = NULL, listing_started_at = NULL,
          listing_max_updated_at = NULL, listing_rows = 0, updated_at = excluded.updated_at`,
       [stream, tx.now],
     ),

@@ -13,6 +13,7 @@ export interface LedgerCounts {
   entity: string;
   inbox: string;
   processing: number;
+  /** Of `processing`: files waiting for a retry after a failure that may pass (API down, key rejected, ...). */
   deferred: number;
   next_retry_at: string | null;
   done_today: number;
@@ -95,32 +96,31 @@ export type FileStatusFilter = (typeof FILE_STATUS_FILTERS)[number];
 
 export const DEFAULT_LIST_LIMIT = 50;
 
-export interface FileListItem {
-  id: number;
-  source: string;
-  entity: string;
+/** A file as `files list` shows it: columns of its ledger row, its name, its shown status and the file that fixed it. */
+export interface FileListItem
+  extends Pick<
+    PushFile,
+    | 'id'
+    | 'source'
+    | 'entity'
+    | 'rows_read'
+    | 'rows_accepted'
+    | 'rows_rejected'
+    | 'rows_superseded'
+    | 'rows_merged'
+    | 'rows_unchanged'
+    | 'rows_skipped'
+    | 'claimed_at'
+    | 'finished_at'
+    | 'error_code'
+    | 'error_message'
+    | 'next_attempt_at'
+    | 'final_path'
+    | 'fixes_file_id'
+  > {
   name: string;
+  /** The ledger's status, or `held` for a file the brakes held (SHOWN_STATUS). */
   status: string;
-  rows_read: number | null;
-  rows_accepted: number | null;
-  rows_rejected: number | null;
-  rows_superseded: number | null;
-  /** Rows added up into another row of the file with the same key (duplicate_keys: sum). */
-  rows_merged: number | null;
-  /** Rows not sent because the platform already holds them (0 until delta push). */
-  rows_unchanged: number | null;
-  /** Rows `skip_rows` skipped. */
-  rows_skipped: number | null;
-  claimed_at: string;
-  finished_at: string | null;
-  error_code: string | null;
-  /** Why the file failed or was deferred, one sentence (null when it did not). */
-  error_message: string | null;
-  next_attempt_at: string | null;
-  /** Where the file went when it left processing/ (its report and rejects are beside it). */
-  final_path: string | null;
-  /** A corrected rejects CSV: the id of the file whose rejects it fixes. */
-  fixes_file_id: number | null;
   /** A failed file fixed since: the id of the file that fixed it (FIXED_BY). */
   fixed_by: number | null;
 }

@@ -39,16 +39,20 @@ export interface PushFile {
   rows_accepted: number | null;
   rows_rejected: number | null;
   rows_superseded: number | null;
-  /** Rows added up into another row of the file (duplicate_keys: sum; migration 0019). */
+  /** Rows added up into another row of the file with the same key (duplicate_keys: sum; migration 0019). */
   rows_merged: number | null;
+  /** Rows not sent because the platform already holds them (0 until delta push). */
   rows_unchanged: number | null;
+  /** Rows `skip_rows` skipped. */
   rows_skipped: number | null;
   error_code: string | null;
+  /** Why the file failed or was deferred, one sentence (null when it did not). */
   error_message: string | null;
   duplicate_of: number | null;
   claimed_at: string;
   started_at: string | null;
   finished_at: string | null;
+  /** Where the file went when it left processing/ (its report and rejects are beside it). */
   final_path: string | null;
   /** Set with final_path before the file is moved there; the row's status follows once the move is done. */
   final_status: 'done' | 'failed' | 'duplicate' | null;

@@ -16,23 +16,11 @@ import { runApprovedPricesPull, type PullRunSummary } from '../../src/pull/appro
 import { runApprovedPricesReconciliation } from '../../src/pull/reconcile.ts';
 import { DIALECTS, type DialectName } from '../../src/sandbox/index.ts';
 import { currentPricesAt } from '../../src/store/approved-prices.ts';
+import type { FeedRow } from '../../src/store/price-feed.ts';
 import { currentVersions, expectedPricesAt, pullHarness, sandboxApprovals, type PullHarness } from '../pull/support.ts';
 
 let h: PullHarness;
 afterEach(() => h.close());
-
-interface FeedRow {
-  seq: number;
-  kind: string;
-  approval_id: number;
-  predecessor_id: number | null;
-  item_id: string | null;
-  sku: string | null;
-  store_id: string | null;
-  approved_price: string;
-  currency_code: string;
-  effective_date: string | null;
-}
 
 const DAY_MS = 86_400_000;
 const day = (offsetDays: number) => new Date(Date.now() + offsetDays * DAY_MS).toISOString().slice(0, 10);

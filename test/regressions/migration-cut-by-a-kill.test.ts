@@ -11,7 +11,7 @@ import { Kysely, sql } from 'kysely';
 import type { Migration } from 'kysely/migration';
 import { expect, it } from 'vitest';
 import { migrateToLatest } from '../../src/store/migrate.ts';
-import { SQLITE_MIGRATIONS as MIGRATIONS } from '../../src/store/sqlite/migrations/index.ts';
+import { SQLITE_MIGRATIONS as MIGRATIONS } from '../../src/store/migration-list.ts';
 import { openSqlite as openDatabase, StateDialect } from '../../src/store/sqlite/open-sqlite.ts';
 import { tempDir } from '../store/support.ts';
 

@@ -8,7 +8,7 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { SQLITE_MIGRATIONS } from '../../src/store/sqlite/migrations/index.ts';
+import { SQLITE_MIGRATIONS } from '../../src/store/migration-list.ts';
 import { openSqlite } from '../../src/store/sqlite/open-sqlite.ts';
 import { tempDir } from './support.ts';
 

@@ -7,9 +7,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { RECORD_FIELD_COLUMNS } from '../../src/store/approved-prices.ts';
-import { POSTGRES_MIGRATIONS } from '../../src/store/postgres/migrations/index.ts';
+import { POSTGRES_MIGRATIONS } from '../../src/store/migration-list.ts';
 import { dataColumns, listTables } from '../../src/store/schema-info.ts';
-import { SQLITE_MIGRATIONS } from '../../src/store/sqlite/migrations/index.ts';
+import { SQLITE_MIGRATIONS } from '../../src/store/migration-list.ts';
 import type { SqlDb } from '../../src/store/sql-db.ts';
 import type { StateDb } from '../../src/store/state-db.ts';
 import { TEST_BACKEND } from '../support/state-db.ts';

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { getAckState, idsToAcknowledge } from '../../src/store/acknowledgements.ts';
 import { getApprovedPrice } from '../../src/store/approved-prices.ts';
 import { migrateToLatest } from '../../src/store/migrate.ts';
-import { SQLITE_MIGRATIONS as MIGRATIONS } from '../../src/store/sqlite/migrations/index.ts';
+import { SQLITE_MIGRATIONS as MIGRATIONS } from '../../src/store/migration-list.ts';
 import { openSqlite } from '../../src/store/sqlite/open-sqlite.ts';
 import { approval, onCleanup, tempDir } from './support.ts';
 

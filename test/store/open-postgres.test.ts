@@ -11,7 +11,7 @@ import { getApprovedPrice, storeDeliveredPage } from '../../src/store/approved-p
 import { recordDeliveryIntent } from '../../src/store/delivery-intents.ts';
 import { StoreError } from '../../src/store/errors.ts';
 import { migrateToLatest } from '../../src/store/migrate.ts';
-import { POSTGRES_MIGRATIONS } from '../../src/store/postgres/migrations/index.ts';
+import { POSTGRES_MIGRATIONS } from '../../src/store/migration-list.ts';
 import { openPostgres } from '../../src/store/postgres/open-postgres.ts';
 import { createPool, quoteIdent } from '../../src/store/postgres/pool.ts';
 import { sqlOf } from '../../src/store/sql-db.ts';

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { sqlColumn, sqlRun, sqlValue } from '../support/state-sql.ts';
 import { StoreError } from '../../src/store/errors.ts';
 import { sqlOf } from '../../src/store/sql-db.ts';
-import { SQLITE_MIGRATIONS as MIGRATIONS } from '../../src/store/sqlite/migrations/index.ts';
+import { SQLITE_MIGRATIONS as MIGRATIONS } from '../../src/store/migration-list.ts';
 import { openSqlite } from '../../src/store/sqlite/open-sqlite.ts';
 import { SqliteDb } from '../../src/store/sqlite/sqlite-db.ts';
 import { onCleanup, tempDir } from './support.ts';

@@ -1,4 +1,4 @@
-import { callBulk, callImport, callJson, callList, callNoContent, checkBody, itemsPage, type CallOptions } from '../call.ts';
+import { callBulk, callImport, callList, callNoContent, callWithBody, itemsPage, type CallOptions } from '../call.ts';
 import { CompetitorPrice, CompetitorPricePage, CompetitorPricePatch, CompetitorPriceWrite } from '../schemas/index.ts';
 import type { ApiTransport } from '../transport.ts';
 
@@ -17,19 +17,11 @@ export function competitorPricesApi(t: ApiTransport) {
      * server (ApiOutcomeUnknownError). The push pipeline never uses it: bulk is idempotent per business key.
      */
     create: (body: CompetitorPriceWrite, o: CallOptions = {}) =>
-      callJson(
-        t,
-        { operation: 'competitorPrices.create', json: checkBody('competitorPrices.create', CompetitorPriceWrite, body), signal: o.signal },
-        CompetitorPrice,
-      ),
+      callWithBody(t, { operation: 'competitorPrices.create' }, CompetitorPriceWrite, body, CompetitorPrice, o),
     bulk: (items: readonly CompetitorPriceWrite[], o: CallOptions = {}) => callBulk(t, 'competitorPrices.bulk', items, o),
     /** entity_id is an integer for competitor prices, the only place it varies. */
     patch: (id: number, body: CompetitorPricePatch, o: CallOptions = {}) =>
-      callJson(
-        t,
-        { operation: 'competitorPrices.patch', id, json: checkBody('competitorPrices.patch', CompetitorPricePatch, body), signal: o.signal },
-        CompetitorPrice,
-      ),
+      callWithBody(t, { operation: 'competitorPrices.patch', id }, CompetitorPricePatch, body, CompetitorPrice, o),
     delete: (id: number, o: CallOptions = {}) => callNoContent(t, { operation: 'competitorPrices.delete', id, signal: o.signal }),
     list: (q: CompetitorPriceListQuery = {}, o: CallOptions = {}) =>
       callList(t, 'competitorPrices.list', 'competitor_prices', CompetitorPricePage, itemsPage, { ...q }, o),

@@ -1,4 +1,4 @@
-import { callBulk, callImport, callJson, callList, callNoContent, checkBody, itemsPage, type CallOptions } from '../call.ts';
+import { callBulk, callImport, callJson, callList, callNoContent, callWithBody, itemsPage, type CallOptions } from '../call.ts';
 import { ProductStorePage, ProductStorePatch, ProductStoreRecord, ProductStoreWrite } from '../schemas/index.ts';
 import type { ApiTransport } from '../transport.ts';
 
@@ -16,20 +16,12 @@ export function productStoreApi(t: ApiTransport) {
       callList(t, 'productStore.list', 'product_store', ProductStorePage, itemsPage, { ...q }, o),
     /** POST /v1/product_store: upsert on (item_id, store_id). */
     upsert: (body: ProductStoreWrite, o: CallOptions = {}) =>
-      callJson(
-        t,
-        { operation: 'productStore.upsert', json: checkBody('productStore.upsert', ProductStoreWrite, body), signal: o.signal },
-        ProductStoreRecord,
-      ),
+      callWithBody(t, { operation: 'productStore.upsert' }, ProductStoreWrite, body, ProductStoreRecord, o),
     /** A batch must not hold two rows with the same (item_id, store_id): the API rejects the duplicates. */
     bulk: (items: readonly ProductStoreWrite[], o: CallOptions = {}) => callBulk(t, 'productStore.bulk', items, o),
     get: (id: string, o: CallOptions = {}) => callJson(t, { operation: 'productStore.get', id, signal: o.signal }, ProductStoreRecord),
     patch: (id: string, body: ProductStorePatch, o: CallOptions = {}) =>
-      callJson(
-        t,
-        { operation: 'productStore.patch', id, json: checkBody('productStore.patch', ProductStorePatch, body), signal: o.signal },
-        ProductStoreRecord,
-      ),
+      callWithBody(t, { operation: 'productStore.patch', id }, ProductStorePatch, body, ProductStoreRecord, o),
     delete: (id: string, o: CallOptions = {}) => callNoContent(t, { operation: 'productStore.delete', id, signal: o.signal }),
     import: (filePath: string, o: CallOptions = {}) => callImport(t, 'productStore.import', filePath, o),
   };

@@ -1,4 +1,4 @@
-import { callBulk, callImport, callJson, callList, callNoContent, checkBody, itemsPage, type CallOptions } from '../call.ts';
+import { callBulk, callImport, callList, callNoContent, callWithBody, itemsPage, type CallOptions } from '../call.ts';
 import { Product, ProductPage, ProductPatch, ProductWrite } from '../schemas/index.ts';
 import type { ApiTransport } from '../transport.ts';
 
@@ -12,9 +12,9 @@ export function productsApi(t: ApiTransport) {
   return {
     /** POST /v1/products/{id}: upsert keyed on the internal id in the path. */
     upsert: (id: string, body: ProductWrite, o: CallOptions = {}) =>
-      callJson(t, { operation: 'products.upsert', id, json: checkBody('products.upsert', ProductWrite, body), signal: o.signal }, Product),
+      callWithBody(t, { operation: 'products.upsert', id }, ProductWrite, body, Product, o),
     patch: (id: string, body: ProductPatch, o: CallOptions = {}) =>
-      callJson(t, { operation: 'products.patch', id, json: checkBody('products.patch', ProductPatch, body), signal: o.signal }, Product),
+      callWithBody(t, { operation: 'products.patch', id }, ProductPatch, body, Product, o),
     /** DELETE is idempotent: 204 also when the row is already gone. */
     delete: (id: string, o: CallOptions = {}) => callNoContent(t, { operation: 'products.delete', id, signal: o.signal }),
     /** Items must already be valid ProductWrite rows (the push reader validates every row with that schema). */

@@ -1,4 +1,4 @@
-import { callBulk, callImport, callJson, callList, callNoContent, checkBody, itemsPage, type CallOptions } from '../call.ts';
+import { callBulk, callImport, callList, callNoContent, callWithBody, itemsPage, type CallOptions } from '../call.ts';
 import { TransactionPage, TransactionPatch, TransactionWrite, Transaction } from '../schemas/index.ts';
 import type { ApiTransport } from '../transport.ts';
 
@@ -17,17 +17,9 @@ export function transactionsApi(t: ApiTransport) {
     bulk: (items: readonly TransactionWrite[], o: CallOptions = {}) => callBulk(t, 'transactions.bulk', items, o),
     /** POST /v1/transactions/{id}: upsert keyed on the internal id in the path (201). */
     upsert: (id: string, body: TransactionWrite, o: CallOptions = {}) =>
-      callJson(
-        t,
-        { operation: 'transactions.upsert', id, json: checkBody('transactions.upsert', TransactionWrite, body), signal: o.signal },
-        Transaction,
-      ),
+      callWithBody(t, { operation: 'transactions.upsert', id }, TransactionWrite, body, Transaction, o),
     patch: (id: string, body: TransactionPatch, o: CallOptions = {}) =>
-      callJson(
-        t,
-        { operation: 'transactions.patch', id, json: checkBody('transactions.patch', TransactionPatch, body), signal: o.signal },
-        Transaction,
-      ),
+      callWithBody(t, { operation: 'transactions.patch', id }, TransactionPatch, body, Transaction, o),
     delete: (id: string, o: CallOptions = {}) => callNoContent(t, { operation: 'transactions.delete', id, signal: o.signal }),
     /** The transactions list names its rows `data` in the document; listPage reads either name. */
     list: (q: TransactionListQuery = {}, o: CallOptions = {}) =>

@@ -13,6 +13,7 @@
  * Offsets come from Intl (the system's time zone data, as Node ships it). They are cached per local minute, so a
  * file of millions of timestamps asks Intl a few times per distinct minute, not per row.
  */
+import { WALL_CLOCK_PARTS } from '../../wall-clock-format.ts';
 
 const MINUTE = 60_000;
 const DAY = 24 * 60 * MINUTE;
@@ -27,16 +28,7 @@ export class TimeZone {
 
   constructor(name: string) {
     this.name = name;
-    this.#format = new Intl.DateTimeFormat('en-US', {
-      timeZone: name,
-      hourCycle: 'h23',
-      year: 'numeric',
-      month: '2-digit',
-      day: '2-digit',
-      hour: '2-digit',
-      minute: '2-digit',
-      second: '2-digit',
-    });
+    this.#format = new Intl.DateTimeFormat('en-US', { timeZone: name, ...WALL_CLOCK_PARTS });
   }
 
   /** The zone's offset from UTC at `instant` (ms), in ms (east positive). */

@@ -19,7 +19,7 @@ import {
   type StateFacts,
 } from '../upgrade-safety.ts';
 import { dumpPostgres } from './dump.ts';
-import { POSTGRES_MIGRATIONS } from './migrations/index.ts';
+import { POSTGRES_MIGRATIONS } from '../migration-list.ts';
 import { createPool, describeLocation, quoteIdent, type PoolOptions } from './pool.ts';
 import { PostgresDb } from './postgres-db.ts';
 

@@ -8,7 +8,7 @@ import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { StoreError } from '../errors.ts';
 import { defaultBackupPath, pruneAutomaticBackups, tooNewMessage, unknownMigrations, WRITTEN_BY_KEY, type StateFacts } from '../upgrade-safety.ts';
-import { SQLITE_MIGRATIONS } from './migrations/index.ts';
+import { SQLITE_MIGRATIONS } from '../migration-list.ts';
 
 /**
  * Writes a consistent copy of the database at `path` to `to` (0600: it holds what the state holds). Written to a

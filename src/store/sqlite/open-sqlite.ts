@@ -17,7 +17,7 @@ import { migrateToLatest } from '../migrate.ts';
 import { AGENT_VERSION } from '../../version.ts';
 import { hasPendingMigrations, tooNewMessage, unknownMigrations, WRITTEN_BY_KEY } from '../upgrade-safety.ts';
 import { automaticBackup, stateFacts } from './backup.ts';
-import { SQLITE_MIGRATIONS } from './migrations/index.ts';
+import { SQLITE_MIGRATIONS } from '../migration-list.ts';
 import { SqliteDb } from './sqlite-db.ts';
 
 export interface SqliteOptions {

@@ -8,32 +8,16 @@
  * are (and then move the sequences past them). Trigger functions carry the agent's schema as their search_path, so
  * a POS session with another search_path cannot make them read another schema's tables.
  */
-import { sql } from 'kysely';
 import type { Migration } from 'kysely/migration';
-import { PRODUCT_LEVEL_STORE_KEY } from '../../schema.ts';
+import { statementsMigration } from '../../migrate.ts';
+import { currentPricesSelect as currentPricesRule } from '../../sqlite/migrations/0002-pull-outbox.ts';
 
 /**
  * The price in force on `today` (an SQL expression giving YYYY-MM-DD text) per (item_id, store_id): the rule of
- * sqlite/migrations/0002-pull-outbox.ts (currentPricesSelect), written for PostgreSQL 15 (a subquery needs an alias).
+ * sqlite/migrations/0002-pull-outbox.ts, one text for both backends, with the subquery named as PostgreSQL 15 needs.
  * Frozen with this migration: the view is created from it and `currentPricesAt` runs the same text with `?`.
  */
-export function currentPricesSelect(today: string): string {
-  return `SELECT item_id, store_id, coalesce(store_id, '${PRODUCT_LEVEL_STORE_KEY}') AS store_key, sku,
-    approved_price, currency_code, effective_from AS effective_date, id AS approval_id, predecessor_id, approved_at
-  FROM (
-    SELECT a.*, coalesce(a.effective_date, substr(a.approved_at, 1, 10)) AS effective_from,
-      row_number() OVER (
-        PARTITION BY a.item_id, a.store_id
-        ORDER BY coalesce(a.effective_date, substr(a.approved_at, 1, 10)) DESC, a.approved_at DESC, a.id DESC
-      ) AS rank_in_key
-    FROM approved_prices a
-    WHERE a.item_id IS NOT NULL
-      AND a.cancelled_at IS NULL
-      AND NOT EXISTS (SELECT 1 FROM approved_prices s WHERE s.predecessor_id = a.id)
-      AND coalesce(a.effective_date, substr(a.approved_at, 1, 10)) <= ${today}
-  ) AS ranked
-  WHERE rank_in_key = 1`;
-}
+export const currentPricesSelect = (today: string): string => currentPricesRule(today, 'ranked');
 
 /** A JSON field of `record` as text (NULL for JSON null), as SQLite's json_extract gives it for the same text. */
 const jsonField = (field: string) => `nullif((record::json -> '${field}')::text, 'null')`;
@@ -175,8 +159,4 @@ const STATEMENTS = [
   )`,
 ];
 
-export const migration0002PullOutbox: Migration = {
-  async up(db) {
-    for (const statement of STATEMENTS) await sql.raw(statement).execute(db);
-  },
-};
+export const migration0002PullOutbox: Migration = statementsMigration(STATEMENTS);

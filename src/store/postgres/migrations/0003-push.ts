@@ -2,8 +2,8 @@
  * 0003_push (PostgreSQL): the push pipeline's file ledger, its per-batch checkpoints and the rows that were not
  * written, as in sqlite/migrations/0003-push.ts. Owner: src/store/push-ledger.ts.
  */
-import { sql } from 'kysely';
 import type { Migration } from 'kysely/migration';
+import { statementsMigration } from '../../migrate.ts';
 
 const STATEMENTS = [
   `CREATE TABLE push_files (
@@ -63,8 +63,4 @@ const STATEMENTS = [
   )`,
 ];
 
-export const migration0003Push: Migration = {
-  async up(db) {
-    for (const statement of STATEMENTS) await sql.raw(statement).execute(db);
-  },
-};
+export const migration0003Push: Migration = statementsMigration(STATEMENTS);

@@ -3,8 +3,8 @@
  * per approval_id, as in sqlite/migrations/0004-ack-state.ts (which also moves the old columns; there were none
  * here). Owner: src/store/acknowledgements.ts.
  */
-import { sql } from 'kysely';
 import type { Migration } from 'kysely/migration';
+import { statementsMigration } from '../../migrate.ts';
 
 const STATEMENTS = [
   `CREATE TABLE approval_acks (
@@ -17,8 +17,4 @@ const STATEMENTS = [
   `CREATE INDEX approval_acks_pending ON approval_acks (approval_id) WHERE status = 'pending'`,
 ];
 
-export const migration0004AckState: Migration = {
-  async up(db) {
-    for (const statement of STATEMENTS) await sql.raw(statement).execute(db);
-  },
-};
+export const migration0004AckState: Migration = statementsMigration(STATEMENTS);

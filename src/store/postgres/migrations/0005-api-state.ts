@@ -5,8 +5,8 @@
  *
  * PostgreSQL changes a CHECK constraint in place: approval_acks keeps its rows, only its two checks are replaced.
  */
-import { sql } from 'kysely';
 import type { Migration } from 'kysely/migration';
+import { statementsMigration } from '../../migrate.ts';
 
 const STATEMENTS = [
   `CREATE TABLE api_pacing (
@@ -31,8 +31,4 @@ const STATEMENTS = [
     ADD CONSTRAINT approval_acks_conflict_reason_check CHECK ((status IN ('conflict', 'parked')) = (conflict_reason IS NOT NULL))`,
 ];
 
-export const migration0005ApiState: Migration = {
-  async up(db) {
-    for (const statement of STATEMENTS) await sql.raw(statement).execute(db);
-  },
-};
+export const migration0005ApiState: Migration = statementsMigration(STATEMENTS);

@@ -5,8 +5,8 @@
  * key_hashes is bytea (SQLite's BLOB): three little-endian 32-bit integers per accepted row; push_rejects.sent stays
  * an integer 0/1, as on SQLite, so rows read back are the same on both backends.
  */
-import { sql } from 'kysely';
 import type { Migration } from 'kysely/migration';
+import { statementsMigration } from '../../migrate.ts';
 
 const STATEMENTS = [
   `ALTER TABLE push_files ADD COLUMN rows_skipped integer`,
@@ -17,8 +17,4 @@ const STATEMENTS = [
   `ALTER TABLE push_rejects ADD COLUMN sent integer NOT NULL DEFAULT 0 CHECK (sent IN (0, 1))`,
 ];
 
-export const migration0006RowFates: Migration = {
-  async up(db) {
-    for (const statement of STATEMENTS) await sql.raw(statement).execute(db);
-  },
-};
+export const migration0006RowFates: Migration = statementsMigration(STATEMENTS);

@@ -6,8 +6,8 @@
  * - feed_applied: per consumer and store, the highest seq of that store's feed that the store confirmed it applied
  *   (`POST /feed/v1/applied`). Never moves back.
  */
-import { sql } from 'kysely';
 import type { Migration } from 'kysely/migration';
+import { statementsMigration } from '../../migrate.ts';
 
 const STATEMENTS = [
   `CREATE TABLE feed_consumers (
@@ -26,8 +26,4 @@ const STATEMENTS = [
   )`,
 ];
 
-export const migration0007Feed: Migration = {
-  async up(db) {
-    for (const statement of STATEMENTS) await sql.raw(statement).execute(db);
-  },
-};
+export const migration0007Feed: Migration = statementsMigration(STATEMENTS);

@@ -6,8 +6,8 @@
  * no WITHOUT ROWID; the comparison reads it through that index in hash order); the 64-bit hashes are bigint;
  * platform_id is text (a column has one type here: a UUID is kept as its 36 characters, not as 16 bytes).
  */
-import { sql } from 'kysely';
 import type { Migration } from 'kysely/migration';
+import { statementsMigration } from '../../migrate.ts';
 
 const STATEMENTS = [
   `CREATE TABLE delta_scopes (
@@ -55,8 +55,4 @@ const STATEMENTS = [
   `CREATE INDEX mirror_product_store_synced ON mirror_product_store (synced_at)`,
 ];
 
-export const migration0008Delta: Migration = {
-  async up(db) {
-    for (const statement of STATEMENTS) await sql.raw(statement).execute(db);
-  },
-};
+export const migration0008Delta: Migration = statementsMigration(STATEMENTS);

@@ -9,8 +9,8 @@
  *   lease ended commits nothing (and a takeover waits for the write transactions in flight of the old holder).
  * - ha_nodes: per node name, its role as it last said and when (the database's clock): what `status` shows.
  */
-import { sql } from 'kysely';
 import type { Migration } from 'kysely/migration';
+import { statementsMigration } from '../../migrate.ts';
 
 const STATEMENTS = [
   `CREATE TABLE ha_lease (
@@ -30,8 +30,4 @@ const STATEMENTS = [
   )`,
 ];
 
-export const migration0009HaLease: Migration = {
-  async up(db) {
-    for (const statement of STATEMENTS) await sql.raw(statement).execute(db);
-  },
-};
+export const migration0009HaLease: Migration = statementsMigration(STATEMENTS);

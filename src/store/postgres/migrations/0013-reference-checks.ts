@@ -15,8 +15,8 @@
  * version. It needs somebody deleting versions, which nothing does (the feed, which names every version, is
  * append-only), so nothing is locked for it.
  */
-import { sql } from 'kysely';
 import type { Migration } from 'kysely/migration';
+import { statementsMigration } from '../../migrate.ts';
 
 /** [table, column, referenced table]. */
 const REFERENCES = [
@@ -87,8 +87,4 @@ function statements(): string[] {
   return out;
 }
 
-export const migration0013ReferenceChecks: Migration = {
-  async up(db) {
-    for (const statement of statements()) await sql.raw(statement).execute(db);
-  },
-};
+export const migration0013ReferenceChecks: Migration = statementsMigration(statements());

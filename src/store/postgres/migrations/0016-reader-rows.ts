@@ -13,8 +13,8 @@
  * FORCEd): the feed API, `outbox ack` and `state migrate` write as before. SQLite has no roles: its 0016 changes
  * nothing (docs/outbox.md says what a process that can write the file can do).
  */
-import { sql } from 'kysely';
 import type { Migration } from 'kysely/migration';
+import { statementsMigration } from '../../migrate.ts';
 
 /** The querying role is the consumer's role, or a member of it. */
 const OWN_CONSUMER = `EXISTS (SELECT 1 FROM pg_catalog.pg_roles r
@@ -40,8 +40,4 @@ const STATEMENTS = [
     FOR EACH STATEMENT EXECUTE FUNCTION owner_only_truncate()`,
 ];
 
-export const migration0016ReaderRows: Migration = {
-  async up(db) {
-    for (const statement of STATEMENTS) await sql.raw(statement).execute(db);
-  },
-};
+export const migration0016ReaderRows: Migration = statementsMigration(STATEMENTS);

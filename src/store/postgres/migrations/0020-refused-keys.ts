@@ -2,8 +2,8 @@
  * 0020_refused_keys (PostgreSQL): delta_refused and delta_files.refused_before and forced, as in
  * sqlite/migrations/0020-refused-keys.ts (what they mean is written there). Owner: src/store/delta-state.ts.
  */
-import { sql } from 'kysely';
 import type { Migration } from 'kysely/migration';
+import { statementsMigration } from '../../migrate.ts';
 
 const STATEMENTS = [
   `CREATE TABLE delta_refused (
@@ -15,8 +15,4 @@ const STATEMENTS = [
   `ALTER TABLE delta_files ADD COLUMN forced integer`,
 ];
 
-export const migration0020RefusedKeys: Migration = {
-  async up(db) {
-    for (const statement of STATEMENTS) await sql.raw(statement).execute(db);
-  },
-};
+export const migration0020RefusedKeys: Migration = statementsMigration(STATEMENTS);

@@ -3,8 +3,8 @@
  * the mirror tables, stream state and the per-store file exports. Column meanings: src/store/schema.ts and
  * docs/outbox.md. All tables are STRICT: a value of the wrong type is an error, not a silent conversion.
  */
-import { sql } from 'kysely';
 import type { Migration } from 'kysely/migration';
+import { statementsMigration } from '../../migrate.ts';
 import { PRODUCT_LEVEL_STORE_KEY } from '../../schema.ts';
 
 /**
@@ -16,8 +16,11 @@ import { PRODUCT_LEVEL_STORE_KEY } from '../../schema.ts';
  *
  * Frozen with this migration: the view is created from it and `currentPricesAt` runs the same text with `?`, so
  * the tested query and the POS view cannot drift apart. A later change is a new migration with a new function.
+ *
+ * PostgreSQL's 0002 runs the same rule (postgres/migrations/0002-pull-outbox.ts): PostgreSQL 15 requires a name on a
+ * subquery in FROM, given as `subqueryName`; without one the text is SQLite's view as it stands in its databases.
  */
-export function currentPricesSelect(today: string): string {
+export function currentPricesSelect(today: string, subqueryName?: string): string {
   return `SELECT item_id, store_id, coalesce(store_id, '${PRODUCT_LEVEL_STORE_KEY}') AS store_key, sku,
     approved_price, currency_code, effective_from AS effective_date, id AS approval_id, predecessor_id, approved_at
   FROM (
@@ -31,7 +34,7 @@ export function currentPricesSelect(today: string): string {
       AND a.cancelled_at IS NULL
       AND NOT EXISTS (SELECT 1 FROM approved_prices s WHERE s.predecessor_id = a.id)
       AND coalesce(a.effective_date, substr(a.approved_at, 1, 10)) <= ${today}
-  )
+  )${subqueryName === undefined ? '' : ` AS ${subqueryName}`}
   WHERE rank_in_key = 1`;
 }
 
@@ -172,8 +175,4 @@ const STATEMENTS = [
   ) STRICT`,
 ];
 
-export const migration0002PullOutbox: Migration = {
-  async up(db) {
-    for (const statement of STATEMENTS) await sql.raw(statement).execute(db);
-  },
-};
+export const migration0002PullOutbox: Migration = statementsMigration(STATEMENTS);

@@ -2,8 +2,8 @@
  * 0003_push: the push pipeline's file ledger, its per-batch checkpoints and the rows that were not written.
  * Owner: src/store/push-ledger.ts (nothing else writes these tables). STRICT, like every table of the agent.
  */
-import { sql } from 'kysely';
 import type { Migration } from 'kysely/migration';
+import { statementsMigration } from '../../migrate.ts';
 
 const STATEMENTS = [
   `CREATE TABLE push_files (
@@ -63,8 +63,4 @@ const STATEMENTS = [
   ) STRICT, WITHOUT ROWID`,
 ];
 
-export const migration0003Push: Migration = {
-  async up(db) {
-    for (const statement of STATEMENTS) await sql.raw(statement).execute(db);
-  },
-};
+export const migration0003Push: Migration = statementsMigration(STATEMENTS);

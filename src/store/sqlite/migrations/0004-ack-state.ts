@@ -12,8 +12,8 @@
  * the old columns are dropped (conflict_reason first: its CHECK names ack_status). SQLite rewrites every
  * approved_prices row to drop the columns: a one-time cost at the upgrade, in this migration's transaction.
  */
-import { sql } from 'kysely';
 import type { Migration } from 'kysely/migration';
+import { statementsMigration } from '../../migrate.ts';
 
 const STATEMENTS = [
   `CREATE TABLE approval_acks (
@@ -32,8 +32,4 @@ const STATEMENTS = [
   `ALTER TABLE approved_prices DROP COLUMN acked_at`,
 ];
 
-export const migration0004AckState: Migration = {
-  async up(db) {
-    for (const statement of STATEMENTS) await sql.raw(statement).execute(db);
-  },
-};
+export const migration0004AckState: Migration = statementsMigration(STATEMENTS);

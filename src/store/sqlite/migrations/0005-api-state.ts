@@ -12,8 +12,8 @@
  *   (kept in conflict_reason) so that they never block later ids. SQLite cannot change a CHECK constraint, so the
  *   table (a few bytes per delivered version) is rebuilt, every row kept as it was.
  */
-import { sql } from 'kysely';
 import type { Migration } from 'kysely/migration';
+import { statementsMigration } from '../../migrate.ts';
 
 const STATEMENTS = [
   `CREATE TABLE api_pacing (
@@ -40,8 +40,4 @@ const STATEMENTS = [
   `CREATE INDEX approval_acks_pending ON approval_acks (approval_id) WHERE status = 'pending'`,
 ];
 
-export const migration0005ApiState: Migration = {
-  async up(db) {
-    for (const statement of STATEMENTS) await sql.raw(statement).execute(db);
-  },
-};
+export const migration0005ApiState: Migration = statementsMigration(STATEMENTS);

@@ -11,8 +11,8 @@
  *   push_rejects.sent: 1 for a row superseded after it was sent and accepted (a later row of the file with the same
  *   key was accepted too): it counts as superseded, not as sent or accepted.
  */
-import { sql } from 'kysely';
 import type { Migration } from 'kysely/migration';
+import { statementsMigration } from '../../migrate.ts';
 
 const STATEMENTS = [
   `ALTER TABLE push_files ADD COLUMN rows_skipped INTEGER`,
@@ -23,8 +23,4 @@ const STATEMENTS = [
   `ALTER TABLE push_rejects ADD COLUMN sent INTEGER NOT NULL DEFAULT 0 CHECK (sent IN (0, 1))`,
 ];
 
-export const migration0006RowFates: Migration = {
-  async up(db) {
-    for (const statement of STATEMENTS) await sql.raw(statement).execute(db);
-  },
-};
+export const migration0006RowFates: Migration = statementsMigration(STATEMENTS);

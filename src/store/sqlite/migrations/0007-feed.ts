@@ -9,8 +9,8 @@
  *
  * Offsets stay in consumer_offsets (0002): a feed consumer's offset is the row under its configured name.
  */
-import { sql } from 'kysely';
 import type { Migration } from 'kysely/migration';
+import { statementsMigration } from '../../migrate.ts';
 
 const STATEMENTS = [
   `CREATE TABLE feed_consumers (
@@ -29,8 +29,4 @@ const STATEMENTS = [
   ) STRICT`,
 ];
 
-export const migration0007Feed: Migration = {
-  async up(db) {
-    for (const statement of STATEMENTS) await sql.raw(statement).execute(db);
-  },
-};
+export const migration0007Feed: Migration = statementsMigration(STATEMENTS);

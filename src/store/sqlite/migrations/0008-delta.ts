@@ -10,8 +10,8 @@
  *   are read in hash order, which is how a file is compared with them (src/ingest/delta/compare.ts).
  * - delta_files: what delta decided for a file (counts by kind, held and released), next to its push_files row.
  */
-import { sql } from 'kysely';
 import type { Migration } from 'kysely/migration';
+import { statementsMigration } from '../../migrate.ts';
 
 const STATEMENTS = [
   `CREATE TABLE delta_scopes (
@@ -59,8 +59,4 @@ const STATEMENTS = [
   `CREATE INDEX mirror_product_store_synced ON mirror_product_store (synced_at)`,
 ];
 
-export const migration0008Delta: Migration = {
-  async up(db) {
-    for (const statement of STATEMENTS) await sql.raw(statement).execute(db);
-  },
-};
+export const migration0008Delta: Migration = statementsMigration(STATEMENTS);

@@ -3,8 +3,8 @@
  * means is written there). Never used on SQLite: HA needs a state every node reaches (state.backend postgres). The
  * tables exist so that both backends have the same tables (`state migrate` copies every table both have).
  */
-import { sql } from 'kysely';
 import type { Migration } from 'kysely/migration';
+import { statementsMigration } from '../../migrate.ts';
 
 const STATEMENTS = [
   `CREATE TABLE ha_lease (
@@ -24,8 +24,4 @@ const STATEMENTS = [
   ) STRICT`,
 ];
 
-export const migration0009HaLease: Migration = {
-  async up(db) {
-    for (const statement of STATEMENTS) await sql.raw(statement).execute(db);
-  },
-};
+export const migration0009HaLease: Migration = statementsMigration(STATEMENTS);

@@ -7,8 +7,8 @@
  * - delta_files.refused_before and delta_files.forced: the file's rows sent because the API refused their key's row
  *   before, and those sent though unchanged (a full send). NULL for files compared before this migration.
  */
-import { sql } from 'kysely';
 import type { Migration } from 'kysely/migration';
+import { statementsMigration } from '../../migrate.ts';
 
 const STATEMENTS = [
   `CREATE TABLE delta_refused (
@@ -20,8 +20,4 @@ const STATEMENTS = [
   `ALTER TABLE delta_files ADD COLUMN forced INTEGER`,
 ];
 
-export const migration0020RefusedKeys: Migration = {
-  async up(db) {
-    for (const statement of STATEMENTS) await sql.raw(statement).execute(db);
-  },
-};
+export const migration0020RefusedKeys: Migration = statementsMigration(STATEMENTS);
