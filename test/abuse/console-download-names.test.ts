@@ -6,15 +6,11 @@
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { daemonHarness, findReport, untilReady, type DaemonHarness } from '../support/daemon-harness.ts';
+import { describe, expect, it } from 'vitest';
+import { daemonHarnessPerTest, findReport } from '../support/daemon-harness.ts';
 import { runCli } from '../support/run-cli.ts';
 
-let h: DaemonHarness | null = null;
-afterEach(async () => {
-  await h?.close();
-  h = null;
-});
+const openHarness = daemonHarnessPerTest();
 
 /** The exact name from an RFC 5987 `filename*` (UTF-8''...), decoded strictly. */
 function extValue(disposition: string): string {
@@ -29,18 +25,11 @@ const NAMES = ['Preise-€.csv', 'Preise\u0001Q4\t(2026)*\'x.csv', 'Prix-crème-
 
 describe('console downloads of files named outside ASCII', () => {
   it('serves the report and the rejects of Preise-€.csv and of a name with control characters', async () => {
-    h = await daemonHarness();
-    await h.writeConfig(
-      [
-        `api:\n  base_url: ${h.sandbox.url}\n  key_file: ./api-key\n`,
-        await h.stateYaml(),
-        `http:\n  port: 0\n`,
-        `sources:\n  - name: tx\n    entity: transactions\n    path: ./inbox/tx\n    stable_ms: 200\n    reject_threshold: 0.9\n`,
-      ].join(''),
+    const h = await openHarness();
+    const daemon = await h.startReady(
+      await h.configYaml(`http:\n  port: 0\n`, `sources:\n  - name: tx\n    entity: transactions\n    path: ./inbox/tx\n    stable_ms: 200\n    reject_threshold: 0.9\n`),
     );
-    const daemon = h.start();
-    await untilReady(h);
-    const url = /"http":"(http:\/\/[^"]+)"/.exec(daemon.output())?.[1] ?? '';
+    const url = h.httpUrl();
     for (const [i, name] of NAMES.entries()) {
       await writeFile(
         join(h.inbox('tx'), name),
@@ -72,7 +61,6 @@ describe('console downloads of files named outside ASCII', () => {
         }
       }
     }
-    daemon.child.kill('SIGTERM');
-    expect((await daemon.exited).code).toBe(0);
+    expect(await daemon.stop()).toBe(0);
   });
 });

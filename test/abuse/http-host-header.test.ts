@@ -5,14 +5,10 @@
  * A real daemon (`pricing-agent run`) is asked with a foreign Host header, then with names that are this machine's.
  */
 import { request } from 'node:http';
-import { afterEach, describe, expect, it } from 'vitest';
-import { daemonHarness, untilReady, type DaemonHarness } from '../support/daemon-harness.ts';
+import { describe, expect, it } from 'vitest';
+import { daemonHarnessPerTest } from '../support/daemon-harness.ts';
 
-let h: DaemonHarness | null = null;
-afterEach(async () => {
-  await h?.close();
-  h = null;
-});
+const openHarness = daemonHarnessPerTest();
 
 function get(url: string, path: string, host: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
@@ -29,19 +25,15 @@ function get(url: string, path: string, host: string): Promise<{ status: number;
 
 describe('the local HTTP server against DNS rebinding', () => {
   it('refuses /healthz, /readyz and /metrics to a Host that is not this machine, as the console pages', async () => {
-    h = await daemonHarness();
-    await h.writeConfig(
-      [
-        `api:\n  base_url: ${h.sandbox.url}\n  key_file: ./api-key\n`,
-        await h.stateYaml(),
+    const h = await openHarness();
+    const daemon = await h.startReady(
+      await h.configYaml(
         `log:\n  level: info\n`,
         `http:\n  port: 0\n  allowed_hosts: [monitor.store-12.example]\n`,
         `sources:\n  - name: tx\n    entity: transactions\n    path: ./inbox/tx\n`,
-      ].join(''),
+      ),
     );
-    const daemon = h.start();
-    await untilReady(h);
-    const url = /"http":"(http:\/\/[^"]+)"/.exec(daemon.output())?.[1] ?? '';
+    const url = h.httpUrl();
     expect(url).not.toBe('');
     for (const path of ['/healthz', '/readyz', '/metrics', '/', '/nothing-here']) {
       const refused = await get(url, path, 'rebind.attacker.example:9464');
@@ -56,7 +48,6 @@ describe('the local HTTP server against DNS rebinding', () => {
       expect(metrics.status, host).toBe(200);
       expect(metrics.body).toContain('pricing_agent_');
     }
-    daemon.child.kill('SIGTERM');
-    expect((await daemon.exited).code).toBe(0);
+    expect(await daemon.stop()).toBe(0);
   });
 });

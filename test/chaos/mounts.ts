@@ -76,6 +76,11 @@ export function unmount(dir: string): void {
   }
 }
 
+/** Unmounts every folder of `mounted`, the last mounted first (one may lie inside another), and empties the list. */
+export function unmountAll(mounted: string[]): void {
+  for (const dir of mounted.splice(0).reverse()) unmount(dir);
+}
+
 /** Takes all but `leaveBytes` of the free space of `dir`'s file system; 0 fills it to the last block. */
 export function fill(dir: string, file: string, leaveBytes: number): void {
   const fs = statfsSync(dir);

@@ -99,7 +99,7 @@ const grouped = (n: number | null) => (n === null ? '–' : n.toLocaleString('en
 describe.skipIf(skipWithout('Chromium', CHROMIUM !== undefined, 'chromium'))(`the web console in Chromium (${CHROMIUM ?? 'none installed: apt-get install chromium'})`, () => {
   beforeAll(async () => {
     h = await daemonHarness({ approvals: 30 });
-    await h.writeConfig(
+    await h.startReady(
       [
         `api:\n  base_url: ${h.sandbox.url}\n  key_file: ./api-key\n`,
         `state:\n  dir: ./state\n`,
@@ -114,9 +114,7 @@ describe.skipIf(skipWithout('Chromium', CHROMIUM !== undefined, 'chromium'))(`th
         '  - name: stores\n    entity: product_store\n    path: ./inbox/stores\n    stable_ms: 600000\n',
       ].join(''),
     );
-    const daemon = h.start();
-    await untilReady(h);
-    consoleUrl = `${/"http":"(http:\/\/[^"]+)"/.exec(daemon.output())?.[1] ?? ''}/`;
+    consoleUrl = `${h.httpUrl()}/`;
     await writeFile(join(h.inbox('products'), 'products.csv'), 'item_id,sku,product_name\nA-1,A-1,Honey\nA-2,A-2,Cheese\nA-3,A-3,Bread\n');
     await writeFile(join(h.inbox('products'), MARKUP_NAME), 'item_id,sku,product_name\nA-4,A-4,Tea\n');
     await writeFile(join(h.inbox('products'), 'broken.csv'), 'product_name\nTea\n'); // no item_id column: the file fails

@@ -8,17 +8,13 @@ import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, expect, it, vi } from 'vitest';
-import { daemonHarness, until, untilReady, type DaemonHarness } from '../support/daemon-harness.ts';
+import { expect, it, vi } from 'vitest';
+import { daemonHarnessPerTest, until } from '../support/daemon-harness.ts';
 import { runCli } from '../support/run-cli.ts';
 
 vi.setConfig({ testTimeout: 90_000 });
 
-let h: DaemonHarness | null = null;
-afterEach(async () => {
-  await h?.close();
-  h = null;
-});
+const openHarness = daemonHarnessPerTest();
 
 /** A port free now on 127.0.0.1: `files release` asks the daemon on the configured port (port 0 cannot be asked). */
 async function freePort(): Promise<number> {
@@ -36,9 +32,8 @@ function metric(text: string, line: RegExp): number | null {
 }
 
 it('holds a wrong export, counts it in /metrics, and sends it once released beside the running daemon', async () => {
-  h = await daemonHarness();
-  const harness = h;
-  await h.writeConfig(
+  const h = await openHarness();
+  await h.startReady(
     [
       `api:\n  base_url: ${h.sandbox.url}\n  key_file: ./api-key\n`,
       `state:\n  dir: ./state\n`,
@@ -46,8 +41,6 @@ it('holds a wrong export, counts it in /metrics, and sends it once released besi
       `sources:\n  - name: stores\n    entity: product_store\n    path: ./inbox/stores\n    stable_ms: 200\n`,
     ].join(''),
   );
-  h.start();
-  await untilReady(h);
   const [store] = h.sandbox.control.state().stores;
   const csv = (prices: readonly string[]) => `item_id,store_id,current_price\n${prices.map((p, i) => `D-${i},${store},${p}`).join('\n')}\n`;
   await writeFile(join(h.inbox('stores'), 'day1.csv'), csv(['1.00', '2.00', '3.00']));
@@ -71,7 +64,7 @@ it('holds a wrong export, counts it in /metrics, and sends it once released besi
   const release = await runCli(['files', 'release', 'day2.csv', '--config', h.configFile]);
   expect(release.code, release.stderr).toBe(0);
   expect(release.stdout).toContain('the daemon sends it without the brakes');
-  const report = JSON.parse(await readFile(await harness.report('stores', 'day2.csv'), 'utf8')) as Record<string, unknown>;
+  const report = JSON.parse(await readFile(await h.report('stores', 'day2.csv'), 'utf8')) as Record<string, unknown>;
   expect(report).toMatchObject({ status: 'done', rows: { read: 3, sent: 1, unchanged: 2 } });
   const price = [...h.sandbox.control.world.productStore.table.rows()].find((r) => r.item_id === 'D-1')?.current_price;
   expect(price).toBe('200');

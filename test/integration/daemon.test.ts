@@ -7,19 +7,15 @@
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { DIALECT_NAMES } from '../../src/sandbox/index.ts';
-import { daemonHarness, until, untilReady, type DaemonHarness } from '../support/daemon-harness.ts';
+import { daemonHarnessPerTest, until, untilReady, type DaemonHarness } from '../support/daemon-harness.ts';
 import { runCli } from '../support/run-cli.ts';
 
 // Child processes on two loaded cores: generous bounds on waiting (never on how fast the agent is).
 vi.setConfig({ testTimeout: 90_000 });
 
-let h: DaemonHarness | null = null;
-afterEach(async () => {
-  await h?.close();
-  h = null;
-});
+const openHarness = daemonHarnessPerTest();
 
 async function config(harness: DaemonHarness, sources: string[], extra = ''): Promise<string> {
   const block: Record<string, string> = {
@@ -28,15 +24,13 @@ async function config(harness: DaemonHarness, sources: string[], extra = ''): Pr
     tx: `  - name: tx\n    entity: transactions\n    path: ./inbox/tx\n    stable_ms: 200\n    batch_size: 500\n`,
     competitors: `  - name: competitors\n    entity: competitor_prices\n    path: ./inbox/competitors\n    stable_ms: 200\n`,
   };
-  return [
-    `api:\n  base_url: ${harness.sandbox.url}\n  key_file: ./api-key\n`,
-    await harness.stateYaml(),
+  return harness.configYaml(
     `log:\n  level: info\n`,
     `http:\n  port: 0\n`,
     `daemon:\n  key_check_interval_ms: 1000\n  shutdown_timeout_ms: 30000\n`,
     `sources:\n${sources.map((s) => block[s]).join('')}`,
     extra,
-  ].join('');
+  );
 }
 
 function transactions(from: number, count: number): string {
@@ -48,11 +42,8 @@ function transactions(from: number, count: number): string {
 describe('pricing-agent run', () => {
   // Through every reading of the API document the sandbox plays (docs/sandbox.md).
   it.each(DIALECT_NAMES)('%s: pushes files of four sources, pulls approved prices into the outbox, reports ready, and counts it all in /metrics', async (dialect) => {
-    h = await daemonHarness({ approvals: 60, dialect });
-    const harness = h;
-    await h.writeConfig(await config(h, ['products', 'stores', 'tx', 'competitors']));
-    const daemon = h.start();
-    await untilReady(h);
+    const h = await openHarness({ approvals: 60, dialect });
+    const daemon = await h.startReady(await config(h, ['products', 'stores', 'tx', 'competitors']));
     const [s1] = h.sandbox.control.state().stores;
     const win1252 = Buffer.from('Artikelnummer;Bezeichnung\nA-1;Bl\xfctenhonig\nA-2;K\xe4se\n', 'latin1');
     await writeFile(join(h.inbox('products'), 'erp.csv'), win1252);
@@ -60,7 +51,7 @@ describe('pricing-agent run', () => {
     await writeFile(join(h.inbox('tx'), 'tx.csv'), transactions(0, 10));
     await writeFile(join(h.inbox('competitors'), 'cp.csv'), 'competitor_name,observed_at,regular_price,effective_price\nAldi,2026-11-20T08:00:00Z,1.99,1.79\n');
     for (const [source, name] of [['products', 'erp.csv'], ['stores', 'stores.csv'], ['tx', 'tx.csv'], ['competitors', 'cp.csv']] as const) {
-      const report = JSON.parse(await readFile(await harness.report(source, name), 'utf8')) as { status: string };
+      const report = JSON.parse(await readFile(await h.report(source, name), 'utf8')) as { status: string };
       expect(report.status).toBe('done');
     }
     const state = h.sandbox.control.state({ keys: true });
@@ -68,7 +59,7 @@ describe('pricing-agent run', () => {
     expect(state.transactions.count).toBe(10);
     expect(state.competitor_prices.single_creates).toBe(0);
     // The approved-prices pull ran at start-up: every pending approval stored and acknowledged exactly once.
-    await until(() => h?.sandbox.control.state().approvals.pending === 0 && h.sandbox.control.state().approvals.exported_api === 0, 'every approval to be acknowledged', 30_000);
+    await until(() => h.sandbox.control.state().approvals.pending === 0 && h.sandbox.control.state().approvals.exported_api === 0, 'every approval to be acknowledged', 30_000);
     const approvals = h.sandbox.control.state().approvals;
     expect(approvals.acknowledged).toBeGreaterThan(0);
     expect(approvals.acks.every((a) => a.ack_count === 1 && a.conflicting_acks === 0 && a.repeat_acks === 0)).toBe(true);
@@ -105,14 +96,14 @@ describe('pricing-agent run', () => {
   });
 
   it('drains on SIGTERM in the middle of a large file, exits 0, and finishes it after a restart with every row once', async () => {
-    h = await daemonHarness();
+    const h = await openHarness();
     await h.writeConfig(await config(h, ['tx']));
     h.sandbox.control.setFaults({ latency_ms: 15, paths: ['POST /v1/transactions/bulk'] });
     const first = h.start();
     await untilReady(h);
     const rows = 40_000;
     await writeFile(join(h.inbox('tx'), 'big.csv'), transactions(0, rows));
-    const committedBatches = async () => (await h?.stateValue<number>('SELECT count(*) FROM push_batches')) ?? 0;
+    const committedBatches = async () => (await h.stateValue<number>('SELECT count(*) FROM push_batches')) ?? 0;
     await until(async () => (await committedBatches()) >= 5, 'some batches to be committed', 30_000);
     const stoppedAt = Date.now();
     first.child.kill('SIGTERM');
@@ -130,15 +121,12 @@ describe('pricing-agent run', () => {
     const keys = h.sandbox.control.state({ keys: true }).transactions.keys ?? [];
     expect(keys).toHaveLength(rows);
     expect(new Set(keys).size).toBe(rows);
-    second.child.kill('SIGTERM');
-    expect((await second.exited).code).toBe(0);
+    expect(await second.stop()).toBe(0);
   });
 
   it('adds a source on SIGHUP without a restart, and refuses an invalid config keeping the old one', async () => {
-    h = await daemonHarness();
-    await h.writeConfig(await config(h, ['tx']));
-    const daemon = h.start();
-    await untilReady(h);
+    const h = await openHarness();
+    const daemon = await h.startReady(await config(h, ['tx']));
     await h.writeConfig((await config(h, ['tx'])).replace('sources:', 'sourcez:'));
     daemon.child.kill('SIGHUP');
     await until(() => daemon.output().includes('reload refused'), 'the invalid config to be refused');
@@ -149,15 +137,12 @@ describe('pricing-agent run', () => {
     await writeFile(join(h.inbox('competitors'), 'cp.csv'), 'competitor_name,observed_at,regular_price,effective_price\nLidl,2026-11-20T08:00:00Z,2.09,2.09\n');
     await h.report('competitors', 'cp.csv');
     expect(h.sandbox.control.state().competitor_prices.count).toBe(1);
-    daemon.child.kill('SIGTERM');
-    expect((await daemon.exited).code).toBe(0);
+    expect(await daemon.stop()).toBe(0);
   });
 
   it('pauses on a rotated key, says so in /readyz, and resumes when a new key is written to the key file', async () => {
-    h = await daemonHarness();
-    await h.writeConfig(await config(h, ['tx']));
-    const daemon = h.start();
-    await untilReady(h);
+    const h = await openHarness();
+    const daemon = await h.startReady(await config(h, ['tx']));
     h.sandbox.control.rotateKey(); // the platform user generated a new key: ours now gets 401
     await writeFile(join(h.inbox('tx'), 'after-rotation.csv'), transactions(100, 5));
     const notReady = JSON.parse(await untilReady(h, 503)) as { reasons: string[] };
@@ -175,7 +160,6 @@ describe('pricing-agent run', () => {
     expect(rejectedRequests).toBeLessThanOrEqual(3);
     expect(h.sandbox.control.state().auth.rejected_total).toBe(rejectedRequests);
     expect(daemon.output().match(/rejected the key \(401\): sending is paused/g)).toHaveLength(1);
-    daemon.child.kill('SIGTERM');
-    expect((await daemon.exited).code).toBe(0);
+    expect(await daemon.stop()).toBe(0);
   });
 });

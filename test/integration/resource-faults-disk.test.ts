@@ -12,21 +12,16 @@ import { existsSync } from 'node:fs';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterEach, describe, expect, it } from 'vitest';
-import { failExt4, fill, mountExt4, mountsAvailable, mountTmpfs, repairExt4, unmount } from '../chaos/mounts.ts';
+import { describe, expect, it } from 'vitest';
+import type { SandboxOptions } from '../../src/sandbox/index.ts';
+import { failExt4, fill, mountExt4, mountsAvailable, mountTmpfs, repairExt4, unmountAll } from '../chaos/mounts.ts';
 import { transactionsCsv } from '../fixtures/push/push-fixtures.ts';
-import { daemonHarness, until, untilReady, type DaemonHarness } from '../support/daemon-harness.ts';
+import { daemonHarnessPerTest, until, untilReady, type DaemonHarness } from '../support/daemon-harness.ts';
 
 const MiB = 1024 * 1024;
 const canMount = mountsAvailable(join('/tmp', `pa-mount-probe-${process.pid}`));
 const mounted: string[] = [];
-let h: DaemonHarness | null = null;
-
-afterEach(async () => {
-  await h?.close();
-  h = null;
-  for (const dir of mounted.splice(0).reverse()) unmount(dir);
-});
+const openHarness = daemonHarnessPerTest(() => unmountAll(mounted));
 
 function config(harness: DaemonHarness): string {
   return [
@@ -45,6 +40,21 @@ async function drop(harness: DaemonHarness, name: string, content: string): Prom
   return path;
 }
 
+/**
+ * A harness whose state directory is the disk `mount` makes (unmounted after the test), its config written; the
+ * daemon not started yet.
+ */
+async function withStateDisk(mount: (h: DaemonHarness, state: string) => void, sandbox?: SandboxOptions): Promise<{ h: DaemonHarness; state: string }> {
+  const h = await openHarness(sandbox);
+  const state = join(h.dir, 'state');
+  mount(h, state);
+  mounted.push(state);
+  await h.writeConfig(config(h));
+  return { h, state };
+}
+
+const smallTmpfs = (_h: DaemonHarness, state: string) => mountTmpfs(state, 80);
+
 function committedBatches(dbPath: string): number {
   try {
     const db = new Database(dbPath, { readonly: true, fileMustExist: true });
@@ -60,11 +70,7 @@ function committedBatches(dbPath: string): number {
 
 describe.skipIf(!canMount)('state directory on a disk that fills up (tmpfs)', () => {
   it('almost full: not ready, says so once, takes no work, and continues when space returns', { timeout: 90_000 }, async () => {
-    h = await daemonHarness();
-    const state = join(h.dir, 'state');
-    mountTmpfs(state, 80);
-    mounted.push(state);
-    await h.writeConfig(config(h));
+    const { h, state } = await withStateDisk(smallTmpfs);
     const daemon = h.start();
     await untilReady(h);
 
@@ -87,11 +93,7 @@ describe.skipIf(!canMount)('state directory on a disk that fills up (tmpfs)', ()
   });
 
   it('full in the middle of a file: the file waits in processing/, and after space returns every row is there once', { timeout: 90_000 }, async () => {
-    h = await daemonHarness();
-    const state = join(h.dir, 'state');
-    mountTmpfs(state, 80);
-    mounted.push(state);
-    await h.writeConfig(config(h));
+    const { h, state } = await withStateDisk(smallTmpfs);
     h.sandbox.control.setFaults({ latency_ms: 100, paths: ['POST /v1/transactions/bulk'] });
     const first = h.start();
     await untilReady(h);
@@ -123,18 +125,14 @@ describe.skipIf(!canMount)('state directory on a disk that fills up (tmpfs)', ()
 
 describe.skipIf(!canMount)('state directory on a disk that turns read-only (ext4 errors=remount-ro)', () => {
   it('not ready, takes no work, and after the repair nothing is lost', { timeout: 90_000 }, async () => {
-    h = await daemonHarness({ approvals: 30 });
-    const state = join(h.dir, 'state');
+    const { h, state } = await withStateDisk((harness, dir) => mountExt4(join(harness.dir, 'state.img'), dir, 96), { approvals: 30 });
     const image = join(h.dir, 'state.img');
-    mountExt4(image, state, 96);
-    mounted.push(state);
-    await h.writeConfig(config(h));
     const first = h.start();
     await untilReady(h);
     // Acknowledged, not only delivered: the agent acknowledges a page once it is committed. (Waiting for the platform
     // to have delivered them raced the page's commit under load: the disk failed before it, the next start replayed
     // that page, and a replayed last page ends the run before the approvals injected below are asked for.)
-    const acknowledged = () => h?.sandbox.control.state().approvals.acks.filter((a) => a.ack_count === 1).length ?? 0;
+    const acknowledged = () => h.sandbox.control.state().approvals.acks.filter((a) => a.ack_count === 1).length;
     await until(() => acknowledged() >= 30, 'the start-up pull', 30_000);
 
     failExt4(state);

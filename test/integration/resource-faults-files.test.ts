@@ -11,20 +11,14 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterEach, describe, expect, it } from 'vitest';
-import { bindReadOnly, mountsAvailable, unmount } from '../chaos/mounts.ts';
+import { describe, expect, it } from 'vitest';
+import { bindReadOnly, mountsAvailable, unmount, unmountAll } from '../chaos/mounts.ts';
 import { transactionsCsv } from '../fixtures/push/push-fixtures.ts';
-import { daemonHarness, until, untilReady, type DaemonHarness } from '../support/daemon-harness.ts';
+import { daemonHarnessPerTest, until, untilReady, type DaemonHarness } from '../support/daemon-harness.ts';
 
 const canMount = mountsAvailable(join('/tmp', `pa-mount-probe-${process.pid}`));
 const mounted: string[] = [];
-let h: DaemonHarness | null = null;
-
-afterEach(async () => {
-  await h?.close();
-  h = null;
-  for (const dir of mounted.splice(0).reverse()) unmount(dir);
-});
+const openHarness = daemonHarnessPerTest(() => unmountAll(mounted));
 
 function config(harness: DaemonHarness, pullSchedule = '*/5 * * * *'): string {
   return [
@@ -37,10 +31,8 @@ function config(harness: DaemonHarness, pullSchedule = '*/5 * * * *'): string {
 
 describe('the archive folder', () => {
   it('missing: created again, and the file is archived', { timeout: 60_000 }, async () => {
-    h = await daemonHarness();
-    await h.writeConfig(config(h));
-    const daemon = h.start();
-    await untilReady(h);
+    const h = await openHarness();
+    const daemon = await h.startReady(config(h));
     await writeFile(join(h.inbox('tx'), 'first.csv'), transactionsCsv('ARCH1', 10));
     await h.report('tx', 'first.csv');
     // The report is written before the file is moved next to it: wait for the file, then remove the folder.
@@ -55,7 +47,7 @@ describe('the archive folder', () => {
   });
 
   it.skipIf(!canMount)('unwritable: rows sent once, the file stays in processing/ with a clear error, archived once it can be', { timeout: 60_000 }, async () => {
-    h = await daemonHarness();
+    const h = await openHarness();
     await h.writeConfig(config(h));
     const archive = join(h.inbox('tx'), 'archive');
     await mkdir(archive, { recursive: true });
@@ -100,13 +92,11 @@ const HELD_APPROVALS = 3500;
 
 describe('a POS reader holding a long read transaction on the outbox', () => {
   it('does not stop the agent, and once it lets go the WAL stops growing', { timeout: 90_000 }, async () => {
-    h = await daemonHarness({ approvals: 0 });
-    await h.writeConfig(config(h, '*/1 * * * * *'));
-    const daemon = h.start();
-    await untilReady(h);
+    const h = await openHarness({ approvals: 0 });
+    const daemon = await h.startReady(config(h, '*/1 * * * * *'));
     const dbPath = join(h.dir, 'state', 'pricing-agent.db');
     const wal = () => statSync(`${dbPath}-wal`).size;
-    const acknowledged = () => h?.sandbox.control.state().approvals.acknowledged ?? 0;
+    const acknowledged = () => h.sandbox.control.state().approvals.acknowledged;
 
     const pos = new Database(dbPath, { readonly: true, fileMustExist: true });
     try {
@@ -128,10 +118,10 @@ describe('a POS reader holding a long read transaction on the outbox', () => {
       // The reader let go. The first commits after it still append (the checkpoint that frees the WAL runs after
       // them), then the WAL is checkpointed and reused from its start: the same work twice more does not grow it.
       const round = async (n: number) => {
-        h?.sandbox.control.injectApprovals({ count: 3000 });
-        await writeFile(join(h?.inbox('tx') ?? '', `after-${n}.csv`), transactionsCsv(`POS${n}`, 2000));
+        h.sandbox.control.injectApprovals({ count: 3000 });
+        await writeFile(join(h.inbox('tx'), `after-${n}.csv`), transactionsCsv(`POS${n}`, 2000));
         await until(() => acknowledged() === HELD_APPROVALS + 3000 * n, `pull round ${n}`, 60_000);
-        await h?.report('tx', `after-${n}.csv`);
+        await h.report('tx', `after-${n}.csv`);
         return wal();
       };
       const second = await round(1);

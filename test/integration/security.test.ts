@@ -17,17 +17,13 @@ import { lstat, mkdir, mkdtemp, readdir, readFile, stat, symlink, writeFile } fr
 import { connect } from 'node:net';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { metricLabelProblems } from '../chaos/metrics-labels.ts';
-import { daemonHarness, until, untilReady, type DaemonHarness } from '../support/daemon-harness.ts';
+import { daemonHarnessPerTest, until, untilReady, type DaemonHarness } from '../support/daemon-harness.ts';
 import { runCli } from '../support/run-cli.ts';
 import { reportsIn } from '../chaos/evidence.ts';
 
-let h: DaemonHarness | null = null;
-afterEach(async () => {
-  await h?.close();
-  h = null;
-});
+const openHarness = daemonHarnessPerTest();
 
 const GOOD = 'transaction_id,item_id,transaction_timestamp\nSEC-1,A,2026-11-20T08:00:00Z\nSEC-BAD,A,not-a-date\n';
 
@@ -70,10 +66,8 @@ async function modes(dir: string): Promise<Map<string, number>> {
 
 describe('the local HTTP server', () => {
   it('binds loopback by default, shows no secret, and has only bounded metric labels', { timeout: 60_000 }, async () => {
-    h = await daemonHarness();
-    await h.writeConfig(config(h));
-    const daemon = h.start();
-    await untilReady(h);
+    const h = await openHarness();
+    const daemon = await h.startReady(config(h));
     await writeFile(join(h.inbox('tx'), 'good.csv'), GOOD);
     await writeFile(join(h.inbox('tx'), 'broken-9f2c.csv'), 'no,known,columns\n1,2,3\n');
     await writeFile(join(h.inbox('competitors'), 'import.csv'), 'competitor_name,observed_at,regular_price,effective_price\nAldi,2026-11-20T08:00:00Z,1.99,1.79\n');
@@ -103,7 +97,7 @@ describe('file modes', () => {
     [0o000, 0o640],
     [0o077, 0o600],
   ])('under umask %o: every file the agent creates is at most %o', { timeout: 60_000 }, async (umask, most) => {
-    h = await daemonHarness();
+    const h = await openHarness();
     await h.writeConfig(config(h));
     const previous = process.umask(umask); // inherited by the daemon started now
     let daemon;
@@ -133,10 +127,8 @@ describe('file modes', () => {
 
 describe('symlinks and paths', () => {
   it('a link to /etc/passwd in an inbox is refused and reported; /etc/passwd is untouched and nothing is sent', { timeout: 60_000 }, async () => {
-    h = await daemonHarness();
-    await h.writeConfig(config(h));
-    h.start();
-    await untilReady(h);
+    const h = await openHarness();
+    await h.startReady(config(h));
     const passwd = readFileSync('/etc/passwd');
     await symlink('/etc/passwd', join(h.inbox('tx'), 'passwd.csv'));
     const report = JSON.parse(await readFile(await h.report('tx', 'passwd.csv'), 'utf8')) as { status: string; error: { code: string; message: string } };
@@ -153,10 +145,8 @@ describe('symlinks and paths', () => {
   });
 
   it('archive/ and failed/ replaced by links outside the inbox: the inbox is refused, nothing written through', { timeout: 60_000 }, async () => {
-    h = await daemonHarness();
-    await h.writeConfig(config(h));
-    const daemon = h.start();
-    await untilReady(h);
+    const h = await openHarness();
+    const daemon = await h.startReady(config(h));
     const outside = await mkdtemp(join(tmpdir(), 'pa-outside-'));
     await mkdir(join(outside, 'a'));
     await mkdir(join(outside, 'f'));
@@ -178,7 +168,7 @@ describe('symlinks and paths', () => {
   });
 
   it('push --source with a file outside the inbox reads only that file, writes only inside the inbox, and leaves it in place', { timeout: 60_000 }, async () => {
-    h = await daemonHarness();
+    const h = await openHarness();
     await h.writeConfig(config(h));
     const elsewhere = await mkdtemp(join(tmpdir(), 'pa-elsewhere-'));
     const file = join(elsewhere, 'export.csv');
@@ -195,24 +185,22 @@ describe('symlinks and paths', () => {
   // Also a regression: written right after the first was claimed, the second file was never picked up (the
   // watcher took it for the file already handed over); see test/regressions/same-name-right-after-claim.test.ts.
   it('a second file of the same name never overwrites the first in archive/', { timeout: 60_000 }, async () => {
-    h = await daemonHarness();
-    await h.writeConfig(config(h));
-    h.start();
-    await untilReady(h);
+    const h = await openHarness();
+    await h.startReady(config(h));
     await writeFile(join(h.inbox('tx'), 'daily.csv'), GOOD);
-    await until(() => readdirSafe(h?.inbox('tx') ?? '').includes('archive'), 'the first file archived', 30_000);
+    await until(() => readdirSafe(h.inbox('tx')).includes('archive'), 'the first file archived', 30_000);
     await h.report('tx', 'daily.csv');
     await writeFile(join(h.inbox('tx'), 'daily.csv'), GOOD.replace('SEC-1', 'SEC-2'));
     // The report is written before its file is moved next to it: wait for the files themselves.
     const archived = () => {
-      const day = readdirSafe(join(h?.inbox('tx') ?? '', 'archive'))[0] ?? '';
-      return readdirSafe(join(h?.inbox('tx') ?? '', 'archive', day)).filter((n) => n.endsWith('.csv') && !n.includes('rejects'));
+      const day = readdirSafe(join(h.inbox('tx'), 'archive'))[0] ?? '';
+      return readdirSafe(join(h.inbox('tx'), 'archive', day)).filter((n) => n.endsWith('.csv') && !n.includes('rejects'));
     };
     await until(() => archived().length >= 2, 'the second file archived', 30_000);
     const day = (await readdir(join(h.inbox('tx'), 'archive')))[0] ?? '';
     const names = archived();
     expect(names).toHaveLength(2);
-    const contents = await Promise.all(names.map((n) => readFile(join(h?.inbox('tx') ?? '', 'archive', day, n), 'utf8')));
+    const contents = await Promise.all(names.map((n) => readFile(join(h.inbox('tx'), 'archive', day, n), 'utf8')));
     expect(contents.some((c) => c.includes('SEC-1'))).toBe(true);
     expect(contents.some((c) => c.includes('SEC-2'))).toBe(true);
   });

@@ -5,21 +5,17 @@
  */
 import { rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, expect, it, vi } from 'vitest';
-import { daemonHarness, untilReady, type DaemonHarness } from '../support/daemon-harness.ts';
+import { expect, it, vi } from 'vitest';
+import { daemonHarnessPerTest } from '../support/daemon-harness.ts';
 import { until } from '../support/test-logger.ts';
 
 vi.setConfig({ testTimeout: 180_000 });
 
-let h: DaemonHarness | null = null;
-afterEach(async () => {
-  await h?.close();
-  h = null;
-});
+const openHarness = daemonHarnessPerTest();
 
 it('goes on with the new key from the key file at once, though the next key check is ten minutes away', async () => {
-  h = await daemonHarness();
-  await h.writeConfig(
+  const h = await openHarness();
+  const daemon = await h.startReady(
     [
       `api:\n  base_url: ${h.sandbox.url}\n  key_file: ${h.keyFile}\n`,
       'state:\n  dir: ./state\n',
@@ -28,8 +24,6 @@ it('goes on with the new key from the key file at once, though the next key chec
       'sources:\n  - name: tx\n    entity: transactions\n    path: ./inbox/tx\n    stable_ms: 200\n',
     ].join(''),
   );
-  const daemon = h.start();
-  await untilReady(h);
   // The start-up jobs' requests end first: one of them in flight between the rotation and the rename below would get
   // the 401 before the key file holds the new key (then picked up seconds later: key-monitor.test.ts), not this case.
   await until(() => daemon.output().includes('approved prices pulled') && daemon.output().includes('approved prices reconciled'), 'the start-up pull and reconciliation', 60_000);

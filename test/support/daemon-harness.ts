@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
+import { afterEach } from 'vitest';
 import { startSandbox, type SandboxHandle, type SandboxOptions } from '../../src/sandbox/index.ts';
 import type { SqlParams } from '../../src/store/sql-db.ts';
 import { CLI_MAIN } from './run-cli.ts';
@@ -34,7 +35,11 @@ export interface DaemonHarness {
   writeConfig(yaml: string): Promise<void>;
   /** `run` as a child; with `killAtSql` it SIGKILLs itself when it prepares a statement containing it (kill-at-sql.ts). */
   start(options?: { killAtSql?: string }): DaemonProcess;
-  /** GET on the local HTTP server of the daemon started last (port 0: read from its "running" log line). */
+  /** Writes `yaml` as the config, starts the daemon and waits until its /readyz answers 200. */
+  startReady(yaml: string): Promise<DaemonProcess>;
+  /** The address of the local HTTP server of the daemon started last (port 0: read from its "running" log line). */
+  httpUrl(): string;
+  /** GET on the local HTTP server of the daemon started last. */
   get(path: string): Promise<{ status: number; body: string }>;
   /**
    * Waits until `<name>.report.json` exists under the source's archive/ or failed/ folder (or a report whose path
@@ -45,6 +50,8 @@ export interface DaemonHarness {
   transactionKeys(prefix: string): string[];
   /** The `state:` section of a config for the daemon (`dir: ./state`), on this run's backend (test/support/state-db.ts). */
   stateYaml(): Promise<string>;
+  /** A config: the `api:` section (this sandbox, ./api-key), the `state:` section (stateYaml), then `sections`. */
+  configYaml(...sections: string[]): Promise<string>;
   /** The first column of the first row of `sql` on the daemon's state (read-only, beside the daemon); undefined before it exists. */
   stateValue<V>(sql: string, params?: SqlParams): Promise<V | undefined>;
   close(): Promise<void>;
@@ -101,11 +108,19 @@ export async function daemonHarness(sandboxOptions: SandboxOptions = {}): Promis
       children.push(proc);
       return proc;
     },
-    async get(path) {
-      const last = children.at(-1);
-      const url = /"http":"(http:\/\/[^"]+)"/.exec(last?.output() ?? '')?.[1];
+    async startReady(yaml) {
+      await h.writeConfig(yaml);
+      const proc = h.start();
+      await untilReady(h);
+      return proc;
+    },
+    httpUrl() {
+      const url = /"http":"(http:\/\/[^"]+)"/.exec(children.at(-1)?.output() ?? '')?.[1];
       if (!url) throw new Error('the daemon has not reported its HTTP address yet');
-      const res = await request(`${url}${path}`);
+      return url;
+    },
+    async get(path) {
+      const res = await request(`${h.httpUrl()}${path}`);
       return { status: res.statusCode, body: await res.body.text() };
     },
     async report(source, name, timeoutMs = 30_000) {
@@ -128,6 +143,9 @@ export async function daemonHarness(sandboxOptions: SandboxOptions = {}): Promis
       return (sandbox.control.state({ keys: true }).transactions.keys ?? []).filter((k) => k.startsWith(`${prefix}-`));
     },
     stateYaml: () => testStateYaml('./state', join(dir, 'state')),
+    async configYaml(...sections) {
+      return [`api:\n  base_url: ${sandbox.url}\n  key_file: ./api-key\n`, await h.stateYaml(), ...sections].join('');
+    },
     async stateValue<V>(sql: string, params: SqlParams = []) {
       const db = await openTestDb(join(dir, 'state'), { readonly: true }).catch(() => null);
       if (db === null) return undefined;
@@ -145,6 +163,21 @@ export async function daemonHarness(sandboxOptions: SandboxOptions = {}): Promis
   };
   for (const source of ['products', 'stores', 'tx', 'competitors']) await mkdir(h.inbox(source), { recursive: true });
   return h;
+}
+
+/**
+ * A daemon harness for each test that opens one (the function returned, called inside the test): closed after that
+ * test, its daemons killed and its sandbox closed; then `after` undoes what the test set up around it (mounts under
+ * its folder, say), once no daemon holds anything there.
+ */
+export function daemonHarnessPerTest(after: () => void | Promise<void> = () => undefined): (options?: SandboxOptions) => Promise<DaemonHarness> {
+  let opened: DaemonHarness | null = null;
+  afterEach(async () => {
+    await opened?.close();
+    opened = null;
+    await after();
+  });
+  return async (options) => (opened = await daemonHarness(options));
 }
 
 /** Waits for the daemon's /readyz to answer with `status`. */
