@@ -23,13 +23,12 @@ import { recordRateLimitedUntil } from '../../src/store/api-state.ts';
 import { daemonHarness, type DaemonHarness } from '../support/daemon-harness.ts';
 import { ManualClock } from '../support/manual-clock.ts';
 import { runCli } from '../support/run-cli.ts';
-import { startScriptedServer, type ScriptedServer, type Step } from '../support/scripted-server.ts';
+import { startScriptedServer, VERIFY_BODY, type ScriptedServer, type Step } from '../support/scripted-server.ts';
 import { openTestDb, testStateYaml } from '../support/state-db.ts';
 import { until } from '../support/test-logger.ts';
 
 const KEY = 'svc_live_RetryAfterAbuse000011112222333344';
-const verifyBody = { ok: true, user_id: '0d6f4a2b-1c3e-4b5a-8f9e-2a1b3c4d5e6f', api_key_id: '1d6f4a2b-1c3e-4b5a-8f9e-2a1b3c4d5e6f' };
-const ok: Step = { reply: 200, body: verifyBody };
+const ok: Step = { reply: 200, body: VERIFY_BODY };
 const FIFTEEN_MIN = 15 * 60 * 1000;
 /** Node's timer limit: a longer setTimeout fires at once (with a warning), which made the agent spin. */
 const NODE_TIMER_MAX = 2 ** 31 - 1;

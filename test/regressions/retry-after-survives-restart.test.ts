@@ -5,49 +5,25 @@
  * every process of the agent (see also retry-after-holds-for-every-command.test.ts).
  */
 import { mkdtemp, writeFile } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { connectApi, pacingOf } from '../../src/api-from-config.ts';
 import { loadConfig } from '../../src/config/index.ts';
 import { createLogger } from '../../src/log.ts';
 import { rateLimitedUntil } from '../../src/store/api-state.ts';
 import { openSqlite as openDatabase } from '../../src/store/sqlite/open-sqlite.ts';
 import { ManualClock } from '../support/manual-clock.ts';
+import { openForFile } from '../support/open-for-file.ts';
+import { rateLimited, startScriptedServer, VERIFY_BODY } from '../support/scripted-server.ts';
 import { until } from '../support/test-logger.ts';
 
-const verifyBody = { ok: true, user_id: '0d6f4a2b-1c3e-4b5a-8f9e-2a1b3c4d5e6f', api_key_id: '1d6f4a2b-1c3e-4b5a-8f9e-2a1b3c4d5e6f' };
-let server: Server;
-let url = '';
-const arrivals: number[] = [];
-let limited = true;
-
-beforeAll(async () => {
-  server = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      arrivals.push(Date.now());
-      if (limited) {
-        limited = false;
-        res.writeHead(429, { 'retry-after': '30', 'content-type': 'application/json' });
-        res.end('{"detail":"rate limited"}');
-        return;
-      }
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(verifyBody));
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-});
-afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+const server = openForFile(() => startScriptedServer([rateLimited(30), { reply: 200, body: VERIFY_BODY }]));
 
 it('a new process waits for the Retry-After the previous one was given', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'pa-retry-after-'));
   const configFile = join(dir, 'pricing-agent.yaml');
-  await writeFile(configFile, `api:\n  base_url: ${url}\n  key: svc_live_RetryAfterSurvives0000111122223333\n`);
+  await writeFile(configFile, `api:\n  base_url: ${server.url}\n  key: svc_live_RetryAfterSurvives0000111122223333\n`);
   const logger = createLogger({ level: 'warn', destination: { write: () => undefined } });
   const config = await loadConfig(configFile, {}, { logger });
   const clock = new ManualClock();
@@ -65,10 +41,10 @@ it('a new process waits for the Retry-After the previous one was given', async (
   try {
     const verified = second.client.auth.verify();
     await until(() => clock.waiting > 1, 'the second process to wait at its gate');
-    expect(arrivals).toHaveLength(1);
+    expect(server.received).toHaveLength(1);
     await clock.advance(30_000);
     await expect(verified).resolves.toMatchObject({ ok: true });
-    expect(arrivals).toHaveLength(2);
+    expect(server.received).toHaveLength(2);
   } finally {
     await second.close();
     await db.close();

@@ -10,6 +10,14 @@ export type Step =
   | { reply: number; body?: unknown; headers?: Record<string, string> }
   | { reset: true };
 
+/** The body of a successful GET /v1/auth/verify. */
+export const VERIFY_BODY = { ok: true, user_id: '0d6f4a2b-1c3e-4b5a-8f9e-2a1b3c4d5e6f', api_key_id: '1d6f4a2b-1c3e-4b5a-8f9e-2a1b3c4d5e6f' };
+
+/** A 429 whose Retry-After names `seconds`. */
+export function rateLimited(seconds: number): Step {
+  return { reply: 429, body: { detail: 'rate limited' }, headers: { 'retry-after': String(seconds) } };
+}
+
 export interface Received {
   method: string;
   url: string;
