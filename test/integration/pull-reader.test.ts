@@ -2,11 +2,10 @@
  * A POS in another process reads the outbox DURING a real pull from the sandbox: WAL lets both proceed, the reader
  * sees every seq once and in order, sees only whole pages, and the pull is never blocked by it.
  */
-import { spawn } from 'node:child_process';
-import { createRequire } from 'node:module';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runApprovedPricesPull } from '../../src/pull/approved-prices.ts';
 import { currentVersions, pullHarness, type PullHarness } from '../pull/support.ts';
+import { startPosReader } from '../support/pos-reader.ts';
 
 let h: PullHarness;
 afterEach(() => h.close());
@@ -49,32 +48,16 @@ describe('a POS reading the outbox from another process during a pull', () => {
   it('reads every feed row once, in order, while the pages are being committed', { timeout: 90_000 }, async () => {
     h = await pullHarness({ sandbox: { approvals: 6000 } });
     const total = currentVersions(h.sandbox).length;
-    const child = spawn(process.execPath, ['-e', READER], {
-      env: {
-        ...process.env,
-        DB_PATH: h.db.localFile ?? '',
-        TOTAL: String(total),
-        BETTER_SQLITE3: createRequire(import.meta.url).resolve('better-sqlite3'),
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
-    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
-    while (!out.includes('ready\n')) {
-      if (child.exitCode !== null) throw new Error(`reader died: ${err}`);
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }
+    const reader = await startPosReader(READER, h.db.localFile ?? '', { TOTAL: String(total) });
 
     const summary = await runApprovedPricesPull(h.deps, undefined, { pageSize: PAGE_SIZE });
     const pullDoneAt = Date.now();
     expect(summary.deliveries.inserted).toBe(total);
 
-    expect(await exited, err).toBe(0);
+    const { code, stderr, read } = await reader.exited;
+    expect(code, stderr).toBe(0);
     type Result = { seqs: number[]; snapshots: { stored: number; fed: number }[]; firstRowsAt: number };
-    const result = JSON.parse(out.slice(out.indexOf('\n') + 1)) as Result;
+    const result = JSON.parse(read) as Result;
     expect(result.seqs).toEqual(Array.from({ length: total }, (_, i) => i + 1));
     // It read while the pull was still committing pages...
     expect(result.firstRowsAt).toBeLessThan(pullDoneAt);

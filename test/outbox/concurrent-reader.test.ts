@@ -2,9 +2,8 @@
  * A POS in another process reads the feed while the agent writes pages: WAL lets both proceed, the reader sees
  * every seq exactly once and in order, and its offsets never go backwards.
  */
-import { spawn } from 'node:child_process';
-import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
+import { startPosReader } from '../support/pos-reader.ts';
 import { STORE_A, approval, deliver, openTempDb } from './support.ts';
 
 const TOTAL_PAGES = 40;
@@ -44,23 +43,7 @@ describe('a POS reading from another process', () => {
   it('reads the whole feed in order while the agent writes pages', async () => {
     const db = await openTempDb();
     await deliver(db, [approval(1_000_000, { store_id: STORE_A })]); // the reader needs an existing WAL database
-    const child = spawn(process.execPath, ['-e', READER], {
-      env: {
-        ...process.env,
-        DB_PATH: db.localFile ?? '',
-        BETTER_SQLITE3: createRequire(import.meta.url).resolve('better-sqlite3'),
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
-    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
-    while (!out.includes('ready\n')) {
-      if (child.exitCode !== null) throw new Error(`reader died: ${err}`);
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }
+    const reader = await startPosReader(READER, db.localFile ?? '');
 
     for (let page = 0; page < TOTAL_PAGES - 1; page += 1) {
       const ids = Array.from({ length: PAGE_SIZE }, (_, i) => page * PAGE_SIZE + i + 1);
@@ -70,9 +53,10 @@ describe('a POS reading from another process', () => {
     const lastIds = Array.from({ length: PAGE_SIZE - 1 }, (_, i) => 2_000_000 + i);
     await deliver(db, lastIds.map((id) => approval(id, { store_id: STORE_A, item_id: 'LAST' })));
 
-    expect(await exited, err).toBe(0);
+    const { code, stderr, read } = await reader.exited;
+    expect(code, stderr).toBe(0);
     type Result = { seqs: number[]; batches: number[]; current: number };
-    const result = JSON.parse(out.slice(out.indexOf('\n') + 1)) as Result;
+    const result = JSON.parse(read) as Result;
     expect(result.seqs).toEqual(Array.from({ length: TOTAL_ROWS }, (_, i) => i + 1));
     expect(result.batches.length).toBeGreaterThan(TOTAL_ROWS / 100); // it read while pages were still arriving
     expect(result.current).toBeGreaterThan(0);
