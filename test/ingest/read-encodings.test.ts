@@ -2,25 +2,12 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import iconv from 'iconv-lite';
 import { FileFormatError } from '../../src/ingest/read/index.ts';
+import { GERMAN_ERP_FORMAT } from '../fixtures/german-erp.ts';
 import { FIXTURES, drain, failure, source, tempDir, writeTemp } from './support/read-helpers.ts';
 
 const dir = tempDir();
 
-const german = source('product_store', {
-  encoding: 'windows-1252',
-  decimal_separator: ',',
-  thousands_separator: '.',
-  date_format: 'DD.MM.YYYY',
-  columns: {
-    item_id: 'Artikelnummer',
-    store_id: 'Filiale',
-    current_price: 'Preis',
-    regular_price: 'Listenpreis',
-    stock_on_hand: 'Bestand',
-    price_effective_date: 'Gültig ab',
-    store_name: 'Filialname',
-  },
-});
+const german = source('product_store', GERMAN_ERP_FORMAT);
 
 describe('a Windows-1252 semicolon file with German headers and decimal commas', () => {
   it('maps, converts and rejects by line', async () => {

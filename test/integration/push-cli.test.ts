@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import iconv from 'iconv-lite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type SandboxHandle } from '../../src/sandbox/index.ts';
+import { GERMAN_ERP_FORMAT } from '../fixtures/german-erp.ts';
 import { writeAgentConfig } from '../fixtures/push/push-fixtures.ts';
 import { runCli } from '../support/run-cli.ts';
 
@@ -34,24 +35,21 @@ async function erpSetup(): Promise<{ dir: string; inbox: string; config: string 
       name: 'erp',
       entity: 'product_store',
       path: './inbox/erp',
-      encoding: 'windows-1252',
+      ...GERMAN_ERP_FORMAT,
       delimiter: ';',
-      decimal_separator: ',',
-      thousands_separator: '.',
-      date_format: 'DD.MM.YYYY',
-      columns: {
-        item_id: 'Artikelnummer',
-        store_id: 'Filiale',
-        current_price: 'Preis',
-        regular_price: 'Listenpreis',
-        stock_on_hand: 'Bestand',
-        price_effective_date: 'Gültig ab',
-        store_name: 'Filialname',
-      },
       defaults: { currency: 'EUR' },
     },
   ]);
   return { dir, inbox, config };
+}
+
+/** Writes `content` as `name` in a fresh setup's folder and runs `pricing-agent push <file> ...args --config <its config>`. */
+async function pushFresh(name: string, content: string | Buffer, args: string[]) {
+  const setup = await erpSetup();
+  const file = join(setup.dir, name);
+  await writeFile(file, content);
+  const run = await runCli(['push', file, ...args, '--config', setup.config], env());
+  return { ...setup, file, run };
 }
 
 function germanFile(prefix: string): Buffer {
@@ -73,10 +71,7 @@ function storeRecord(item: string) {
 
 describe('pricing-agent push', () => {
   it('--source: reads a Windows-1252 semicolon file with the source mapping, copies it, exits 3 with rejects', async () => {
-    const { dir, inbox, config } = await erpSetup();
-    const file = join(dir, 'Preise.csv');
-    await writeFile(file, germanFile('DE'));
-    const run = await runCli(['push', file, '--source', 'erp', '--config', config], env());
+    const { inbox, file, run } = await pushFresh('Preise.csv', germanFile('DE'), ['--source', 'erp']);
     expect(run.stderr).not.toMatch(/error/i);
     expect(run.code).toBe(3);
     expect(run.stdout).toMatch(/Preise\.csv: done, some rows rejected \(source erp, product_store, bulk\)/);
@@ -127,10 +122,8 @@ describe('pricing-agent push', () => {
   });
 
   it('names merged and superseded rows on the outcome line: a till line keyed like another one is added to it, not lost (issue 28 point 1)', async () => {
-    const { dir, config } = await erpSetup();
-    const file = join(dir, 'till.csv');
-    await writeFile(file, 'transaction_id,item_id,transaction_timestamp,quantity,price\nT-SUP-1,A,2026-11-20T08:00:00Z,1,1.50\nT-SUP-1,A,2026-11-20T08:00:00Z,1,1.50\nT-SUP-2,B,2026-11-20T08:01:00Z,1,2.00\n');
-    const run = await runCli(['push', file, '--entity', 'transactions', '--config', config], env());
+    const till = 'transaction_id,item_id,transaction_timestamp,quantity,price\nT-SUP-1,A,2026-11-20T08:00:00Z,1,1.50\nT-SUP-1,A,2026-11-20T08:00:00Z,1,1.50\nT-SUP-2,B,2026-11-20T08:01:00Z,1,2.00\n';
+    const { dir, config, run } = await pushFresh('till.csv', till, ['--entity', 'transactions']);
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/till\.csv: done, 1 row merged \(quantity added to another row with the same key\) \(entity transactions, bulk\)/);
     expect(run.stdout).toContain('rows:    3 read, 2 sent, 2 accepted, 0 rejected, 0 superseded, 1 merged');
@@ -145,10 +138,7 @@ describe('pricing-agent push', () => {
   });
 
   it('--entity: API headers, folders under state.dir/push/<entity>, exit 0 when every row is accepted', async () => {
-    const { dir, config } = await erpSetup();
-    const file = join(dir, 'products.csv');
-    await writeFile(file, 'item_id;sku;product_name;Farbe\nCLI-P1;S1;Äpfel;rot\nCLI-P2;S2;Birnen;grün\n');
-    const run = await runCli(['push', file, '--entity', 'products', '--config', config], env());
+    const { dir, run } = await pushFresh('products.csv', 'item_id;sku;product_name;Farbe\nCLI-P1;S1;Äpfel;rot\nCLI-P2;S2;Birnen;grün\n', ['--entity', 'products']);
     expect(run.code).toBe(0);
     // "Farbe" is a custom column: the file goes as a CSV import, the one way the API document promises for them.
     expect(run.stdout).toMatch(/products\.csv: done \(entity products, import, job [0-9a-f-]{36}\)/);
@@ -184,10 +174,8 @@ describe('pricing-agent push', () => {
   });
 
   it('exits 4 for a file that fails (unclosed quote) and says where it went', async () => {
-    const { dir, inbox, config } = await erpSetup();
-    const file = join(dir, 'kaputt.csv');
-    await writeFile(file, `Artikelnummer;Filiale;Preis\nK-1;${stores[0]};1,00\n"K-2;${stores[0]};2,00\nK-3;${stores[0]};3,00\n`);
-    const run = await runCli(['push', file, '--source', 'erp', '--config', config], env());
+    const kaputt = `Artikelnummer;Filiale;Preis\nK-1;${stores[0]};1,00\n"K-2;${stores[0]};2,00\nK-3;${stores[0]};3,00\n`;
+    const { inbox, run } = await pushFresh('kaputt.csv', kaputt, ['--source', 'erp']);
     expect(run.code).toBe(4);
     expect(run.stdout).toMatch(/kaputt\.csv: failed \(source erp, product_store, bulk\): UNCLOSED_QUOTE: .*line 3/);
     expect(run.stdout).toContain(`file:    ${inbox}/failed/kaputt.csv`);
