@@ -2,7 +2,7 @@ import { chmodSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config/index.ts';
-import { API, KEY, load, loadError, tempDir, writeConfig } from './support.ts';
+import { API, KEY, load, loadError, PULL_DEFAULTS, tempDir, writeConfig } from './support.ts';
 
 describe('loadConfig: defaults and shape', () => {
   it('fills every default and resolves paths against the config file directory', async () => {
@@ -28,15 +28,7 @@ describe('loadConfig: defaults and shape', () => {
       sources: [],
       http: { enabled: true, host: '127.0.0.1', port: 9464, console: true, allowed_hosts: [] },
       daemon: { shutdown_timeout_ms: 30000, key_check_interval_ms: 60000 },
-      pull: {
-        approved_prices: {
-          schedule: '* * * * *',
-          filters: {},
-          page_size: 500,
-          reconcile: { schedule: '17 * * * *', lookback_days: 90 },
-        },
-        mirrors: [],
-      },
+      pull: PULL_DEFAULTS,
       outbox: { exports: null },
       feed: {
         listen: null,

@@ -9,6 +9,17 @@ import { createLogger } from '../../src/log.ts';
 
 export const KEY = 'svc_live_TestKey0000111122223333';
 
+/** The `pull:` section of a config that sets none of it. */
+export const PULL_DEFAULTS: Config['pull'] = {
+  approved_prices: {
+    schedule: '* * * * *',
+    filters: {},
+    page_size: 500,
+    reconcile: { schedule: '17 * * * *', lookback_days: 90 },
+  },
+  mirrors: [],
+};
+
 const dirs: string[] = [];
 afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });

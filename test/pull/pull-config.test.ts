@@ -2,7 +2,7 @@
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { API, load, loadError } from '../config/support.ts';
+import { API, load, loadError, PULL_DEFAULTS } from '../config/support.ts';
 
 const EXAMPLE = fileURLToPath(new URL('../../config.example.yaml', import.meta.url));
 
@@ -32,15 +32,7 @@ function uncommentExamples(text: string): string {
 describe('pull and outbox config', () => {
   it('has defaults for everything', async () => {
     const config = await load(API);
-    expect(config.pull).toEqual({
-      approved_prices: {
-        schedule: '* * * * *',
-        filters: {},
-        page_size: 500,
-        reconcile: { schedule: '17 * * * *', lookback_days: 90 },
-      },
-      mirrors: [],
-    });
+    expect(config.pull).toEqual(PULL_DEFAULTS);
     expect(config.outbox).toEqual({ exports: null });
   });
 
