@@ -16,9 +16,8 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it, onTestFailed } from 'vitest';
-import { daemonHarness, type DaemonHarness } from '../support/daemon-harness.ts';
-import { endNodes, haPair, nodesOutput, readyz, untilActive, type HaNode } from '../support/ha-pair.ts';
+import { describe, expect, it } from 'vitest';
+import { haPairPerTest, readyz, untilActive, type HaNode } from '../support/ha-pair.ts';
 import { runCli } from '../support/run-cli.ts';
 import { TEST_BACKEND } from '../support/state-db.ts';
 import { until } from '../support/test-logger.ts';
@@ -38,22 +37,12 @@ function quietSince(n: HaNode, ms: number): boolean {
   return last !== undefined && Date.now() - last.at >= ms && n.proxy.log.every((r) => r.status !== undefined);
 }
 
-let h: DaemonHarness | null = null;
-const nodes: HaNode[] = [];
-afterEach(async () => {
-  await endNodes(nodes.splice(0));
-  await h?.close();
-  h = null;
-});
+const openPair = haPairPerTest();
 
 describe.runIf(TEST_BACKEND === 'postgres')('an HA pair', () => {
   it('one active, one standby that sends nothing; SIGKILL and SIGSTOP of the active: taken over, every row once', async () => {
-    h = await daemonHarness();
-    const harness = h;
+    const { harness, a, b } = await openPair({}, { leaseS: LEASE_S, sources: SOURCES });
     harness.sandbox.control.setFaults({ latency_ms: 40, paths: ['POST /v1/transactions/bulk'] });
-    const [a, b] = await haPair(harness, { leaseS: LEASE_S, sources: SOURCES });
-    nodes.push(a, b);
-    onTestFailed(() => console.log(nodesOutput([a, b])));
     a.start();
     await untilActive(a);
     b.start();
@@ -122,13 +111,8 @@ describe.runIf(TEST_BACKEND === 'postgres')('an HA pair', () => {
   }, 240_000);
 
   it('the network cable of either server pulled in the middle of a file: the other takes over; plugged back, the cut-off node stands by', async () => {
-    h = await daemonHarness();
-    const harness = h;
+    const { harness, a, b } = await openPair({}, { leaseS: LEASE_S, sources: SOURCES, network: true });
     harness.sandbox.control.setFaults({ latency_ms: 40, paths: ['POST /v1/transactions/bulk'] });
-    const options = { leaseS: LEASE_S, sources: SOURCES, network: true };
-    const [a, b] = await haPair(harness, options);
-    nodes.push(a, b);
-    onTestFailed(() => console.log(nodesOutput([a, b])));
     a.start();
     await untilActive(a);
     b.start();

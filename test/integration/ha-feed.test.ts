@@ -12,10 +12,9 @@
  * The postgres project only (HA needs the state in PostgreSQL).
  */
 import { request } from 'undici';
-import { afterEach, describe, expect, it, onTestFailed } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../src/config/feed-schema.ts';
-import { daemonHarness, type DaemonHarness } from '../support/daemon-harness.ts';
-import { endNodes, haPair, nodesOutput, readyz, untilActive, type HaNode } from '../support/ha-pair.ts';
+import { haPairPerTest, readyz, untilActive, type HaNode } from '../support/ha-pair.ts';
 import { TEST_BACKEND } from '../support/state-db.ts';
 import { until } from '../support/test-logger.ts';
 
@@ -52,21 +51,11 @@ async function feed(n: HaNode, path: string, init: { method?: 'GET' | 'PUT' | 'P
   return { status: res.statusCode, text, json: <T>() => JSON.parse(text) as T };
 }
 
-let h: DaemonHarness | null = null;
-const nodes: HaNode[] = [];
-afterEach(async () => {
-  await endNodes(nodes.splice(0));
-  await h?.close();
-  h = null;
-});
+const openPair = haPairPerTest();
 
 describe.runIf(TEST_BACKEND === 'postgres')('the feed of an HA pair', () => {
   it('the standby serves the rows the active committed, stores the till offset and confirmations, and answers with no active', async () => {
-    h = await daemonHarness({ approvals: 0 });
-    const harness = h;
-    const [a, b] = await haPair(harness, { leaseS: LEASE_S, sources: SOURCES, extra: EXTRA });
-    nodes.push(a, b);
-    onTestFailed(() => console.log(nodesOutput([a, b])));
+    const { harness, a, b } = await openPair({ approvals: 0 }, { leaseS: LEASE_S, sources: SOURCES, extra: EXTRA });
     a.start();
     await untilActive(a);
     b.start();

@@ -13,7 +13,9 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { cable, type Cable } from './cable.ts';
-import type { DaemonHarness, DaemonProcess } from './daemon-harness.ts';
+import { afterEach, onTestFailed } from 'vitest';
+import type { SandboxOptions } from '../../src/sandbox/index.ts';
+import { daemonHarness, type DaemonHarness, type DaemonProcess } from './daemon-harness.ts';
 import { CLI_MAIN } from './run-cli.ts';
 import { testStateYaml } from './state-db.ts';
 import { until } from './test-logger.ts';
@@ -206,4 +208,26 @@ export async function endNodes(nodes: readonly HaNode[]): Promise<void> {
     await n.network?.postgres.close();
     await n.network?.api.close();
   }
+}
+
+/**
+ * An HA pair for each test that opens one (the function returned, called inside the test): node-a and node-b on a
+ * daemon harness of their own. A failing test prints the nodes' output; after the test their processes end, then
+ * the harness closes.
+ */
+export function haPairPerTest(): (sandbox: SandboxOptions, options: HaNodeOptions) => Promise<{ harness: DaemonHarness; a: HaNode; b: HaNode }> {
+  let opened: { harness: DaemonHarness; nodes: readonly HaNode[] } | null = null;
+  afterEach(async () => {
+    await endNodes(opened?.nodes ?? []);
+    await opened?.harness.close();
+    opened = null;
+  });
+  return async (sandbox, options) => {
+    const harness = await daemonHarness(sandbox);
+    opened = { harness, nodes: [] };
+    const [a, b] = await haPair(harness, options);
+    opened = { harness, nodes: [a, b] };
+    onTestFailed(() => console.log(nodesOutput([a, b])));
+    return { harness, a, b };
+  };
 }
