@@ -8,9 +8,9 @@ import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { processingPath } from '../../src/ingest/folders.ts';
 import { processClaimed, type PushSource } from '../../src/ingest/file/push-file.ts';
-import { beginClaim, getFile, setProcessingPath, unfinishedFiles } from '../../src/store/push-ledger.ts';
+import { getFile, unfinishedFiles } from '../../src/store/push-ledger.ts';
+import { crashedClaim } from '../support/crashed-claim.ts';
 import { pushHarness } from '../support/push-harness.ts';
 import { openForFile } from '../support/open-for-file.ts';
 import { reportOf } from '../fixtures/push/push-report.ts';
@@ -18,22 +18,7 @@ import { reportOf } from '../fixtures/push/push-report.ts';
 const h = openForFile(() => pushHarness());
 
 /** The ledger as a crash right after beginClaim and setProcessingPath leaves it. */
-async function interruptedClaim(source: PushSource, name: string): Promise<number> {
-  const id = await beginClaim(h.db, {
-    source: source.name,
-    entity: source.entity,
-    mode: source.mode,
-    originalName: name,
-    inbox: source.inbox,
-    processingPath: '',
-    sha256: '',
-    size: 0,
-    batchSize: source.batchSize,
-    forced: false,
-  });
-  await setProcessingPath(h.db, id, processingPath(source.inbox, id, name));
-  return id;
-}
+const interruptedClaim = (source: PushSource, name: string) => crashedClaim(h.db, source, name, true);
 
 describe('a claim cut short by a crash', () => {
   it('is completed when the file is still in the inbox: renamed, hashed and pushed', async () => {

@@ -8,23 +8,18 @@
 import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { JOB_POLL_QUEUED_MS, JOB_POLL_RUNNING_MS } from '../../src/api/schemas/index.ts';
 import { claimFile } from '../../src/ingest/file/claim.ts';
 import { processClaimed } from '../../src/ingest/file/push-file.ts';
 import { getFile, recordJob } from '../../src/store/push-ledger.ts';
-import { pushHarness, type PushHarness } from '../support/push-harness.ts';
+import { usePushHarness } from '../support/push-harness.ts';
 import { ManualClock, drive } from '../support/manual-clock.ts';
 import { expectReconciled, reportOf } from '../fixtures/push/push-report.ts';
 
-let h: PushHarness;
-let clock: ManualClock;
-beforeAll(async () => {
-  clock = new ManualClock();
-  // Sandbox waits (20 s queued, 4 s per row) stay outside the agent's poll ranges, so clock.sleeps tells them apart.
-  h = await pushHarness({ clock, sandbox: { clock, jobPace: { queuedMs: 20_000, tickMs: 4_000, rowsPerTick: 1 } } });
-});
-afterAll(() => h.close());
+const clock = new ManualClock();
+// Sandbox waits (20 s queued, 4 s per row) stay outside the agent's poll ranges, so clock.sleeps tells them apart.
+const { h } = usePushHarness({ clock, sandbox: { clock, jobPace: { queuedMs: 20_000, tickMs: 4_000, rowsPerTick: 1 } } });
 
 function transactions(prefix: string, rows: number): string {
   const lines = ['transaction_id,item_id,transaction_timestamp,price'];

@@ -7,32 +7,19 @@
 import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { processClaimed } from '../../src/ingest/file/push-file.ts';
-import { beginClaim, getFile, unfinishedFiles } from '../../src/store/push-ledger.ts';
-import { pushHarness, type PushHarness } from '../support/push-harness.ts';
+import { getFile, unfinishedFiles } from '../../src/store/push-ledger.ts';
+import { crashedClaim } from '../support/crashed-claim.ts';
+import { openForFile } from '../support/open-for-file.ts';
+import { pushHarness } from '../support/push-harness.ts';
 
-let h: PushHarness;
-beforeAll(async () => {
-  h = await pushHarness();
-});
-afterAll(() => h.close());
+const h = openForFile(() => pushHarness());
 
 it('a claim cut short before its processing name was recorded claims the file still in the inbox', async () => {
   const source = await h.source('transactions');
   await writeFile(join(source.inbox, 'early.csv'), 'transaction_id,item_id,transaction_timestamp\nCUT-1,A,2026-11-20T08:00:00Z\n');
-  const id = await beginClaim(h.db, {
-    source: source.name,
-    entity: source.entity,
-    mode: source.mode,
-    originalName: 'early.csv',
-    inbox: source.inbox,
-    processingPath: '',
-    sha256: '',
-    size: 0,
-    batchSize: source.batchSize,
-    forced: false,
-  });
+  const id = await crashedClaim(h.db, source, 'early.csv', false);
   const result = await processClaimed(h.deps, source, id);
   expect(result.outcome).toBe('done');
   expect(await getFile(h.db, id)).toMatchObject({ status: 'done', rows_accepted: 1 });

@@ -6,7 +6,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Agent } from 'undici';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { ApiClient } from '../../src/api/client.ts';
 import { JOB_POLL_QUEUED_MS } from '../../src/api/schemas/index.ts';
 import { processClaimed, pushFile } from '../../src/ingest/file/push-file.ts';
@@ -15,17 +15,12 @@ import { openTestDb } from '../support/state-db.ts';
 import { sqlValue } from '../support/state-sql.ts';
 import { getFile } from '../../src/store/push-ledger.ts';
 import { ManualClock, drive } from '../support/manual-clock.ts';
-import { pushHarness, type PushHarness } from '../support/push-harness.ts';
+import { usePushHarness } from '../support/push-harness.ts';
 import { reportOf } from '../fixtures/push/push-report.ts';
 
-let h: PushHarness;
-let clock: ManualClock;
-beforeAll(async () => {
-  clock = new ManualClock();
-  // The job stays queued for 10 minutes of the shared clock.
-  h = await pushHarness({ clock, sandbox: { clock, jobPace: { queuedMs: 600_000, tickMs: 1_000, rowsPerTick: 100 } } });
-});
-afterAll(() => h.close());
+const clock = new ManualClock();
+// The job stays queued for 10 minutes of the shared clock.
+const { h } = usePushHarness({ clock, sandbox: { clock, jobPace: { queuedMs: 600_000, tickMs: 1_000, rowsPerTick: 100 } } });
 
 it('a restarted agent polls a queued job when its next poll is due, not at once', async () => {
   const source = await h.source('transactions', { mode: 'import' });

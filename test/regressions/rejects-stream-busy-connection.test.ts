@@ -5,17 +5,14 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { pushFile } from '../../src/ingest/file/push-file.ts';
 import { getFile } from '../../src/store/push-ledger.ts';
-import { pushHarness, type PushHarness } from '../support/push-harness.ts';
+import { openForFile } from '../support/open-for-file.ts';
+import { pushHarness } from '../support/push-harness.ts';
 import { sqlRun, sqlValue } from '../support/state-sql.ts';
 
-let h: PushHarness;
-beforeAll(async () => {
-  h = await pushHarness();
-});
-afterAll(() => h.close());
+const h = openForFile(() => pushHarness());
 
 it('other statements run while a large rejects file is written', async () => {
   const source = await h.source('transactions');
