@@ -8,28 +8,21 @@
  * so nothing sleeps.
  */
 import iconv from 'iconv-lite';
-import { beforeAll, describe, expect, it } from 'vitest';
-import { usePushHarness, type PushHarness } from '../support/push-harness.ts';
-import { drive } from '../support/manual-clock.ts';
+import { describe, expect, it } from 'vitest';
+import { usePushHarness } from '../support/push-harness.ts';
 import { expectReconciled, rejectLines, reportOf } from '../fixtures/push/push-report.ts';
 
 const MODES = ['bulk', 'import'] as const;
 
 describe.each(MODES)('push in %s mode: formats and entities', (mode) => {
-  const { h, clock } = usePushHarness();
-  let stores: readonly string[];
-  const push = (...args: Parameters<PushHarness['push']>) => drive(clock, h.push(...args));
-
-  beforeAll(() => {
-    stores = h.sandbox.control.state().stores;
-  });
+  const { h, push } = usePushHarness();
 
   const storeRecord = (item: string, store: string | undefined) =>
     [...h.sandbox.control.world.productStore.table.rows()].find((r) => r.item_id === item && r.store_id === store);
   const product = (item: string) => [...h.sandbox.control.world.products.table.rows()].find((r) => r.item_id === item);
 
   it('product_store from a German Windows-1252 export: ; delimiter, decimal commas, 1.234,50, DD.MM.YYYY, mapped headers', async () => {
-    const [s1, s2] = stores;
+    const [s1, s2] = h.sandbox.control.state().stores;
     const source = await h.source('product_store', {
       mode,
       encoding: 'windows-1252',

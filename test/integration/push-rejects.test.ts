@@ -4,22 +4,15 @@
  * the API refuses (a product_store row for an unknown store) come back on their source lines; product_store rows
  * with the same key, inside a batch and across batches: the later row wins. Every report reconciles.
  */
-import { beforeAll, describe, expect, it } from 'vitest';
-import { usePushHarness, type PushHarness } from '../support/push-harness.ts';
-import { drive } from '../support/manual-clock.ts';
+import { describe, expect, it } from 'vitest';
+import { usePushHarness } from '../support/push-harness.ts';
 import { expectReconciled, rejectLines, reportOf } from '../fixtures/push/push-report.ts';
 
 const MODES = ['bulk', 'import'] as const;
 const UNKNOWN_STORE = '00000000-0000-4000-8000-000000000000';
 
 describe.each(MODES)('push in %s mode: rejects', (mode) => {
-  const { h, clock } = usePushHarness();
-  let stores: readonly string[];
-  const push = (...args: Parameters<PushHarness['push']>) => drive(clock, h.push(...args));
-
-  beforeAll(() => {
-    stores = h.sandbox.control.state().stores;
-  });
+  const { h, push } = usePushHarness();
 
   const m = mode.toUpperCase();
   const storeRecord = (item: string, store: string | undefined) =>
@@ -74,7 +67,7 @@ describe.each(MODES)('push in %s mode: rejects', (mode) => {
   });
 
   it('maps rows the API refuses (unknown store) to their source lines, after local rejects and blank lines', async () => {
-    const [s1] = stores;
+    const [s1] = h.sandbox.control.state().stores;
     const source = await h.source('product_store', { mode, batch_size: 2 });
     const csv = `item_id,store_id,current_price,store_name\n${m}-U1,${s1},1.00,Nord\n${m}-U2,${s1},kaputt,Nord\n\n${m}-U3,${UNKNOWN_STORE},2.00,"Neu,\nSüd"\n${m}-U4,${s1},4.00,Nord\n`;
     const report = await reportOf(await push(source, 'stores.csv', csv));
@@ -89,64 +82,13 @@ describe.each(MODES)('push in %s mode: rejects', (mode) => {
     expect(storeRecord(`${m}-U4`, s1)).toMatchObject({ current_price: '4.00' });
   });
 
-  // Its only row refused, nothing accepted: the file fails (row-fate.ts), with its rejects next to it in failed/.
-  it.runIf(mode === 'bulk')('writes the original fields of a row the API refused into the rejects CSV', async () => {
+  // Its only row refused, nothing accepted: the file fails (row-fate.ts), with its rejects next to it in failed/. An
+  // import job's row errors carry only a line: there the original fields are read back from the source file.
+  it(`writes the original fields of a row the ${mode === 'bulk' ? 'API' : 'import job'} refused into the rejects CSV`, async () => {
     const source = await h.source('product_store', { mode });
     const csv = `item_id,store_id,current_price\n${m}-V1,${UNKNOWN_STORE},1.00\n`;
     const report = await reportOf(await push(source, 'refused.csv', csv), 'failed');
     expect(report.error?.code).toBe('NOTHING_ACCEPTED');
     expect((await rejectLines(report.rejectsPath))[1]).toMatch(new RegExp(`^2,${m}-V1,${UNKNOWN_STORE},1\\.00,,unknown_store,`));
-  });
-
-  // An import job's row errors carry only a line: the original fields are read back from the source file.
-  it.runIf(mode === 'import')('writes the original fields of a row the import job refused into the rejects CSV', async () => {
-    const source = await h.source('product_store', { mode });
-    const csv = `item_id,store_id,current_price\n${m}-V1,${UNKNOWN_STORE},1.00\n`;
-    const report = await reportOf(await push(source, 'refused.csv', csv), 'failed');
-    expect(report.error?.code).toBe('NOTHING_ACCEPTED');
-    expect((await rejectLines(report.rejectsPath))[1]).toMatch(new RegExp(`^2,${m}-V1,${UNKNOWN_STORE},1\\.00,,unknown_store,`));
-  });
-});
-
-/** 30 rows over 3 keys: the expected final price per key is the one on the key's last line. */
-function duplicateKeyFile(store: string, prefix: string): { csv: string; last: Map<string, string> } {
-  const last = new Map<string, string>();
-  const rows = ['item_id,store_id,current_price'];
-  for (let i = 0; i < 30; i += 1) {
-    const item = `${prefix}-${'ABC'[(i * 7) % 3]}`;
-    const price = `${i + 1}.00`;
-    rows.push(`${item},${store},${price}`);
-    last.set(item, price);
-  }
-  return { csv: `${rows.join('\n')}\n`, last };
-}
-
-describe('product_store rows with the same key', () => {
-  const { h, clock } = usePushHarness({ maxInFlight: 4 });
-
-  const price = (item: string, store: string) =>
-    [...h.sandbox.control.world.productStore.table.rows()].find((r) => r.item_id === item && r.store_id === store)?.current_price;
-
-  it('bulk: the later row wins inside a batch (superseded) and across batches in flight at once', async () => {
-    const [store = ''] = h.sandbox.control.state().stores;
-    const { csv, last } = duplicateKeyFile(store, 'DUPB');
-    const source = await h.source('product_store', { batch_size: 4 });
-    const report = await reportOf(await drive(clock, h.push(source, 'dups.csv', csv)));
-    expect(report.rows.read).toBe(30);
-    expect(report.rows.superseded).toBeGreaterThan(0);
-    expect(report.rows.rejected).toBe(0);
-    expectReconciled(report.rows);
-    for (const [item, expected] of last) expect(price(item, store), item).toBe(expected);
-  });
-
-  // The API keeps the first row of a key in an import file: the agent leaves the earlier rows out of the upload.
-  it('import: the later row wins; the earlier rows are reported superseded', async () => {
-    const [store = ''] = h.sandbox.control.state().stores;
-    const { csv, last } = duplicateKeyFile(store, 'DUPI');
-    const source = await h.source('product_store', { mode: 'import' });
-    const report = await reportOf(await drive(clock, h.push(source, 'dups.csv', csv)));
-    expect(report.rows).toMatchObject({ read: 30, sent: 3, superseded: 27, rejected: 0 });
-    expectReconciled(report.rows);
-    for (const [item, expected] of last) expect(price(item, store), item).toBe(expected);
   });
 });

@@ -12,14 +12,12 @@ import { escapeHtml } from '../../src/console/html.ts';
 import { fileCounts } from '../../src/ingest/file/row-fate.ts';
 import { ledgerCounts } from '../../src/store/push-ledger-views.ts';
 import { listFiles, showFile } from '../../src/status/file-list.ts';
-import { usePushHarness, type PushHarness } from '../support/push-harness.ts';
-import { drive } from '../support/manual-clock.ts';
+import { usePushHarness } from '../support/push-harness.ts';
 import { expectReconciled, rejectLines, reportOf } from '../fixtures/push/push-report.ts';
 
 const UNKNOWN_STORE = '00000000-0000-4000-8000-000000000000';
 
-const { h, clock } = usePushHarness({ maxInFlight: 4 });
-const push = (...args: Parameters<PushHarness['push']>) => drive(clock, h.push(...args));
+const { h, push } = usePushHarness({ maxInFlight: 4 });
 
 describe('rows with the same business key', () => {
   /** 30 transaction lines over 3 invoices, as a UK retailer's export keyed by invoice number alone is. */
@@ -179,7 +177,7 @@ describe('honest outcomes', () => {
     expect(markup).toContain('a &lt;b&gt;bold&lt;/b&gt; &amp; &quot;quoted&quot; sentence');
     // The same bytes again, read with the right separator: sent, not skipped as "already sent".
     const fixed = { ...source, read: { ...source.read, decimal_separator: '.' as const } };
-    const again = await reportOf(await drive(clock, h.push(fixed, 'prices.csv', csv)));
+    const again = await reportOf(await push(fixed, 'prices.csv', csv));
     expect(again.duplicate_of).toBeNull();
     expect(again.rows).toMatchObject({ read: 2, accepted: 2 });
   });

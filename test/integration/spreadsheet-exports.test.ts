@@ -8,18 +8,15 @@
  */
 import { describe, expect, it } from 'vitest';
 import { usePushHarness } from '../support/push-harness.ts';
-import { drive } from '../support/manual-clock.ts';
 import { expectReconciled, rejectLines, reportOf } from '../fixtures/push/push-report.ts';
-import type { PushSource } from '../../src/ingest/file/push-file.ts';
 import { tempDir } from '../ingest/support/read-helpers.ts';
 import { workbook } from '../ingest/support/workbooks.ts';
 import { readFile } from 'node:fs/promises';
 
-const { h, clock } = usePushHarness({ maxInFlight: 4 });
+const { h, push } = usePushHarness({ maxInFlight: 4 });
 const dir = tempDir();
 
 const world = () => h.sandbox.control.world;
-const push = (source: PushSource, name: string, content: string | Uint8Array) => drive(clock, h.push(source, name, content));
 
 /** The farm shop's list: 3 letterhead lines, the header on lines 4-5, 4 products, a blank line, 2 notes. */
 function farmShop(store: string): string[][] {

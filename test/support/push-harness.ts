@@ -12,7 +12,7 @@ import { SourceSchema } from '../../src/config/source-schema.ts';
 import { pushFile, type FileResult, type PushDeps, type PushOptions, type PushSource } from '../../src/ingest/file/push-file.ts';
 import { sourceDelta } from '../../src/ingest/delta/source-delta.ts';
 import { startSandbox, type SandboxHandle, type SandboxOptions } from '../../src/sandbox/index.ts';
-import { ManualClock } from './manual-clock.ts';
+import { ManualClock, drive } from './manual-clock.ts';
 import { openForFile } from './open-for-file.ts';
 import { openTestDb } from './state-db.ts';
 import type { StateDb } from '../../src/store/state-db.ts';
@@ -72,10 +72,16 @@ export async function pushHarness(options: { sandbox?: SandboxOptions; clock?: C
   };
 }
 
-/** A harness on a manual clock, started before a test file's (or a describe block's) tests and closed after them. */
-export function usePushHarness(
-  options: { sandbox?: SandboxOptions; maxInFlight?: number; clock?: ManualClock } = {},
-): { readonly h: PushHarness; readonly clock: ManualClock } {
+/**
+ * A harness on a manual clock, started before a test file's (or a describe block's) tests and closed after them.
+ * `push` is the harness's push with the clock driven until the push ends (poll waits pass at once).
+ */
+export function usePushHarness(options: { sandbox?: SandboxOptions; maxInFlight?: number; clock?: ManualClock } = {}): {
+  readonly h: PushHarness;
+  readonly clock: ManualClock;
+  readonly push: PushHarness['push'];
+} {
   const clock = options.clock ?? new ManualClock();
-  return { clock, h: openForFile(() => pushHarness({ ...options, clock })) };
+  const h = openForFile(() => pushHarness({ ...options, clock }));
+  return { clock, h, push: (...args) => drive(clock, h.push(...args)) };
 }
