@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { API_ERROR_CODES } from '../../src/api/errors.ts';
 import { CompetitorPrice, CompetitorPricePage, type CompetitorPriceWrite } from '../../src/api/schemas/index.ts';
-import { allPages, contractForFile, errorOf, ownedOperationsTest, pollJob } from './support.ts';
+import { allPages, contractForFile, errorOf, ownedOperationsTest, pagedThrough, pollJob } from './support.ts';
 
 const h = contractForFile('competitor-prices');
 
@@ -104,11 +104,7 @@ describe('competitorPrices.patch and competitorPrices.delete', () => {
 
 describe('competitorPrices.list', () => {
   it('pages {items, next_cursor} with limit and cursor and filters by competitor_name and item_id', async () => {
-    const pages = await allPages(h.client.competitorPrices.list({ limit: 2 }));
-    expect(h.lastStatus('competitorPrices.list')).toBe(200);
-    expect(pages.length).toBeGreaterThan(1);
-    expect(pages.at(-1)?.nextCursor).toBeNull();
-    const rows = pages.flatMap((p) => p.items);
+    const { rows } = await pagedThrough(h, 'competitorPrices.list', h.client.competitorPrices.list({ limit: 2 }));
     expect(rows).toHaveLength(h.sandbox.control.state({ keys: false }).competitor_prices.count);
     for (const row of rows) expect(row).not.toHaveProperty('effective_price');
     const valueShop = (await allPages(h.client.competitorPrices.list({ competitor_name: 'ValueShop' }))).flatMap((p) => p.items);

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { API_ERROR_CODES } from '../../src/api/errors.ts';
 import { BulkResponse, Product, ProductPage, type ProductWrite } from '../../src/api/schemas/index.ts';
-import { allPages, contractForFile, errorOf, ownedOperationsTest, pollJob, uuidOf } from './support.ts';
+import { allPages, contractForFile, errorOf, ownedOperationsTest, pagedThrough, pollJob, uuidOf } from './support.ts';
 
 const h = contractForFile('products');
 
@@ -92,12 +92,8 @@ describe('products.bulk', () => {
 
 describe('products.list', () => {
   it('pages with limit and cursor through every product, custom columns included', async () => {
-    const pages = await allPages(h.client.products.list({ limit: 2 }));
-    expect(h.lastStatus('products.list')).toBe(200);
-    expect(pages.length).toBeGreaterThan(1);
-    expect(pages.at(-1)?.nextCursor).toBeNull();
+    const { pages, rows } = await pagedThrough(h, 'products.list', h.client.products.list({ limit: 2 }));
     for (const page of pages.slice(0, -1)) expect(page.items).toHaveLength(2);
-    const rows = pages.flatMap((p) => p.items);
     expect(rows.map((r) => r.item_id).sort()).toEqual(['B-1', 'B-3', 'P-1', 'P-10']);
     expect(new Set(rows.map((r) => r.id)).size).toBe(rows.length);
     expect(rows.find((r) => r.item_id === 'B-1')).toMatchObject({ Size: 'XL' });

@@ -187,4 +187,20 @@ export async function allPages<P>(pages: AsyncGenerator<P, void, undefined>): Pr
   return out;
 }
 
+/**
+ * Every page of a listing that takes more than one page, asserting that it answered 200 and that its last page ends
+ * it (no next cursor); with the items of all pages.
+ */
+export async function pagedThrough<P extends { items: readonly unknown[]; nextCursor: string | null }>(
+  h: ContractHarness,
+  operation: OperationName,
+  listing: AsyncGenerator<P, void, undefined>,
+): Promise<{ pages: P[]; rows: P['items'][number][] }> {
+  const pages = await allPages(listing);
+  expect(h.lastStatus(operation)).toBe(200);
+  expect(pages.length).toBeGreaterThan(1);
+  expect(pages.at(-1)?.nextCursor).toBeNull();
+  return { pages, rows: pages.flatMap((p) => p.items) };
+}
+
 export const uuidOf = (n: number): string => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
