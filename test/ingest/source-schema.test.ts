@@ -54,24 +54,19 @@ describe('SourceSchema', () => {
   });
 
   it.each([
-    ['tab', '\t'],
-    ['\t', '\t'],
-    ['\\t', '\t'],
-    [';', ';'],
-    ['Semicolon', ';'],
-    ['|', '|'],
-  ])('accepts delimiter %j', (input, expected) => {
-    expect(SourceSchema.parse({ ...base, delimiter: input }).delimiter).toBe(expected);
-  });
-
-  it.each([
-    ['UTF-8', 'utf-8'],
-    ['utf8', 'utf-8'],
-    ['cp1252', 'windows-1252'],
-    ['latin1', 'iso-8859-1'],
-    ['UTF-16LE', 'utf-16le'],
-  ])('accepts encoding %j', (input, expected) => {
-    expect(SourceSchema.parse({ ...base, encoding: input }).encoding).toBe(expected);
+    ['delimiter', 'tab', '\t'],
+    ['delimiter', '\t', '\t'],
+    ['delimiter', '\\t', '\t'],
+    ['delimiter', ';', ';'],
+    ['delimiter', 'Semicolon', ';'],
+    ['delimiter', '|', '|'],
+    ['encoding', 'UTF-8', 'utf-8'],
+    ['encoding', 'utf8', 'utf-8'],
+    ['encoding', 'cp1252', 'windows-1252'],
+    ['encoding', 'latin1', 'iso-8859-1'],
+    ['encoding', 'UTF-16LE', 'utf-16le'],
+  ] as const)('accepts %s %j', (key, input, expected) => {
+    expect(SourceSchema.parse({ ...base, [key]: input })[key]).toBe(expected);
   });
 
   it('a workbook source: its sheet by name or position, every Excel name by default; sheet: only for workbooks', () => {
