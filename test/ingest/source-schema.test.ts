@@ -53,20 +53,15 @@ describe('SourceSchema', () => {
     });
   });
 
-  it.each([
-    ['delimiter', 'tab', '\t'],
-    ['delimiter', '\t', '\t'],
-    ['delimiter', '\\t', '\t'],
-    ['delimiter', ';', ';'],
-    ['delimiter', 'Semicolon', ';'],
-    ['delimiter', '|', '|'],
-    ['encoding', 'UTF-8', 'utf-8'],
-    ['encoding', 'utf8', 'utf-8'],
-    ['encoding', 'cp1252', 'windows-1252'],
-    ['encoding', 'latin1', 'iso-8859-1'],
-    ['encoding', 'UTF-16LE', 'utf-16le'],
-  ] as const)('accepts %s %j', (key, input, expected) => {
-    expect(SourceSchema.parse({ ...base, [key]: input })[key]).toBe(expected);
+  /** What the schema makes of the ways a person writes a delimiter or an encoding. */
+  const spellings = {
+    delimiter: { tab: '\t', '\t': '\t', '\\t': '\t', ';': ';', Semicolon: ';', '|': '|' },
+    encoding: { 'UTF-8': 'utf-8', utf8: 'utf-8', cp1252: 'windows-1252', latin1: 'iso-8859-1', 'UTF-16LE': 'utf-16le' },
+  } as const;
+  const written = Object.entries(spellings).flatMap(([key, meaning]) => Object.entries(meaning).map(([input, expected]) => [key, input, expected] as const));
+
+  it.each(written)('accepts %s %j', (key, input, expected) => {
+    expect(SourceSchema.parse({ ...base, [key]: input })[key as keyof typeof spellings]).toBe(expected);
   });
 
   it('a workbook source: its sheet by name or position, every Excel name by default; sheet: only for workbooks', () => {

@@ -5,50 +5,30 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { runApprovedPricesPull } from '../../src/pull/approved-prices.ts';
 import { currentVersions, pullHarness, type PullHarness } from '../pull/support.ts';
-import { startPosReader } from '../support/pos-reader.ts';
+import { feedReaderScript, startPosReader } from '../support/pos-reader.ts';
 
 let h: PullHarness;
 afterEach(() => h.close());
 
 const PAGE_SIZE = 100;
 
-/** The POS: read-only, busy_timeout, `seq > last` pages of 250, polling until it has `total` rows. */
-const READER = `
-const Database = require(process.env.BETTER_SQLITE3);
-const db = new Database(process.env.DB_PATH, { readonly: true });
-db.pragma('busy_timeout = 5000');
-const total = Number(process.env.TOTAL);
-const page = db.prepare('SELECT seq, approval_id FROM price_feed WHERE seq > ? ORDER BY seq LIMIT 250');
+/** The POS: read-only, busy_timeout, `seq > last` pages of 250, polling until it has every row of the pull. */
+const reading = {
+  pageRows: 250,
+  deadlineMs: 50_000,
+  setup: `
 const counts = db.prepare('SELECT (SELECT count(*) FROM approved_prices) AS stored, (SELECT count(*) FROM price_feed) AS fed');
-let last = 0;
-const seqs = [];
 const snapshots = [];
-let firstRowsAt = null;
-const deadline = Date.now() + 50000;
-function poll() {
-  const rows = page.all(last);
-  if (rows.length > 0) {
-    firstRowsAt ??= Date.now();
-    for (const row of rows) seqs.push(row.seq);
-    last = rows[rows.length - 1].seq;
-    snapshots.push(counts.get());
-  }
-  if (seqs.length >= total || Date.now() > deadline) {
-    process.stdout.write(JSON.stringify({ seqs, snapshots, firstRowsAt }));
-    db.close();
-    return;
-  }
-  setTimeout(poll, 2);
-}
-process.stdout.write('ready\\n');
-poll();
-`;
+let firstRowsAt = null;`,
+  onPage: 'firstRowsAt ??= Date.now(); snapshots.push(counts.get());',
+  result: '{ snapshots, firstRowsAt }',
+};
 
 describe('a POS reading the outbox from another process during a pull', () => {
   it('reads every feed row once, in order, while the pages are being committed', { timeout: 90_000 }, async () => {
     h = await pullHarness({ sandbox: { approvals: 6000 } });
     const total = currentVersions(h.sandbox).length;
-    const reader = await startPosReader(READER, h.db.localFile ?? '', { TOTAL: String(total) });
+    const reader = await startPosReader(feedReaderScript({ ...reading, total }), h.db.localFile ?? '');
 
     const summary = await runApprovedPricesPull(h.deps, undefined, { pageSize: PAGE_SIZE });
     const pullDoneAt = Date.now();

@@ -3,7 +3,7 @@
  * every seq exactly once and in order, and its offsets never go backwards.
  */
 import { describe, expect, it } from 'vitest';
-import { startPosReader } from '../support/pos-reader.ts';
+import { feedReaderScript, startPosReader } from '../support/pos-reader.ts';
 import { STORE_A, approval, deliver, openTempDb } from './support.ts';
 
 const TOTAL_PAGES = 40;
@@ -11,33 +11,14 @@ const PAGE_SIZE = 50;
 const TOTAL_ROWS = TOTAL_PAGES * PAGE_SIZE;
 
 /** The POS: read-only connection, busy_timeout, `seq > last` pages of 100, until it has TOTAL_ROWS rows. */
-const READER = `
-const Database = require(process.env.BETTER_SQLITE3);
-const db = new Database(process.env.DB_PATH, { readonly: true });
-db.pragma('busy_timeout = 5000');
-const page = db.prepare('SELECT seq, approval_id FROM price_feed WHERE seq > ? ORDER BY seq LIMIT 100');
-let last = 0;
-const seqs = [];
-const batches = [];
-const deadline = Date.now() + 20000;
-function poll() {
-  const rows = page.all(last);
-  if (rows.length > 0) {
-    batches.push(rows.length);
-    for (const row of rows) seqs.push(row.seq);
-    last = rows[rows.length - 1].seq;
-  }
-  if (seqs.length >= ${TOTAL_ROWS} || Date.now() > deadline) {
-    const current = db.prepare('SELECT count(*) AS n FROM current_prices').get().n;
-    process.stdout.write(JSON.stringify({ seqs, batches, current }));
-    db.close();
-    return;
-  }
-  setTimeout(poll, 2);
-}
-process.stdout.write('ready\\n');
-poll();
-`;
+const READER = feedReaderScript({
+  pageRows: 100,
+  total: TOTAL_ROWS,
+  deadlineMs: 20_000,
+  setup: 'const batches = [];',
+  onPage: 'batches.push(rows.length);',
+  result: "{ batches, current: db.prepare('SELECT count(*) AS n FROM current_prices').get().n }",
+});
 
 describe('a POS reading from another process', () => {
   it('reads the whole feed in order while the agent writes pages', async () => {
