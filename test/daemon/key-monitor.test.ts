@@ -6,30 +6,21 @@
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Agent } from 'undici';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { ApiClient } from '../../src/api/client.ts';
 import { KEY_FILE_REREAD_MS, KeyMonitor } from '../../src/daemon/key-monitor.ts';
-import { startSandbox, type SandboxHandle } from '../../src/sandbox/index.ts';
 import { ManualClock } from '../support/manual-clock.ts';
+import { sandboxWithAgentForFile } from '../support/sandbox-for-file.ts';
 import { refusedUrl } from '../support/scripted-server.ts';
 import { captureLogger, until } from '../support/test-logger.ts';
 
 const INTERVAL_MS = 600_000; // ten minutes: anything picked up sooner is the key file's re-read
 
-let sandbox: SandboxHandle;
-const dispatcher = new Agent();
-beforeAll(async () => {
-  sandbox = await startSandbox({ approvals: 0, largeGridRows: 0 });
-});
-afterAll(async () => {
-  await dispatcher.close();
-  await sandbox.close();
-});
+const api = sandboxWithAgentForFile();
 
 it('after a 401, picks up a key written to the key file later within seconds, and sends the rejected key never again', async () => {
   const keyFile = join(await mkdtemp(join(tmpdir(), 'pa-key-')), 'api-key');
-  await writeFile(keyFile, `${sandbox.apiKey}\n`);
+  await writeFile(keyFile, `${api.sandbox.apiKey}\n`);
   const readKey = async () => {
     // A read that takes a while, as on a loaded machine: the clock is advanced only while the monitor sleeps, or
     // its wake-up would pass unseen and it would sleep on, waiting for a clock that no longer moves.
@@ -39,30 +30,30 @@ it('after a 401, picks up a key written to the key file later within seconds, an
     return key;
   };
   const clock = new ManualClock();
-  const client = new ApiClient({ baseUrl: sandbox.url, apiKey: await readKey(), dispatcher, clock });
+  const client = new ApiClient({ baseUrl: api.sandbox.url, apiKey: await readKey(), dispatcher: api.dispatcher, clock });
   const { logger, lines } = captureLogger();
   const monitor = new KeyMonitor({ client, readKey, clock, logger, intervalMs: INTERVAL_MS });
   try {
     expect(await monitor.verify()).toBe('ok');
 
-    const newKey = sandbox.control.rotateKey();
+    const newKey = api.sandbox.control.rotateKey();
     await writeFile(keyFile, ''); // caught half-written: `echo KEY > file` empties it first
     monitor.reportRejected();
     await until(() => lines().some((l) => String(l['msg']).includes('sending is paused')), 'the pause to be logged');
-    const requestsWhilePaused = sandbox.control.state().requests.total;
+    const requestsWhilePaused = api.sandbox.control.state().requests.total;
     for (let i = 0; i < 5; i += 1) {
       await clock.untilWaiting();
       await clock.advance(KEY_FILE_REREAD_MS);
     }
     expect(monitor.state).toBe('rejected');
-    expect(sandbox.control.state().requests.total, 'an empty or unchanged key file costs the API nothing').toBe(requestsWhilePaused);
+    expect(api.sandbox.control.state().requests.total, 'an empty or unchanged key file costs the API nothing').toBe(requestsWhilePaused);
 
     await clock.untilWaiting(); // asleep before the key is written: the read after the advance sees it
     await writeFile(keyFile, `${newKey}\n`);
     await clock.advance(KEY_FILE_REREAD_MS);
     await until(() => monitor.state === 'ok', 'the new key to be verified');
     expect(clock.sleeps.every((ms) => ms <= KEY_FILE_REREAD_MS), 'nothing waited for the ten-minute check').toBe(true);
-    expect(sandbox.control.state().auth.rejected_total).toBe(0); // the rejected key was never sent by the monitor
+    expect(api.sandbox.control.state().auth.rejected_total).toBe(0); // the rejected key was never sent by the monitor
   } finally {
     monitor.stop();
   }
@@ -71,9 +62,9 @@ it('after a 401, picks up a key written to the key file later within seconds, an
 it('when the API cannot be reached, logs what to check, as `check` says it', async () => {
   const url = await refusedUrl();
   const clock = new ManualClock();
-  const client = new ApiClient({ baseUrl: url, apiKey: sandbox.apiKey, dispatcher, clock, maxAttempts: 1 });
+  const client = new ApiClient({ baseUrl: url, apiKey: api.sandbox.apiKey, dispatcher: api.dispatcher, clock, maxAttempts: 1 });
   const { logger, lines } = captureLogger();
-  const monitor = new KeyMonitor({ client, readKey: () => Promise.resolve(sandbox.apiKey), clock, logger, intervalMs: INTERVAL_MS });
+  const monitor = new KeyMonitor({ client, readKey: () => Promise.resolve(api.sandbox.apiKey), clock, logger, intervalMs: INTERVAL_MS });
   try {
     expect(await monitor.verify()).toBe('unreachable');
     const warning = lines().find((l) => l['level'] === 'warn');

@@ -3,26 +3,17 @@
  * a file in another source, a job's next page) went on sending the rejected key, four requests and more where the
  * issue allows three. The daemon's client now refuses a key the API rejected until another one is set.
  */
-import { Agent } from 'undici';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { ApiClient } from '../../src/api/client.ts';
 import { API_ERROR_CODES } from '../../src/api/errors.ts';
-import { startSandbox, type SandboxHandle } from '../../src/sandbox/index.ts';
+import { sandboxWithAgentForFile } from '../support/sandbox-for-file.ts';
 
-let sandbox: SandboxHandle;
-const dispatcher = new Agent({ allowH2: false });
-beforeAll(async () => {
-  sandbox = await startSandbox({ approvals: 0, largeGridRows: 0 });
-});
-afterAll(async () => {
-  await dispatcher.close();
-  await sandbox.close();
-});
+const api = sandboxWithAgentForFile({ allowH2: false });
 
 it('a rejected key is sent once; later calls stop locally until a new key is set', async () => {
-  const client = new ApiClient({ baseUrl: sandbox.url, apiKey: sandbox.apiKey, dispatcher, refuseRejectedKey: true });
+  const client = new ApiClient({ baseUrl: api.sandbox.url, apiKey: api.sandbox.apiKey, dispatcher: api.dispatcher, refuseRejectedKey: true });
   await client.auth.verify();
-  const newKey = sandbox.control.rotateKey();
+  const newKey = api.sandbox.control.rotateKey();
   const outcomes = await Promise.allSettled([
     client.auth.verify(),
     client.products.bulk([{ item_id: 'A', sku: 'A' }]).then(() => client.products.bulk([{ item_id: 'B', sku: 'B' }])),
@@ -30,8 +21,8 @@ it('a rejected key is sent once; later calls stop locally until a new key is set
   for (const o of outcomes) expect(o).toMatchObject({ status: 'rejected', reason: { code: API_ERROR_CODES.keyRejected, status: 401 } });
   await expect(client.transactions.bulk([{ transaction_id: 'T', item_id: 'A', transaction_timestamp: '2026-11-20T08:00:00Z' }])).rejects.toMatchObject({ code: API_ERROR_CODES.keyRejected });
   // The two calls in flight together may both have reached the API; nothing after them did.
-  expect(sandbox.control.state({ keys: false }).auth.rejected_total).toBeLessThanOrEqual(2);
+  expect(api.sandbox.control.state({ keys: false }).auth.rejected_total).toBeLessThanOrEqual(2);
   client.transport.setApiKey(newKey);
   await expect(client.auth.verify()).resolves.toMatchObject({ ok: true });
-  expect(sandbox.control.state({ keys: true }).products.keys).toEqual([]);
+  expect(api.sandbox.control.state({ keys: true }).products.keys).toEqual([]);
 });
