@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ApprovedPricePage, type ApprovedPrice } from '../../src/api/schemas/index.ts';
-import { firstError, sandboxForFile } from './support.ts';
+import { cursorParam, everyPage, expectRefusedQueries, sandboxForFile } from './support.ts';
 
 const h = sandboxForFile({ approvals: 100 });
 
@@ -11,15 +11,7 @@ async function page(query: string): Promise<{ items: ApprovedPrice[]; next_curso
 }
 
 async function history(query = ''): Promise<ApprovedPrice[]> {
-  const out: ApprovedPrice[] = [];
-  let cursor: string | null = null;
-  do {
-    const suffix: string = cursor === null ? '' : `&cursor=${cursor}`;
-    const p = await page(`?history=true&limit=500${query}${suffix}`);
-    out.push(...p.items);
-    cursor = p.next_cursor;
-  } while (cursor !== null);
-  return out;
+  return (await everyPage((cursor) => page(`?history=true&limit=500${query}${cursorParam(cursor)}`))).flatMap((p) => p.items);
 }
 
 describe('seeded approvals', () => {
@@ -62,14 +54,7 @@ describe('GET /v1/approved_prices', () => {
     const all = await history();
     const hidden = new Set(all.filter((a) => a.cancelled_at != null).map((a) => a.id));
     for (const a of all) if (a.predecessor_id != null) hidden.add(a.predecessor_id);
-    let cursor: string | null = null;
-    const seen: ApprovedPrice[] = [];
-    do {
-      const suffix: string = cursor === null ? '' : `&cursor=${cursor}`;
-      const p = await page(`?limit=7${suffix}`);
-      seen.push(...p.items);
-      cursor = p.next_cursor;
-    } while (cursor !== null);
+    const seen = (await everyPage((cursor) => page(`?limit=7${cursorParam(cursor)}`))).flatMap((p) => p.items);
     expect(seen.some((a) => hidden.has(a.id))).toBe(false);
     expect((await page('')).items).toEqual([]); // everything pending has been read
   });
@@ -99,17 +84,13 @@ describe('GET /v1/approved_prices', () => {
   });
 
   it('refuses bad queries with 422 on the parameter', async () => {
-    for (const [query, name] of [
+    await expectRefusedQueries(h, '/v1/approved_prices', [
       ['limit=501', 'limit'],
       ['limit=0', 'limit'],
       ['history=maybe', 'history'],
       ['store_id=123', 'store_id'],
       ['approved_after=2026-11-01', 'approved_after'],
       ['effective_after=2026-11-01T00:00:00Z', 'effective_after'],
-    ]) {
-      const res = await h.client.get(`/v1/approved_prices?${query}`);
-      expect(res.status, query).toBe(422);
-      expect(firstError(res.body).loc, query).toEqual(['query', name]);
-    }
+    ]);
   });
 });

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { GRID_LARGE_PAGE_SIZE, GridPage, GridRowsPage, type Grid } from '../../src/api/schemas/index.ts';
-import { firstError, sandboxForFile } from './support.ts';
+import { cursorParam, everyPage, firstError, sandboxForFile } from './support.ts';
 
 let grids: Grid[];
 const h = sandboxForFile({ largeGridRows: 60_000 });
@@ -54,17 +54,9 @@ describe('grids', () => {
 
   it('pages the large grid with limit 5000 without a gap or a repeat', async () => {
     const grid = grids[3]!;
-    const seen = new Set<number>();
-    let cursor: string | null = null;
-    let pages = 0;
-    do {
-      const suffix: string = cursor === null ? '' : `&cursor=${cursor}`;
-      const page = await rowsOf(`/v1/grids/${grid.grid_id}/rows?limit=${GRID_LARGE_PAGE_SIZE}&columns=grid_item_id${suffix}`);
-      for (const row of page.data) seen.add(Number(row.grid_item_id));
-      cursor = page.next_cursor;
-      pages += 1;
-    } while (cursor !== null);
-    expect(pages).toBe(12);
+    const pages = await everyPage((cursor) => rowsOf(`/v1/grids/${grid.grid_id}/rows?limit=${GRID_LARGE_PAGE_SIZE}&columns=grid_item_id${cursorParam(cursor)}`));
+    const seen = new Set(pages.flatMap((page) => page.data.map((row) => Number(row.grid_item_id))));
+    expect(pages).toHaveLength(12);
     expect(seen.size).toBe(60_000);
   });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { BulkResponse, HTTPValidationError, Product, ProductPage } from '../../src/api/schemas/index.ts';
-import { firstError, open, sandboxForFile, uuidOf } from './support.ts';
+import { cursorParam, everyPage, expectRefusedQueries, firstError, open, sandboxForFile, uuidOf } from './support.ts';
 
 const h = sandboxForFile();
 
@@ -98,14 +98,8 @@ describe('products: bulk and list', () => {
       await fresh.clock.advance(60_000);
       const mark = new Date(fresh.clock.now()).toISOString();
       await fresh.client.post('/v1/products/bulk', { items: items.slice(20) });
-      const seen: string[] = [];
-      let cursor: string | null = null;
-      do {
-        const query: string = cursor === null ? '?limit=10' : `?limit=10&cursor=${cursor}`;
-        const page = ProductPage.parse((await fresh.client.get(`/v1/products${query}`)).body);
-        seen.push(...page.items.map((p) => p.item_id));
-        cursor = page.next_cursor;
-      } while (cursor !== null);
+      const pages = await everyPage(async (cursor) => ProductPage.parse((await fresh.client.get(`/v1/products?limit=10${cursorParam(cursor)}`)).body));
+      const seen = pages.flatMap((page) => page.items.map((p) => p.item_id));
       expect(seen).toEqual(items.map((i) => i.item_id));
       const recent = ProductPage.parse((await fresh.client.get(`/v1/products?updated_after=${mark}`)).body);
       expect(recent.items.map((p) => p.item_id)).toEqual(['L-20', 'L-21', 'L-22', 'L-23', 'L-24']);
@@ -116,16 +110,12 @@ describe('products: bulk and list', () => {
   });
 
   it('refuses limits out of range and foreign cursors with 422 on the query', async () => {
-    for (const [query, loc] of [
+    await expectRefusedQueries(h, '/v1/products', [
       ['limit=0', 'limit'],
       ['limit=10001', 'limit'],
       ['limit=ten', 'limit'],
       ['cursor=bm9wZQ', 'cursor'],
       ['updated_after=yesterday', 'updated_after'],
-    ]) {
-      const res = await h.client.get(`/v1/products?${query}`);
-      expect(res.status, query).toBe(422);
-      expect(firstError(res.body).loc).toEqual(['query', loc]);
-    }
+    ]);
   });
 });

@@ -117,6 +117,30 @@ export function firstError(body: unknown): { loc: (string | number)[]; msg: stri
   return first;
 }
 
+/** Every page of a listing, in order, following next_cursor: `page(cursor)` reads one (null for the first). */
+export async function everyPage<P extends { next_cursor: string | null }>(page: (cursor: string | null) => Promise<P>): Promise<P[]> {
+  const pages: P[] = [];
+  let cursor: string | null = null;
+  do {
+    const next: P = await page(cursor);
+    pages.push(next);
+    cursor = next.next_cursor;
+  } while (cursor !== null);
+  return pages;
+}
+
+/** The `&cursor=` parameter of a page after the first; nothing for the first. */
+export const cursorParam = (cursor: string | null): string => (cursor === null ? '' : `&cursor=${cursor}`);
+
+/** Each query of `cases` on `path` is refused with 422, the error naming its query parameter. */
+export async function expectRefusedQueries(h: Harness, path: string, cases: readonly (readonly [query: string, parameter: string])[]): Promise<void> {
+  for (const [query, parameter] of cases) {
+    const res = await h.client.get(`${path}?${query}`);
+    expect(res.status, query).toBe(422);
+    expect(firstError(res.body).loc, query).toEqual(['query', parameter]);
+  }
+}
+
 export const uuidOf = (n: number): string => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
 
 /** The sandbox's error body for 401, 403, 404, 405, 413, 429 and 5xx: `{"detail": "<message>"}`. */

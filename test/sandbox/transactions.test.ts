@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { BulkResponse, Transaction, TransactionPage } from '../../src/api/schemas/index.ts';
-import { firstError, sandboxForFile, uuidOf } from './support.ts';
+import { cursorParam, everyPage, firstError, sandboxForFile, uuidOf } from './support.ts';
 
 let stores: readonly string[];
 const h = sandboxForFile();
@@ -22,15 +22,8 @@ const tx = (n: number, extra: Record<string, unknown> = {}) => ({
 });
 
 async function listAll(query: string): Promise<Transaction[]> {
-  const out: Transaction[] = [];
-  let cursor: string | null = null;
-  do {
-    const suffix: string = cursor === null ? '' : `&cursor=${cursor}`;
-    const page = TransactionPage.parse((await h.client.get(`/v1/transactions?limit=3${query}${suffix}`)).body);
-    out.push(...page.items);
-    cursor = page.next_cursor;
-  } while (cursor !== null);
-  return out;
+  const pages = await everyPage(async (cursor) => TransactionPage.parse((await h.client.get(`/v1/transactions?limit=3${query}${cursorParam(cursor)}`)).body));
+  return pages.flatMap((page) => page.items);
 }
 
 describe('transactions', () => {
