@@ -7,21 +7,18 @@
  * documented way (a POS records its own offset; middleware records the consumers whose roles it was granted) still
  * works, and so does the agent. The postgres project only (it needs a cluster).
  */
-import pg from 'pg';
+import type pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { openStateDb } from '../../src/store/open-state-db.ts';
 import { listApplied, recordApplied } from '../../src/store/feed-consumers.ts';
 import { ackConsumer, listConsumers } from '../../src/store/price-feed.ts';
 import { approval, deliver, STORE_A, STORE_B } from '../outbox/support.ts';
-import { onCleanup, tempDir } from '../store/support.ts';
+import { onCleanup, pgClient, tempDir } from '../store/support.ts';
 import { readerSectionBlocks } from '../support/postgresql-doc.ts';
 import { TEST_BACKEND, testStateConfig } from '../support/state-db.ts';
 
-async function client(url: string, user: string): Promise<pg.Client> {
-  const c = new pg.Client({ connectionString: url.replace('postgres@', `${encodeURIComponent(user)}@`) });
-  await c.connect();
-  onCleanup(() => c.end());
-  return c;
+function client(url: string, user: string): Promise<pg.Client> {
+  return pgClient(url.replace('postgres@', `${encodeURIComponent(user)}@`));
 }
 
 /** The feed API's till and another POS: the rows the attacker must not reach. */

@@ -5,20 +5,12 @@
  * other consumers' rows: test/abuse/postgres-reader-role.test.ts). Statements are taken
  * from the section's ```sql blocks, in order; adding one means adding its parameters here. The postgres project only.
  */
-import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { openStateDb } from '../../src/store/open-state-db.ts';
-import { onCleanup, tempDir } from '../store/support.ts';
+import { onCleanup, pgClient, tempDir } from '../store/support.ts';
 import { readerSectionBlocks } from '../support/postgresql-doc.ts';
 import { TEST_BACKEND, testStateConfig } from '../support/state-db.ts';
 import { STORE_A, STORE_B, approval, deliver } from './support.ts';
-
-async function client(url: string): Promise<pg.Client> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  onCleanup(() => c.end());
-  return c;
-}
 
 describe.runIf(TEST_BACKEND === 'postgres')('docs/postgresql.md: POS systems reading the outbox', () => {
   it('the read-only role and every query work as written; the role changes nothing but its offset', async () => {
@@ -36,13 +28,13 @@ describe.runIf(TEST_BACKEND === 'postgres')('docs/postgresql.md: POS systems rea
     ]);
     const [roleStatements, queries] = readerSectionBlocks();
     expect(roleStatements?.[0]).toMatch(/^CREATE ROLE pos_readers NOLOGIN/);
-    const admin = await client(postgres.url);
+    const admin = await pgClient(postgres.url);
     for (const statement of roleStatements ?? []) await admin.query(statement);
 
     // The POS logs in as the role the document creates for it, named as its consumer.
     const pos = /CREATE ROLE "([^"]+)" LOGIN/.exec((roleStatements ?? []).join('\n'))?.[1] ?? '';
     expect(pos).toBe('pos-store-0042');
-    const reader = await client(postgres.url.replace('postgres@', `${pos}@`));
+    const reader = await pgClient(postgres.url.replace('postgres@', `${pos}@`));
     const params: unknown[][] = [
       [0], // poll
       [0, STORE_A], // only your store and product-level rows

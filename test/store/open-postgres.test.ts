@@ -4,7 +4,7 @@
  * starting together, values read back as SQLite gives them, read-only opens, and the pool's failure modes.
  */
 import { Kysely, PostgresDialect } from 'kysely';
-import pg from 'pg';
+import type pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { defaultSslMode, type PostgresConfig } from '../../src/config/state-schema.ts';
 import { getApprovedPrice, storeDeliveredPage } from '../../src/store/approved-prices.ts';
@@ -17,7 +17,7 @@ import { createPool, quoteIdent } from '../../src/store/postgres/pool.ts';
 import { sqlOf } from '../../src/store/sql-db.ts';
 import { openStateDb } from '../../src/store/open-state-db.ts';
 import { schemaFor, TEST_BACKEND, testCluster, testStateConfig } from '../support/state-db.ts';
-import { approval, onCleanup, tempDir } from './support.ts';
+import { approval, onCleanup, pgClient, tempDir } from './support.ts';
 
 /** What a new schema's agent_meta holds: its id, when it was created, and the version that migrated it (as on SQLite). */
 const META_KEYS = [{ key: 'created_at' }, { key: 'database_id' }, { key: 'written_by_version' }];
@@ -33,10 +33,7 @@ async function expectCode(promise: Promise<unknown>, code: string): Promise<Stor
 }
 
 async function superuser(): Promise<pg.Client> {
-  const client = new pg.Client({ connectionString: (await testCluster()).url });
-  await client.connect();
-  onCleanup(() => client.end());
-  return client;
+  return pgClient((await testCluster()).url);
 }
 
 describe.runIf(TEST_BACKEND === 'postgres')('openPostgres', () => {

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import { afterEach } from 'vitest';
 import type { ApprovedPrice } from '../../src/api/schemas/index.ts';
 import { openSqlite, type SqliteOptions } from '../../src/store/sqlite/open-sqlite.ts';
@@ -51,6 +52,14 @@ export async function reopenTempDb(db: StateDb, options: TestDbOptions = {}): Pr
 /** Registers an extra cleanup (e.g. a second handle on the same file). */
 export function onCleanup(cleanup: () => Promise<void> | void): void {
   cleanups.push(cleanup);
+}
+
+/** A PostgreSQL client connected to `url`, ended after the test. */
+export async function pgClient(url: string): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  onCleanup(() => client.end());
+  return client;
 }
 
 /** A fixed clock: 2026-11-22T10:00:00Z, advanced by hand. */
