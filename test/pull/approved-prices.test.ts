@@ -104,15 +104,22 @@ describe('runApprovedPricesPull', () => {
     for (const a of sandboxApprovals(h.sandbox)) expect(a.ackCount, `ack count of ${a.id}`).toBe(sent.includes(a.id) ? 1 : 0);
   });
 
+  /**
+   * A fresh harness whose first run stored `count` approvals but had every acknowledgement refused (403), so all of
+   * them stay unacknowledged; the platform's 409s list the conflicting ids when `listed`.
+   */
+  async function storedUnacknowledged(count: number, listed: boolean): Promise<void> {
+    h = await pullHarness({ sandbox: { approvals: 0 } });
+    h.sandbox.control.setAckConflictDetail(listed);
+    h.sandbox.control.injectApprovals({ count });
+    h.sandbox.control.setDenied(['POST /v1/approved_prices/acknowledge']);
+    await expect(runApprovedPricesPull(h.deps)).rejects.toThrow(/403/);
+    h.sandbox.control.setDenied([]);
+  }
+
   for (const listed of [true, false]) {
     it(`resolves 409s in the middle of a batch ${listed ? 'with' : 'without'} the conflict list, never acknowledging twice`, async () => {
-      h = await pullHarness({ sandbox: { approvals: 0 } });
-      h.sandbox.control.setAckConflictDetail(listed);
-      h.sandbox.control.injectApprovals({ count: 900 });
-      // First run: stored, but the acknowledgements are refused (403), so everything stays unacknowledged.
-      h.sandbox.control.setDenied(['POST /v1/approved_prices/acknowledge']);
-      await expect(runApprovedPricesPull(h.deps)).rejects.toThrow(/403/);
-      h.sandbox.control.setDenied([]);
+      await storedUnacknowledged(900, listed);
       // Meanwhile on the platform: cancellations, amendments, and ids acknowledged by a run whose answer was lost.
       const cancelled = [17, 250, 251, 600];
       const amended = [18, 499, 777];
@@ -138,12 +145,7 @@ describe('runApprovedPricesPull', () => {
   }
 
   it('finds conflicts the history cannot explain by binary splitting, sending no accepted id twice', async () => {
-    h = await pullHarness({ sandbox: { approvals: 0 } });
-    h.sandbox.control.setAckConflictDetail(false);
-    h.sandbox.control.injectApprovals({ count: 400 });
-    h.sandbox.control.setDenied(['POST /v1/approved_prices/acknowledge']);
-    await expect(runApprovedPricesPull(h.deps)).rejects.toThrow(/403/);
-    h.sandbox.control.setDenied([]);
+    await storedUnacknowledged(400, false);
     // Two versions the platform does not know (a restored backup of another account, say): refused as unknown.
     const phantom = [approval(5_000_001, { approved_at: new Date().toISOString() }), approval(5_000_002)];
     const intent = await recordDeliveryIntent(h.db, { requestId: crypto.randomUUID(), filters: {}, cursor: null });
