@@ -9,6 +9,7 @@ import { HaLease, haLeaseState, listHaNodes } from '../../src/store/ha-lease.ts'
 import { openStateDb } from '../../src/store/open-state-db.ts';
 import { recordApplied, recordLastSeen } from '../../src/store/feed-consumers.ts';
 import { advanceConsumer } from '../../src/store/price-feed.ts';
+import { sqlOf } from '../../src/store/sql-db.ts';
 import type { StateDb } from '../../src/store/state-db.ts';
 import { sqlRun, sqlValue } from '../support/state-sql.ts';
 import { TEST_BACKEND, testStateConfig } from '../support/state-db.ts';
@@ -82,11 +83,8 @@ describe.runIf(TEST_BACKEND === 'postgres')('the HA lease', () => {
     expect(await leaseA.tryAcquire()).toMatchObject({ token: 1 });
     leaseA.fence(1);
     // A's transaction checked the lease (FOR SHARE), then A froze (SIGSTOP, a long GC) before committing.
-    let thaw!: () => void;
-    const frozen = new Promise<void>((resolve) => (thaw = resolve));
-    let checked!: () => void;
-    const fenceChecked = new Promise<void>((resolve) => (checked = resolve));
-    const { sqlOf } = await import('../../src/store/sql-db.ts');
+    const { promise: frozen, resolve: thaw } = Promise.withResolvers<void>();
+    const { promise: fenceChecked, resolve: checked } = Promise.withResolvers<void>();
     const commit = sqlOf(a).write(async (tx) => {
       checked();
       await frozen;
@@ -108,11 +106,8 @@ describe.runIf(TEST_BACKEND === 'postgres')('the HA lease', () => {
     await advanceConsumer(admin, 'pos-1', 1);
     await recordApplied(admin, 'pos-1', 'S1', 1, null);
     // B's request moved them to 3 and has not committed yet when A's request, moving them to 2, writes.
-    let commitB!: () => void;
-    const held = new Promise<void>((resolve) => (commitB = resolve));
-    let written!: () => void;
-    const wroteB = new Promise<void>((resolve) => (written = resolve));
-    const { sqlOf } = await import('../../src/store/sql-db.ts');
+    const { promise: held, resolve: commitB } = Promise.withResolvers<void>();
+    const { promise: wroteB, resolve: written } = Promise.withResolvers<void>();
     const writeB = sqlOf(b).write(async (tx) => {
       await tx.run(`UPDATE consumer_offsets SET last_seq = 3 WHERE consumer = 'pos-1'`);
       await tx.run(`UPDATE feed_applied SET applied_seq = 3 WHERE consumer = 'pos-1'`);
