@@ -19,36 +19,39 @@ function sink(tty: boolean): { stream: NodeJS.WriteStream; text: () => string } 
   return { stream, text: () => chunks.join('').replace(/\u001b(\[[0-9;?]*[A-Za-z]|[78])/g, '') };
 }
 
+/** A progress of tx.csv (1000 bytes) on an in-memory stream, updated once at time 0 with nothing read; `at` sets the fake clock. */
+function started(tty: boolean) {
+  let now = 0;
+  const out = sink(tty);
+  const progress = createProgress({ label: 'tx.csv', stream: out.stream, now: () => now });
+  progress.update({ bytesRead: 0, totalBytes: 1000, rows: 0 });
+  return { progress, text: out.text, at: (ms: number) => (now = ms) };
+}
+
 describe('push progress', () => {
   it('draws a bar on a TTY: percent by bytes, rows, rows/s, and a note in place of the rate', () => {
-    let now = 0;
-    const out = sink(true);
-    const progress = createProgress({ label: 'tx.csv', stream: out.stream, now: () => now });
-    progress.update({ bytesRead: 0, totalBytes: 1000, rows: 0 });
-    now = 2000;
+    const { progress, text, at } = started(true);
+    at(2000);
     progress.update({ bytesRead: 500, totalBytes: 1000, rows: 10_000 });
-    expect(out.text()).toMatch(/tx\.csv \[=+-+\] 50% \| 10,000 rows \| 5,000 rows\/s/);
+    expect(text()).toMatch(/tx\.csv \[=+-+\] 50% \| 10,000 rows \| 5,000 rows\/s/);
     progress.note('import job running, 40%');
-    expect(out.text()).toMatch(/50% \| 10,000 rows \| import job running, 40%/);
+    expect(text()).toMatch(/50% \| 10,000 rows \| import job running, 40%/);
     progress.stop();
     progress.stop();
   });
 
   it('writes a plain line at most every 10 s elsewhere, only when rows moved, and each distinct note once', () => {
-    let now = 0;
-    const out = sink(false);
-    const progress = createProgress({ label: 'tx.csv', stream: out.stream, now: () => now });
-    progress.update({ bytesRead: 0, totalBytes: 1000, rows: 0 });
-    now = 5000;
+    const { progress, text, at } = started(false);
+    at(5000);
     progress.update({ bytesRead: 300, totalBytes: 1000, rows: 30_000 });
-    expect(out.text()).toBe('');
-    now = 10_000;
+    expect(text()).toBe('');
+    at(10_000);
     progress.update({ bytesRead: 600, totalBytes: 1000, rows: 60_000 });
-    now = 25_000;
+    at(25_000);
     progress.update({ bytesRead: 600, totalBytes: 1000, rows: 60_000 });
     progress.note('import job queued');
     progress.note('import job queued');
     progress.note('import job running, 10%');
-    expect(out.text()).toBe('tx.csv: 60%, 60,000 rows, 6,000 rows/s\ntx.csv: import job queued\ntx.csv: import job running, 10%\n');
+    expect(text()).toBe('tx.csv: 60%, 60,000 rows, 6,000 rows/s\ntx.csv: import job queued\ntx.csv: import job running, 10%\n');
   });
 });
