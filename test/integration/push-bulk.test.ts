@@ -5,6 +5,8 @@
 import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import type { Entity } from '../../src/api/schemas/index.ts';
+import type { FileResult, PushSource } from '../../src/ingest/file/push-file.ts';
 import { pushHarness } from '../support/push-harness.ts';
 import { openForFile } from '../support/open-for-file.ts';
 
@@ -14,13 +16,22 @@ async function report(path: string): Promise<Record<string, unknown> & { rows: R
   return JSON.parse(await readFile(path, 'utf8')) as Record<string, unknown> & { rows: Record<string, number> };
 }
 
+/** A file that ended done, failed or duplicate: with its report and rejects. */
+type Finished = Extract<FileResult, { rejectsPath: string | null }>;
+
+/** Pushes `csv` as `name` from a new source of `entity` (with `extra` settings); asserts that the file ended as `outcome`. */
+async function pushed(entity: Entity, name: string, csv: string, outcome: 'done' | 'failed', extra: Record<string, unknown> = {}): Promise<{ source: PushSource; result: Finished }> {
+  const source = await h.source(entity, extra);
+  const result = await h.push(source, name, csv);
+  expect(result.outcome).toBe(outcome);
+  if (result.outcome !== outcome) throw new Error('unreachable');
+  return { source, result };
+}
+
 describe('push in bulk mode', () => {
   it('sends products with a custom column, rejects an invalid row with its line, and archives the file', async () => {
-    const source = await h.source('products', { batch_size: 2 });
     const csv = 'item_id,sku,product_name,Farbe\nP1,P1,Apfel,rot\nP2,,Birne,gelb\nP3,P3,Kiwi,grün\nP4,P4,Pflaume,blau\n';
-    const result = await h.push(source, 'products.csv', csv);
-    expect(result.outcome).toBe('done');
-    if (result.outcome !== 'done') return;
+    const { source, result } = await pushed('products', 'products.csv', csv, 'done', { batch_size: 2 });
     const r = await report(result.reportPath);
     expect(r.rows).toMatchObject({ read: 4, sent: 3, accepted: 3, rejected: 1, rejected_locally: 1, superseded: 0 });
     expect(r.first_errors).toEqual([{ line: 3, stage: 'local', field: 'sku', code: 'missing', message: 'sku is required: the "sku" cell is empty' }]);
@@ -34,11 +45,8 @@ describe('push in bulk mode', () => {
   });
 
   it('keeps every field of a row longer than the header in the rejects CSV, in extra columns', async () => {
-    const source = await h.source('transactions');
     const csv = 'transaction_id,item_id,transaction_timestamp\nX1,A,2026-11-20T08:00:00Z\nX2,A,2026-11-20T08:00:00Z,surplus,more\n';
-    const result = await h.push(source, 'long-row.csv', csv);
-    expect(result.outcome).toBe('done');
-    if (result.outcome !== 'done') return;
+    const { result } = await pushed('transactions', 'long-row.csv', csv, 'done');
     const lines = (await readFile(result.rejectsPath ?? '', 'utf8')).split('\r\n');
     expect(lines[0]).toBe('\uFEFFline,transaction_id,item_id,transaction_timestamp,extra_1,extra_2,field,code,message');
     expect(lines[1]).toMatch(/^3,X2,A,2026-11-20T08:00:00Z,surplus,more,/);
@@ -46,11 +54,8 @@ describe('push in bulk mode', () => {
 
   it('never sends two rows with the same (item_id, store_id) in one batch: the later wins, the earlier is superseded', async () => {
     const [s1, s2] = h.sandbox.control.state().stores;
-    const source = await h.source('product_store');
     const csv = `item_id,store_id,current_price\nA,${s1},1.00\nA,${s2},2.00\nA,${s1},1.50\n`;
-    const result = await h.push(source, 'stores.csv', csv);
-    expect(result.outcome).toBe('done');
-    if (result.outcome !== 'done') return;
+    const { result } = await pushed('product_store', 'stores.csv', csv, 'done');
     const r = await report(result.reportPath);
     expect(r.rows).toMatchObject({ read: 3, sent: 2, accepted: 2, rejected: 0, superseded: 1 });
     expect(r.superseded).toEqual([{ line: 2, message: 'superseded by line 4 with the same item_id and store_id' }]);
@@ -61,10 +66,8 @@ describe('push in bulk mode', () => {
   });
 
   it('sends competitor prices only through bulk, never the single create', async () => {
-    const source = await h.source('competitor_prices');
     const csv = 'competitor_name,observed_at,regular_price,effective_price,item_id\nAldi,2026-11-20T08:00:00Z,1.99,1.79,A\nLidl,2026-11-20T08:00:00Z,2.09,2.09,A\n';
-    const result = await h.push(source, 'cp.csv', csv);
-    expect(result.outcome).toBe('done');
+    await pushed('competitor_prices', 'cp.csv', csv, 'done');
     const state = h.sandbox.control.state();
     expect(state.competitor_prices.count).toBe(2);
     expect(state.competitor_prices.single_creates).toBe(0);
@@ -88,11 +91,8 @@ describe('push in bulk mode', () => {
   });
 
   it('fails a file with an unclosed quote and moves it to failed/ with the error and its line', async () => {
-    const source = await h.source('transactions');
     const csv = 'transaction_id,item_id,transaction_timestamp\nT9,A,2026-11-20T08:00:00Z\n"T10,A,2026-11-20T08:00:00Z\nT11,A,2026-11-20T08:00:00Z\n';
-    const result = await h.push(source, 'broken.csv', csv);
-    expect(result.outcome).toBe('failed');
-    if (result.outcome !== 'failed') return;
+    const { result } = await pushed('transactions', 'broken.csv', csv, 'failed');
     expect(result.file.final_path).toMatch(/failed\/broken\.csv$/);
     const r = await report(result.reportPath);
     expect(r.error).toMatchObject({ code: 'UNCLOSED_QUOTE' });
