@@ -84,13 +84,9 @@ describe('GET /v1/approved_prices', () => {
   });
 
   it('refuses bad queries with 422 on the parameter', async () => {
-    await expectRefusedQueries(h, '/v1/approved_prices', [
-      ['limit=501', 'limit'],
-      ['limit=0', 'limit'],
-      ['history=maybe', 'history'],
-      ['store_id=123', 'store_id'],
-      ['approved_after=2026-11-01', 'approved_after'],
-      ['effective_after=2026-11-01T00:00:00Z', 'effective_after'],
-    ]);
+    await expectRefusedQueries(h, '/v1/approved_prices', {
+      'limit=501': 'limit', 'limit=0': 'limit', 'history=maybe': 'history', 'store_id=123': 'store_id',
+      'approved_after=2026-11-01': 'approved_after', 'effective_after=2026-11-01T00:00:00Z': 'effective_after',
+    });
   });
 });

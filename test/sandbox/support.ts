@@ -132,9 +132,9 @@ export async function everyPage<P extends { next_cursor: string | null }>(page: 
 /** The `&cursor=` parameter of a page after the first; nothing for the first. */
 export const cursorParam = (cursor: string | null): string => (cursor === null ? '' : `&cursor=${cursor}`);
 
-/** Each query of `cases` on `path` is refused with 422, the error naming its query parameter. */
-export async function expectRefusedQueries(h: Harness, path: string, cases: readonly (readonly [query: string, parameter: string])[]): Promise<void> {
-  for (const [query, parameter] of cases) {
+/** Each query of `refused` (query: the parameter its error names) on `path` is refused with 422 on that parameter. */
+export async function expectRefusedQueries(h: Harness, path: string, refused: Readonly<Record<string, string>>): Promise<void> {
+  for (const [query, parameter] of Object.entries(refused)) {
     const res = await h.client.get(`${path}?${query}`);
     expect(res.status, query).toBe(422);
     expect(firstError(res.body).loc, query).toEqual(['query', parameter]);
