@@ -68,22 +68,18 @@ describe('a Windows-1252 semicolon file with German headers and decimal commas',
     ]);
   });
 
-  it('reads 0x80 as the euro sign, not as a control character', async () => {
-    const file = writeTemp(dir, iconv.encode('item_id,store_id,current_price,store_name\nA,S,1,5 €\n', 'windows-1252'));
-    const { rows } = await drain(file, source('product_store', { encoding: 'windows-1252' }));
-    expect(rows[0]?.record['store_name']).toBe('5 €');
+  it.each([
+    ['0x80 as the euro sign, not as a control character', 'windows-1252', iconv.encode('item_id,store_id,current_price,store_name\nA,S,1,5 €\n', 'windows-1252'), '5 €'],
+    ['ISO-8859-1', 'iso-8859-1', Buffer.from('item_id;store_id;current_price;store_name\nA;S;1;Gr\xfc\xdfe\n', 'latin1'), 'Grüße'],
+  ] as const)('reads %s', async (_what, encoding, bytes, storeName) => {
+    const { rows } = await drain(writeTemp(dir, bytes), source('product_store', { encoding }));
+    expect(rows[0]?.record['store_name']).toBe(storeName);
   });
 
   it('fails on a byte Windows-1252 leaves undefined, with line and offset', async () => {
     const file = writeTemp(dir, Buffer.from('item_id,store_id,current_price\nA,\x81,1\n', 'latin1'));
     const error = await failure(file, source('product_store', { encoding: 'windows-1252' }));
     expect(error).toMatchObject({ code: 'INVALID_ENCODING', line: 2, byteOffset: 33 });
-  });
-
-  it('reads ISO-8859-1', async () => {
-    const file = writeTemp(dir, Buffer.from('item_id;store_id;current_price;store_name\nA;S;1;Gr\xfc\xdfe\n', 'latin1'));
-    const { rows } = await drain(file, source('product_store', { encoding: 'iso-8859-1' }));
-    expect(rows[0]?.record['store_name']).toBe('Grüße');
   });
 
   it('fails ISO-8859-1 files holding C1 control bytes (they are Windows-1252)', async () => {
