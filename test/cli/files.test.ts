@@ -3,17 +3,12 @@
  * (one done, one failed by a 403 the platform later lifts, one deferred by a 401 until the new key is in the key
  * file), and a loopback server standing in for a running daemon.
  */
-import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
+import { readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectApi, type ApiConnection } from '../../src/api-from-config.ts';
-import { systemClock } from '../../src/clock.ts';
 import { loadConfig, type Config } from '../../src/config/index.ts';
-import { pushFile, type FileResult } from '../../src/ingest/file/push-file.ts';
-import { compileSource } from '../../src/ingest/read/index.ts';
+import type { FileResult } from '../../src/ingest/file/push-file.ts';
 import { startSandbox, type SandboxHandle } from '../../src/sandbox/index.ts';
 import type { FileDetail } from '../../src/status/file-list.ts';
 import type { FileListItem } from '../../src/store/push-ledger-views.ts';
@@ -22,10 +17,11 @@ import type { StateDb } from '../../src/store/state-db.ts';
 import { refusedUrl } from '../support/scripted-server.ts';
 import { runCli } from '../support/run-cli.ts';
 import { captureLogger } from '../support/test-logger.ts';
+import { cliFolder, fakeDaemon, pushConfigured } from './support.ts';
 
 let dir: string;
 let sandbox: SandboxHandle;
-let daemon: Server;
+let daemon: { port: number; close(): Promise<void> };
 let config: Config;
 let configFile: string;
 /** The same, with a "daemon" answering on http.port. */
@@ -44,13 +40,9 @@ async function writeConfig(name: string, httpPort: number): Promise<string> {
   return file;
 }
 
-async function push(sourceName: string, name: string, content: string, client = api.client): Promise<FileResult> {
-  const source = config.sources.find((s) => s.name === sourceName);
-  if (!source) throw new Error(sourceName);
-  const path = join(source.path, name);
-  if (content !== '') await writeFile(path, content);
-  const deps = { db, client, clock: systemClock, logger: captureLogger('info').logger, maxInFlight: 2 };
-  return pushFile(deps, { name: source.name, entity: source.entity, mode: source.mode, inbox: source.path, batchSize: source.batch_size, read: compileSource(source) }, path);
+/** Pushes `name` from the source's inbox, writing `content` there first (null: it is there). */
+function push(sourceName: string, name: string, content: string | null, client = api.client): Promise<FileResult> {
+  return pushConfigured({ config, db, client }, sourceName, name, content);
 }
 
 function idOf(result: FileResult): number {
@@ -61,17 +53,14 @@ function idOf(result: FileResult): number {
 const exists = (path: string) => stat(path).then(() => true, () => false);
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'pa-files-'));
   sandbox = await startSandbox({ approvals: 0, largeGridRows: 0 });
-  await writeFile(join(dir, 'api-key'), `${sandbox.apiKey}\n`, { mode: 0o600 });
-  for (const inbox of ['products', 'tx']) await mkdir(join(dir, 'inbox', inbox), { recursive: true });
-  daemon = createServer((_req, res) => {
+  dir = await cliFolder('pa-files-', sandbox.apiKey);
+  daemon = await fakeDaemon((_req, res) => {
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(JSON.stringify({ ready: true, state: 'running', reasons: [] }));
   });
-  await new Promise<void>((resolve) => daemon.listen(0, '127.0.0.1', resolve));
   configFile = await writeConfig('no-daemon', Number(new URL(await refusedUrl()).port));
-  daemonConfigFile = await writeConfig('daemon', (daemon.address() as AddressInfo).port);
+  daemonConfigFile = await writeConfig('daemon', daemon.port);
   config = await loadConfig(configFile, {}, {});
   db = await openStateDb(config.state);
   api = connectApi(config.api, captureLogger('info').logger);
@@ -91,8 +80,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await api.close();
   await db.close();
-  daemon.closeAllConnections();
-  await new Promise((resolve) => daemon.close(resolve));
+  await daemon.close();
   await sandbox.close();
   await rm(dir, { recursive: true, force: true });
 });
@@ -162,7 +150,7 @@ describe('pricing-agent files', () => {
     expect(await exists(failedPath)).toBe(false);
     // What the daemon's watcher would do with it now that the platform allows the request again:
     const current = connectApi({ ...config.api, key: sandbox.apiKey }, captureLogger('info').logger);
-    const again = await push('products', 'later.csv', '', current.client).finally(() => current.close());
+    const again = await push('products', 'later.csv', null, current.client).finally(() => current.close());
     expect(again.outcome).toBe('done');
     expect(sandbox.control.state({ keys: true }).products.keys).toEqual(expect.arrayContaining(['P3', 'P4']));
     const twice = await runCli(['files', 'retry', String(ids.failed), '--config', configFile]);

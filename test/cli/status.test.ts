@@ -4,17 +4,12 @@
  * consumer), real inbox folders, a key check against the sandbox, and a loopback server standing in for the daemon's
  * /readyz.
  */
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectApi, type ApiConnection } from '../../src/api-from-config.ts';
 import { systemClock } from '../../src/clock.ts';
 import { loadConfig, type Config } from '../../src/config/index.ts';
-import { pushFile, type FileResult } from '../../src/ingest/file/push-file.ts';
-import { compileSource } from '../../src/ingest/read/index.ts';
 import { ackConsumer } from '../../src/store/price-feed.ts';
 import { runApprovedPricesPull } from '../../src/pull/approved-prices.ts';
 import { startSandbox, type SandboxHandle } from '../../src/sandbox/index.ts';
@@ -24,12 +19,12 @@ import type { StatusReport } from '../../src/status/status-report.ts';
 import { refusedUrl } from '../support/scripted-server.ts';
 import { runCli } from '../support/run-cli.ts';
 import { captureLogger } from '../support/test-logger.ts';
+import { cliFolder, fakeDaemon, pushConfigured } from './support.ts';
 
 let dir: string;
 let sandbox: SandboxHandle;
 let readyz: { status: number; body: unknown } = { status: 200, body: { ready: true, state: 'running', reasons: [] } };
-let daemon: Server;
-let daemonPort: number;
+let daemon: { port: number; close(): Promise<void> };
 let refusedPort: number;
 
 async function writeConfig(name: string, stateDir: string, httpPort: number): Promise<string> {
@@ -49,22 +44,17 @@ async function status(config: string, ...args: string[]): Promise<{ code: number
 }
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'pa-status-'));
   sandbox = await startSandbox({ approvals: 60, stores: 3, largeGridRows: 0 });
-  await writeFile(join(dir, 'api-key'), `${sandbox.apiKey}\n`, { mode: 0o600 });
-  for (const inbox of ['products', 'tx']) await mkdir(join(dir, 'inbox', inbox), { recursive: true });
-  daemon = createServer((req, res) => {
+  dir = await cliFolder('pa-status-', sandbox.apiKey);
+  daemon = await fakeDaemon((req, res) => {
     res.writeHead(req.url === '/readyz' ? readyz.status : 404, { 'content-type': 'application/json' });
     res.end(JSON.stringify(readyz.body));
   });
-  await new Promise<void>((resolve) => daemon.listen(0, '127.0.0.1', resolve));
-  daemonPort = (daemon.address() as AddressInfo).port;
   refusedPort = Number(new URL(await refusedUrl()).port);
 });
 
 afterAll(async () => {
-  daemon.closeAllConnections();
-  await new Promise((resolve) => daemon.close(resolve));
+  await daemon.close();
   await sandbox.close();
   await rm(dir, { recursive: true, force: true });
 });
@@ -90,18 +80,10 @@ describe('pricing-agent status', () => {
     let api: ApiConnection;
     const oldKey = () => sandbox.apiKey;
 
-    async function push(sourceName: string, name: string, content: string): Promise<FileResult> {
-      const source = config.sources.find((s) => s.name === sourceName);
-      if (!source) throw new Error(sourceName);
-      await writeFile(join(source.path, name), content);
-      const { logger } = captureLogger('info');
-      const deps = { db, client: api.client, clock: systemClock, logger, maxInFlight: 2 };
-      const target = { name: source.name, entity: source.entity, mode: source.mode, inbox: source.path, batchSize: source.batch_size, read: compileSource(source) };
-      return pushFile(deps, target, join(source.path, name));
-    }
+    const push = (sourceName: string, name: string, content: string) => pushConfigured({ config, db, client: api.client }, sourceName, name, content);
 
     beforeAll(async () => {
-      configFile = await writeConfig('main', './state', daemonPort);
+      configFile = await writeConfig('main', './state', daemon.port);
       config = await loadConfig(configFile, {}, {});
       db = await openStateDb(config.state);
       api = connectApi(config.api, captureLogger('info').logger);
@@ -139,7 +121,7 @@ describe('pricing-agent status', () => {
       expect(report.pull?.approvals).toMatchObject({ total: current, acknowledged: current, ack_pending: 0 });
       expect(report.outbox).toMatchObject({ feed_rows: current, max_seq: current, consumers: [expect.objectContaining({ consumer: 'pos-1', lag: current - 10 })] });
       expect(report.api_key.state).toBe('rejected');
-      expect(report.daemon).toMatchObject({ state: 'ready', url: `http://127.0.0.1:${daemonPort}/readyz` });
+      expect(report.daemon).toMatchObject({ state: 'ready', url: `http://127.0.0.1:${daemon.port}/readyz` });
       expect(report.problems).toEqual([expect.stringMatching(/401/)]);
     });
 
