@@ -7,21 +7,20 @@ import { mkdtemp } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { addKey, compareFile, keyPage, type CompareInput, type Comparison, type KeyPages, type MissingKey } from '../../src/ingest/delta/compare.ts';
-import { hash64, toSigned64 } from '../../src/ingest/delta/fast/hash.ts';
+import { toSigned64 } from '../../src/ingest/delta/fast/hash.ts';
 import { SortedRuns } from '../../src/ingest/delta/fast/sorted-runs.ts';
-import { deltaScope, keysAfter, rememberAccepted } from '../../src/store/delta-state.ts';
+import { keysAfter, rememberAccepted } from '../../src/store/delta-state.ts';
 import { sqlOf } from '../../src/store/sql-db.ts';
-import { openTempSqlite, tempDir } from '../store/support.ts';
+import { tempDir } from '../store/support.ts';
+import { key, productStoreScope, storedKey } from './numbered-keys.ts';
 
 const REMEMBERED = 5000;
-const key = (i: number) => hash64(`K${i}`);
 
 describe('keys read by another thread', () => {
   it('a reading that fails part-way is taken over from the last key it gave: the same comparison', async () => {
-    const db = await openTempSqlite();
-    const scope = await deltaScope(db, 'pages', 'product_store');
+    const { db, scope } = await productStoreScope('pages');
     const remembered = Array.from({ length: REMEMBERED }, (_, i) => ({
-      keyHash: toSigned64(key(i).hi, key(i).lo),
+      keyHash: storedKey(i),
       content: BigInt(i + 1),
       price: `${i}.5`,
       platformId: null,

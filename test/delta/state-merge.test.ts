@@ -8,21 +8,19 @@ import { mkdtemp } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { compareFile, type CompareInput, type Comparison, type UpperHalf } from '../../src/ingest/delta/compare.ts';
-import { hash64, toSigned64 } from '../../src/ingest/delta/fast/hash.ts';
 import { mergeRuns, SortedRuns } from '../../src/ingest/delta/fast/sorted-runs.ts';
 import { keyScan, StateMerge } from '../../src/ingest/delta/state-merge.ts';
 import { VERDICT } from '../../src/ingest/delta/verdicts.ts';
-import { deltaScope, rememberAccepted } from '../../src/store/delta-state.ts';
+import { rememberAccepted } from '../../src/store/delta-state.ts';
 import { sqlOf } from '../../src/store/sql-db.ts';
-import { openTempSqlite, tempDir } from '../store/support.ts';
+import { tempDir } from '../store/support.ts';
+import { key, productStoreScope, storedKey } from './numbered-keys.ts';
 
 const REMEMBERED = 6000;
-const key = (i: number) => hash64(`K${i}`);
 
 describe('the merge in two halves of the key range', () => {
   it('decides, counts and ranks price moves as the merge of the whole range, and merges a failed half itself', async () => {
-    const db = await openTempSqlite();
-    const scope = await deltaScope(db, 'halves', 'product_store');
+    const { db, scope } = await productStoreScope('halves');
     const GENERATION = 2;
     const FILE = 99;
     // Remembered: most under this generation, some under the last one (remapped), some sent by this file before.
@@ -33,7 +31,7 @@ describe('the merge in two halves of the key range', () => {
         fileId,
         Array.from({ length: to - from }, (_, j) => {
           const i = from + j;
-          return { keyHash: toSigned64(key(i).hi, key(i).lo), content: BigInt(i + 1), price: `${10 + (i % 7)}.5`, platformId: null, keyText: null, lineHash: Number.NaN };
+          return { keyHash: storedKey(i), content: BigInt(i + 1), price: `${10 + (i % 7)}.5`, platformId: null, keyText: null, lineHash: Number.NaN };
         }),
       );
     await sqlOf(db).write(remembered(GENERATION, 7, 0, 5000));
