@@ -35,6 +35,7 @@ import { parseArgs } from 'node:util';
 import BetterSqlite3 from 'better-sqlite3';
 import { compileForBench } from './compiled.ts';
 import { CHILD_OPTIONS, forkSandbox, runChild } from './children.ts';
+import { pushModules } from './push-modules.ts';
 
 const BATCH = 1000;
 const CONNECTIONS = 4;
@@ -63,16 +64,9 @@ interface DayResult {
 /** One push of `file` by the agent (pushFile, as the daemon runs it), with delta on or off; reports what it sent. */
 async function pushWorker(target: Target, file: string, stateDir: string, inbox: string, delta: boolean, memory: boolean): Promise<DayResult> {
   const sampler = memory ? (await import('./memory-sampler.ts')).sampleMemory() : null;
-  const { ApiClient } = await import('../src/api/client.ts');
-  const { createDispatcher } = await import('../src/api/dispatcher.ts');
-  const { SourceSchema } = await import('../src/config/source-schema.ts');
-  const { compileSource } = await import('../src/ingest/read/index.ts');
+  const { ApiClient, createDispatcher, SourceSchema, compileSource, pushFile, openSqlite, databasePath, createLogger, systemClock } = await pushModules();
   const { sourceDelta } = await import('../src/ingest/delta/source-delta.ts');
-  const { pushFile } = await import('../src/ingest/file/push-file.ts');
-  const { openSqlite, databasePath } = await import('../src/store/sqlite/open-sqlite.ts');
   const { deltaFile } = await import('../src/store/delta-state.ts');
-  const { createLogger } = await import('../src/log.ts');
-  const { systemClock } = await import('../src/clock.ts');
 
   const config = SourceSchema.parse({ name: 'bench', entity: 'product_store', path: inbox, batch_size: BATCH, delta, brakes: false });
   const source = { name: 'bench', entity: 'product_store', mode: 'bulk' as const, inbox, batchSize: BATCH, read: compileSource(config), ...sourceDelta(config) };

@@ -35,6 +35,7 @@ import { TransactionWrite } from '../src/api/schemas/index.ts';
 import { transactionsFile } from '../test/fixtures/push/push-fixtures.ts';
 import { compileForBench } from './compiled.ts';
 import { CHILD_OPTIONS, forkSandbox, runChild } from './children.ts';
+import { pushModules } from './push-modules.ts';
 import { BACKENDS, type Backend, benchState, startBenchPostgres, type BenchPostgres } from './postgres-target.ts';
 
 const BATCH = 1000;
@@ -65,15 +66,8 @@ interface WorkerResult {
 type PostgresRun = { url: string; schema: string } | null;
 
 async function agentWorker(target: Target, file: string, dir: string, syncNormal: boolean, postgres: PostgresRun): Promise<() => Promise<number>> {
-  const { ApiClient } = await import('../src/api/client.ts');
-  const { createDispatcher } = await import('../src/api/dispatcher.ts');
-  const { SourceSchema } = await import('../src/config/source-schema.ts');
-  const { compileSource } = await import('../src/ingest/read/index.ts');
-  const { pushFile } = await import('../src/ingest/file/push-file.ts');
-  const { openSqlite, databasePath } = await import('../src/store/sqlite/open-sqlite.ts');
+  const { ApiClient, createDispatcher, SourceSchema, compileSource, pushFile, openSqlite, databasePath, createLogger, systemClock } = await pushModules();
   const { openStateDb } = await import('../src/store/open-state-db.ts');
-  const { createLogger } = await import('../src/log.ts');
-  const { systemClock } = await import('../src/clock.ts');
 
   const inbox = join(dir, 'inbox');
   const config = SourceSchema.parse({ name: 'bench', entity: 'transactions', path: inbox, batch_size: BATCH });
