@@ -68,14 +68,8 @@ function countingClient(after: (calls: number) => void = () => undefined): { cli
   return { client: Object.assign(Object.create(h.client) as ApiClient, { productStore }), rows: () => rows };
 }
 
-const DAY1: [string, number, string][] = [
-  ['R1', 0, '1.00'],
-  ['R2', 0, '2.00'],
-  ['R3', 0, '3.00'],
-  ['R4', 0, '4.00'],
-  ['R5', 0, '5.00'],
-  ['R6', 0, '6.00'],
-];
+/** The first export: R1 to R6 at the first store, priced 1.00 to 6.00. */
+const DAY1 = Array.from({ length: 6 }, (_, i): [string, number, string] => [`R${i + 1}`, 0, `${i + 1}.00`]);
 
 describe('delta push over a source life', () => {
   it('resumes a push stopped after its first batch without sending an accepted row twice', async () => {
