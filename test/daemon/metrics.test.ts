@@ -46,26 +46,18 @@ function populated(): AgentMetrics {
 
 const noPromtool = skipWithout('promtool', spawnSync('promtool', ['--version']).status === 0, 'prometheus');
 
+/** The metrics the issue lists. */
+const ISSUE_METRICS = [
+  'pricing_agent_files_total', 'pricing_agent_rows_total', 'pricing_agent_api_requests_total', 'pricing_agent_api_retries_total',
+  'pricing_agent_rate_limit_waits_total', 'pricing_agent_import_jobs_total', 'pricing_agent_approvals_stored_total',
+  'pricing_agent_approvals_acknowledged_total', 'pricing_agent_outbox_feed_rows', 'pricing_agent_outbox_consumer_lag',
+  'pricing_agent_mirror_watermark_age_seconds', 'pricing_agent_job_last_success_timestamp_seconds', 'pricing_agent_ready',
+];
+
 describe('/metrics', () => {
   it('exposes every metric the issue lists, under pricing_agent_', async () => {
     const text = await populated().registry.metrics();
-    for (const name of [
-      'pricing_agent_files_total',
-      'pricing_agent_rows_total',
-      'pricing_agent_api_requests_total',
-      'pricing_agent_api_retries_total',
-      'pricing_agent_rate_limit_waits_total',
-      'pricing_agent_import_jobs_total',
-      'pricing_agent_approvals_stored_total',
-      'pricing_agent_approvals_acknowledged_total',
-      'pricing_agent_outbox_feed_rows',
-      'pricing_agent_outbox_consumer_lag',
-      'pricing_agent_mirror_watermark_age_seconds',
-      'pricing_agent_job_last_success_timestamp_seconds',
-      'pricing_agent_ready',
-    ]) {
-      expect(text, name).toMatch(new RegExp(`^${name}(\\{| )`, 'm'));
-    }
+    for (const name of ISSUE_METRICS) expect(text, name).toMatch(new RegExp(`^${name}(\\{| )`, 'm'));
     expect(text).toContain('pricing_agent_outbox_consumer_lag{consumer="pos-north"} 3');
     expect(text).toContain('pricing_agent_mirror_watermark_age_seconds{stream="products"} 42');
   });
