@@ -28,9 +28,16 @@ export async function forkSandbox(): Promise<SandboxChild> {
   };
 }
 
+/**
+ * The environment every launcher gives the agent (src/cli/main.ts shebang, systemd unit, Dockerfile, the packages'
+ * launcher): two glibc malloc arenas. Set here unless the caller's environment sets it (an experiment).
+ */
+const PRODUCTION_ENV = { MALLOC_ARENA_MAX: '2' } as const;
+
 /** Runs `worker` (a compiled bench module) with `args`; resolves to the one message it sends. */
 export function runChild<T>(worker: string, args: readonly string[], execArgv: readonly string[], label: string): Promise<T> {
-  const child = fork(worker, [...args], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv: [...execArgv] });
+  const env = { ...PRODUCTION_ENV, ...process.env };
+  const child = fork(worker, [...args], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv: [...execArgv], env });
   return new Promise<T>((resolve, reject) => {
     child.once('message', (m) => resolve(m as T));
     child.once('exit', (code) => reject(new Error(`${label} worker exited with ${String(code)}`)));

@@ -22,7 +22,7 @@
  * --memory (diagnosis) prints where each contender's memory was, over time (bench/memory-sampler.ts).
  *
  * Ends with one line: bench:push agent=<rows/s> minimal=<rows/s> ratio=<x.xx> agent_rss_mb=<peak of the agent runs>
- * Targets: ratio >= 0.9; agent peak RSS <= 250 MB and within 10 % between the two sizes.
+ * Targets: ratio >= 0.9; agent peak RSS <= 200 MB and within 10 % between the two sizes.
  */
 import { createReadStream } from 'node:fs';
 import { link, mkdir, mkdtemp, rm } from 'node:fs/promises';

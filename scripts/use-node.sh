@@ -25,17 +25,19 @@ pricing_agent_node_supported() { # VERSION (20.20.2 or v20.20.2) -> status 0 whe
 
 # ./pricing-agent in the checkout: the agent of this checkout with the node now first on PATH, so that a new shell
 # runs it without sourcing this script again (the demo's next steps use it). Written only when it would change; the
-# heap flags are the shebang's of src/cli/main.ts (the one home of them for a checkout), read from its first line.
+# heap flags and the environment (MALLOC_ARENA_MAX) are the shebang's of src/cli/main.ts (the one home of them for a
+# checkout), read from its first line.
 pricing_agent_write_launcher() {
   pa_launcher=''
   [ -f "$PWD/src/cli/main.ts" ] && [ -f "$PWD/package.json" ] || return 0
   pa_node=$(command -v node) || return 0
   pa_launcher=", and ./pricing-agent runs the agent with it in any shell"
-  pa_flags=$(sed -n '1s/^#!.*env -S node //p' "$PWD/src/cli/main.ts")
+  pa_env=$(sed -n '1s/^#!.*env -S \(.*\)node .*/\1/p' "$PWD/src/cli/main.ts")
+  pa_flags=$(sed -n '1s/^#!.*env -S .*node //p' "$PWD/src/cli/main.ts")
   pa_text="#!/bin/sh
 # Written by scripts/use-node.sh: pricing-agent from $PWD with $pa_node, in any shell.
 # Delete it at will; \`. scripts/use-node.sh\` writes it again.
-exec '$pa_node' $pa_flags '$PWD/src/cli/main.ts' \"\$@\"
+exec env $pa_env'$pa_node' $pa_flags '$PWD/src/cli/main.ts' \"\$@\"
 "
   if [ "$(cat "$PWD/pricing-agent" 2>/dev/null)
 " != "$pa_text" ]; then

@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=8 --max-old-space-size=1536
+#!/usr/bin/env -S MALLOC_ARENA_MAX=2 node --max-semi-space-size=8 --max-old-space-size=1536
 /**
  * The `pricing-agent` command (package.json `bin`, the systemd unit, the Docker image; `node src/cli/main.ts` in a
  * checkout). It checks the Node.js version before anything else is loaded and gives an unsupported one a sentence

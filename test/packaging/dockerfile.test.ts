@@ -70,6 +70,10 @@ describe('Dockerfile: the rules of this project', () => {
     expect(all('ENV', FINAL).map((i) => i.args).join(' ')).toContain('PRICING_AGENT_CONFIG=/etc/pricing-agent/pricing-agent.yaml');
   });
 
+  it('runs with two glibc malloc arenas, as the systemd unit does', () => {
+    expect(all('ENV', FINAL).map((i) => i.args).join(' ')).toContain('MALLOC_ARENA_MAX=2');
+  });
+
   it('starts `pricing-agent run` through a script that sets umask 0027 and execs node', () => {
     expect(execForm(all('ENTRYPOINT', FINAL)[0]?.args ?? '')).toEqual(['pricing-agent']);
     expect(execForm(all('CMD', FINAL)[0]?.args ?? '')).toEqual(['run']);

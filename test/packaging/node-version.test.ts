@@ -107,9 +107,10 @@ describe('scripts/use-node.sh (sourced, as the README and .ci/run do)', () => {
     expect(source(bin, join(tempDir(), 'node24'), '/usr/bin:/bin', dir).status).toBe('0');
     const launcher = join(dir, 'pricing-agent');
     expect(statSync(launcher).mode & 0o777).toBe(0o755);
-    // The heap flags are main.ts's shebang's.
-    const flags = /^#!.*env -S node (.*)$/m.exec(readFileSync(CLI_MAIN_FILE, 'utf8'))?.[1] ?? 'none';
-    expect(readFileSync(launcher, 'utf8')).toContain(`exec '${process.execPath}' ${flags} '${dir}/src/cli/main.ts' "$@"`);
+    // The heap flags and the environment are main.ts's shebang's.
+    const [, env, flags] = /^#!.*env -S (.*)node (.*)$/m.exec(readFileSync(CLI_MAIN_FILE, 'utf8')) ?? ['', 'none', 'none'];
+    expect(env).toBe('MALLOC_ARENA_MAX=2 ');
+    expect(readFileSync(launcher, 'utf8')).toContain(`exec env ${env}'${process.execPath}' ${flags} '${dir}/src/cli/main.ts' "$@"`);
     const run = spawnSync(launcher, ['--version'], { encoding: 'utf8', env: { PATH: `${stubs({ node: node('20.20.2') })}:/usr/bin:/bin` } });
     expect(run.stderr).toBe('');
     expect(run.stdout.trim()).toBe((JSON.parse(readRepoFile('package.json')) as { version: string }).version);

@@ -129,7 +129,7 @@ describe('npm run package: the x64 tarball runs offline', () => {
     expect(modules).toEqual(expect.arrayContaining(['better-sqlite3', 'pg', 'undici', 'zod']));
     for (const dev of ['typescript', 'vitest', 'eslint', 'nock', '@types', 'playwright-core']) expect(modules).not.toContain(dev);
     expect(statSync(join(home, 'bin/pricing-agent')).mode & 0o111).not.toBe(0);
-    expect(readFileSync(join(home, 'bin/pricing-agent'), 'utf8')).toContain('--max-semi-space-size=8 --max-old-space-size=1536');
+    expect(readFileSync(join(home, 'bin/pricing-agent'), 'utf8')).toContain('MALLOC_ARENA_MAX=2 exec "$root/node/bin/node" --max-semi-space-size=8 --max-old-space-size=1536');
     expect(readFileSync(join(home, 'bin/pricing-agent-service'), 'utf8')).toMatch(/^node=\$\{PRICING_AGENT_NODE:-\/opt\/pricing-agent\/node\/bin\/node\}$/m);
     expect(readFileSync(join(home, 'INSTALL.txt'), 'utf8')).toContain(`pricing-agent-${VERSION}-linux-x64/bin/pricing-agent demo`);
     const unit = readFileSync(join(home, 'systemd/pricing-agent.service'), 'utf8');

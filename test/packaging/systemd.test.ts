@@ -79,6 +79,7 @@ describe('systemd/pricing-agent.service', () => {
     expect(directive('ExecStart')).toEqual([
       '/usr/bin/node --max-semi-space-size=8 --max-old-space-size=1536 /opt/pricing-agent/dist/cli/main.js run --config /etc/pricing-agent/pricing-agent.yaml',
     ]);
+    expect(directive('Environment')).toContain('MALLOC_ARENA_MAX=2');
     expect(directive('LoadCredential')).toEqual(['pricing_api_key:/etc/pricing-agent/api-key']);
     expect(directive('StateDirectory')).toEqual(['pricing-agent']);
     expect(directive('ConfigurationDirectory')).toEqual(['pricing-agent']);
@@ -168,6 +169,7 @@ describe('systemd/pricing-agent-cli', () => {
     expect(args).toContain(`--property=StateDirectory=${directive('StateDirectory')[0]}`);
     expect(args).toContain(`--property=UMask=${directive('UMask')[0]}`);
     expect(args).toContain('--setenv=PRICING_AGENT_CONFIG=/etc/pricing-agent/pricing-agent.yaml');
+    expect(args).toContain('--setenv=MALLOC_ARENA_MAX=2');
     expect(args).toContain('--wait');
     // The same node, Node flags and script as ExecStart=, then the user's arguments unchanged.
     const daemon = (directive('ExecStart')[0] ?? '').split(' ');
