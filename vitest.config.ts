@@ -1,7 +1,8 @@
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, matchesGlob } from 'node:path';
 import { defineConfig } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
+import { OWN_PROCESS } from './test/support/own-process.ts';
 
 // Many tests start the CLI as a child process (`node src/cli/main.ts ...`). Node's compile cache keeps the result of
 // type stripping and compiling each module between those processes (keyed by the file's content, so an edited file
@@ -103,14 +104,23 @@ const POSTGRES_ONLY = [
   'test/chaos/ha-chaos.test.ts',
 ];
 
+// The postgres project has no variant with a process per file: a file that must run alone runs on SQLite only.
+const aloneOnBoth = OWN_PROCESS.filter((file) => BOTH_BACKENDS.some((pattern) => matchesGlob(file, pattern)));
+if (aloneOnBoth.length > 0) throw new Error(`${aloneOnBoth.join(', ')} must run in a process of its own: take it out of BOTH_BACKENDS`);
+
 export default defineConfig({
   test: {
     projects: [
-      { extends: true, test: { name: 'sqlite', include: ['test/**/*.test.ts', 'src/**/*.test.ts'], exclude: POSTGRES_ONLY } },
+      // Files share their worker process and its loaded modules (isolate: false), except those that change the whole
+      // process (test/support/own-process.ts), which run in a process each. In the postgres project too: each file
+      // still gets a cluster of its own (its setup file stops it after the file, and the next file starts another).
+      { extends: true, test: { name: 'sqlite', isolate: false, include: ['test/**/*.test.ts', 'src/**/*.test.ts'], exclude: [...POSTGRES_ONLY, ...OWN_PROCESS] } },
+      { extends: true, test: { name: 'sqlite-own-process', include: OWN_PROCESS } },
       {
         extends: true,
         test: {
           name: 'postgres',
+          isolate: false,
           include: BOTH_BACKENDS,
           exclude: LONG_RUNS ? SQLITE_ONLY : [...SQLITE_ONLY, ...POSTGRES_LONG_RUNS],
           env: { PRICING_AGENT_TEST_BACKEND: 'postgres' },
