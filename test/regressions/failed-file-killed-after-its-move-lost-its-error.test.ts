@@ -4,7 +4,8 @@
  * between the move and the close left start-up to close the row without its error: a file set aside as CRASHED_AGENT
  * (its report said so) was listed as failed with no reason, which `files list --status failed` readers and the chaos
  * harness took for an ordinary failure; a held file was closed as failed and no longer held, so `files release` could
- * not find it. Now the error goes into the ledger with the outcome, and start-up closes the row with it.
+ * not find it. Now the error goes into the ledger with the outcome, and start-up closes the row with it; a duplicate
+ * keeps the file it repeats the same way.
  *
  * The daemon dies exactly there: it SIGKILLs itself as it prepares the statement that closes the row
  * (test/support/kill-at-sql.ts), then a second daemon starts on the same state.
@@ -56,7 +57,7 @@ async function closedAtStart(harness: DaemonHarness, name: string): Promise<void
   expect(await next.stop()).toBe(0);
 }
 
-it('a file killed between its move and the close of its ledger row keeps its error code, and a held file stays held', async () => {
+it('a file killed between its move and the close of its ledger row keeps its error code, a held file stays held, a duplicate names its original', async () => {
   h = await daemonHarness();
   await h.writeConfig(
     [
@@ -70,11 +71,23 @@ it('a file killed between its move and the close of its ledger row keeps its err
   );
   const [store] = h.sandbox.control.state().stores;
   const prices = (list: readonly string[]) => `item_id,store_id,current_price\n${list.map((p, i) => `K-${i},${store},${p}`).join('\n')}\n`;
+  const sales = 'transaction_id,item_id,transaction_timestamp\nS-1,A,2026-11-20T08:00:00Z\n';
   const first = h.start();
   await untilReady(h);
   await writeFile(join(h.inbox('stores'), 'day1.csv'), prices(['1.00', '2.00', '3.00']));
+  await writeFile(join(h.inbox('tx'), 'sales.csv'), sales);
   await h.report('stores', 'day1.csv');
+  await h.report('tx', 'sales.csv');
   expect(await first.stop()).toBe(0);
+
+  // The same content again is a duplicate of the first file; the daemon dies after moving it aside.
+  await killedAfterTheMove(h, 'tx', 'sales-again.csv', sales);
+  await closedAtStart(h, 'sales-again.csv');
+  const again = await listed(h, 'sales-again.csv');
+  expect(again).toMatchObject({ status: 'duplicate' });
+  const shown = await runCli(['files', 'show', String(again?.id), '--json', '--config', h.configFile]);
+  expect(shown.code, shown.stderr).toBe(0);
+  expect((JSON.parse(shown.stdout) as { duplicate_of: { name: string } | null }).duplicate_of).toMatchObject({ name: 'sales.csv' });
 
   // A workbook in a CSV source fails as NOT_CSV; the daemon dies after moving it to failed/, and the next start
   // closes its row.
