@@ -242,17 +242,13 @@ export async function reported(h: DaemonHarness, source: string, name: string): 
 }
 
 /**
- * Waits until the final daemon has nothing left: every drop has its report, no data file is left in an inbox or
- * processing/, nothing deliverable is waiting on the platform, nothing waits for an acknowledgement locally, and a
- * history reconciliation ran after the last change.
- */
-/**
  * Files the agent set aside as CRASHED_AGENT (the chaos kills it twice while one is in progress, as a poison file
  * would): retried with the command their report names, once each, as an operator would. Returns how many.
  */
 async function retrySetAside(record: RunRecord, configFile: string): Promise<number> {
   const list = await runCli(['files', 'list', '--status', 'failed', '--json', '--limit', '1000', '--config', configFile]);
-  if (list.code !== 0) return 0;
+  // A list that fails would otherwise look like nothing to retry, and the run would end on a settle timeout.
+  if (list.code !== 0) throw new Error(`files list --status failed exited ${list.code}: ${list.stderr}`);
   const failed = JSON.parse(list.stdout) as { id: number; source: string; name: string; error_code: string | null }[];
   let retried = 0;
   for (const f of failed) {
@@ -265,6 +261,11 @@ async function retrySetAside(record: RunRecord, configFile: string): Promise<num
   return retried;
 }
 
+/**
+ * Waits until the final daemon has nothing left: every drop has its report, no data file is left in an inbox or
+ * processing/, nothing deliverable is waiting on the platform, nothing waits for an acknowledgement locally, and a
+ * history reconciliation ran after the last change.
+ */
 export async function settle(h: DaemonHarness, record: RunRecord, final: DaemonProcess, timeoutMs: number, configFile = h.configFile): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
