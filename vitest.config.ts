@@ -112,15 +112,15 @@ export default defineConfig({
   test: {
     projects: [
       // Files share their worker process and its loaded modules (isolate: false), except those that change the whole
-      // process (test/support/own-process.ts), which run in a process each. In the postgres project too: each file
-      // still gets a cluster of its own (its setup file stops it after the file, and the next file starts another).
+      // process (test/support/own-process.ts), which run in a process each. The postgres project keeps a process per
+      // file: many files leave a state database open at their end, and once their cluster stopped, the pool's idle
+      // connections to it failed as uncaught errors in whichever file the worker ran next.
       { extends: true, test: { name: 'sqlite', isolate: false, include: ['test/**/*.test.ts', 'src/**/*.test.ts'], exclude: [...POSTGRES_ONLY, ...OWN_PROCESS] } },
       { extends: true, test: { name: 'sqlite-own-process', include: OWN_PROCESS } },
       {
         extends: true,
         test: {
           name: 'postgres',
-          isolate: false,
           include: BOTH_BACKENDS,
           exclude: LONG_RUNS ? SQLITE_ONLY : [...SQLITE_ONLY, ...POSTGRES_LONG_RUNS],
           env: { PRICING_AGENT_TEST_BACKEND: 'postgres' },
