@@ -92,3 +92,46 @@ describe.each(MODES)('push in %s mode: rejects', (mode) => {
     expect((await rejectLines(report.rejectsPath))[1]).toMatch(new RegExp(`^2,${m}-V1,${UNKNOWN_STORE},1\\.00,,unknown_store,`));
   });
 });
+
+/** 30 rows over 3 keys: the expected final price per key is the one on the key's last line. */
+function duplicateKeyFile(store: string, prefix: string): { csv: string; last: Map<string, string> } {
+  const last = new Map<string, string>();
+  const rows = ['item_id,store_id,current_price'];
+  for (let i = 0; i < 30; i += 1) {
+    const item = `${prefix}-${'ABC'[(i * 7) % 3]}`;
+    const price = `${i + 1}.00`;
+    rows.push(`${item},${store},${price}`);
+    last.set(item, price);
+  }
+  return { csv: `${rows.join('\n')}\n`, last };
+}
+
+describe('product_store rows with the same key', () => {
+  const { h, push } = usePushHarness({ maxInFlight: 4 });
+
+  const price = (item: string, store: string) =>
+    [...h.sandbox.control.world.productStore.table.rows()].find((r) => r.item_id === item && r.store_id === store)?.current_price;
+
+  it('bulk: the later row wins inside a batch (superseded) and across batches in flight at once', async () => {
+    const [store = ''] = h.sandbox.control.state().stores;
+    const { csv, last } = duplicateKeyFile(store, 'DUPB');
+    const source = await h.source('product_store', { batch_size: 4 });
+    const report = await reportOf(await push(source, 'dups.csv', csv));
+    expect(report.rows.read).toBe(30);
+    expect(report.rows.superseded).toBeGreaterThan(0);
+    expect(report.rows.rejected).toBe(0);
+    expectReconciled(report.rows);
+    for (const [item, expected] of last) expect(price(item, store), item).toBe(expected);
+  });
+
+  // The API keeps the first row of a key in an import file: the agent leaves the earlier rows out of the upload.
+  it('import: the later row wins; the earlier rows are reported superseded', async () => {
+    const [store = ''] = h.sandbox.control.state().stores;
+    const { csv, last } = duplicateKeyFile(store, 'DUPI');
+    const source = await h.source('product_store', { mode: 'import' });
+    const report = await reportOf(await push(source, 'dups.csv', csv));
+    expect(report.rows).toMatchObject({ read: 30, sent: 3, superseded: 27, rejected: 0 });
+    expectReconciled(report.rows);
+    for (const [item, expected] of last) expect(price(item, store), item).toBe(expected);
+  });
+});
