@@ -112,15 +112,17 @@ export default defineConfig({
   test: {
     projects: [
       // Files share their worker process and its loaded modules (isolate: false), except those that change the whole
-      // process (test/support/own-process.ts), which run in a process each. The postgres project keeps a process per
-      // file: many files leave a state database open at their end, and once their cluster stopped, the pool's idle
-      // connections to it failed as uncaught errors in whichever file the worker ran next.
+      // process (test/support/own-process.ts), which run in a process each (SQLite only: the postgres project has no
+      // such variant). On PostgreSQL a file that leaves a connection open to its cluster fails at its end
+      // (test/support/postgres-file-setup.ts): once the cluster stopped, such a pool's idle connections failed as
+      // uncaught errors in whichever file the worker ran next.
       { extends: true, test: { name: 'sqlite', isolate: false, include: ['test/**/*.test.ts', 'src/**/*.test.ts'], exclude: [...POSTGRES_ONLY, ...OWN_PROCESS] } },
       { extends: true, test: { name: 'sqlite-own-process', include: OWN_PROCESS } },
       {
         extends: true,
         test: {
           name: 'postgres',
+          isolate: false,
           include: BOTH_BACKENDS,
           exclude: LONG_RUNS ? SQLITE_ONLY : [...SQLITE_ONLY, ...POSTGRES_LONG_RUNS],
           env: { PRICING_AGENT_TEST_BACKEND: 'postgres' },
@@ -129,6 +131,9 @@ export default defineConfig({
         },
       },
     ],
+    // Runs again for every test file, in a shared worker too: the cleanups of test/support/after-test.ts (the
+    // postgres project adds its own setup file to this one).
+    setupFiles: ['test/support/after-test-setup.ts'],
     // Integration tests start real HTTP servers and child processes, and spend about a third of their time
     // waiting on them: on the 2 cores of CI, 3 workers keep the cores busy (the suite takes ~2 minutes, not ~2.7).
     testTimeout: 30_000,

@@ -1,8 +1,7 @@
 /** Shared helpers of the config tests: real files in a temp directory, a captured logger. */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach } from 'vitest';
+import { tempDirForTest } from '../support/after-test.ts';
 import { ConfigError, loadConfig } from '../../src/config/index.ts';
 import type { Config, Env } from '../../src/config/index.ts';
 import { createLogger } from '../../src/log.ts';
@@ -20,16 +19,9 @@ export const PULL_DEFAULTS: Config['pull'] = {
   mirrors: [],
 };
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
-
 /** A fresh temp directory, removed after the test. */
 export function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'pricing-agent-config-'));
-  dirs.push(dir);
-  return dir;
+  return tempDirForTest('pricing-agent-config-');
 }
 
 /** Writes `text` to `name` in a fresh temp directory and returns the file's path. */

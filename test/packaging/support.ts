@@ -1,10 +1,9 @@
 /** Shared helpers of the packaging tests: repository paths, temp directories, the Dockerfile's instructions. */
 import { createRequire } from 'node:module';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach } from 'vitest';
+import { tempDirForTest } from '../support/after-test.ts';
 
 export const REPO = fileURLToPath(new URL('../..', import.meta.url));
 export const KEY = 'svc_live_PackagingTestKey00001111';
@@ -31,18 +30,10 @@ export interface NodeVersionRule {
 export const CLI_MAIN_FILE = repoFile('src/cli/main.ts');
 export const nodeVersionRule = createRequire(import.meta.url)(CLI_MAIN_FILE) as NodeVersionRule;
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
-
 /** A fresh temp directory, removed after the test. */
 export function tempDir(prefix = 'pricing-agent-packaging-'): string {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  dirs.push(dir);
-  return dir;
+  return tempDirForTest(prefix);
 }
-
 
 /** One Dockerfile instruction: keyword in upper case, the arguments with line continuations joined. */
 export interface Instruction {

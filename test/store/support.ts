@@ -1,25 +1,15 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { afterEach } from 'vitest';
 import type { ApprovedPrice } from '../../src/api/schemas/index.ts';
 import { openSqlite, type SqliteOptions } from '../../src/store/sqlite/open-sqlite.ts';
 import type { SqliteDb } from '../../src/store/sqlite/sqlite-db.ts';
 import type { StateDb } from '../../src/store/state-db.ts';
+import { afterThisTest, tempDirForTest } from '../support/after-test.ts';
 import { openTestDb, type TestDbOptions } from '../support/state-db.ts';
-
-const cleanups: (() => Promise<void> | void)[] = [];
-
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
 
 /** A fresh directory under the OS temp dir, removed after the test. */
 export function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'pricing-agent-store-'));
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
+  return tempDirForTest('pricing-agent-store-');
 }
 
 const dirs = new WeakMap<StateDb, string>();
@@ -29,14 +19,14 @@ export async function openTempDb(options: TestDbOptions = {}): Promise<StateDb> 
   const dir = tempDir();
   const db = await openTestDb(dir, options);
   dirs.set(db, dir);
-  cleanups.push(() => db.close());
+  afterThisTest(() => db.close());
   return db;
 }
 
 /** A migrated SQLite database on disk (real WAL), whatever the run's backend; closed after the test. */
 export async function openTempSqlite(options: SqliteOptions = {}): Promise<SqliteDb> {
   const db = await openSqlite(join(tempDir(), 'state.db'), options);
-  cleanups.push(() => db.close());
+  afterThisTest(() => db.close());
   return db;
 }
 
@@ -45,13 +35,13 @@ export async function reopenTempDb(db: StateDb, options: TestDbOptions = {}): Pr
   const dir = dirs.get(db);
   if (dir === undefined) throw new Error('reopenTempDb: not a database of openTempDb');
   const other = await openTestDb(dir, options);
-  cleanups.push(() => other.close());
+  afterThisTest(() => other.close());
   return other;
 }
 
 /** Registers an extra cleanup (e.g. a second handle on the same file). */
 export function onCleanup(cleanup: () => Promise<void> | void): void {
-  cleanups.push(cleanup);
+  afterThisTest(cleanup);
 }
 
 /** A PostgreSQL client connected to `url`, ended after the test. */
