@@ -79,6 +79,14 @@ export class FileRun {
     return this.#counts;
   }
 
+  /**
+   * The ledger is known to hold no batch and no reject of this file: a new claim before its send. The send then has
+   * nothing to read back (committed batches, rows a failed job named). A run loaded from the ledger reads them.
+   */
+  get nothingCommitted(): boolean {
+    return this.#counts === NOTHING_COMMITTED;
+  }
+
   /** A step is about to commit rows (batches, rejects): the counts known so far stop being the ledger's. */
   committingRows(): void {
     this.#counts = null;

@@ -162,7 +162,12 @@ export async function sendImport(
   ctx: ImportSendContext,
   run: FileRun,
   rows: AsyncIterable<RowOutcome<EntityRecord>>,
-  header: { customColumns: readonly string[]; duplicateKeys: DuplicateKeyPolicy },
+  header: {
+    customColumns: readonly string[];
+    duplicateKeys: DuplicateKeyPolicy;
+    /** No batch or reject of the file is committed yet (a new claim, file-run.ts): nothing is asked of the ledger. */
+    nothingCommitted: boolean;
+  },
   reopen: Reopen,
 ): Promise<void> {
   const file = run.file;
@@ -174,7 +179,7 @@ export async function sendImport(
   const writer = await CanonicalCsvWriter.create(canonicalPath, { entity, customColumns: header.customColumns });
   const lines = new LineMap();
   // Rows a failed job named, left out of the job that replaced it (resubmit below); none once the job's result is in.
-  const excluded = (await committedBatches(ctx.db, file.id)).size === 0 ? await apiRejectedLines(ctx.db, file.id) : new Set<number>();
+  const excluded = header.nothingCommitted || (await committedBatches(ctx.db, file.id)).size > 0 ? new Set<number>() : await apiRejectedLines(ctx.db, file.id);
   let rejects: RejectRow[] = [];
   const record = async (reject: RejectRow): Promise<void> => {
     rejects.push(reject);
@@ -240,7 +245,7 @@ export async function sendImport(
       const again = await reopen();
       try {
         // The run's record now has no job (recordResubmission cleared it): the new job is uploaded.
-        return await sendImport(ctx, run, again, header, reopen);
+        return await sendImport(ctx, run, again, { ...header, nothingCommitted: false }, reopen);
       } finally {
         again.close();
       }
