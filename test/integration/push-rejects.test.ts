@@ -2,10 +2,12 @@
  * What happens to rows that are not written, in both modes: every kind of bad row lands in the rejects CSV with its
  * line, original fields, field, code and message and never reaches the API; an unclosed quote fails the file; rows
  * the API refuses (a product_store row for an unknown store) come back on their source lines; product_store rows
- * with the same key, inside a batch and across batches: the later row wins. Every report reconciles.
+ * with the same key, inside a batch and across batches: the later row wins. The report names the first rejects, the
+ * CSV every one. Every report reconciles.
  */
 import { describe, expect, it } from 'vitest';
 import { usePushHarness } from '../support/push-harness.ts';
+import { REPORT_FIRST_ERRORS } from '../../src/ingest/file/report.ts';
 import { expectReconciled, rejectLines, reportOf } from '../fixtures/push/push-report.ts';
 
 const MODES = ['bulk', 'import'] as const;
@@ -51,6 +53,17 @@ describe.each(MODES)('push in %s mode: rejects', (mode) => {
     ]);
     const keys = h.sandbox.control.state({ keys: true }).transactions.keys ?? [];
     expect(keys.filter((k) => k.startsWith(`${m}-R`)).sort()).toEqual([`${m}-R10`, `${m}-R2`]);
+  });
+
+  it(`names the first ${REPORT_FIRST_ERRORS} rejects in its report, in file order; the rejects CSV has every one`, async () => {
+    const source = await h.source('transactions', { mode, reject_threshold: 1 });
+    const bad = Array.from({ length: REPORT_FIRST_ERRORS + 5 }, (_, i) => `${m}-F${i},A,not-a-time`);
+    const csv = ['transaction_id,item_id,transaction_timestamp', `${m}-F-OK,A,2026-11-20T08:00:00Z`, ...bad].join('\n');
+    const report = await reportOf(await push(source, 'many-rejects.csv', `${csv}\n`));
+    expect(report.rows).toMatchObject({ read: bad.length + 1, accepted: 1, rejected: bad.length });
+    expect(report.first_errors.map((e) => e.line)).toEqual(Array.from({ length: REPORT_FIRST_ERRORS }, (_, i) => i + 3));
+    expect(report.first_errors[0]).toMatchObject({ stage: 'local', field: 'transaction_timestamp', code: 'datetime_parsing' });
+    expect(await rejectLines(report.rejectsPath)).toHaveLength(bad.length + 1); // and its header
   });
 
   it('fails a file with an unclosed quote: nothing of it is sent, the file goes to failed/ with the line', async () => {

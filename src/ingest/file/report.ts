@@ -6,7 +6,7 @@
  */
 import { AGENT_VERSION } from '../../version.ts';
 import type { StateDb } from '../../store/state-db.ts';
-import { maxRawFields, rejectsOf, type PushFile, type RowProblem } from '../../store/push-ledger.ts';
+import { maxRawFields, rejectsOf, type PushFile, type RowProblem, type StoredReject } from '../../store/push-ledger.ts';
 import { rejectedRows, type FileCounts } from './row-fate.ts';
 import type { DeltaFileRecord } from '../../store/delta-state.ts';
 import { sentReasons, type SentReasons } from '../delta/delta-plan.ts';
@@ -116,11 +116,16 @@ export async function writeReport(db: StateDb, input: ReportInput): Promise<Writ
   const { file, counts } = input;
   const rejected = counts ? rejectedRows(counts) : 0;
   const rejectsPath = rejected > 0 ? `${input.finalPath}${REJECTS_SUFFIX}` : null;
+  // The report's first errors are the rejects CSV's first rows: kept as the CSV is written, not read again.
+  let first: StoredReject[];
   if (rejectsPath !== null) {
     const layout = { headers: input.headers ?? [], delimiter: input.delimiter ?? ',', widest: await maxRawFields(db, file.id) };
-    await writeRejectsCsv(rejectsPath, layout, rejectsOf(db, file.id, ['local', 'api']));
+    first = [];
+    await writeRejectsCsv(rejectsPath, layout, keepingFirst(rejectsOf(db, file.id, ['local', 'api']), first, REPORT_FIRST_ERRORS));
+  } else {
+    first = await take(rejectsOf(db, file.id, ['local', 'api']), REPORT_FIRST_ERRORS);
   }
-  const firstErrors = (await take(rejectsOf(db, file.id, ['local', 'api']), REPORT_FIRST_ERRORS)).map(({ line, stage, field, code, message, errors }) => ({
+  const firstErrors = first.map(({ line, stage, field, code, message, errors }) => ({
     line,
     stage,
     field,
@@ -199,6 +204,14 @@ function deltaSection(d: DeltaFileRecord, missingPath: string | null): PushRepor
     missing_file: missingPath,
     deleted: d.deleted,
   };
+}
+
+/** Passes `items` through, keeping the first `n` of them in `kept`. */
+async function* keepingFirst<T>(items: AsyncIterable<T>, kept: T[], n: number): AsyncGenerator<T> {
+  for await (const item of items) {
+    if (kept.length < n) kept.push(item);
+    yield item;
+  }
 }
 
 async function take<T>(items: AsyncIterable<T>, n: number): Promise<T[]> {
