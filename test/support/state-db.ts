@@ -5,12 +5,12 @@
  * folder reopens the same state.
  */
 import { createHash } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import type { Config } from '../../src/config/index.ts';
 import { openStateDb } from '../../src/store/open-state-db.ts';
 import type { StateDb } from '../../src/store/state-db.ts';
 import { startCluster, type TestCluster } from './postgres-cluster.ts';
+import { until } from './test-logger.ts';
 
 export type TestBackend = 'sqlite' | 'postgres';
 
@@ -44,22 +44,24 @@ const CLOSED_CONNECTION_GRACE_MS = 5_000;
 /**
  * The connections still open to this file's cluster at the end of the file (none when it started no cluster), each
  * as `application_name (state): query`. A process that ended (a killed agent) may be listed for a moment after its
- * exit: asked again every 50 ms, up to CLOSED_CONNECTION_GRACE_MS. What stays open is a state database the test never
+ * exit: asked again until none is left, for up to CLOSED_CONNECTION_GRACE_MS. What stays open is a state database the test never
  * closed: its idle pool connections would fail, once the cluster stops, inside whichever file runs next in the worker.
  */
 export async function connectionsLeftOpen(): Promise<string[]> {
   if (cluster === null) return [];
   const client = new pg.Client({ connectionString: (await cluster).url, application_name: 'test-connection-probe' });
   await client.connect();
+  let open: string[] = [];
+  const listOpen = async () => {
+    const { rows } = await client.query<{ who: string }>(
+      "SELECT application_name || ' (' || coalesce(state, '?') || '): ' || left(query, 80) AS who FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()",
+    );
+    open = rows.map((row) => row.who);
+    return open.length === 0;
+  };
   try {
-    const deadline = Date.now() + CLOSED_CONNECTION_GRACE_MS;
-    for (;;) {
-      const { rows } = await client.query<{ who: string }>(
-        "SELECT application_name || ' (' || coalesce(state, '?') || '): ' || left(query, 80) AS who FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()",
-      );
-      if (rows.length === 0 || Date.now() >= deadline) return rows.map((row) => row.who);
-      await sleep(50);
-    }
+    await until(listOpen, 'the connections to close', CLOSED_CONNECTION_GRACE_MS).catch(() => undefined); // what is left: `open`
+    return open;
   } finally {
     await client.end();
   }

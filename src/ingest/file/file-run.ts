@@ -80,8 +80,8 @@ export class FileRun {
   }
 
   /**
-   * The ledger is known to hold no batch and no reject of this file: a new claim before its send. The send then has
-   * nothing to read back (committed batches, rows a failed job named). A run loaded from the ledger reads them.
+   * The ledger is known to hold no batch and no reject of this file: a new claim before its send, which then has no
+   * rows a failed job named to read back (import-send.ts). A run loaded from the ledger reads them.
    */
   get nothingCommitted(): boolean {
     return this.#counts === NOTHING_COMMITTED;

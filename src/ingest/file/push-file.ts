@@ -248,13 +248,12 @@ async function attemptClaimed(deps: PushDeps, source: PushSource, run: FileRun, 
     const progress = deps.onProgress ? setInterval(() => deps.onProgress?.(reader.progress()), 200) : null;
     try {
       if (run.file.mode === 'import') {
-        const header = { customColumns: reader.header.customColumns, duplicateKeys: compiled.duplicateKeys, nothingCommitted: run.nothingCommitted };
-        run.committingRows();
+        const header = { customColumns: reader.header.customColumns, duplicateKeys: compiled.duplicateKeys };
         await sendImport({ ...deps, signal: deps.signal }, run, reader, header, open);
       } else {
         // A resumed file's probation starts from the rows its committed batches had accepted (none for a new claim).
-        const acceptedBefore = (await run.counts()).accepted;
-        const target = { id: file.id, entity, batchSize: file.batch_size, duplicateKeys: compiled.duplicateKeys, fates: plan?.fates, acceptedBefore, nothingCommitted: run.nothingCommitted };
+        const { accepted: acceptedBefore, batches: batchesBefore } = await run.counts();
+        const target = { id: file.id, entity, batchSize: file.batch_size, duplicateKeys: compiled.duplicateKeys, fates: plan?.fates, acceptedBefore, batchesBefore };
         run.committingRows();
         await sendBulk({ ...deps, signal: deps.signal }, target, reader.chunks(), open);
         if (plan?.deletions) {

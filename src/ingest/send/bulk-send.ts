@@ -67,8 +67,8 @@ export interface BulkFile {
    * starts from them. The file's run knows them (file-run.ts), so they are not asked of the ledger here.
    */
   readonly acceptedBefore: number;
-  /** No batch of the file is committed yet (a new claim, file-run.ts): none is asked of the ledger. */
-  readonly nothingCommitted: boolean;
+  /** Batches committed before this attempt (0 for a new claim): with none, none is asked of the ledger. */
+  readonly batchesBefore: number;
 }
 
 interface PendingBatch {
@@ -190,14 +190,14 @@ export type Reopen = ReopenRows<Row>;
  */
 export async function sendBulk(ctx: BulkSendContext, file: BulkFile, rows: AsyncIterable<readonly (RowOutcome<Row> | RowsUnread)[]>, reopen: Reopen): Promise<void> {
   const fates = file.fates;
-  const committed = fates || file.nothingCommitted ? new Set<number>() : await committedBatches(ctx.db, file.id);
+  const committed = fates || file.batchesBefore === 0 ? new Set<number>() : await committedBatches(ctx.db, file.id);
   const send = bulkOf(ctx.client, file.entity);
   const keyOf = BUSINESS_KEYS[file.entity];
   const order = new KeyOrder();
   const inFlight = new Set<Promise<void>>();
   // Set by a batch's task: a holder object, as TypeScript does not see assignments made inside callbacks.
   const first: { failure: Error | null } = { failure: null };
-  let batch: PendingBatch = { index: fates && !file.nothingCommitted ? (await lastBatchIndex(ctx.db, file.id)) + 1 : 0, rows: [], lines: [], raws: [], rejects: [], unchanged: 0, unchangedLines: [], superseded: [] };
+  let batch: PendingBatch = { index: fates && file.batchesBefore > 0 ? (await lastBatchIndex(ctx.db, file.id)) + 1 : 0, rows: [], lines: [], raws: [], rejects: [], unchanged: 0, unchangedLines: [], superseded: [] };
   const decisions = file.duplicateKeys === 'last' ? null : await firstPassDecisions(reopen, file.entity, file.duplicateKeys);
   // A resumed file starts where its committed batches left its probation.
   const probation = new Probation();

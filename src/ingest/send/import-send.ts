@@ -162,15 +162,13 @@ export async function sendImport(
   ctx: ImportSendContext,
   run: FileRun,
   rows: AsyncIterable<RowOutcome<EntityRecord>>,
-  header: {
-    customColumns: readonly string[];
-    duplicateKeys: DuplicateKeyPolicy;
-    /** No batch or reject of the file is committed yet (a new claim, file-run.ts): nothing is asked of the ledger. */
-    nothingCommitted: boolean;
-  },
+  header: { customColumns: readonly string[]; duplicateKeys: DuplicateKeyPolicy },
   reopen: Reopen,
 ): Promise<void> {
   const file = run.file;
+  // Known before this send commits anything: a new claim has no batch and no reject in the ledger to read back.
+  const nothingCommitted = run.nothingCommitted;
+  run.committingRows();
   const entity = file.entity as Entity;
   const { losers, merged } = await firstPassDecisions(reopen, entity, header.duplicateKeys);
   const probation = new Probation();
@@ -179,7 +177,7 @@ export async function sendImport(
   const writer = await CanonicalCsvWriter.create(canonicalPath, { entity, customColumns: header.customColumns });
   const lines = new LineMap();
   // Rows a failed job named, left out of the job that replaced it (resubmit below); none once the job's result is in.
-  const excluded = header.nothingCommitted || (await committedBatches(ctx.db, file.id)).size > 0 ? new Set<number>() : await apiRejectedLines(ctx.db, file.id);
+  const excluded = nothingCommitted || (await committedBatches(ctx.db, file.id)).size > 0 ? new Set<number>() : await apiRejectedLines(ctx.db, file.id);
   let rejects: RejectRow[] = [];
   const record = async (reject: RejectRow): Promise<void> => {
     rejects.push(reject);
@@ -245,7 +243,7 @@ export async function sendImport(
       const again = await reopen();
       try {
         // The run's record now has no job (recordResubmission cleared it): the new job is uploaded.
-        return await sendImport(ctx, run, again, { ...header, nothingCommitted: false }, reopen);
+        return await sendImport(ctx, run, again, header, reopen);
       } finally {
         again.close();
       }
