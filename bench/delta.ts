@@ -6,7 +6,7 @@
  * production Node flags, against one sandbox in its own process that holds day 1.
  *
  * Printed for day 2: requests, rows and request bytes sent, wall time, the agent's peak RSS, and the state's bytes
- * on disk per key (dbstat: every page of delta_keys). Each contender pushes day 2 DAY2_RUNS times, and times and peaks
+ * on disk per key (dbstat: every page of delta_keys). Each contender pushes day 2 `--repeat` times (3), and times and peaks
  * are compared as medians. Then the same with a quarter of the keys, to show that the delta push's memory does not
  * grow with the number of keys. Ends with one line (time_share: the median delta push over the median plain push):
  *
@@ -15,7 +15,7 @@
  * Targets: rows_sent_share <= 0.012, bytes_share <= 0.02, time_share <= 0.2 (of the plain push); peak RSS within
  * 10 % of the plain push's; at most 64 bytes of state per key; memory flat in the number of keys.
  *
- *   node bench/delta.ts [--rows 1000000] [--node-flags="..."] [--keep DIR]
+ *   node bench/delta.ts [--rows 1000000] [--repeat 3] [--node-flags="..."] [--keep DIR]
  *   node bench/delta.ts --from DIR [--repeat 3] [--node-flags="..."]
  *   ... --memory: also print where each push's memory was, over time (bench/memory-sampler.ts): the process's RSS,
  *       each thread's V8 heap and ArrayBuffers. The sampling costs a little CPU: not for time_share figures.
@@ -142,6 +142,8 @@ interface RunOptions {
   readonly nodeFlags: string[];
   /** Sample the pushes' memory (bench/memory-sampler.ts) and print where it was. */
   readonly memory: boolean;
+  /** How many times each contender pushes day 2. */
+  readonly day2Runs: number;
 }
 
 /** One push in a child process of its own (its peak RSS is its own). `file` is copied into the inbox first. */
@@ -173,12 +175,13 @@ function line(label: string, r: DayResult): string {
 }
 
 /**
- * Day 2 is pushed this many times by each contender, one after the other against the one sandbox (plain, then delta,
- * three times): the first delta push continues day 1's state, the others start from copies of it. Medians are
- * compared. One run says little on a shared machine of two cores: day 2's delta push took 1.72-2.25 s and the plain
+ * Day 2 is pushed `--repeat` times by each contender, one after the other against the one sandbox (plain, then delta,
+ * three times by default): the first delta push continues day 1's state, the others start from copies of it. Medians
+ * are compared. One run says little on a shared machine of two cores: day 2's delta push took 1.72-2.25 s and the plain
  * push 9.2-12.6 s in runs of one build (docs/performance.md), and the delta push's peak RSS moved by 10-30 MB between
  * runs, as much with a quarter of the keys as with all of them (the threads' V8 heaps grow differently from one run to
- * the next), so one run each could not say whether memory grows with the keys either.
+ * the next), so one run each could not say whether memory grows with the keys either. bench:smoke pushes day 2 twice,
+ * the fewest that also take the push on a copy of the state.
  */
 const DAY2_RUNS = 3;
 
@@ -209,7 +212,7 @@ async function scenario(options: RunOptions, root: string, rows: number, plainTo
     const deltas: DayResult[] = [];
     const plains: DayResult[] = [];
     let state: { bytes: number; keys: number } | null = null;
-    for (let run = 1; run <= DAY2_RUNS; run += 1) {
+    for (let run = 1; run <= options.day2Runs; run += 1) {
       if (plainToo) {
         const plainDir = join(root, `plain-${rows}-${run}`);
         const plain = await push(options, sandbox, day2, plainDir, 'day2.csv', false);
@@ -252,7 +255,7 @@ async function orchestrate(rows: number, options: RunOptions, keep?: string): Pr
     const growth = ((bigRss - smallRss) / smallRss) * 100;
     console.log(
       `memory: delta day 2 peaks at ${smallRss.toFixed(0)} MB with ${fmt(quarter)} keys, ${bigRss.toFixed(0)} MB with ${fmt(rows)} (${growth >= 0 ? '+' : ''}${growth.toFixed(1)} %; ` +
-        `medians of ${DAY2_RUNS} runs: ${runs(peaks(small), 0)} and ${runs(peaks(big), 0)} MB)`,
+        `medians of ${options.day2Runs} runs: ${runs(peaks(small), 0)} and ${runs(peaks(big), 0)} MB)`,
     );
     const rss = Math.max(bigRss, smallRss);
     const plainRss = median(big.plains.map((p) => p.peakRssMb));
@@ -296,11 +299,11 @@ async function deltaOnCopy(options: RunOptions, saved: string, root: string, run
   }
 }
 
-/** Day 2's delta push alone, `repeat` times, on copies of the state and the file `--keep` saved in `from`. */
-async function day2Only(from: string, repeat: number, options: RunOptions): Promise<void> {
+/** Day 2's delta push alone, `--repeat` times, on copies of the state and the file `--keep` saved in `from`. */
+async function day2Only(from: string, options: RunOptions): Promise<void> {
   const root = await mkdtemp(join(tmpdir(), 'pa-bench-delta-'));
   try {
-    for (let i = 1; i <= repeat; i += 1) console.log(line(`day 2, delta #${i}`, await deltaOnCopy(options, from, root, String(i))));
+    for (let i = 1; i <= options.day2Runs; i += 1) console.log(line(`day 2, delta #${i}`, await deltaOnCopy(options, from, root, String(i))));
   } finally {
     await rm(root, { recursive: true, force: true });
   }
@@ -311,7 +314,7 @@ const { values } = parseArgs({
     rows: { type: 'string', default: '1000000' },
     keep: { type: 'string' },
     from: { type: 'string' },
-    repeat: { type: 'string', default: '3' },
+    repeat: { type: 'string', default: String(DAY2_RUNS) },
     memory: { type: 'boolean', default: false },
     ...CHILD_OPTIONS,
   },
@@ -325,10 +328,15 @@ if (values.worker !== undefined) {
   process.disconnect?.();
 } else {
   const nodeFlags = values['node-flags'].split(' ').filter((f) => f !== '');
+  const day2Runs = Number(values.repeat);
+  if (!Number.isInteger(day2Runs) || day2Runs < 1) {
+    process.stderr.write(`--repeat ${values.repeat}: give a whole number of 1 or more\n`);
+    process.exit(2);
+  }
   const compiled = await compileForBench();
   try {
-    const options = { worker: compiled.path(import.meta.url), nodeFlags, memory: values.memory };
-    if (values.from !== undefined) await day2Only(values.from, Number(values.repeat), options);
+    const options = { worker: compiled.path(import.meta.url), nodeFlags, memory: values.memory, day2Runs };
+    if (values.from !== undefined) await day2Only(values.from, options);
     else await orchestrate(Number(values.rows), options, values.keep);
   } finally {
     await compiled.remove();

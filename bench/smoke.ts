@@ -23,7 +23,7 @@ export const SMOKE_RUNS = [
   { name: 'pull', file: 'pull.ts', args: ['--approvals', '1000', '--rounds', '1'], keys: ['agent', 'minimal', 'ratio', 'agent_rss_mb'] },
   { name: 'feed', file: 'feed.ts', args: ['--consumers', '5', '--approvals', '200', '--rounds', '1'], keys: ['consumers', 'p99_ms', 'rows_per_s', 'agent_rss_mb'] },
   { name: 'xlsx', file: 'xlsx.ts', args: ['--rows', '1000'], keys: ['rows', 'xlsx_rows_s', 'csv_rows_s', 'ratio', 'xlsx_rss_mb'] },
-  { name: 'delta', file: 'delta.ts', args: ['--rows', '2000', '--repeat', '1'], keys: ['rows_sent_share', 'bytes_share', 'time_share', 'agent_rss_mb'] },
+  { name: 'delta', file: 'delta.ts', args: ['--rows', '2000', '--repeat', '2'], keys: ['rows_sent_share', 'bytes_share', 'time_share', 'agent_rss_mb'] },
 ] as const;
 
 export interface SmokeResult {
