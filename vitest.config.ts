@@ -10,15 +10,16 @@ import { OWN_PROCESS } from './test/support/own-process.ts';
 process.env['NODE_COMPILE_CACHE'] ??= join(tmpdir(), 'pricing-agent-test-compile-cache');
 
 /**
- * Without cached durations (a clean clone, as in CI) Vitest runs the largest files first. The chaos scenario is a
- * small file that runs for half a minute or more, so it started last and the suite ended ~40 s later than it had to.
- * The end-to-end files (test/chaos, then test/integration: whole agents, child processes, crash tests) go first;
- * within each group Vitest's own order holds (the slowest first once durations are cached).
+ * Without cached durations (a clean clone, as in CI) Vitest runs the largest files first. The chaos scenario and the
+ * benches at a tiny size are small files that run for half a minute or more, so they started last and the suite ended
+ * later than it had to (in a clean run the benches' file ended last, after 34 s of its own). The end-to-end files
+ * (test/chaos and test/bench, then test/integration: whole agents, child processes, crash tests) go first; within
+ * each group Vitest's own order holds (the slowest first once durations are cached).
  */
 class EndToEndFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const rank = (spec: TestSpecification) => {
-      if (/[/\\]test[/\\]chaos[/\\]/.test(spec.moduleId)) return 0;
+      if (/[/\\]test[/\\](?:chaos|bench)[/\\]/.test(spec.moduleId)) return 0;
       return /[/\\]test[/\\]integration[/\\]/.test(spec.moduleId) ? 1 : 2;
     };
     return (await super.sort(files)).sort((a, b) => rank(a) - rank(b)); // a stable sort
