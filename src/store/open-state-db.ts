@@ -5,8 +5,7 @@
 import { mkdirSync } from 'node:fs';
 import type { Config } from '../config/index.ts';
 import { StoreError } from './errors.ts';
-import { openPostgres } from './postgres/open-postgres.ts';
-import { describeLocation } from './postgres/pool.ts';
+import { describeLocation, postgresOfState } from './postgres/location.ts';
 import { databasePath, openSqlite } from './sqlite/open-sqlite.ts';
 import type { StateDb } from './state-db.ts';
 
@@ -42,10 +41,12 @@ export async function openStateDb(state: Config['state'], options: OpenStateOpti
   };
   const onBackup = options.onBackup ?? ((file: string) => process.stderr.write(`the state is upgraded: a backup of it was written to ${file}\n`));
   if (state.backend === 'postgres') {
-    const postgres = requirePostgres(state);
+    const postgres = postgresOfState(state);
     const onNoBackup = options.onNoBackup ?? ((why: string) => process.stderr.write(`the state is upgraded without a backup: ${why}\n`));
     // This node's own files (per-store exports, temporary files) stay in state.dir: it exists as with SQLite.
     if (options.readonly !== true) mkdirSync(state.dir, { recursive: true, mode: 0o750 });
+    // Loaded here: a command on SQLite state never loads the PostgreSQL driver.
+    const { openPostgres } = await import('./postgres/open-postgres.ts');
     return openPostgres(postgres, {
       ...common,
       ...(options.onConnectionError ? { onIdleError: options.onConnectionError } : {}),
@@ -58,12 +59,7 @@ export async function openStateDb(state: Config['state'], options: OpenStateOpti
 
 /** The state's location for messages (before it is opened): the SQLite file, or the PostgreSQL URL and schema. */
 export function stateLocation(state: Config['state']): string {
-  return state.backend === 'postgres' ? describeLocation(requirePostgres(state)) : databasePath(state.dir);
-}
-
-function requirePostgres(state: Config['state']): NonNullable<Config['state']['postgres']> {
-  if (state.postgres === null) throw new StoreError('INVALID_ARGUMENT', 'state.backend is postgres but state.postgres is not set');
-  return state.postgres;
+  return state.backend === 'postgres' ? describeLocation(postgresOfState(state)) : databasePath(state.dir);
 }
 
 /** True for the error of a read-only open that found no state yet. */

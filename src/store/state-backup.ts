@@ -4,18 +4,13 @@
  * that the dump is one a database administrator already knows how to handle.
  */
 import type { Config } from '../config/index.ts';
-import type { PostgresConfig } from '../config/state-schema.ts';
-import { StoreError } from './errors.ts';
-import { dumpPostgres, restorePostgres } from './postgres/dump.ts';
-import { describeLocation } from './postgres/pool.ts';
+import { describeLocation, postgresOfState } from './postgres/location.ts';
 import { defaultBackupPath } from './upgrade-safety.ts';
 import { backupSqlite, restoreSqlite } from './sqlite/backup.ts';
 import { databasePath } from './sqlite/open-sqlite.ts';
 
-function postgresOf(state: Config['state']): PostgresConfig {
-  if (state.postgres === null) throw new StoreError('INVALID_ARGUMENT', 'state.backend is postgres but state.postgres is not set');
-  return state.postgres;
-}
+/** PostgreSQL's dump and restore, loaded only for a state on PostgreSQL (they load the driver). */
+const postgresDump = () => import('./postgres/dump.ts');
 
 /**
  * Writes a consistent copy of the state (also while the agent runs); returns the file. SQLite: a database file;
@@ -24,7 +19,7 @@ function postgresOf(state: Config['state']): PostgresConfig {
 export async function backupState(state: Config['state'], to: string | undefined, now: Date): Promise<string> {
   if (state.backend === 'postgres') {
     const file = to ?? defaultBackupPath(state.dir, now, false, 'dump');
-    await dumpPostgres(postgresOf(state), file);
+    await (await postgresDump()).dumpPostgres(postgresOfState(state), file);
     return file;
   }
   const file = to ?? defaultBackupPath(state.dir, now);
@@ -35,8 +30,8 @@ export async function backupState(state: Config['state'], to: string | undefined
 /** Puts the backup `file` in place of the state (the caller made sure no agent runs); returns where the state is. */
 export async function restoreState(state: Config['state'], file: string): Promise<string> {
   if (state.backend === 'postgres') {
-    const postgres = postgresOf(state);
-    await restorePostgres(postgres, file);
+    const postgres = postgresOfState(state);
+    await (await postgresDump()).restorePostgres(postgres, file);
     return describeLocation(postgres);
   }
   const path = databasePath(state.dir);

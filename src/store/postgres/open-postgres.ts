@@ -20,7 +20,8 @@ import {
 } from '../upgrade-safety.ts';
 import { dumpPostgres } from './dump.ts';
 import { POSTGRES_MIGRATIONS } from '../migration-list.ts';
-import { createPool, describeLocation, quoteIdent, type PoolOptions } from './pool.ts';
+import { describeLocation } from './location.ts';
+import { createPool, quoteIdent, type PoolOptions } from './pool.ts';
 import { PostgresDb } from './postgres-db.ts';
 
 export interface PostgresOptions extends Omit<PoolOptions, 'applicationName'> {

@@ -120,8 +120,3 @@ export function createPool(config: PostgresConfig, options: PoolOptions = {}): p
   pool.on('error', (error) => options.onIdleError?.(error));
   return pool;
 }
-
-/** postgres://user@host:port/database (schema s): for messages; the URL never holds the password. */
-export function describeLocation(config: PostgresConfig): string {
-  return `${config.url} (schema ${config.schema})`;
-}
