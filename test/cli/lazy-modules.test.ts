@@ -1,7 +1,7 @@
 /**
  * Commands load what their work needs, not what another command's does: on SQLite state none loads the PostgreSQL
- * driver (src/store/postgres/location.ts), and `files list` and `files show` load neither the HTTP client nor the
- * push pipeline (src/cli/commands/files.ts). The probe counts the modules of pg and of undici in the CommonJS module
+ * driver (src/store/postgres/location.ts); `files list` and `files show` load neither the HTTP client nor the
+ * push pipeline (src/cli/commands/files.ts), and `status --offline` no HTTP client. The probe counts the modules of pg and of undici in the CommonJS module
  * cache of the command's process when it exits; a command that needs both (`files retry` on PostgreSQL state) shows
  * that it finds them.
  */
@@ -36,10 +36,12 @@ async function probed(args: string[], state: string): Promise<{ run: CliRun; pg:
   return { run, pg: Number(loaded?.[1]), undici: Number(loaded?.[2]) };
 }
 
-it('files list on SQLite state loads neither pg nor undici; files retry on PostgreSQL state loads both', async () => {
-  const list = await probed(['files', 'list'], '');
-  expect(list.run.code, list.run.stderr).toBe(0);
-  expect({ pg: list.pg, undici: list.undici }).toEqual({ pg: 0, undici: 0 });
+it('files list and status --offline on SQLite state load neither pg nor undici; files retry on PostgreSQL state loads both', async () => {
+  for (const args of [['files', 'list'], ['status', '--offline']]) {
+    const { run, pg, undici } = await probed(args, '');
+    expect(run.code, run.stderr).toBe(0);
+    expect({ pg, undici }, args.join(' ')).toEqual({ pg: 0, undici: 0 });
+  }
   const refused = new URL(await refusedUrl());
   const retry = await probed(['files', 'retry', '1'], `  backend: postgres\n  postgres:\n    url: postgres://agent@127.0.0.1:${refused.port}/pricing\n`);
   expect(retry.run.stderr).toContain('cannot connect to PostgreSQL');

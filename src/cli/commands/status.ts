@@ -11,7 +11,6 @@ import { checkDaemon } from '../../status/daemon-probe.ts';
 import { buildReport, gatherDatabaseParts, type KeyCheck } from '../../status/status-report.ts';
 import { configOption, loadConfigForCommand } from './config.ts';
 import { runCommand } from './errors.ts';
-import { checkKey } from './status-key.ts';
 import { statusText } from './status-text.ts';
 
 interface StatusOptions {
@@ -38,7 +37,8 @@ export function statusCommand(): Command {
         const skipped: KeyCheck = { state: 'skipped', base_url: config.api.base_url };
         const [parts, key, daemon] = await Promise.all([
           gatherDatabaseParts(config, now),
-          options.offline === true ? Promise.resolve(skipped) : checkKey(config),
+          // The HTTP client loads only for the key check: status --offline starts without it.
+          options.offline === true ? Promise.resolve(skipped) : import('./status-key.ts').then(({ checkKey }) => checkKey(config)),
           checkDaemon(config),
         ]);
         const report = buildReport(config, now, parts, key, daemon);
