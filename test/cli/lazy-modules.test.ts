@@ -1,9 +1,9 @@
 /**
  * Commands load what their work needs, not what another command's does: on SQLite state none loads the PostgreSQL
- * driver (src/store/postgres/location.ts); `files list` and `files show` load neither the HTTP client nor the
- * push pipeline (src/cli/commands/files.ts), and `status --offline` no HTTP client. The probe counts the modules of pg and of undici in the CommonJS module
- * cache of the command's process when it exits; a command that needs both (`files retry` on PostgreSQL state) shows
- * that it finds them.
+ * driver (src/store/postgres/location.ts); `files list` and `files show` load neither the HTTP client nor the push
+ * pipeline (src/cli/commands/files.ts), and `status --offline` no HTTP client. The probe counts the modules of pg
+ * and of undici in the CommonJS module cache of the command's process when it exits; a command that needs both
+ * (`files retry` on PostgreSQL state) shows that it finds them.
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
