@@ -136,7 +136,7 @@ export default defineConfig({
     // postgres project adds its own setup file to this one).
     setupFiles: ['test/support/after-test-setup.ts'],
     // Integration tests start real HTTP servers and child processes, and spend about a third of their time
-    // waiting on them: on the 2 cores of CI, 3 workers keep the cores busy (the suite takes ~2 minutes, not ~2.7).
+    // waiting on them: on the 2 cores of CI, 3 workers keep both cores busy where 2 left them idle in those waits.
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',

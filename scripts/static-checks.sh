@@ -1,8 +1,8 @@
 #!/bin/sh
 # npm test's first step: the typecheck (npm run typecheck) and the linter (npm run lint) at the same time. Each keeps
 # one core busy for most of its run (the linter about 60 CPU-seconds with its type-aware rules, tsc about 20), so
-# side by side they end about 20 s sooner on 2 cores than one after the other (about 50 s). Each one's output is printed whole when both
-# have ended, so the two never interleave; the step fails when either fails.
+# side by side they end about 20 s sooner on 2 cores than one after the other (about 50 s). Each one's output is
+# printed whole when both have ended, so the two never interleave; the step fails when either fails.
 set -u
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT

@@ -44,8 +44,9 @@ const CLOSED_CONNECTION_GRACE_MS = 5_000;
 /**
  * The connections still open to this file's cluster at the end of the file (none when it started no cluster), each
  * as `application_name (state): query`. A process that ended (a killed agent) may be listed for a moment after its
- * exit: asked again until none is left, for up to CLOSED_CONNECTION_GRACE_MS. What stays open is a state database the test never
- * closed: its idle pool connections would fail, once the cluster stops, inside whichever file runs next in the worker.
+ * exit: asked again until none is left, for up to CLOSED_CONNECTION_GRACE_MS. What stays open is a state database
+ * the test never closed: its idle pool connections would fail, once the cluster stops, inside whichever file runs
+ * next in the worker.
  */
 export async function connectionsLeftOpen(): Promise<string[]> {
   if (cluster === null) return [];

@@ -117,13 +117,13 @@ export async function writeReport(db: StateDb, input: ReportInput): Promise<Writ
   const rejected = counts ? rejectedRows(counts) : 0;
   const rejectsPath = rejected > 0 ? `${input.finalPath}${REJECTS_SUFFIX}` : null;
   // The report's first errors are the rejects CSV's first rows: kept as the CSV is written, not read again.
-  let first: StoredReject[];
+  const rejects = rejectsOf(db, file.id, ['local', 'api']);
+  const first: StoredReject[] = [];
   if (rejectsPath !== null) {
     const layout = { headers: input.headers ?? [], delimiter: input.delimiter ?? ',', widest: await maxRawFields(db, file.id) };
-    first = [];
-    await writeRejectsCsv(rejectsPath, layout, keepingFirst(rejectsOf(db, file.id, ['local', 'api']), first, REPORT_FIRST_ERRORS));
+    await writeRejectsCsv(rejectsPath, layout, keepingFirst(rejects, first, REPORT_FIRST_ERRORS));
   } else {
-    first = await take(rejectsOf(db, file.id, ['local', 'api']), REPORT_FIRST_ERRORS);
+    first.push(...(await take(rejects, REPORT_FIRST_ERRORS)));
   }
   const firstErrors = first.map(({ line, stage, field, code, message, errors }) => ({
     line,
