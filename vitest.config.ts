@@ -135,6 +135,8 @@ export default defineConfig({
     // Runs again for every test file, in a shared worker too: the cleanups of test/support/after-test.ts (the
     // postgres project adds its own setup file to this one).
     setupFiles: ['test/support/after-test-setup.ts'],
+    // Runs once for the whole run: every temp folder of the run in one folder, removed at its end.
+    globalSetup: ['test/support/run-temp-root.ts'],
     // Integration tests start real HTTP servers and child processes, and spend about a third of their time
     // waiting on them: on the 2 cores of CI, 3 workers keep both cores busy where 2 left them idle in those waits.
     testTimeout: 30_000,
