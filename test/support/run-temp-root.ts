@@ -1,8 +1,8 @@
 /**
  * Global setup of the whole run (vitest.config.ts): one folder under the system's temp folder holds every temp folder
  * of the run (TMPDIR for the workers and every child process they start: agents, PostgreSQL clusters, the browser),
- * removed when the run ends. Tests clean up after themselves where they can, but a harness closed by a failed test,
- * a child killed with SIGKILL or a cluster folder owned by the postgres user left about 200 folders in /tmp per run.
+ * removed when the run ends. Tests clean up after themselves where they can, but harnesses closed by a failed test,
+ * children killed with SIGKILL and cluster folders owned by the postgres user left folders in /tmp run after run.
  *
  * A run with a failed test keeps the folder and prints where it is: the chaos run and the crash tests leave their
  * state databases, inboxes and logs there for the post-mortem.
