@@ -91,6 +91,16 @@ export default tseslint.config(
     },
   },
   ...roomRules(),
+  // src/node-http.ts says why: an import statement of node:http loads Node's own undici in every process.
+  {
+    files: ['src/**/*.ts'],
+    ignores: ['src/node-http.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': ['error', {
+        paths: ['node:http', 'http'].map((name) => ({ name, allowTypeImports: true, message: 'Take node:http\'s functions from src/node-http.ts (types may be imported).' })),
+      }],
+    },
+  },
   {
     files: ['**/*.js'],
     ...tseslint.configs.disableTypeChecked,

@@ -6,7 +6,8 @@
  * Every path answers only to a Host that names this machine (host-check.ts: DNS rebinding), /healthz too: a page
  * that rebinds a name of its own to this machine must not read the readiness reasons or the metrics either.
  */
-import { createServer, type Server, type ServerResponse } from 'node:http';
+import type { Server, ServerResponse } from 'node:http';
+import { createServer } from '../node-http.ts';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 import type { ConsoleHandler } from '../console/console-server.ts';

@@ -20,8 +20,9 @@
  * once; a removed token fails its next request and its waiting long-polls are answered 401 right away. The address
  * and the switch between HTTP and HTTPS need a restart.
  */
-import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
+import { createServer as createHttpServer } from '../node-http.ts';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Clock } from '../clock.ts';
 import { isLoopbackHost } from '../config/base-url.ts';

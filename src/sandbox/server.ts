@@ -9,7 +9,8 @@
  * first (so the client sees the connection close, not a write error) and never runs the handler; "after commit"
  * runs the handler, so the write is in the store, and then destroys the socket instead of answering.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { createServer } from '../node-http.ts';
 import { buildApiRouter, REMOVED_PREFIX } from './api-routes.ts';
 import { REJECTION_MESSAGES } from './auth.ts';
 import type { SandboxControl } from './control.ts';

@@ -2,7 +2,7 @@
  * Does a daemon answer on http.host:http.port? Asks its /readyz (which needs no secret) and reports its state and
  * reasons. A daemon that does not answer is "not running" here: `status` reads the database either way.
  */
-import { request } from 'node:http';
+import { request } from '../node-http.ts';
 import type { Config } from '../config/index.ts';
 
 export const DAEMON_STATES = ['ready', 'not_ready', 'not_running', 'disabled', 'unknown'] as const;
