@@ -62,7 +62,12 @@ export function backoffDelay(attempt: number, random: () => number = Math.random
   return Math.min(RETRY_CAP_MS, Math.round(jittered));
 }
 
-/** Wait used when a 429 carries no usable Retry-After. */
+/**
+ * The shortest wait after a 429 (or a 503 with Retry-After), and the wait when it carries no usable Retry-After.
+ * "Retry now" is never taken at its word: a Retry-After of 0, a date already past (a server whose clock is behind
+ * the agent's) or a tiny value would otherwise send the next request at once, and a 429 uses up no attempt
+ * (docs/api-assumptions.md), so a server answering that way would be hammered without pause.
+ */
 export const DEFAULT_RETRY_AFTER_MS = 1_000; // 1 s
 
 /**
@@ -72,22 +77,26 @@ export const DEFAULT_RETRY_AFTER_MS = 1_000; // 1 s
  */
 export const DEFAULT_MAX_RETRY_AFTER_MS = 15 * 60 * 1000; // 15 min
 
+/** An HTTP-date starts with the day's name (IMF-fixdate, RFC 850 and asctime all do): "1.5" or "-1" is none. */
+const HTTP_DATE = /^[A-Za-z]{3}/;
+
 /**
- * Parses Retry-After as delta-seconds or as an HTTP-date, relative to `nowMs`, capped at `capMs`
- * (api.max_retry_after). A date in the past means "now"; a value that is neither means DEFAULT_RETRY_AFTER_MS.
+ * Parses Retry-After as delta-seconds or as an HTTP-date, and returns the wait, at least DEFAULT_RETRY_AFTER_MS and at
+ * most `capMs` (api.max_retry_after). A date is read against the response's own `Date` (`serverNowMs`) when it has
+ * one, so that a difference between the server's clock and the agent's moves no wait; otherwise against `nowMs`. A
+ * value that is neither waits DEFAULT_RETRY_AFTER_MS.
  */
-export function parseRetryAfter(value: string | string[] | undefined, nowMs: number, capMs = DEFAULT_MAX_RETRY_AFTER_MS): number {
-  return Math.min(capMs, uncappedRetryAfter(value, nowMs));
+export function parseRetryAfter(value: string | string[] | undefined, nowMs: number, capMs = DEFAULT_MAX_RETRY_AFTER_MS, serverNowMs?: number): number {
+  return Math.min(capMs, Math.max(DEFAULT_RETRY_AFTER_MS, uncappedRetryAfter(value, serverNowMs ?? nowMs)));
 }
 
 function uncappedRetryAfter(value: string | string[] | undefined, nowMs: number): number {
   const raw = Array.isArray(value) ? value[0] : value;
   if (raw === undefined) return DEFAULT_RETRY_AFTER_MS;
   const text = raw.trim();
-  if (/^\d+$/.test(text)) return Math.max(Number(text) * 1000, 0) || DEFAULT_RETRY_AFTER_MS;
-  const at = Date.parse(text);
-  if (Number.isNaN(at)) return DEFAULT_RETRY_AFTER_MS;
-  return Math.max(0, at - nowMs);
+  if (/^\d+$/.test(text)) return Number(text) * 1000;
+  const at = HTTP_DATE.test(text) ? Date.parse(text) : Number.NaN;
+  return Number.isNaN(at) ? DEFAULT_RETRY_AFTER_MS : at - nowMs;
 }
 
 /**

@@ -305,7 +305,7 @@ export class ApiTransport {
       // request through the gate. A 503 with Retry-After (a proxy in front of the API sends it) is honoured too.
       const now = this.#clock.now();
       const window: WaitWindow = {
-        untilMs: now + parseRetryAfter(retryAfter, now, this.#maxRetryAfterMs),
+        untilMs: now + parseRetryAfter(retryAfter, now, this.#maxRetryAfterMs, serverDateMs(response.headers.date)),
         status: response.statusCode,
         method: OPERATIONS[req.operation].method,
         path: buildPath(req.operation, req.id),
@@ -316,12 +316,12 @@ export class ApiTransport {
       this.#hooks.onRetryAfter?.({ operation: req.operation, untilMs: this.#gate.openAt, status: response.statusCode });
     }
     const text = await readBodyLimited(response.body, this.#maxResponseBytes, response.headers['content-length'], this.#what(req));
-    const date = typeof response.headers.date === 'string' ? new Date(response.headers.date) : null;
+    const dateMs = serverDateMs(response.headers.date);
     return {
       status: response.statusCode,
       headers: response.headers,
       body: parseBody(text, response.headers['content-type']),
-      date: date && !Number.isNaN(date.getTime()) ? date : null,
+      date: dateMs === undefined ? null : new Date(dateMs),
     };
   }
 
@@ -351,6 +351,12 @@ export class ApiTransport {
     const search = params.size > 0 ? `?${params.toString()}` : '';
     return `${this.#baseUrl}${path}${search}`;
   }
+}
+
+/** The response's `Date` header (the server's clock) in milliseconds, or undefined when it has none that reads. */
+function serverDateMs(header: string | string[] | undefined): number | undefined {
+  const ms = typeof header === 'string' ? Date.parse(header) : Number.NaN;
+  return Number.isNaN(ms) ? undefined : ms;
 }
 
 function parseBody(text: string, contentType: string | string[] | undefined): unknown {

@@ -113,6 +113,21 @@ describe('a Retry-After from the server is honoured within api.max_retry_after',
     expect(clock.now() - started).toBeGreaterThanOrEqual(1_000);
   });
 
+  it('a 429 that says "now" (0, a date already past, a server clock behind, "1.5", "-1") is not resent at once', async () => {
+    const clock = new ManualClock();
+    const serverNow = clock.now() - 60_000; // the server's clock a minute behind the agent's
+    const at = (ms: number) => ({ date: new Date(serverNow).toUTCString(), 'retry-after': new Date(ms).toUTCString() });
+    const answers = [{ 'retry-after': '0' }, at(serverNow - 4_000), at(serverNow + 30_000), { 'retry-after': '1.5' }, { 'retry-after': '-1' }];
+    server = await startScriptedServer([...answers.map((headers) => ({ reply: 429, headers })), ok]);
+    const verified = client(server.url, clock).auth.verify();
+    expect(await settlesWithin(clock, verified, FIFTEEN_MIN)).toBe(true);
+    await expect(verified).resolves.toMatchObject({ ok: true });
+    expect(server.received).toHaveLength(6);
+    // What the agent waited for (settlesWithin moves the clock by a minute at a time): 1 s after each "now", and
+    // the 30 s the server asked for by its own clock (by the agent's, a date 30 s ago).
+    expect(clock.sleeps.reduce((sum, ms) => sum + ms, 0)).toBeGreaterThanOrEqual(4 * 1_000 + 30_000);
+  });
+
   it('a 35-day window stored before (an older version, a larger cap) is bounded when read back at start', async () => {
     server = await startScriptedServer([ok]);
     const dir = await mkdtemp(join(tmpdir(), 'pa-abuse-stored-'));

@@ -96,9 +96,18 @@ describe('parseRetryAfter', () => {
     expect(parseRetryAfter('3600', now, 7_200_000)).toBe(3_600_000);
     expect(parseRetryAfter('3000000', now)).toBe(900_000); // 35 days (issue 27, point 2)
   });
-  it('reads an HTTP date', () => {
+  it('reads an HTTP date, against the response\'s own Date when it has one', () => {
     expect(parseRetryAfter('Sun, 22 Nov 2026 10:02:30 GMT', now)).toBe(150_000);
-    expect(parseRetryAfter('Sun, 22 Nov 2026 09:00:00 GMT', now)).toBe(0);
+    // The server's clock a minute behind the agent's: the wait it asks for is still 150 s, not 90 s.
+    expect(parseRetryAfter('Sun, 22 Nov 2026 10:01:30 GMT', now, undefined, now - 60_000)).toBe(150_000);
+  });
+  it('never waits less than 1 s: not for 0, a date already past, or a value that only parses as a date', () => {
+    expect(parseRetryAfter('0', now)).toBe(1000);
+    expect(parseRetryAfter('Sun, 22 Nov 2026 09:00:00 GMT', now)).toBe(1000);
+    expect(parseRetryAfter('Sun, 22 Nov 2026 10:00:00 GMT', now, undefined, now + 4_000)).toBe(1000);
+    for (const text of ['1.5', '-1', '2026-11-22', '10']) expect(parseRetryAfter(text, now), text).toBeGreaterThanOrEqual(1000);
+    expect(parseRetryAfter('1.5', now)).toBe(1000);
+    expect(parseRetryAfter('-1', now)).toBe(1000);
   });
   it('falls back to 1 s when missing or garbled', () => {
     expect(parseRetryAfter(undefined, now)).toBe(1000);
