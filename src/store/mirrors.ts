@@ -6,6 +6,11 @@
  * next cursor together, `completeListing` moves the watermark and clears the cursor. A restart finds
  * listing_started_at set and continues from `cursor`, with `updated_after` = the unchanged watermark.
  * `updated_after` is inclusive: the rows at the watermark come again and the upsert absorbs them.
+ *
+ * The spec gives no order for a listing's rows. A row updated while the listing runs may sit on a page already
+ * read, and a row on a later page may carry a later updated_at: a watermark at the largest updated_at seen would
+ * skip the first row's change for good. So the watermark never passes the listing's start (the server's Date on its
+ * first page) less LISTING_START_MARGIN_MS: the next run reads every change made since the listing began again.
  */
 import type { Selectable } from 'kysely';
 import { instantOf } from '../api/schemas/index.ts';
@@ -16,6 +21,12 @@ import { sqlOf, type Queryable, type SqlParams } from './sql-db.ts';
 import type { StateDb } from './state-db.ts';
 
 export type StreamState = Selectable<StreamStateTable>;
+
+/**
+ * How far before the listing's start the watermark may go at most: the server read its first page before it
+ * stamped the response's Date (to the second), and the clocks behind its updated_at may differ from that one.
+ */
+export const LISTING_START_MARGIN_MS = 60_000;
 
 export interface PageOptions {
   /**
@@ -90,8 +101,9 @@ export async function upsertMirrorPage<S extends MirrorStream>(
 }
 
 /**
- * Ends the listing in progress: the watermark moves to the largest updated_at stored during the listing; where its
- * rows carried none, to listing_started_at; after an empty listing it stays. `watermark` overrides the rule.
+ * Ends the listing in progress: the watermark moves to the largest updated_at stored during the listing, but never
+ * past listing_started_at less LISTING_START_MARGIN_MS (see the top of this file); where its rows carried none, to
+ * listing_started_at; after an empty listing it stays. `watermark` overrides the rule.
  * Clears the cursor and the error, sets last_success_at. For grid streams, `keys` says how the listing keyed its
  * rows, and the rows that do not belong to the grid as now listed go (CompleteOptions).
  */
@@ -108,7 +120,9 @@ export async function completeListing(db: StateDb, stream: MirrorStream, options
     }
     const computed = !state
       ? null
-      : (state.listing_max_updated_at ?? (state.listing_rows > 0 ? state.listing_started_at : state.watermark));
+      : state.listing_max_updated_at === null
+        ? (state.listing_rows > 0 ? state.listing_started_at : state.watermark)
+        : notPastListingStart(state.listing_max_updated_at, state.listing_started_at);
     return saveState(
       tx,
       stream,
@@ -192,6 +206,14 @@ async function saveState(tx: Queryable, stream: MirrorStream, upsertSql: string,
  * The later of two timestamps, compared as instants: ISO text does not sort ("10:00:00Z" > "10:00:00.5Z"). The
  * winner keeps the server's own text. Unparsable values never win.
  */
+/** `maxUpdatedAt`, or the listing's start less LISTING_START_MARGIN_MS when that is earlier. */
+function notPastListingStart(maxUpdatedAt: string, listingStartedAt: string | null): string {
+  const start = listingStartedAt === null ? Number.NaN : instantOf(listingStartedAt);
+  if (Number.isNaN(start)) return maxUpdatedAt;
+  const bound = start - LISTING_START_MARGIN_MS;
+  return instantOf(maxUpdatedAt) > bound ? new Date(bound).toISOString() : maxUpdatedAt;
+}
+
 function later(current: string | null, candidate: string | null): string | null {
   if (candidate === null || Number.isNaN(instantOf(candidate))) return current;
   if (current === null) return candidate;

@@ -8,6 +8,7 @@ type CompetitorPrice = MirrorRow<'competitor_prices'>;
 import { gridStream } from '../../src/store/mirror-tables.ts';
 import {
   completeListing,
+  LISTING_START_MARGIN_MS,
   listStreamStates,
   recordStreamError,
   resetStream,
@@ -106,6 +107,21 @@ describe('mirrors', () => {
     expect((await completeListing(db, grid)).watermark).toBe('2026-11-22T08:00:00Z');
     await upsertMirrorPage(db, grid, [], null, { listingStartedAt: '2026-11-22T09:00:00Z' });
     expect((await completeListing(db, grid)).watermark).toBe('2026-11-22T08:00:00Z');
+  });
+
+  it('the watermark never passes the listing start less a minute: a change to a row already read comes next run', async () => {
+    // A server that lists by id, not by updated_at (the spec gives no order). The listing starts at 10:00:00 by
+    // the server's Date; p1 is read on page 1, then changed at 10:00:10; p9, changed at 10:00:20, is on page 2.
+    const db = await openTempDb();
+    await upsertMirrorPage(db, 'products', [product('p1', '2026-11-22T09:00:00Z')], 'page-2', { listingStartedAt: '2026-11-22T10:00:00.000Z' });
+    await upsertMirrorPage(db, 'products', [product('p9', '2026-11-22T10:00:20Z')], null);
+    const done = await completeListing(db, 'products');
+    // At 10:00:20 the next run's updated_after would skip p1's change at 10:00:10 for good.
+    expect(done.watermark).toBe(new Date(Date.parse('2026-11-22T10:00:00Z') - LISTING_START_MARGIN_MS).toISOString());
+    expect(Date.parse(done.watermark ?? '')).toBeLessThanOrEqual(Date.parse('2026-11-22T10:00:10Z'));
+    // Rows all older than the listing's start less the margin: the watermark is the largest of them, as before.
+    await upsertMirrorPage(db, 'products', [product('p1', '2026-11-22T10:00:10Z')], null, { listingStartedAt: '2026-11-22T11:00:00.000Z' });
+    expect((await completeListing(db, 'products')).watermark).toBe('2026-11-22T10:00:10Z');
   });
 
   it('keys grid rows by (grid_id, grid_item_id), one stream per grid, and refuses a row without a key', async () => {
