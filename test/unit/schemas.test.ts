@@ -82,7 +82,7 @@ describe('write schemas', () => {
     expect(AcknowledgeRequest.safeParse({ approval_ids: [] }).success).toBe(false);
   });
 
-  it('export status allows no additional properties', () => {
+  it('export status allows no additional properties, and reads its values as every other response does', () => {
     const status = {
       export_id: '3f1c2f8e-4c5b-4f7a-9a51-0a6f0f7c1a11',
       job_id: '6d0f4a2b-1c3e-4b5a-8f9e-2a1b3c4d5e6f',
@@ -93,6 +93,10 @@ describe('write schemas', () => {
     };
     expect(ExportStatus.safeParse(status).success).toBe(true);
     expect(ExportStatus.safeParse({ ...status, extra: 1 }).success).toBe(false);
+    // Its values are read as every other response's: a UUID-shaped id of another variant, an offset without colon.
+    const otherForms = { ...status, export_id: '3f1c2f8e-4c5b-4f7a-ca51-0a6f0f7c1a11', expires_at: '2026-11-23T00:00:00+0000' };
+    expect(ExportStatus.safeParse(otherForms).success).toBe(true);
+    expect(ExportStatus.safeParse({ ...status, export_id: 'not-a-uuid' }).success).toBe(false);
   });
 });
 

@@ -1,6 +1,6 @@
 /** Asynchronous import jobs and transaction-export status objects. */
 import { z } from 'zod';
-import { isoDateTime, nullish, readDateTime, uuid } from './common.ts';
+import { nullish, readDateTime, readUuid } from './common.ts';
 
 export const JOB_STATUSES = ['queued', 'running', 'completed', 'failed'] as const;
 export const JobStatus = z.enum(JOB_STATUSES);
@@ -149,14 +149,17 @@ export const EXPORT_STATUSES = [
   'expired',
 ] as const;
 
-/** Export status: "additional properties are not allowed", so this one is strict on both sides. */
+/**
+ * Export status: "additional properties are not allowed", so no field beyond these is accepted. Its values are read
+ * as every other response's (docs/api-assumptions.md): any UUID-shaped id, any ISO 8601 form of a date-time.
+ */
 export const ExportStatus = z.strictObject({
-  export_id: uuid,
-  job_id: uuid,
+  export_id: readUuid,
+  job_id: readUuid,
   status: z.enum(EXPORT_STATUSES),
   rows_written: z.number().int(),
   total_rows: z.number().int().nullable(),
-  expires_at: isoDateTime,
+  expires_at: readDateTime,
   error: z.string().nullable().optional(),
 });
 export type ExportStatus = z.infer<typeof ExportStatus>;
