@@ -28,7 +28,8 @@ class EndToEndFirst extends BaseSequencer {
 
 /**
  * Long runs stay out of `npm test`, which must end in about 5 minutes on 2 cores; each has a command of its own and a
- * short run inside `npm test`, and `npm run test:all` runs everything (PRICING_AGENT_LONG_RUNS=1):
+ * short run inside `npm test`, and `npm run test:all` switches on every one of the suite's (PRICING_AGENT_LONG_RUNS=1
+ * here, and the full sizes of the attack, crash and package tests); the chaos command line and the benches run apart:
  * - the HA chaos proof: `npm run test:chaos -- --ha`; inside, the failover proof (test/integration/ha-failover.test.ts)
  *   and the single-agent chaos run (test/chaos/chaos.test.ts);
  * - the end-to-end files below on PostgreSQL (`npm run test:postgres`): inside, they run on SQLite, and the SQL they

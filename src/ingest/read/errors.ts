@@ -1,6 +1,6 @@
 /**
- * Errors of reading a source file. A `FileFormatError` fails the whole file (it goes to `failed/` with its
- * `.error.json`); a row problem is never an error but a reject outcome. I/O errors (ENOENT, EACCES) are not
+ * Errors of reading a source file. A `FileFormatError` fails the whole file (it goes to `failed/`, the error in its
+ * `.report.json`); a row problem is never an error but a reject outcome. I/O errors (ENOENT, EACCES) are not
  * wrapped: a file that vanished or cannot be opened is not a broken file, and the caller decides what to do.
  * Callers branch on `code`, never on the message.
  */
@@ -74,7 +74,7 @@ export class FileFormatError extends Error {
     this.byteOffset = init.byteOffset;
   }
 
-  /** The shape written to `<name>.error.json`. */
+  /** The error as JSON (in a log line, say): its code, its message and where in the file it was found. */
   toJSON(): { code: FileFormatCode; message: string; line?: number; byte_offset?: number } {
     return {
       code: this.code,
