@@ -83,6 +83,16 @@ export function storeItem<R extends TableRow, W>(resource: Resource<R, W>, { wri
   return row.id;
 }
 
+/** Every row checked first: a 422 naming each refused one, or every row written and 200. */
+function allOrRefused<R extends TableRow, W>(resource: Resource<R, W>, items: readonly unknown[], seen: Set<string> | null, now: number): Reply {
+  const checked = items.map((item, index) => checkItem(resource, item, index, seen));
+  const refused = checked.flatMap((c, index) => ('write' in c ? [] : [validationError(['body', 'items', index], c.message, c.code)]));
+  if (refused.length > 0) return invalid(refused);
+  const out = new BulkResponseWriter(items.length);
+  checked.forEach((c, index) => out.ok(index, storeItem(resource, c as CheckedItem<W>, now)));
+  return { status: 200, bytes: out.finish() };
+}
+
 /** Validates and writes one bulk item or import row (checkItem, then storeItem); returns the id or the refusal. */
 export function writeItem<R extends TableRow, W>(
   resource: Resource<R, W>,
@@ -95,7 +105,11 @@ export function writeItem<R extends TableRow, W>(
   return 'write' in checked ? storeItem(resource, checked, now) : checked;
 }
 
-export function bulkReply<R extends TableRow, W>(resource: Resource<R, W>, body: unknown, now: number): Reply {
+/**
+ * A bulk request: 200 with a result per row, never all-or-nothing; or, with `refuseWhole` (the dialect's
+ * storeBulkRefusals), a 422 naming every row refused, and nothing of the batch written.
+ */
+export function bulkReply<R extends TableRow, W>(resource: Resource<R, W>, body: unknown, now: number, refuseWhole = false): Reply {
   // The common case without zod (its array parse copies the array and allocates per element); zod reports the rest.
   const candidate = (body as { items?: unknown } | null | undefined)?.items;
   let items: unknown[];
@@ -106,6 +120,7 @@ export function bulkReply<R extends TableRow, W>(resource: Resource<R, W>, body:
     items = envelope.data.items;
   }
   const seen = resource.rejectDuplicateKeys ? new Set<string>() : null;
+  if (refuseWhole) return allOrRefused(resource, items, seen, now);
   const out = new BulkResponseWriter(items.length);
   for (let index = 0; index < items.length; index += 1) {
     const outcome = writeItem(resource, items[index], index, seen, now);

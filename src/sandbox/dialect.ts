@@ -83,6 +83,13 @@ export interface Dialect {
   readonly productStoreWithoutStore: 'refused' | 'product_level';
   /** Query parameters the document does not define for an endpoint: ignored, or a 422. */
   readonly unknownQuery: 'ignored' | 'rejected';
+  /**
+   * A product_store bulk request with rows the platform refuses (an unknown store, a key twice in the batch): the
+   * document's table says "200 BulkResponse; ... give a row-level error", its errors section "give a 4xx with a
+   * specific error code per row". `results`: 200 with the refusals among the results; `refused`: a 422 whose detail
+   * names each refused row (loc ['body', 'items', index]), and nothing of the batch is written.
+   */
+  readonly storeBulkRefusals: 'results' | 'refused';
 
   // Jobs ---------------------------------------------------------------------------------------------------------
   /** Job status names: the document's (queued, running, completed, failed), or pending/processing/done/error. */
@@ -117,6 +124,7 @@ const DEFAULT: Dialect = {
   productExtraFields: 'stored',
   productStoreWithoutStore: 'refused',
   unknownQuery: 'ignored',
+  storeBulkRefusals: 'results',
   jobStatuses: 'documented',
   queuedProgress: 0,
   jobRowErrors: 'completed',
@@ -150,6 +158,7 @@ export const DIALECTS: Readonly<Record<DialectName, Dialect>> = {
     expiryMs: 10 * 60 * 1000, // 10 min
     productExtraFields: 'rejected',
     unknownQuery: 'rejected',
+    storeBulkRefusals: 'refused',
     jobRowErrors: 'rows',
   },
   lenient: {

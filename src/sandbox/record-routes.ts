@@ -26,7 +26,9 @@ export function addRecordRoutes(router: ApiRouter): void {
 
   // Product store
   router
-    .add('POST', '/v1/product_store/bulk', 'json', (ctx) => bulkReply(ctx.world.productStore, ctx.body, ctx.now))
+    .add('POST', '/v1/product_store/bulk', 'json', (ctx) =>
+      bulkReply(ctx.world.productStore, ctx.body, ctx.now, ctx.world.dialect.storeBulkRefusals === 'refused'),
+    )
     .add('GET', '/v1/product_store', 'none', (ctx) => listReply(ctx.world.productStore, ctx.query, listContext(ctx)))
     .add('POST', '/v1/product_store', 'json', (ctx) => upsertByKeyReply(ctx.world.productStore, ctx.body, ctx.now))
     .add('GET', '/v1/product_store/:entity_id', 'none', (ctx) => getReply(ctx.world.productStore, id(ctx)))

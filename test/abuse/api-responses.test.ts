@@ -17,9 +17,11 @@ import { join } from 'node:path';
 import { Agent } from 'undici';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { ApiClient } from '../../src/api/client.ts';
+import { API_ERROR_CODES } from '../../src/api/errors.ts';
 import { abuseSize } from '../support/abuse.ts';
 import { drive, ManualClock } from '../support/manual-clock.ts';
 import { runCli } from '../support/run-cli.ts';
+import { startScriptedServer } from '../support/scripted-server.ts';
 
 const KEY = 'svc_live_ResponseAbuse0000111122223333444455';
 const MiB = 1024 * 1024;
@@ -186,5 +188,25 @@ describe('the limits from the config, through `check`', () => {
     const run = await runCli(['check', '--no-retry', '--config', await configFor(hostile.url)]);
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(/did not complete within api\.attempt_deadline_ms \(1000 ms/);
+  });
+});
+
+describe('bulk results that break "one entry per input row, in index order"', () => {
+  it('a short or reordered list of results is refused as a bad response, not read as rows written', async () => {
+    const rows = [{ transaction_id: 'T1', item_id: 'I1', transaction_timestamp: '2026-11-20T08:00:00Z' }, { transaction_id: 'T2', item_id: 'I1', transaction_timestamp: '2026-11-20T08:00:00Z' }];
+    const answers = [
+      { results: [{ index: 0, ok: true, id: 'a' }] },
+      { results: [{ index: 1, ok: true, id: 'b' }, { index: 0, ok: true, id: 'a' }] },
+    ];
+    for (const body of answers) {
+      const server = await startScriptedServer([{ reply: 200, body }]);
+      try {
+        const client = new ApiClient({ baseUrl: server.url, apiKey: KEY, dispatcher, clock: new ManualClock() });
+        await expect(client.transactions.bulk(rows)).rejects.toMatchObject({ code: API_ERROR_CODES.badResponse });
+        expect(server.received).toHaveLength(1);
+      } finally {
+        await server.close();
+      }
+    }
   });
 });

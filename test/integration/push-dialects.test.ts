@@ -43,4 +43,20 @@ describe.each(DIALECT_NAMES)('push against the %s dialect', (dialect) => {
     expect(storeRows).toHaveLength(3);
     expect(h.sandbox.control.state().competitor_prices.count - before).toBe(2);
   });
+
+  it('bulk mode: a store the platform does not know rejects its row, and the rest of the batch is written', async () => {
+    // default, terse and lenient refuse the row among the results of a 200; strict refuses the whole batch with a
+    // 422 naming the row (storeBulkRefusals), and the agent sends the other rows again without it.
+    const p = `${dialect.slice(0, 2).toUpperCase()}U`;
+    const [store] = h.sandbox.control.stores;
+    const csv = `item_id,store_id,current_price\n${p}-P1,${store},1.99\n${p}-P2,00000000-0000-4000-8000-000000000000,0.89\n${p}-P3,${store},2.10\n`;
+    const source = await h.source('product_store', { mode: 'bulk' });
+    const report = await reportOf(await drive(clock, h.push(source, 'unknown-store.csv', csv)));
+    expect(report.rows).toMatchObject({ read: 3, sent: 3, accepted: 2, rejected: 1 });
+    expectReconciled(report.rows);
+    expect(report.first_errors).toMatchObject([{ line: 3, stage: 'api' }]);
+    expect(report.first_errors[0]?.message).toMatch(/store/);
+    const storeRows = [...h.sandbox.control.world.productStore.table.rows()].filter((r) => r.item_id.startsWith(`${p}-`));
+    expect(storeRows.map((r) => r.item_id).sort()).toEqual([`${p}-P1`, `${p}-P3`]);
+  });
 });

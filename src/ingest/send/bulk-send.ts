@@ -10,7 +10,8 @@
  *   last; with `sum`, a key's first row is sent carrying the sums of its rows and the others are merged into it.
  * - Until a row is accepted one batch at a time is in flight, and a file whose first rows are all rejected is stopped
  *   (row-fate.ts).
- * - Per-row results come back in index order and are mapped to the rows' line numbers.
+ * - Per-row results come back in index order and are mapped to the rows' line numbers; a 422 that refuses the whole
+ *   batch for rows it names makes those rows rejects and sends the rest again (bulk-refused-rows.ts).
  * - On the first failure (the API still failing after the client's retries, a rejected key, a drain) no further
  *   batch is started; batches in flight finish and commit; the error is rethrown. The file stays in processing/.
  */
@@ -34,6 +35,7 @@ import {
   type ReopenRows,
 } from '../file/duplicate-keys.ts';
 import { KeyOrder } from '../file/key-order.ts';
+import { sendRefusingNamedRows } from './bulk-refused-rows.ts';
 import { fileCounts, Probation, localReject, stoppedEarly } from '../file/row-fate.ts';
 
 type Row = Readonly<Record<string, unknown>>;
@@ -213,7 +215,7 @@ export async function sendBulk(ctx: BulkSendContext, file: BulkFile, rows: Async
 
   const sendBatch = async (b: PendingBatch, decided: RejectRow[]): Promise<void> => {
     // Not given the drain signal: a batch in flight is finished and committed; a drain only stops new batches.
-    const response = b.rows.length === 0 ? { results: [] } : await send(b.rows);
+    const response = b.rows.length === 0 ? { results: [] } : await sendRefusingNamedRows(send, b.rows);
     const apiRejects: RejectRow[] = [];
     const hashes = new BatchKeyHashes();
     for (const result of response.results) {
