@@ -1,7 +1,7 @@
 /** src/cli/commands/errors.ts: every command reports errors the same way. */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ReleaseRefusedError } from '../../src/ingest/operations/release.ts';
-import { PushFileMissingError } from '../../src/ingest/operations/one-shot-push.ts';
+import { PushFileMissingError } from '../../src/ingest/operations/push-target.ts';
 import { describeError, exitCodeOfError, runCommand } from '../../src/cli/commands/errors.ts';
 import { EXIT_CONFIG, EXIT_FAILURE } from '../../src/cli/commands/exit-codes.ts';
 import { ConfigError } from '../../src/config/index.ts';

@@ -4,7 +4,7 @@
  * it, and the summary's paths.
  */
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, readdir, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, readdir, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import iconv from 'iconv-lite';
@@ -171,6 +171,17 @@ describe('pricing-agent push', () => {
     expect(existsSync(file)).toBe(true);
     expect(existsSync(join(dir, 'state', 'pricing-agent.db'))).toBe(false);
     expect(existsSync(join(dir, 'inbox', 'erp', 'processing'))).toBe(false);
+
+    // --rejects naming the file itself (here through a link to it) replaced the export with its rejects: refused.
+    const content = await readFile(file);
+    await symlink(file, join(dir, 'link.csv'));
+    const same = await runCli(['push', file, '--source', 'erp', '--dry-run', '--rejects', join(dir, 'link.csv'), '--config', config], env());
+    expect(same.code).toBe(2);
+    expect(same.stderr).toContain(`--rejects names the file being checked (${file})`);
+    expect(await readFile(file)).toEqual(content);
+    // A file that is not there: exit 2 with a sentence, as without --dry-run.
+    const missing = await runCli(['push', join(dir, 'nope.csv'), '--source', 'erp', '--dry-run', '--config', config], env());
+    expect({ code: missing.code, stderr: missing.stderr.trim() }).toEqual({ code: 2, stderr: `${join(dir, 'nope.csv')}: no such file` });
   });
 
   it('exits 4 for a file that fails (unclosed quote) and says where it went', async () => {

@@ -6,7 +6,7 @@
  * The rejects CSV is written by the push's own writer (src/ingest/file/rejects-csv.ts): the same layout, durably, in
  * constant memory.
  */
-import { mkdir } from 'node:fs/promises';
+import { mkdir, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { BUSINESS_KEYS, type Entity } from '../../api/schemas/index.ts';
 import { FileKeys, loserRow, type Loser } from '../file/duplicate-keys.ts';
@@ -15,6 +15,7 @@ import { RejectsSpool } from '../file/rejects-csv.ts';
 import { rowsVerdict } from '../file/row-fate.ts';
 import { previewDelta, type DeltaPreview, type DeltaSource } from '../delta/delta-plan.ts';
 import type { StateDb } from '../../store/state-db.ts';
+import { PushFileMissingError, PushUsageError } from './push-target.ts';
 
 /** Where a dry run writes its rejects unless told: the state directory, never an inbox (a watcher would take a .csv). */
 export function dryRunRejectsPath(stateDir: string, file: string): string {
@@ -83,6 +84,7 @@ async function losersOf(input: DryRunInput): Promise<ReadonlyMap<number, Loser>>
 
 /** Throws the reader's FileFormatError for a file a push would fail as a whole. */
 export async function dryRun(input: DryRunInput): Promise<DryRunResult> {
+  await checkPaths(input.file, input.rejectsPath);
   let delta: DeltaPreview | null = null;
   if (input.delta !== undefined) {
     const first = await readRows(input.file, { ...input.read, entity: input.entity }, { unvalidated: true });
@@ -139,4 +141,17 @@ export async function dryRun(input: DryRunInput): Promise<DryRunResult> {
     rejectsPath: rejects.count === 0 ? null : input.rejectsPath,
     failure: verdict === null ? null : { code: verdict.code, message: verdict.message },
   };
+}
+
+/**
+ * Refuses, before anything is read or written, a file that is not there and a rejects path that is the file itself:
+ * `--rejects export.csv export.csv` replaced the user's export with its rejects.
+ */
+async function checkPaths(file: string, rejectsPath: string): Promise<void> {
+  const input = await stat(file).catch(() => null);
+  if (input === null || !input.isFile()) throw new PushFileMissingError(`${file}: no such file`);
+  const rejects = await stat(rejectsPath).catch(() => null);
+  if (rejectsPath === file || (rejects !== null && rejects.dev === input.dev && rejects.ino === input.ino)) {
+    throw new PushUsageError(`--rejects names the file being checked (${file}): give another file for its rejects`);
+  }
 }

@@ -25,8 +25,7 @@ import { unfinishedFiles, type PushFile } from '../../store/push-ledger.ts';
 import { sha256Of } from '../file/claim.ts';
 import { ownFolder, processingDir } from '../folders.ts';
 import { processClaimed, pushFile, type FileResult, type PushDeps, type PushOptions } from '../file/push-file.ts';
-import { PushUsageError, type PushTarget } from './push-target.ts';
-import { UsageError } from '../../usage-error.ts';
+import { PushFileMissingError, PushUsageError, type PushTarget } from './push-target.ts';
 
 export interface PushRunResult {
   /** FILE's outcome (claimed now, or resumed). */
@@ -36,11 +35,6 @@ export interface PushRunResult {
 }
 
 /** Thrown for a FILE that neither exists nor is waiting in processing/. */
-export class PushFileMissingError extends UsageError {
-  constructor(message: string) {
-    super('PUSH_FILE_MISSING', message);
-  }
-}
 
 const COPY_PREFIX = '.push-';
 

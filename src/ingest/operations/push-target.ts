@@ -34,6 +34,13 @@ export class PushUsageError extends UsageError {
   }
 }
 
+/** The file to push is not there: exit 2, like a config mistake. */
+export class PushFileMissingError extends UsageError {
+  constructor(message: string) {
+    super('PUSH_FILE_MISSING', message);
+  }
+}
+
 export interface TargetOptions {
   readonly source?: string;
   readonly entity?: string;
