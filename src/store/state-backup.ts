@@ -4,6 +4,8 @@
  * that the dump is one a database administrator already knows how to handle.
  */
 import type { Config } from '../config/index.ts';
+import { pathExists } from '../path-exists.ts';
+import { UsageError } from '../usage-error.ts';
 import { describeLocation, postgresOfState } from './postgres/location.ts';
 import { defaultBackupPath } from './upgrade-safety.ts';
 import { backupSqlite, restoreSqlite } from './sqlite/backup.ts';
@@ -14,9 +16,13 @@ const postgresDump = () => import('./postgres/dump.ts');
 
 /**
  * Writes a consistent copy of the state (also while the agent runs); returns the file. SQLite: a database file;
- * PostgreSQL: pg_dump's custom format of the agent's schema (`.dump`).
+ * PostgreSQL: pg_dump's custom format of the agent's schema (`.dump`). A `to` where something already is, is refused
+ * before anything is written: `--to` naming the config file or the live database replaced it with the copy.
  */
 export async function backupState(state: Config['state'], to: string | undefined, now: Date): Promise<string> {
+  if (to !== undefined && (await pathExists(to))) {
+    throw new UsageError('BACKUP_TARGET_EXISTS', `${to} already exists: a backup is written to a new file; give --to another name, or remove that file first`);
+  }
   if (state.backend === 'postgres') {
     const file = to ?? defaultBackupPath(state.dir, now, false, 'dump');
     await (await postgresDump()).dumpPostgres(postgresOfState(state), file);

@@ -8,7 +8,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
@@ -145,6 +145,15 @@ describe('pricing-agent state backup and restore', () => {
     expect(copy.prepare('SELECT count(*) AS n FROM delta_keys').get()).toEqual({ n: 20 });
     expect(copy.prepare(`SELECT count(*) AS n FROM agent_meta WHERE key = 'uncommitted'`).get()).toEqual({ n: 0 });
     copy.close();
+
+    // --to where a file already is (here the config in use, which it replaced with the copy): refused, nothing written.
+    const before = readFileSync(config, 'utf8');
+    const over = await cli(['state', 'backup', '--to', config, '-c', config]);
+    expect({ code: over.code, stderr: over.stderr.trim() }).toEqual({
+      code: 2,
+      stderr: `${config} already exists: a backup is written to a new file; give --to another name, or remove that file first`,
+    });
+    expect(readFileSync(config, 'utf8')).toBe(before);
   });
 
   it('refuses a backup when there is no state yet', async () => {
