@@ -11,8 +11,8 @@
  *
  * Everything stays in one folder (printed). What happens to it afterwards is the caller's choice (`--clean`).
  */
-import { createWriteStream } from 'node:fs';
-import { mkdir, mkdtemp, readdir, writeFile } from 'node:fs/promises';
+import { constants, createWriteStream } from 'node:fs';
+import { access, mkdir, mkdtemp, readdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { finished } from 'node:stream/promises';
@@ -56,9 +56,13 @@ export interface DemoOptions {
 async function prepareDir(dir: string | undefined): Promise<string> {
   if (dir === undefined) return mkdtemp(join(tmpdir(), 'pricing-agent-demo-'));
   const target = resolve(dir);
-  await mkdir(target, { recursive: true, mode: 0o750 });
+  // A folder that cannot be made or written (a read-only mount, another user's): one sentence, not the stack trace
+  // of the first write (the agent's log file) that fails in it.
+  const unusable = (error: unknown) => new DemoUsageError(`${target} cannot be used (${(error as NodeJS.ErrnoException).code ?? String(error)}): give a folder you can write (--dir), or leave --dir out`);
+  await mkdir(target, { recursive: true, mode: 0o750 }).catch((error: unknown) => Promise.reject(unusable(error)));
   const entries = await readdir(target);
   if (entries.length > 0) throw new DemoUsageError(`${target} is not empty: give an empty or new folder (--dir), or leave --dir out`);
+  await access(target, constants.W_OK).catch((error: unknown) => Promise.reject(unusable(error)));
   return target;
 }
 

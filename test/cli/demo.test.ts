@@ -100,6 +100,15 @@ describe('pricing-agent demo', () => {
       expect(refused.stderr).toMatch(/is not empty/);
       expect(await readFile(join(busy, 'keep.txt'), 'utf8')).toBe('mine\n');
     });
+
+    it('refuses a folder it cannot make or write with one sentence (exit 2), not the stack trace of its log file', async () => {
+      const under = join(busy, 'keep.txt', 'demo'); // a folder under a file
+      const refused = await runCli(['demo', '--dir', under]);
+      expect({ code: refused.code, stderr: refused.stderr.trim() }).toEqual({
+        code: 2,
+        stderr: `${under} cannot be used (ENOTDIR): give a folder you can write (--dir), or leave --dir out`,
+      });
+    });
   });
 });
 
