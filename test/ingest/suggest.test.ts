@@ -11,7 +11,8 @@ import iconv from 'iconv-lite';
 import { parse } from 'yaml';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { profileColumn } from '../../src/ingest/suggest/column-profile.ts';
-import { draftSource } from '../../src/ingest/suggest/draft-source.ts';
+import { draftSource, sourceNameOf } from '../../src/ingest/suggest/draft-source.ts';
+import { SourceSchema } from '../../src/config/source-schema.ts';
 import { normalizeName } from '../../src/ingest/suggest/field-names.ts';
 import { sampleFile } from '../../src/ingest/suggest/sample-file.ts';
 import { runCli } from '../support/run-cli.ts';
@@ -60,6 +61,20 @@ describe('column profiles', () => {
   it('matches names written together or apart, with accents', () => {
     expect(normalizeName('SpecialPrice')).toBe('special price');
     expect(normalizeName('Gültig ab')).toBe('gultig ab');
+  });
+});
+
+describe('the draft\'s source name', () => {
+  it('is one config validate accepts, whatever the file is called', () => {
+    expect(sourceNameOf('_Preise_Filiale_13.csv')).toBe('preise_filiale_13');
+    expect(sourceNameOf('Prix magasin (été).xlsx')).toBe('prix-magasin-ete');
+    expect(sourceNameOf('---.csv')).toBe('source');
+    const long = `${'Filiale_'.repeat(12)}.csv`;
+    for (const file of ['_Preise_Filiale_13.csv', '.hidden.csv', long, 'ÄÖÜ.csv', 'export-.csv']) {
+      const name = sourceNameOf(file);
+      expect(SourceSchema.safeParse({ name, entity: 'products', path: '/srv/inbox' }).error?.issues, `${file} -> ${name}`).toBeUndefined();
+    }
+    expect(sourceNameOf(long)).toHaveLength(63); // cut at 64, the trailing _ taken off
   });
 });
 
@@ -113,5 +128,9 @@ describe('drafts', () => {
     expect(shown.code, shown.stderr).toBe(0);
     expect(shown.stdout).toContain('#   line 2: {"item_id":"A","store_id":"S-1","current_price":"1.00","currency":"EUR"}');
     expect(shown.stdout).toMatch(/rows: +2 read, 2 valid, 0 rejected/);
+    // A --set the entity has no field for: one sentence and exit 2 (it printed zod's issues as JSON, exit 1).
+    const wrong = await runCli(['sources', 'suggest', file, '--set', 'store_id=S-1', '--set', 'currency=EUR', '--set', 'colour=red', '--preview', '1']);
+    expect(wrong.code).toBe(2);
+    expect(wrong.stderr.trim()).toMatch(/^defaults\.colour: colour is not a product_store field \(fields: .*\): correct the --set values$/);
   });
 });

@@ -11,7 +11,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { ENTITIES, type Entity } from '../../api/schemas/index.ts';
 import { SourceSchema } from '../../config/source-schema.ts';
 import { dryRun } from '../../ingest/operations/dry-run.ts';
-import { compileSource, readRows } from '../../ingest/read/index.ts';
+import { compileSource, readRows, SourceConfigError, type CompiledSource } from '../../ingest/read/index.ts';
 import { draftSource, type Draft } from '../../ingest/suggest/draft-source.ts';
 import { sampleFile } from '../../ingest/suggest/sample-file.ts';
 import { UsageError } from '../../usage-error.ts';
@@ -37,12 +37,30 @@ class SuggestUsageError extends UsageError {
   }
 }
 
+/**
+ * The draft as a source the push would read with. The draft itself is always valid; what --set adds may not be (a
+ * field the entity does not have, a value that is not a decimal): that is the command's usage mistake, in a sentence.
+ */
+function compiledDraft(draft: Draft): CompiledSource {
+  const parsed = SourceSchema.safeParse(draft.source);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.') || 'the source'}: ${issue.message}`);
+    throw new SuggestUsageError(`${problems.join('; ')}: correct the --set values`);
+  }
+  try {
+    return compileSource(parsed.data);
+  } catch (error) {
+    if (error instanceof SourceConfigError) throw new SuggestUsageError(`${error.message}: correct the --set values`);
+    throw error;
+  }
+}
+
 /** The first `count` rows as they would be sent, then the file's row fates as a dry run counts them. */
 async function preview(file: string, draft: Draft, count: number): Promise<string> {
   if (draft.placeholders.length > 0) {
     throw new SuggestUsageError(`cannot preview before ${draft.placeholders.join(', ')} is set: add --set FIELD=VALUE for each`);
   }
-  const compiled = compileSource(SourceSchema.parse(draft.source));
+  const compiled = compiledDraft(draft);
   const out: string[] = [`# The first ${count} rows as they would be sent:`];
   const reader = await readRows(file, compiled);
   try {

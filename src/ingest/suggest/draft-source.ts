@@ -197,7 +197,7 @@ export function draftSource(input: DraftInput): Draft {
   const chosen = input.entity !== undefined ? { entity: input.entity, why: 'given with --entity' } : guessEntity(columns, input.set);
   const entity = chosen.entity;
   const mapping = mapEntity(entity, columns, input.set);
-  const base = input.fileName.replace(/\.[^.]+$/, '').toLowerCase().replace(/[^a-z0-9_.-]+/g, '-').replace(/^-+|-+$/g, '') || 'source';
+  const base = sourceNameOf(input.fileName);
 
   const lines: string[] = [];
   const source: Record<string, unknown> = {};
@@ -322,4 +322,21 @@ export function draftSource(input: DraftInput): Draft {
   else if (markers.length > 0) lines.push(`  # cells that mean "empty" seen (already the default null_values): ${markers.join(', ')}`);
   if (sample.truncated) lines.push(`  # (decided from the first ${sample.records.length} records)`);
   return { entity, yaml: `${lines.join('\n')}\n`, placeholders, source };
+}
+
+/**
+ * The draft's source name, from the file's (accents dropped): what a source name may be (src/config/source-schema.ts:
+ * letters, digits, `_ . -`, starting with a letter or digit, at most 64), so that the draft passes `config validate`.
+ */
+export function sourceNameOf(fileName: string): string {
+  const name = fileName
+    .replace(/\.[^.]+$/, '')
+    .normalize('NFD')
+    .replace(/\p{M}/gu, '') // été -> ete, Größe -> große (ß stays, and becomes -)
+    .toLowerCase()
+    .replace(/[^a-z0-9_.-]+/g, '-')
+    .replace(/^[^a-z0-9]+/, '')
+    .slice(0, 64)
+    .replace(/[^a-z0-9]+$/, '');
+  return name === '' ? 'source' : name;
 }
