@@ -25,6 +25,7 @@ let sandbox: SandboxHandle;
 let dir: string;
 let config: string;
 let badConfig: string;
+let noStateConfig: string;
 let store: string;
 
 const WRONG_KEY = 'svc_live_000000000000000000000000000000000000000000';
@@ -48,11 +49,15 @@ beforeAll(async () => {
   await (await openSqlite(databasePath(join(dir, 'state')))).close();
   badConfig = join(dir, 'bad.yaml');
   await writeFile(badConfig, (await readFile(config, 'utf8')).replace('entity: transactions', 'entity: prices'));
+  noStateConfig = join(dir, 'no-state.yaml');
+  await writeFile(noStateConfig, (await readFile(config, 'utf8')).replace('dir: ./state', 'dir: ./no-state'));
 });
 afterAll(() => sandbox.close());
 
 const cli = (args: string[], key = sandbox.apiKey): Promise<CliRun> => runCli([...args, '--config', config], { PRICING_API_KEY: key });
 const withBadConfig = (args: string[]): Promise<CliRun> => runCli([...args, '--config', badConfig], { PRICING_API_KEY: sandbox.apiKey });
+/** The config with a state.dir where no agent has run yet. */
+const withoutState = (args: string[]): Promise<CliRun> => runCli([...args, '--config', noStateConfig], { PRICING_API_KEY: sandbox.apiKey });
 
 let seq = 0;
 /** A file of its own in the test's folder (or in an inbox): names never repeat, so cases do not meet. */
@@ -120,7 +125,8 @@ const CASES: { [C in CommandName]: Partial<Record<number, Case>> } = {
   check: {},
   'config validate': {},
   'config print': { 2: () => code(withBadConfig(['config', 'print'])) },
-  demo: { 1: async () => code(runCli(['demo', '--dir', join(await file('not a folder'), 'demo')])) },
+  // No temp folder to make its own in: the demo cannot run (a --dir it cannot use is a usage mistake: demo.test.ts).
+  demo: { 1: () => code(runCli(['demo'], { TMPDIR: join(tmpdir(), 'no-such-folder') })) },
   'exports cancel': {
     1: () => code(cli(['exports', 'cancel', '00000000-0000-4000-8000-000000000000'])),
     2: () => code(withBadConfig(['exports', 'cancel', '00000000-0000-4000-8000-000000000000'])),
@@ -152,8 +158,18 @@ const CASES: { [C in CommandName]: Partial<Record<number, Case>> } = {
     1: () => code(cli(['jobs', 'show', '00000000-0000-4000-8000-000000000000'])),
     2: () => code(withBadConfig(['jobs', 'show', '00000000-0000-4000-8000-000000000000'])),
   },
-  'outbox stats': { 0: () => code(cli(['outbox', 'stats'])), 2: () => code(withBadConfig(['outbox', 'stats'])) },
-  'outbox ack': { 2: () => code(withBadConfig(['outbox', 'ack', '--consumer', 'pos-1', '--seq', '0'])) },
+  'outbox stats': { 0: () => code(cli(['outbox', 'stats'])), 1: () => code(withoutState(['outbox', 'stats'])), 2: () => code(withBadConfig(['outbox', 'stats'])) },
+  'outbox consumers': {
+    0: () => code(cli(['outbox', 'consumers'])),
+    1: () => code(withoutState(['outbox', 'consumers'])),
+    2: () => code(withBadConfig(['outbox', 'consumers'])),
+  },
+  'outbox ack': { 2: () => code(cli(['outbox', 'ack', '--consumer', 'pos-1', '--seq', '999999'])) }, // beyond the feed
+  'outbox export': {
+    0: () => code(cli(['outbox', 'export', '--dir', join(dir, 'exports')])),
+    1: async () => code(cli(['outbox', 'export', '--dir', join(await file('not a folder'), 'exports')])),
+    2: () => code(cli(['outbox', 'export'])), // no outbox.exports in the config, no --dir
+  },
   pull: { 1: () => code(cli(['pull'], WRONG_KEY)), 2: () => code(withBadConfig(['pull'])) },
   push: {},
   'push --dry-run': {

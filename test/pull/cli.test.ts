@@ -88,10 +88,14 @@ describe('pricing-agent pull, outbox, exports, jobs', { timeout: 90_000 }, () =>
     const stream = await cli('pull', '--stream', `grid:${grid?.grid_id ?? ''}`);
     expect(stream.code, stream.stderr).toBe(0);
     expect(stream.stdout).toMatch(new RegExp(`^grid:${grid?.grid_id ?? ''}: 40 rows in 1 page\\(s\\), updated_after -, watermark now 20`));
-    const [wrong, full] = await Promise.all([cli('pull', '--stream', 'prices'), cli('pull', '--full')]);
-    expect(wrong.code).toBe(1);
+    // Usage mistakes exit 2 (as docs/exit-codes.md says; they exited 1); a stream that fails exits 1 (it exited 0).
+    const [wrong, full, missingGrid] = await Promise.all([cli('pull', '--stream', 'prices'), cli('pull', '--full'), cli('pull', '--stream', 'grid:no-such-grid')]);
+    expect(wrong.code).toBe(2);
     expect(wrong.stderr).toMatch(/unknown stream prices/);
+    expect(full.code).toBe(2);
     expect(full.stderr).toMatch(/--full needs --stream/);
+    expect(missingGrid.code, missingGrid.stdout).toBe(1);
+    expect(missingGrid.stdout).toMatch(/^grid:no-such-grid: FAILED: /);
   });
 
   it('exports cancel and jobs show print the status objects readable and as JSON', async () => {

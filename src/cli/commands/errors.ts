@@ -3,17 +3,22 @@
  * mistake a person can fix (set PRICING_AGENT_DEBUG=1 to see one), and no secret in any message: the text
  * passes through the logger's secret filter before it is printed.
  *
- * Exit codes (exit-codes.ts): 0 success, 1 failure, 2 a configuration or usage mistake (ConfigError, UsageError).
+ * Exit codes (exit-codes.ts): 0 success, 1 failure, 2 a configuration or usage mistake (ConfigError, UsageError, a
+ * commander usage error).
  * Errors elsewhere carry codes of their own, never exit codes: this is the one place that gives those.
  */
+import { CommanderError } from 'commander';
 import { ConfigError } from '../../config/index.ts';
 import { EXIT_CONFIG, EXIT_FAILURE } from './exit-codes.ts';
 import { redactSecrets } from '../../log.ts';
 import { UsageError } from '../../usage-error.ts';
 
-/** The exit code for an error thrown by a command. */
+/**
+ * The exit code for an error thrown by a command. A commander error thrown by an action (InvalidArgumentError: flags
+ * that do not go together, an unknown stream name) is a usage mistake like those commander finds while parsing.
+ */
 export function exitCodeOfError(error: unknown): number {
-  return error instanceof ConfigError || error instanceof UsageError ? EXIT_CONFIG : EXIT_FAILURE;
+  return error instanceof ConfigError || error instanceof UsageError || error instanceof CommanderError ? EXIT_CONFIG : EXIT_FAILURE;
 }
 
 /** The message to show for an error: its own text (a ConfigError lists its problems one per line). */

@@ -34,7 +34,7 @@ export const EXIT_TABLE = {
   demo: [
     [EXIT_OK, 'every check of the summary passed'],
     [EXIT_FAILURE, 'a check failed (see the summary) or the demo could not run'],
-    [EXIT_CONFIG, '--dir is not empty'],
+    [EXIT_CONFIG, '--dir is not empty, or cannot be made or written'],
   ],
   'exports cancel': [
     [EXIT_OK, 'the export is cancelled (or had ended): its status is printed'],
@@ -58,8 +58,14 @@ export const EXIT_TABLE = {
     FILE_FAILED,
   ],
   'jobs show': [[EXIT_OK, 'the job is printed'], [EXIT_FAILURE, 'the API refused (no such job) or could not be reached'], CONFIG_MISTAKE],
-  'outbox stats': [[EXIT_OK, 'shown'], CONFIG_MISTAKE],
-  'outbox ack': [[EXIT_OK, 'the offset is recorded'], CONFIG_MISTAKE],
+  'outbox stats': [[EXIT_OK, 'shown'], [EXIT_FAILURE, 'there is no state database yet (the agent has not run with this state.dir)'], CONFIG_MISTAKE],
+  'outbox consumers': [[EXIT_OK, 'shown'], [EXIT_FAILURE, 'there is no state database yet (the agent has not run with this state.dir)'], CONFIG_MISTAKE],
+  'outbox ack': [[EXIT_OK, 'the offset is recorded'], [EXIT_CONFIG, 'a seq the feed has not reached, or a configuration mistake; nothing was recorded']],
+  'outbox export': [
+    [EXIT_OK, 'the files are written (or no feed row was left to write)'],
+    [EXIT_FAILURE, 'a file could not be written (the message says which)'],
+    [EXIT_CONFIG, 'no export folder (outbox.exports or --dir), or a configuration mistake; nothing was written'],
+  ],
   pull: [
     [EXIT_OK, 'done'],
     [EXIT_FAILURE, 'failed or interrupted: what was stored stays, and the next run continues'],

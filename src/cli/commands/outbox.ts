@@ -3,11 +3,13 @@
  * them. stats and consumers open the database read-only (safe while the agent runs); ack writes one consumer
  * offset; export writes the per-store files of `outbox.exports` for feed rows not in a file yet.
  */
+import { mkdir } from 'node:fs/promises';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import type { Config } from '../../config/index.ts';
 import { type FeedConsumerStatus, feedOverview } from '../../feed/consumer-status.ts';
 import { exportStoreFiles, EXPORT_FORMATS, type ExportFormat } from '../../outbox/store-files.ts';
 import { parkedReasons } from '../../store/acknowledgements.ts';
+import { StoreError } from '../../store/errors.ts';
 import { openStateDb } from '../../store/open-state-db.ts';
 import { outboxStats } from '../../store/outbox-stats.ts';
 import { ackConsumer, countScopedFeed, listConsumers } from '../../store/price-feed.ts';
@@ -15,6 +17,7 @@ import type { StateDb } from '../../store/state-db.ts';
 import { configOption, loadConfigForCommand } from './config.ts';
 import { runCommand } from './errors.ts';
 import { duration, shortTime, table } from './status-table.ts';
+import { UsageError } from '../../usage-error.ts';
 
 /** The state of `file`'s config; read-only opens never create or migrate it. */
 async function withDb<T>(file: string, readonly: boolean, fn: (db: StateDb, config: Config) => Promise<T>): Promise<T> {
@@ -122,7 +125,10 @@ export function outboxCommand(): Command {
     .action(
       runCommand((options: Options & { consumer: string; seq: number; force?: boolean }) =>
         withDb(options.config, false, async (db) => {
-          const offset = await ackConsumer(db, options.consumer, options.seq, { force: options.force === true });
+          const offset = await ackConsumer(db, options.consumer, options.seq, { force: options.force === true }).catch((error: unknown) => {
+            // A seq the feed has not reached is a mistake in what was asked: nothing was recorded.
+            throw error instanceof StoreError && error.code === 'SEQ_BEYOND_FEED' ? new UsageError(error.code, error.message) : error;
+          });
           print(options.json, offset, () => `${offset.consumer} is at seq ${offset.last_seq} (${offset.lag} rows behind)\n`);
         }),
       ),
@@ -141,8 +147,12 @@ export function outboxCommand(): Command {
           const configured = config.outbox.exports;
           const dir = options.dir ?? configured?.dir;
           if (dir === undefined) {
-            throw new Error('no export directory: set outbox.exports in the config file or pass --dir');
+            throw new UsageError('OUTBOX_NO_EXPORT_DIR', 'no export directory: set outbox.exports in the config file or pass --dir');
           }
+          // Made (or found) first, so that a folder that cannot be used is said even when no row is left to write.
+          await mkdir(dir, { recursive: true, mode: 0o750 }).catch((error: unknown) => {
+            throw new Error(`cannot use the export folder ${dir} (${(error as NodeJS.ErrnoException).code ?? String(error)}): give a folder the agent can write`);
+          });
           const files = await exportStoreFiles(db, dir, {
             format: options.format ?? configured?.format ?? 'csv',
             ...(configured ? { maxRowsPerFile: configured.max_rows_per_file } : {}),

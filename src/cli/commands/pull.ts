@@ -34,6 +34,7 @@ import { createLogger } from '../../log.ts';
 import { unparkAll } from '../../store/acknowledgements.ts';
 import { configOption, loadConfigForCommand } from './config.ts';
 import { runCommand } from './errors.ts';
+import { EXIT_FAILURE } from './exit-codes.ts';
 import { openStateDb } from '../../store/open-state-db.ts';
 
 interface PullOptions {
@@ -140,7 +141,8 @@ async function runMode(deps: PullDeps, config: Config, options: PullOptions, sig
     const { entry, gridId } = mirrorEntry(config, options.stream);
     const runs = await runMirror(deps, entry, signal, { full: options.full === true, ...(gridId ? { gridId } : {}) });
     write(options.json, runs, describeMirrorRuns(runs));
-    return 0;
+    // A stream that failed (its error printed above) fails the command: a script must not read it as done.
+    return runs.some((r) => r.error !== null) ? EXIT_FAILURE : 0;
   }
   if (options.retryParked === true) {
     const unparked = await unparkAll(deps.db);
