@@ -12,7 +12,14 @@ export function httpSchema(_ctx: SectionContext) {
      * Address to listen on. Loopback by default: the endpoints expose no secret, but nothing outside this host
      * needs them unless a monitoring system scrapes it; then set the host's address (or 0.0.0.0) deliberately.
      */
-    host: z.string().min(1).default('127.0.0.1'),
+    host: z
+      .string()
+      .min(1)
+      // `0.0.0.0:9464` validated and then failed at start with getaddrinfo ENOTFOUND: the port has its own key.
+      .refine((host) => !/^[^:]*:\d*$/.test(host) && !host.startsWith('['), {
+        error: 'an address without a port or brackets (e.g. 127.0.0.1, 0.0.0.0 or ::): the port goes in http.port',
+      })
+      .default('127.0.0.1'),
     /** 9464 is the conventional port of Prometheus exporters' "app" range; 0 picks a free port (tests). */
     port: z.int().min(0).max(65_535).default(9464),
     /** Serve the read-only web console at / (files, reports and rejects: the data of this agent's files). */

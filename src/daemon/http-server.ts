@@ -8,6 +8,7 @@
  */
 import type { Server, ServerResponse } from 'node:http';
 import { createServer } from '../node-http.ts';
+import { listenError } from '../listen-error.ts';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 import type { ConsoleHandler } from '../console/console-server.ts';
@@ -96,7 +97,7 @@ export async function startHealthServer(options: HealthServerOptions): Promise<H
   });
   server.keepAliveTimeout = 5_000;
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (error) => reject(listenError(error, options.host, options.port, 'http.host and http.port')));
     server.listen(options.port, options.host, () => resolve());
   });
   const address = server.address() as AddressInfo;

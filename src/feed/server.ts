@@ -23,6 +23,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import { createServer as createHttpServer } from '../node-http.ts';
+import { listenError } from '../listen-error.ts';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Clock } from '../clock.ts';
 import { isLoopbackHost } from '../config/base-url.ts';
@@ -195,9 +196,10 @@ export class FeedServer {
     server.on('connection', (socket: Socket) => this.#connection(socket));
     server.on('drop', () => this.#dropped());
     await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
+      const failed = (error: Error) => reject(listenError(error, host, port, 'feed.listen'));
+      server.once('error', failed);
       server.listen(port, host, () => {
-        server.off('error', reject);
+        server.off('error', failed);
         resolve();
       });
     });

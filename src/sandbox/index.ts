@@ -9,6 +9,7 @@ import { SandboxControl } from './control.ts';
 import { dialectNamed, type DialectName } from './dialect.ts';
 import type { JobPace } from './jobs.ts';
 import { createSandboxServer } from './server.ts';
+import { listenError } from '../listen-error.ts';
 
 export type { JobPace } from './jobs.ts';
 export { DIALECT_NAMES, DIALECTS, type Dialect, type DialectName } from './dialect.ts';
@@ -73,10 +74,12 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   });
   const server = createSandboxServer(control);
   const host = options.host ?? SANDBOX_DEFAULTS.host;
+  const listenPort = options.port ?? SANDBOX_DEFAULTS.port;
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? SANDBOX_DEFAULTS.port, host, () => {
-      server.off('error', reject);
+    const failed = (error: Error) => reject(listenError(error, host, listenPort, '--port'));
+    server.once('error', failed);
+    server.listen(listenPort, host, () => {
+      server.off('error', failed);
       resolve();
     });
   });

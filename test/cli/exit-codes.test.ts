@@ -197,7 +197,10 @@ const CASES: { [C in CommandName]: Partial<Record<number, Case>> } = {
       await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
       const port = (taken.address() as { port: number }).port;
       try {
-        return await code(runCli(['sandbox', '--port', String(port)]));
+        const run = await runCli(['sandbox', '--port', String(port)]);
+        // One sentence naming the option, not Node's `listen EADDRINUSE` (src/listen-error.ts).
+        expect(run.stderr.trim()).toBe(`127.0.0.1:${port} is already in use by another program: stop it, or set --port to another port`);
+        return run.code;
       } finally {
         taken.close();
       }

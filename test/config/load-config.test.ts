@@ -113,6 +113,15 @@ describe('loadConfig: errors name the YAML path and line', () => {
     ]);
   });
 
+  it('http.host with a port (or in brackets): the port goes in http.port', async () => {
+    const message = 'an address without a port or brackets (e.g. 127.0.0.1, 0.0.0.0 or ::): the port goes in http.port';
+    for (const host of ['0.0.0.0:9464', '[::1]', 'localhost:']) {
+      const error = await loadError(`${API}http:\n  host: "${host}"\n`);
+      expect(error.problems, host).toEqual([{ path: 'http.host', message, line: 5 }]);
+    }
+    for (const host of ['::', '::1', 'pricing.local', '10.0.0.5']) await expect(load(`${API}http:\n  host: "${host}"\n`)).resolves.toBeDefined();
+  });
+
   it('a section of the wrong kind points at its key', async () => {
     const error = await loadError(`${API}state: /var/lib/agent\n`);
     expect(error.problems).toEqual([{ path: 'state', message: 'expected a mapping (key: value lines), got text', line: 4 }]);
