@@ -1,6 +1,7 @@
 /**
  * Errors of the state database. Callers (the pull, the CLI, the daemon) branch on `code`, never on the message.
  */
+import { mkdirSync } from 'node:fs';
 
 export const STORE_ERROR_CODES = [
   /** The file could not be opened or is not a database this agent can use. */
@@ -53,5 +54,28 @@ export class StoreError extends Error {
   constructor(code: StoreErrorCode, message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.code = code;
+  }
+}
+
+/** What to do about a state.dir that could not be made, by the system's error code. */
+const STATE_DIR_HINTS: Readonly<Record<string, string>> = {
+  EEXIST: 'a file is in the way: set state.dir to a folder',
+  ENOTDIR: 'a file is in the way: set state.dir to a folder',
+  EACCES: "the agent's user may not create it: create it for that user (chown), or run as that user",
+  EPERM: "the agent's user may not create it: create it for that user (chown), or run as that user",
+  EROFS: 'the file system is read-only: set state.dir to a writable folder',
+};
+
+/**
+ * Makes state.dir (and its parents) if needed; a folder it cannot be is one sentence naming the setting and what to
+ * do, not Node's `EEXIST: file already exists, mkdir ...`.
+ */
+export function makeStateDir(dir: string): void {
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o750 });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? 'error';
+    const hint = STATE_DIR_HINTS[code] ?? 'set state.dir to a folder the agent can write';
+    throw new StoreError('OPEN_FAILED', `state.dir ${dir} cannot be used (${code}): ${hint}`, { cause: error });
   }
 }

@@ -2,9 +2,8 @@
  * Opening the state for the configured backend (`state.backend`). The only place above the backends that names
  * them: everything else gets a StateDb and the functions of the table families.
  */
-import { mkdirSync } from 'node:fs';
 import type { Config } from '../config/index.ts';
-import { StoreError } from './errors.ts';
+import { makeStateDir, StoreError } from './errors.ts';
 import { describeLocation, postgresOfState } from './postgres/location.ts';
 import { databasePath, openSqlite } from './sqlite/open-sqlite.ts';
 import type { StateDb } from './state-db.ts';
@@ -44,7 +43,7 @@ export async function openStateDb(state: Config['state'], options: OpenStateOpti
     const postgres = postgresOfState(state);
     const onNoBackup = options.onNoBackup ?? ((why: string) => process.stderr.write(`the state is upgraded without a backup: ${why}\n`));
     // This node's own files (per-store exports, temporary files) stay in state.dir: it exists as with SQLite.
-    if (options.readonly !== true) mkdirSync(state.dir, { recursive: true, mode: 0o750 });
+    if (options.readonly !== true) makeStateDir(state.dir);
     // Loaded here: a command on SQLite state never loads the PostgreSQL driver.
     const { openPostgres } = await import('./postgres/open-postgres.ts');
     return openPostgres(postgres, {

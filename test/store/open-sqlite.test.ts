@@ -101,6 +101,16 @@ describe('openSqlite', () => {
     await expect(sqlOf(ro).write(() => Promise.resolve(1))).rejects.toThrow(expect.objectContaining({ code: 'READ_ONLY' }) as Error);
   });
 
+  it('a state.dir that cannot be a folder (a file in the way) is one sentence naming the setting', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'afile'), '');
+    for (const [stateDir, code] of [[join(dir, 'afile'), 'EEXIST'], [join(dir, 'afile', 'state'), 'ENOTDIR']] as const) {
+      await expect(openSqlite(join(stateDir, 'pricing-agent.db'))).rejects.toThrow(
+        expect.objectContaining({ code: 'OPEN_FAILED', message: `state.dir ${stateDir} cannot be used (${code}): a file is in the way: set state.dir to a folder` }) as Error,
+      );
+    }
+  });
+
   it('refuses a database migrated by a newer agent', async () => {
     const path = join(tempDir(), 'state.db');
     const db = await openSqlite(path);

@@ -7,11 +7,11 @@
  * the agent acknowledges approvals to the platform right after committing them: with NORMAL, a power loss could
  * lose commits that were already acknowledged, and the platform would never send those prices again.
  */
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, openSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { CompiledQuery, Kysely, SqliteAdapter, SqliteDialect, SqliteDriver, sql, type DatabaseConnection, type DialectAdapter, type Driver, type SqliteDialectConfig } from 'kysely';
-import { StoreError } from '../errors.ts';
+import { makeStateDir, StoreError } from '../errors.ts';
 import type { Database } from '../schema.ts';
 import { migrateToLatest } from '../migrate.ts';
 import { AGENT_VERSION } from '../../version.ts';
@@ -156,7 +156,7 @@ async function migrateWithBackup(kysely: Kysely<Database>, sqlite: BetterSqlite3
 
 /** Creates the directory and an empty file with `fileMode` (minus the umask); removes world bits from old files. */
 function prepareFiles(path: string, fileMode: number): void {
-  mkdirSync(dirname(path), { recursive: true, mode: 0o750 });
+  makeStateDir(dirname(path));
   try {
     closeSync(openSync(path, 'wx', fileMode)); // an empty file is a valid empty database
   } catch (error) {
