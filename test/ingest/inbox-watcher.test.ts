@@ -142,6 +142,18 @@ describe('InboxWatcher', () => {
     expect(lines().some((l) => l['msg'] === 'inbox folder is missing; waiting for it to come back')).toBe(true);
   });
 
+  it('takes a file where the folder should be for a missing folder (not ready), and watches the folder once it is there', async () => {
+    const { dir, clock, ready, watcher } = await setup({ precreate: async (d) => { await rm(d, { recursive: true }); await writeFile(d, 'not a folder'); } });
+    expect(watcher.state).toBe('missing');
+    await rm(dir);
+    await mkdir(dir);
+    await clock.advance(1_000);
+    await until(() => watcher.state === 'watching', 'the watcher to find the folder');
+    await writeFile(join(dir, 'late.csv'), 'x\n');
+    await until(() => watcher.waiting.length === 1, 'the new file to be seen');
+    await passStability(clock, () => ready.length === 1, 'hand-over');
+  });
+
   it('works in polling mode (network shares)', async () => {
     const { dir, clock, ready, watcher } = await setup({ poll: true });
     await writeFile(join(dir, 'share.CSV'), 'x\n');

@@ -72,7 +72,7 @@ export class InboxWatcher {
   /** Starts watching; when the folder is missing, keeps looking for it in the background. */
   async start(): Promise<void> {
     if (this.#state === 'closed') return;
-    if (!existsSync(this.#o.dir)) {
+    if (!isFolder(this.#o.dir)) {
       this.#folderMissing();
       return;
     }
@@ -250,10 +250,11 @@ export class InboxWatcher {
   /** Logs once, then looks for the folder every rewatch interval until it is back. */
   #folderMissing(): void {
     this.#state = 'missing';
+    // A file where the folder should be is a missing folder too: nothing would ever be picked up from it.
     this.#o.logger.warn({ inbox: this.#o.dir }, 'inbox folder is missing; waiting for it to come back');
     const interval = this.#o.rewatchIntervalMs ?? DEFAULT_REWATCH_INTERVAL_MS;
     const retry = async (): Promise<void> => {
-      while (!existsSync(this.#o.dir)) await this.#o.clock.sleep(interval, this.#closing.signal);
+      while (!isFolder(this.#o.dir)) await this.#o.clock.sleep(interval, this.#closing.signal);
       this.#o.logger.info({ inbox: this.#o.dir }, 'inbox folder is back; watching it again');
       this.#state = 'starting';
       await this.start();
@@ -282,4 +283,9 @@ async function statFile(path: string): Promise<{ size: number; mtimeMs: number }
   } catch {
     return null;
   }
+}
+
+/** Whether a folder (not a file, not nothing) is at `path`. */
+function isFolder(path: string): boolean {
+  return statSync(path, { throwIfNoEntry: false })?.isDirectory() === true;
 }
