@@ -53,6 +53,7 @@ import { deltaDefault, deltaSourceFields } from './delta-schema.ts';
 import { pathSchema } from './section-context.ts';
 import { workbookLimitsSchema } from './workbook-limits-schema.ts';
 import type { SectionContext } from './section-context.ts';
+import { globsOverlap } from '../name-glob.ts';
 
 export const ENCODINGS = ['utf-8', 'utf-16le', 'utf-16be', 'windows-1252', 'iso-8859-1'] as const;
 export type Encoding = (typeof ENCODINGS)[number];
@@ -412,26 +413,26 @@ export type SourceConfig = z.output<typeof SourceSchema>;
 export type SourceInput = z.input<typeof SourceSchema>;
 
 /**
- * Checks a whole `sources:` list: names are unique, and no two sources watch the same folder with the same
- * pattern (each file would be claimed by both). Use as `z.array(sourceSchema(ctx)).superRefine(refineSourceList)`.
+ * Checks a whole `sources:` list: names are unique, and no two sources watch the same folder with patterns that can
+ * take the same file name (`*.csv` and `*.CSV`, `*.csv` and `prices-*.csv`): such a file would be claimed by both,
+ * and sent as the wrong entity by one. Use as `z.array(sourceSchema(ctx)).superRefine(refineSourceList)`.
  */
 export function refineSourceList(sources: readonly SourceConfig[], ctx: z.RefinementCtx): void {
   const names = new Map<string, number>();
-  const folders = new Map<string, number>();
   sources.forEach((source, index) => {
     const sameName = names.get(source.name);
     if (sameName !== undefined) {
       ctx.addIssue({ code: 'custom', path: [index, 'name'], message: `duplicate name (also sources[${sameName}])` });
     } else names.set(source.name, index);
-    const key = `${resolve(source.path)}\0${source.pattern}`;
-    const sameFolder = folders.get(key);
-    if (sameFolder !== undefined) {
+    const earlier = sources.findIndex((other, at) => at < index && resolve(other.path) === resolve(source.path) && globsOverlap(other.pattern, source.pattern));
+    if (earlier !== -1) {
+      const theirs = sources[earlier]?.pattern ?? '';
       ctx.addIssue({
         code: 'custom',
         path: [index, 'path'],
-        message: `sources[${sameFolder}] already watches this folder with pattern ${source.pattern}`,
+        message: `sources[${earlier}] already watches this folder with pattern ${theirs}, which takes names ${source.pattern} takes too: give each source a folder of its own, or patterns no name matches both`,
       });
-    } else folders.set(key, index);
+    }
   });
 }
 

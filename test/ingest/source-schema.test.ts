@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { DEFAULT_NULL_VALUES } from '../../src/config/mapping-schema.ts';
 import { SourceSchema, refineSourceList, tokenizeDateFormat } from '../../src/config/source-schema.ts';
+import { globsOverlap, globToRegExp } from '../../src/name-glob.ts';
 
 const base = { name: 'erp', entity: 'product_store', path: '/data/inbox' } as const;
 
@@ -151,15 +152,41 @@ describe('tokenizeDateFormat', () => {
 describe('refineSourceList', () => {
   const list = z.array(SourceSchema).superRefine(refineSourceList);
 
-  it('refuses duplicate names and two sources on the same folder and pattern', () => {
+  it('refuses duplicate names and two sources on one folder whose patterns can take the same name', () => {
     const result = list.safeParse([
-      { ...base },
+      { ...base }, // *.csv
       { ...base, path: '/data/other' },
       { ...base, name: 'erp2' },
-      { ...base, name: 'erp3', pattern: 'prices_*.csv' },
+      { ...base, name: 'erp3', pattern: 'prices_*.csv' }, // prices_1.csv: both would claim it
+      { ...base, name: 'erp4', pattern: '*.CSV' }, // names match regardless of case
+      { ...base, name: 'erp5', pattern: '*.xlsx' },
     ]);
     expect(result.success).toBe(false);
-    expect(result.error?.issues.map((i) => i.path.join('.'))).toEqual(['1.name', '2.path']);
+    expect(result.error?.issues.map((i) => i.path.join('.'))).toEqual(['1.name', '2.path', '3.path', '4.path']);
+    expect(result.error?.issues[2]?.message).toBe(
+      'sources[0] already watches this folder with pattern *.csv, which takes names prices_*.csv takes too: give each source a folder of its own, or patterns no name matches both',
+    );
+  });
+});
+
+describe('globsOverlap', () => {
+  // With a name both take (as the inbox matches names: globToRegExp), or null when no name can match both.
+  it.each([
+    ['*.csv', '*.CSV', 'export.CSV'],
+    ['*.csv', 'prices_*.csv', 'prices_1.csv'],
+    ['prices_*.csv', '*_2026.csv', 'prices_2026.csv'],
+    ['a?c', 'ABC', 'abc'],
+    ['*a*', '*b*', 'ab'],
+    ['*', 'x', 'x'],
+    ['x?', '*y', 'xy'],
+    ['*.csv', '*.xlsx', null],
+    ['prices_*.csv', 'stores_*.csv', null],
+    ['a*b', '*c', null],
+    ['?', '??', null],
+  ])('%s and %s: both take %s', (a, b, name) => {
+    expect(globsOverlap(a, b)).toBe(name !== null);
+    expect(globsOverlap(b, a)).toBe(name !== null);
+    if (name !== null) expect([globToRegExp(a).test(name), globToRegExp(b).test(name)]).toEqual([true, true]);
   });
 });
 

@@ -3,22 +3,11 @@
  * marker next to the finished file; the agent never touches a temporary name, a dot-file or a marker.
  */
 
+import { globToRegExp } from '../../name-glob.ts';
 import { rejectsStem } from '../file/rejects-csv.ts';
 
 /** Suffixes of names that are still being written by their producer. */
 const TEMPORARY_SUFFIXES = ['.tmp', '.part', '.partial', '.crdownload', '.filepart'];
-
-/**
- * A glob (`*` any run of characters, `?` one character) as a whole-name, case-insensitive RegExp: ERP systems on
- * Windows write `EXPORT.CSV` as readily as `export.csv`.
- */
-export function globToRegExp(pattern: string): RegExp {
-  const body = pattern
-    .split('')
-    .map((ch) => (ch === '*' ? '[^/]*' : ch === '?' ? '[^/]' : ch.replace(/[.+^${}()|[\]\\]/g, '\\$&')))
-    .join('');
-  return new RegExp(`^${body}$`, 'i');
-}
 
 export interface NameRules {
   /** The source's `pattern` (default `*.csv`). */
