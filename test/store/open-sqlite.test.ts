@@ -1,4 +1,5 @@
 import { existsSync, statSync, writeFileSync, chmodSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
@@ -9,6 +10,9 @@ import { SQLITE_MIGRATIONS as MIGRATIONS } from '../../src/store/migration-list.
 import { openSqlite } from '../../src/store/sqlite/open-sqlite.ts';
 import { SqliteDb } from '../../src/store/sqlite/sqlite-db.ts';
 import { onCleanup, tempDir } from './support.ts';
+import { bindReadOnly, mountsAvailable, unmount } from '../chaos/mounts.ts';
+
+const canMount = mountsAvailable(join(tmpdir(), `pa-mount-probe-${process.pid}`));
 
 function pragma(db: BetterSqlite3.Database | SqliteDb, name: string): unknown {
   return (db instanceof SqliteDb ? db.sqlite : db).pragma(name, { simple: true });
@@ -108,6 +112,21 @@ describe('openSqlite', () => {
       await expect(openSqlite(join(stateDir, 'pricing-agent.db'))).rejects.toThrow(
         expect.objectContaining({ code: 'OPEN_FAILED', message: `state.dir ${stateDir} cannot be used (${code}): a file is in the way: set state.dir to a folder` }) as Error,
       );
+    }
+  });
+
+  it.skipIf(!canMount)('a database this user may not write: one sentence saying whose command it is, not SQLite\'s "readonly database"', async () => {
+    // As root only a read-only mount refuses a write (root passes every mode check): the same check, EROFS.
+    const dir = tempDir();
+    const path = join(dir, 'state', 'pricing-agent.db');
+    await (await openSqlite(path)).close();
+    bindReadOnly(join(dir, 'state'));
+    try {
+      await expect(openSqlite(path)).rejects.toThrow(
+        expect.objectContaining({ code: 'OPEN_FAILED', message: `cannot write the state database ${path} (EROFS): run the command as the agent's user (sudo -u pricing-agent ...)` }) as Error,
+      );
+    } finally {
+      unmount(join(dir, 'state'));
     }
   });
 

@@ -7,7 +7,7 @@
  * the agent acknowledges approvals to the platform right after committing them: with NORMAL, a power loss could
  * lose commits that were already acknowledged, and the platform would never send those prices again.
  */
-import { chmodSync, closeSync, existsSync, openSync, statSync } from 'node:fs';
+import { accessSync, chmodSync, closeSync, constants, openSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { CompiledQuery, Kysely, SqliteAdapter, SqliteDialect, SqliteDriver, sql, type DatabaseConnection, type DialectAdapter, type Driver, type SqliteDialectConfig } from 'kysely';
@@ -109,7 +109,7 @@ export async function openSqlite(path: string, options: SqliteOptions = {}): Pro
     throw new StoreError('INVALID_ARGUMENT', `fileMode ${octal}: the database must not be world-accessible`);
   }
   if (!readonly) prepareFiles(path, fileMode);
-  else if (!existsSync(path)) throw new StoreError('MISSING', `no state database at ${path} yet: the agent has not run with this state.dir`);
+  requireAccess(path, readonly);
 
   let sqlite: BetterSqlite3.Database;
   try {
@@ -151,6 +151,22 @@ async function migrateWithBackup(kysely: Kysely<Database>, sqlite: BetterSqlite3
     sqlite
       .prepare('INSERT INTO agent_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value')
       .run(WRITTEN_BY_KEY, AGENT_VERSION);
+  }
+}
+
+/**
+ * The database is there and this user may read it (and write it, unless read-only). An operator running `status` or
+ * `files retry` as another user than the agent's was told "the agent has not run" (a folder it may not enter looks
+ * empty), or got SQLite's "attempt to write a readonly database".
+ */
+function requireAccess(path: string, readonly: boolean): void {
+  try {
+    accessSync(path, readonly ? constants.R_OK : constants.R_OK | constants.W_OK);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') throw new StoreError('MISSING', `no state database at ${path} yet: the agent has not run with this state.dir`);
+    const what = readonly ? 'read' : 'write';
+    throw new StoreError('OPEN_FAILED', `cannot ${what} the state database ${path} (${code ?? 'error'}): run the command as the agent's user (sudo -u pricing-agent ...)${readonly ? ', or as a member of its group' : ''}`, { cause: error });
   }
 }
 
