@@ -49,6 +49,8 @@ export function resolveNoProxy(configured: readonly string[] | undefined, env: E
  * may carry a password.
  */
 export function checkProxyUrl(value: string): string | undefined {
+  // host:port without a scheme parses as a URL whose scheme is the host (proxy.corp:3128 -> "proxy.corp:").
+  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) return 'has no scheme: write it as http://host:port (or https://host:port)';
   let url: URL;
   try {
     url = new URL(value);

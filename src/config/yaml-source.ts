@@ -35,6 +35,10 @@ export async function readYamlSource(file: string): Promise<YamlSource> {
     const reason = code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'it is a directory' : code;
     throw new ConfigError(file, [], `Cannot read config file ${file}: ${reason ?? 'unknown error'}.`);
   }
+  if (text.includes('\0')) {
+    // Saved as UTF-16 ("Unicode" in Notepad): read as UTF-8 it is text with a NUL between letters.
+    throw new ConfigError(file, [], `Config file ${file} is not UTF-8 (it looks like UTF-16, "Unicode" in Notepad): save it as UTF-8 and run the command again.`);
+  }
   const lines = new LineCounter();
   // `merge: true` enables `<<: *defaults` merge keys (off by default in YAML 1.2); duplicate keys are errors.
   const doc = parseDocument(text, { prettyErrors: true, lineCounter: lines, merge: true, uniqueKeys: true });
@@ -61,12 +65,15 @@ const YAML_FIXES: Readonly<Record<string, string>> = {
   BLOCK_AS_IMPLICIT_KEY: "write each setting as 'key: value' on one line, and indent the next line deeper only if it belongs under it",
   MULTILINE_IMPLICIT_KEY: "write each setting as 'key: value' on one line, and indent the next line deeper only if it belongs under it",
   DUPLICATE_KEY: 'keep one of the two',
+  MULTIPLE_DOCS: "the file holds one configuration: remove the '---' line and merge what follows it into the sections above",
 };
 
 /** The parser's message and what to do about it. */
 function yamlSyntaxSentence(code: string, message: string): string {
   const fix = code === 'MISSING_CHAR' && message.includes('quote') ? 'close the quote on the line where it opens' : YAML_FIXES[code];
-  return `YAML syntax: ${message}${fix === undefined ? '' : `: ${fix}`}`;
+  // The parser's own words for it name one of its functions ("please use YAML.parseAllDocuments()").
+  const said = code === 'MULTIPLE_DOCS' ? 'more than one document' : message;
+  return `YAML syntax: ${said}${fix === undefined ? '' : `: ${fix}`}`;
 }
 
 interface Located {

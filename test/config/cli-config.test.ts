@@ -112,6 +112,12 @@ describe('pricing-agent config validate', () => {
     const file = writeConfig(API);
     const run = await cli(['config', 'validate'], { PRICING_AGENT_CONFIG: file });
     expect(run.stdout).toBe(`config OK: ${file}\n`);
+    // Set but empty: it said "Cannot read config file <the working folder>: it is a directory".
+    const empty = await cli(['config', 'validate'], { PRICING_AGENT_CONFIG: '' }, tempDir());
+    expect({ code: empty.code, stderr: empty.stderr }).toEqual({
+      code: 2,
+      stderr: 'PRICING_AGENT_CONFIG is set but empty: unset it, or set it to the config file (or pass --config <file>).\n',
+    });
   });
 
   it('warns on stderr about a key file others can read, and still succeeds', async () => {

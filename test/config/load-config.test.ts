@@ -1,4 +1,4 @@
-import { chmodSync, mkdirSync } from 'node:fs';
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config/index.ts';
@@ -132,6 +132,19 @@ describe('loadConfig: errors name the YAML path and line', () => {
     expect(error.problems).toEqual([{ path: 'api.base_url', message: 'is required', line: 3 }]);
     const noApi = await loadError('log:\n  level: info\n');
     expect(noApi.problems).toEqual([{ path: 'api', message: 'is required' }]);
+  });
+
+  it('two YAML documents in the file, and a file saved as UTF-16: what to do, not the parser\'s words', async () => {
+    const two = await loadError(`${API}---\nstate:\n  dir: ./s\n`);
+    expect(two.problems).toEqual([
+      { path: '', line: 4, message: "YAML syntax: more than one document: the file holds one configuration: remove the '---' line and merge what follows it into the sections above" },
+    ]);
+    const dir = tempDir();
+    const utf16 = join(dir, 'unicode.yaml');
+    writeFileSync(utf16, Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(API, 'utf16le')]));
+    await expect(loadConfig(utf16, { PRICING_API_KEY: KEY })).rejects.toThrow(
+      `Config file ${utf16} is not UTF-8 (it looks like UTF-16, "Unicode" in Notepad): save it as UTF-8 and run the command again.`,
+    );
   });
 
   it('a YAML syntax error, with its line and what to fix', async () => {

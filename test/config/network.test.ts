@@ -90,6 +90,9 @@ describe('proxy', () => {
     ]);
     const fromEnv = await loadError(withBase(base), { HTTPS_PROXY: 'proxy.corp:3128x' });
     expect(fromEnv.problems[0]?.message).toMatch(/^HTTPS_PROXY from the environment /);
+    // host:port without a scheme: said so (it read as "not proxy.corp://", the host taken for a scheme).
+    const bare = await loadError(withBase(base), { HTTPS_PROXY: 'proxy.corp:3128' });
+    expect(bare.problems[0]?.message).toBe('HTTPS_PROXY from the environment has no scheme: write it as http://host:port (or https://host:port)');
   });
 
   it('masks and registers a proxy password', async () => {

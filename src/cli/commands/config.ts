@@ -5,7 +5,7 @@
 import { resolve } from 'node:path';
 import { Command, Option } from 'commander';
 import { stringify } from 'yaml';
-import { DEFAULT_CONFIG_FILE, loadConfig, redactConfig } from '../../config/index.ts';
+import { ConfigError, DEFAULT_CONFIG_FILE, loadConfig, redactConfig } from '../../config/index.ts';
 import type { Config } from '../../config/index.ts';
 import { checkSources } from '../../ingest/operations/push-target.ts';
 import { createLogger } from '../../log.ts';
@@ -23,6 +23,10 @@ export function configOption(): Option {
  * what the command prints on stdout stays machine-readable.
  */
 export function loadConfigForCommand(file: string): Promise<Config> {
+  if (file.trim() === '') {
+    // `PRICING_AGENT_CONFIG=` (set, empty) replaced the default and named the working folder.
+    return Promise.reject(new ConfigError(file, [], 'PRICING_AGENT_CONFIG is set but empty: unset it, or set it to the config file (or pass --config <file>).'));
+  }
   const logger = createLogger({ level: 'warn', pretty: process.stderr.isTTY, destination: 2 });
   return loadConfig(file, process.env, { logger });
 }
