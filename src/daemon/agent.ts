@@ -48,6 +48,19 @@ export interface AgentOptions {
   readonly reloadConfig?: () => Promise<Config>;
 }
 
+/** Settings a reload (SIGHUP) cannot apply: each needs a restart, and a reload that changes one says so. */
+const RESTART_SETTINGS: readonly (readonly [string, (config: Config) => unknown])[] = [
+  ['api.base_url', (c) => c.api.base_url],
+  ['api.proxy', (c) => c.api.proxy],
+  ['api.ca_file', (c) => c.api.ca_file],
+  ['state', (c) => c.state],
+  ['http.enabled', (c) => c.http.enabled],
+  ['http.host', (c) => c.http.host],
+  ['http.port', (c) => c.http.port],
+  ['http.console', (c) => c.http.console],
+  ['ha', (c) => c.ha],
+];
+
 export class Agent {
   #config: Config;
   readonly #logger: Logger;
@@ -359,11 +372,9 @@ export class Agent {
   async #apply(next: Config): Promise<void> {
     const previous = this.#config;
     this.#config = next;
-    if (JSON.stringify(next.api) !== JSON.stringify(previous.api)) {
-      if (next.api.base_url !== previous.api.base_url || next.api.proxy !== previous.api.proxy || next.api.ca_file !== previous.api.ca_file) {
-        this.#logger.warn('api.base_url, api.proxy or api.ca_file changed: restart the agent to apply them');
-      }
-    }
+    // Settings a running agent holds open (its connections, its database, its listener): a reload cannot move them.
+    const needRestart = RESTART_SETTINGS.filter(([, of]) => JSON.stringify(of(next)) !== JSON.stringify(of(previous))).map(([name]) => name);
+    if (needRestart.length > 0) this.#logger.warn({ settings: needRestart }, `${needRestart.join(', ')} changed: restart the agent to apply them`);
     this.#logger.level = next.log.level;
     if (this.#feed) await this.#feed.reconfigure(next.feed);
     else if (next.feed.listen !== null) this.#logger.warn('feed.listen is now set: restart the agent to start the feed');

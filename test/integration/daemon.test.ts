@@ -134,6 +134,12 @@ describe('pricing-agent run', () => {
     daemon.child.kill('SIGHUP');
     await until(() => daemon.output().includes('"msg":"config reloaded"'), 'the reload');
     expect(daemon.output()).toMatch(/"sources_added":\["competitors"\]/);
+    // A setting a reload cannot apply (whether the console is served): the reload says to restart.
+    const url = h.httpUrl();
+    await h.writeConfig((await config(h, ['tx', 'competitors'])).replace('http:\n  port: 0\n', 'http:\n  port: 0\n  console: false\n'));
+    daemon.child.kill('SIGHUP');
+    await until(() => daemon.output().includes('http.console changed: restart the agent to apply them'), 'the restart warning');
+    expect(h.httpUrl()).toBe(url);
     await writeFile(join(h.inbox('competitors'), 'cp.csv'), 'competitor_name,observed_at,regular_price,effective_price\nLidl,2026-11-20T08:00:00Z,2.09,2.09\n');
     await h.report('competitors', 'cp.csv');
     expect(h.sandbox.control.state().competitor_prices.count).toBe(1);
