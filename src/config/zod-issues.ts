@@ -50,6 +50,11 @@ export type AllowedKeys = Map<string, readonly string[]>;
 
 const pathKey = (path: readonly PropertyKey[]): string => JSON.stringify(path.map(String));
 
+/** A value as a list of choices shows it: a word as it is, anything else quoted (`","`, `"\t"`). */
+function shownValue(value: unknown): string {
+  return typeof value === 'string' && /^[\w.-]+$/.test(value) ? value : JSON.stringify(value);
+}
+
 /** A zod error map (pass as `{ error }` to safeParse) producing the messages of this module. */
 export function configErrorMap(allowed: AllowedKeys): (issue: RawIssue) => string | undefined {
   return (issue) => {
@@ -58,7 +63,7 @@ export function configErrorMap(allowed: AllowedKeys): (issue: RawIssue) => strin
         if (issue.input === undefined) return 'is required';
         return `expected ${NOUNS[issue.expected] ?? issue.expected}, got ${describeValue(issue.input)}`;
       case 'invalid_value':
-        return `expected one of ${issue.values.map(String).join(', ')}`;
+        return `expected one of ${issue.values.map(shownValue).join(', ')}`;
       case 'too_small':
       case 'too_big':
         return sizeMessage(issue);
@@ -67,8 +72,11 @@ export function configErrorMap(allowed: AllowedKeys): (issue: RawIssue) => strin
         if (def?.shape !== undefined) allowed.set(pathKey(issue.path ?? []), Object.keys(def.shape));
         return 'unknown key';
       }
-      case 'invalid_union':
-        return 'does not match any of the allowed forms';
+      case 'invalid_union': {
+        // A discriminated union (pull.mirrors[].stream) names the values it takes.
+        const options = (issue as { options?: readonly unknown[] }).options;
+        return options !== undefined && options.length > 0 ? `expected one of ${options.map(shownValue).join(', ')}` : 'does not match any of the allowed forms';
+      }
       case 'invalid_format':
         return `is not a valid ${issue.format}`;
       default:
@@ -114,7 +122,11 @@ export function issuesToProblems(
   allowed: AllowedKeys,
 ): ConfigProblem[] {
   const problems: ConfigProblem[] = [];
-  for (const issue of issues) {
+  // A whole number out of range also breaks zod's own safe-integer bound: that second line says nothing to a person.
+  const samePath = (a: z.core.$ZodIssue, b: z.core.$ZodIssue) => a !== b && a.path.join('\0') === b.path.join('\0');
+  const safeBound = (issue: z.core.$ZodIssue) =>
+    (issue.code === 'too_big' && issue.maximum === Number.MAX_SAFE_INTEGER) || (issue.code === 'too_small' && issue.minimum === Number.MIN_SAFE_INTEGER);
+  for (const issue of issues.filter((i) => !(safeBound(i) && issues.some((other) => samePath(i, other))))) {
     const path = issue.path.map((segment) => (typeof segment === 'number' ? segment : String(segment)));
     if (issue.code === 'unrecognized_keys') {
       for (const key of issue.keys) {

@@ -113,6 +113,17 @@ describe('loadConfig: errors name the YAML path and line', () => {
     ]);
   });
 
+  it('choices quoted where they are signs, a mirror stream\'s choices named, one line for a number far out of range', async () => {
+    const error = await loadError(
+      `${API}pull:\n  mirrors:\n    - stream: productz\nsources:\n  - name: a\n    entity: products\n    path: ./a\n    delimiter: "xx"\n    batch_size: 99999999999999999999\n`,
+    );
+    expect(error.problems).toEqual([
+      { path: 'pull.mirrors[0].stream', line: 6, message: 'expected one of products, product_store, transactions, competitor_prices, grids' },
+      { path: 'sources[0].delimiter', line: 11, message: 'expected one of auto, ",", ";", "\\t", "|"' },
+      { path: 'sources[0].batch_size', line: 12, message: 'must be at most 10000' },
+    ]);
+  });
+
   it('http.host with a port (or in brackets): the port goes in http.port', async () => {
     const message = 'an address without a port or brackets (e.g. 127.0.0.1, 0.0.0.0 or ::): the port goes in http.port';
     for (const host of ['0.0.0.0:9464', '[::1]', 'localhost:']) {
