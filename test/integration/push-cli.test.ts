@@ -179,6 +179,8 @@ describe('pricing-agent push', () => {
     expect(same.code).toBe(2);
     expect(same.stderr).toContain(`--rejects names the file being checked (${file})`);
     expect(await readFile(file)).toEqual(content);
+    const folder = await runCli(['push', file, '--source', 'erp', '--dry-run', '--rejects', dir, '--config', config], env());
+    expect({ code: folder.code, stderr: folder.stderr.trim() }).toEqual({ code: 2, stderr: `--rejects names a folder (${dir}): give a file name for the rejects CSV` });
     // A file that is not there: exit 2 with a sentence, as without --dry-run.
     const missing = await runCli(['push', join(dir, 'nope.csv'), '--source', 'erp', '--dry-run', '--config', config], env());
     expect({ code: missing.code, stderr: missing.stderr.trim() }).toEqual({ code: 2, stderr: `${join(dir, 'nope.csv')}: no such file` });

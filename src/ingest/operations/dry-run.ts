@@ -154,4 +154,5 @@ async function checkPaths(file: string, rejectsPath: string): Promise<void> {
   if (rejectsPath === file || (rejects !== null && rejects.dev === input.dev && rejects.ino === input.ino)) {
     throw new PushUsageError(`--rejects names the file being checked (${file}): give another file for its rejects`);
   }
+  if (rejects?.isDirectory() === true) throw new PushUsageError(`--rejects names a folder (${rejectsPath}): give a file name for the rejects CSV`);
 }
