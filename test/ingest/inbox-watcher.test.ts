@@ -10,6 +10,16 @@ import { captureLogger, until } from '../support/test-logger.ts';
 const STABLE_MS = 5_000;
 const watchers: InboxWatcher[] = [];
 
+/** The inbox folder is made while the watcher waits for it: it watches it within its rewatch interval (1 s here). */
+async function folderComesBack(h: Pick<Awaited<ReturnType<typeof setup>>, 'dir' | 'clock' | 'ready' | 'watcher'>): Promise<void> {
+  await mkdir(h.dir);
+  await h.clock.advance(1_000);
+  await until(() => h.watcher.state === 'watching', 'the watcher to find the folder');
+  await writeFile(join(h.dir, 'late.csv'), 'x\n');
+  await until(() => h.watcher.waiting.length === 1, 'the new file to be seen');
+  await passStability(h.clock, () => h.ready.length === 1, 'hand-over');
+}
+
 async function setup(options: { poll?: boolean; pollIntervalMs?: number; precreate?: (dir: string) => Promise<void> } = {}) {
   const dir = await mkdtemp(join(tmpdir(), 'pa-inbox-'));
   await options.precreate?.(dir);
@@ -133,12 +143,7 @@ describe('InboxWatcher', () => {
     const { dir, clock, ready, watcher, lines } = await setup();
     await rm(dir, { recursive: true });
     await until(() => watcher.state === 'missing', 'the watcher to notice');
-    await mkdir(dir);
-    await clock.advance(1_000);
-    await until(() => watcher.state === 'watching', 'the watcher to come back');
-    await writeFile(join(dir, 'late.csv'), 'x\n');
-    await until(() => watcher.waiting.length === 1, 'the new file to be seen');
-    await passStability(clock, () => ready.length === 1, 'hand-over');
+    await folderComesBack({ dir, clock, ready, watcher });
     expect(lines().some((l) => l['msg'] === 'inbox folder is missing; waiting for it to come back')).toBe(true);
   });
 
@@ -146,12 +151,7 @@ describe('InboxWatcher', () => {
     const { dir, clock, ready, watcher } = await setup({ precreate: async (d) => { await rm(d, { recursive: true }); await writeFile(d, 'not a folder'); } });
     expect(watcher.state).toBe('missing');
     await rm(dir);
-    await mkdir(dir);
-    await clock.advance(1_000);
-    await until(() => watcher.state === 'watching', 'the watcher to find the folder');
-    await writeFile(join(dir, 'late.csv'), 'x\n');
-    await until(() => watcher.waiting.length === 1, 'the new file to be seen');
-    await passStability(clock, () => ready.length === 1, 'hand-over');
+    await folderComesBack({ dir, clock, ready, watcher });
   });
 
   it('works in polling mode (network shares)', async () => {
