@@ -5,7 +5,8 @@
  *
  * Choices documented in docs/sandbox.md: an upsert replaces the whole record (fields not sent become null); PATCH
  * changes only the fields sent (null clears); a write that would give a record a business key held by another
- * record is a 422 on the key field; DELETE of an id that never existed is 404, of one already deleted 204.
+ * record is a 422 on the key field; DELETE of an id that never existed is 404, of one already deleted 204 (404 in
+ * the strict dialect).
  */
 import { z } from 'zod';
 import { KEY_SEPARATOR, toValidationErrors, type ValidationError } from '../api/schemas/index.ts';
@@ -208,7 +209,8 @@ export function patchReply<R extends TableRow, W>(resource: Resource<R, W>, rawI
   return json(200, resource.toJson(row));
 }
 
-export function deleteReply<R extends TableRow, W>(resource: Resource<R, W>, rawId: string): Reply {
+/** DELETE by id: 204; an id never issued 404; a row deleted before 204, or 404 with `againNotFound` (the dialect). */
+export function deleteReply<R extends TableRow, W>(resource: Resource<R, W>, rawId: string, againNotFound = false): Reply {
   const id = parsePathId(resource.idKind, rawId);
   if (Array.isArray(id)) return invalid(id);
   const row = resource.table.getById(id);
@@ -216,7 +218,7 @@ export function deleteReply<R extends TableRow, W>(resource: Resource<R, W>, raw
     resource.table.delete(row);
     return NO_CONTENT;
   }
-  return resource.table.wasDeleted(id) ? NO_CONTENT : NOT_FOUND;
+  return resource.table.wasDeleted(id) && !againNotFound ? NO_CONTENT : NOT_FOUND;
 }
 
 export function getReply<R extends TableRow, W>(resource: Resource<R, W>, rawId: string): Reply {

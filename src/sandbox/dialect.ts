@@ -90,6 +90,12 @@ export interface Dialect {
    * names each refused row (loc ['body', 'items', index]), and nothing of the batch is written.
    */
   readonly storeBulkRefusals: 'results' | 'refused';
+  /**
+   * DELETE of a row deleted before ("404 Path entity_id unknown | patch or delete of a non-existent row"): 204 as
+   * for a row deleted now (a delete is idempotent), or 404 (a deleted row does not exist). An id never issued is 404
+   * in every dialect.
+   */
+  readonly deleteAgain: 'no_content' | 'not_found';
 
   // Jobs ---------------------------------------------------------------------------------------------------------
   /** Job status names: the document's (queued, running, completed, failed), or pending/processing/done/error. */
@@ -125,6 +131,7 @@ const DEFAULT: Dialect = {
   productStoreWithoutStore: 'refused',
   unknownQuery: 'ignored',
   storeBulkRefusals: 'results',
+  deleteAgain: 'no_content',
   jobStatuses: 'documented',
   queuedProgress: 0,
   jobRowErrors: 'completed',
@@ -159,6 +166,7 @@ export const DIALECTS: Readonly<Record<DialectName, Dialect>> = {
     productExtraFields: 'rejected',
     unknownQuery: 'rejected',
     storeBulkRefusals: 'refused',
+    deleteAgain: 'not_found',
     jobRowErrors: 'rows',
   },
   lenient: {

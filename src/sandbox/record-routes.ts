@@ -17,6 +17,8 @@ import type { ApiContext, World } from './world.ts';
 type ApiRouter = Router<ApiContext>;
 
 const id = (ctx: ApiContext): string => ctx.params.entity_id ?? '';
+/** The dialect's answer to a DELETE of a row deleted before (Dialect.deleteAgain). */
+const againNotFound = (ctx: ApiContext): boolean => ctx.world.dialect.deleteAgain === 'not_found';
 
 export function addRecordRoutes(router: ApiRouter): void {
   // Products
@@ -33,7 +35,7 @@ export function addRecordRoutes(router: ApiRouter): void {
     .add('POST', '/v1/product_store', 'json', (ctx) => upsertByKeyReply(ctx.world.productStore, ctx.body, ctx.now))
     .add('GET', '/v1/product_store/:entity_id', 'none', (ctx) => getReply(ctx.world.productStore, id(ctx)))
     .add('PATCH', '/v1/product_store/:entity_id', 'json', (ctx) => patchReply(ctx.world.productStore, id(ctx), ctx.body, ctx.now))
-    .add('DELETE', '/v1/product_store/:entity_id', 'none', (ctx) => deleteReply(ctx.world.productStore, id(ctx)));
+    .add('DELETE', '/v1/product_store/:entity_id', 'none', (ctx) => deleteReply(ctx.world.productStore, id(ctx), againNotFound(ctx)));
 
   // Transactions (the export routes, with more segments, cannot collide with these)
   addUpsertByIdRoutes(router, '/v1/transactions', (world) => world.transactions, (ctx) =>
@@ -51,7 +53,7 @@ export function addRecordRoutes(router: ApiRouter): void {
       return json(201, resource.toJson(resource.createSingle(write, ctx.now)));
     })
     .add('PATCH', '/v1/competitor_prices/:entity_id', 'json', (ctx) => patchReply(ctx.world.competitorPrices, id(ctx), ctx.body, ctx.now))
-    .add('DELETE', '/v1/competitor_prices/:entity_id', 'none', (ctx) => deleteReply(ctx.world.competitorPrices, id(ctx)));
+    .add('DELETE', '/v1/competitor_prices/:entity_id', 'none', (ctx) => deleteReply(ctx.world.competitorPrices, id(ctx), againNotFound(ctx)));
 
   // CSV imports and job polling
   for (const entity of ENTITIES) {
@@ -80,7 +82,7 @@ function addUpsertByIdRoutes<R extends TableRow, W>(
     .add('GET', path, 'none', list)
     .add('POST', `${path}/:entity_id`, 'json', (ctx) => upsertByIdReply(resourceOf(ctx.world), id(ctx), ctx.body, ctx.now))
     .add('PATCH', `${path}/:entity_id`, 'json', (ctx) => patchReply(resourceOf(ctx.world), id(ctx), ctx.body, ctx.now))
-    .add('DELETE', `${path}/:entity_id`, 'none', (ctx) => deleteReply(resourceOf(ctx.world), id(ctx)));
+    .add('DELETE', `${path}/:entity_id`, 'none', (ctx) => deleteReply(resourceOf(ctx.world), id(ctx), againNotFound(ctx)));
 }
 
 /** Starts the job on the entity's resource (a switch keeps each resource's own types). */

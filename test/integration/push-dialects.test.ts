@@ -59,4 +59,21 @@ describe.each(DIALECT_NAMES)('push against the %s dialect', (dialect) => {
     const storeRows = [...h.sandbox.control.world.productStore.table.rows()].filter((r) => r.item_id.startsWith(`${p}-`));
     expect(storeRows.map((r) => r.item_id).sort()).toEqual([`${p}-P1`, `${p}-P3`]);
   });
+
+  it('missing: delete counts a row the platform had deleted already as deleted (204 or 404), and forgets it', async () => {
+    // strict answers 404 to a DELETE of a row deleted before (deleteAgain), the others 204.
+    const p = `${dialect.slice(0, 2).toUpperCase()}D`;
+    const [store] = h.sandbox.control.stores;
+    const csv = (items: readonly string[]) => `item_id,store_id,current_price\n${items.map((i) => `${p}-${i},${store},1.00\n`).join('')}`;
+    const source = await h.source('product_store', { delta: true, snapshot: true, missing: 'delete', brakes: { max_missing_share: 0.5 } });
+    await reportOf(await drive(clock, h.push(source, 'day1.csv', csv(['P1', 'P2', 'P3']))));
+    const table = h.sandbox.control.world.productStore.table;
+    const gone = [...table.rows()].find((r) => r.item_id === `${p}-P3`);
+    if (gone === undefined) throw new Error('P3 was not written');
+    table.delete(gone); // deleted on the platform (its UI, another system) before the agent's snapshot lacks it
+    const day2 = await reportOf(await drive(clock, h.push(source, 'day2.csv', csv(['P1', 'P2']))));
+    expect(day2.delta).toMatchObject({ missing: 1, deleted: 1 });
+    const day3 = await reportOf(await drive(clock, h.push(source, 'day3.csv', csv(['P1', 'P2']))));
+    expect(day3.delta).toMatchObject({ missing: 0, deleted: 0 });
+  });
 });
