@@ -33,14 +33,18 @@ export async function backupState(state: Config['state'], to: string | undefined
   return file;
 }
 
-/** Puts the backup `file` in place of the state (the caller made sure no agent runs); returns where the state is. */
-export async function restoreState(state: Config['state'], file: string): Promise<string> {
+/**
+ * Puts the backup `file` in place of the state (the caller made sure no agent runs). Returns where the state is and,
+ * for SQLite, where the state it replaced was kept (a backup beside the others: `state restore` of that file undoes
+ * the restore). PostgreSQL's restore replaces the agent's schema; a `state backup` before it keeps the old one.
+ */
+export async function restoreState(state: Config['state'], file: string, now: Date): Promise<{ readonly location: string; readonly kept: string | null }> {
   if (state.backend === 'postgres') {
     const postgres = postgresOfState(state);
     await (await postgresDump()).restorePostgres(postgres, file);
-    return describeLocation(postgres);
+    return { location: describeLocation(postgres), kept: null };
   }
   const path = databasePath(state.dir);
-  restoreSqlite(file, path);
-  return path;
+  const { kept } = await restoreSqlite(file, path, defaultBackupPath(state.dir, now).replace(/\.db$/, '-replaced.db'));
+  return { location: path, kept };
 }

@@ -89,6 +89,12 @@ describe('upgrading the previous release and rolling back', () => {
     expect(restored.code, restored.stderr).toBe(0);
     expect(restored.stdout).toContain(`restored ${backup} to ${databasePath(join(dir, 'state'))}`);
     expect(statSync(databasePath(join(dir, 'state'))).mode & 0o777).toBe(0o640); // the state's own mode, not the backup's
+    // The state it replaced (the upgraded one, with the second push) is kept, and named: nothing of it is lost.
+    const kept = /The state it replaced is kept in (\S+) /.exec(restored.stdout)?.[1] ?? '';
+    expect(kept).toMatch(new RegExp(`^${join(dir, 'state', 'backups')}/pricing-agent-0\\.1\\.0-\\d{8}T\\d{6}Z-replaced\\.db$`));
+    const replaced = new BetterSqlite3(kept, { readonly: true });
+    expect(replaced.prepare('SELECT count(*) AS n FROM push_files').get()).toEqual({ n: 2 });
+    replaced.close();
     // The old build runs again, on the state as it was before the upgrade: its first push's keys are there, so
     // only the row that differs from the first file is sent.
     const again = await push(join(dir, 'third.csv'), config, runOld);
@@ -187,6 +193,9 @@ describe('pricing-agent state backup and restore', () => {
       expect(run.code).toBe(1);
       expect(run.stderr).toContain(`${file} is not a pricing-agent state`);
     }
+    // A file that is not there: a usage mistake (it printed SQLite's "unable to open database file", exit 1).
+    const missing = await cli(['state', 'restore', join(dir, 'nope.db'), '-c', config]);
+    expect({ code: missing.code, stderr: missing.stderr.trim() }).toEqual({ code: 2, stderr: `${join(dir, 'nope.db')}: no such file; give the backup file to restore` });
     expect(statSync(databasePath(join(dir, 'state'))).mtimeMs).toBe(before);
   });
 

@@ -6,6 +6,7 @@
  *
  * Exit codes: 0 copied; 1 refused or failed (the target is left as it was); 2 a configuration mistake.
  */
+import { stat } from 'node:fs/promises';
 import { Command, Option } from 'commander';
 import type { Config } from '../../config/index.ts';
 import { checkDaemon } from '../../status/daemon-probe.ts';
@@ -14,6 +15,7 @@ import { openStateDb, stateLocation } from '../../store/open-state-db.ts';
 import { backupState, restoreState } from '../../store/state-backup.ts';
 import { configOption, loadConfigForCommand } from './config.ts';
 import { runCommand } from './errors.ts';
+import { UsageError } from '../../usage-error.ts';
 
 /** The state cannot be copied, backed up or restored as asked (exit code 1, like any failure). */
 class StateRefusedError extends Error {}
@@ -52,13 +54,16 @@ async function migrate(config: Config, say: (text: string) => void): Promise<{ f
   }
 }
 
-async function restore(config: Config, file: string): Promise<string> {
+async function restore(config: Config, file: string): Promise<{ readonly location: string; readonly kept: string | null }> {
+  const found = await stat(file).catch(() => null);
+  if (found === null) throw new UsageError('RESTORE_FILE_MISSING', `${file}: no such file; give the backup file to restore`);
+  if (found.isDirectory()) throw new UsageError('RESTORE_FILE_MISSING', `${file} is a folder: give the backup file to restore`);
   const daemon = await checkDaemon(config);
   if (daemon.state === 'ready' || daemon.state === 'not_ready') {
     throw new StateRefusedError(`an agent answers at ${daemon.url ?? '?'}: stop it first (it would keep writing the state it holds open)`);
   }
   try {
-    return await restoreState(config.state, file);
+    return await restoreState(config.state, file, new Date());
   } catch (error) {
     throw new StateRefusedError((error as Error).message, { cause: error });
   }
@@ -86,8 +91,9 @@ export function stateCommand(): Command {
     .action(
       runCommand(async (file: string, options: { config: string }) => {
         const config = await loadConfigForCommand(options.config);
-        const path = await restore(config, file);
-        process.stdout.write(`restored ${file} to ${path}. Start the agent that wrote the backup (or a newer one).\n`);
+        const { location, kept } = await restore(config, file);
+        const undo = kept === null ? '' : `The state it replaced is kept in ${kept} (pricing-agent state restore ${kept} puts it back).\n`;
+        process.stdout.write(`restored ${file} to ${location}. Start the agent that wrote the backup (or a newer one).\n${undo}`);
       }),
     );
   command

@@ -53,10 +53,12 @@ export async function automaticBackup(path: string, now: Date): Promise<string> 
 
 /**
  * Puts the backup `file` in place of the database at `path` (the agent must be stopped: the caller checks).
- * Refuses a file that is not a pricing-agent state and one written by a newer agent. The old database's -wal and
- * -shm go with it: a WAL left beside the restored file would be replayed into it.
+ * Refuses a file that is not a pricing-agent state and one written by a newer agent. Once the file passed, the state
+ * it replaces is copied to `keepCurrentAt` first (nothing of it is lost: the backup may be another installation's,
+ * or older than what the tills were given), then the old database's -wal and -shm go with it: a WAL left beside
+ * the restored file would be replayed into it. Returns where the replaced state was kept (null: there was none).
  */
-export function restoreSqlite(file: string, path: string): { readonly applied: number } {
+export async function restoreSqlite(file: string, path: string, keepCurrentAt: string): Promise<{ readonly applied: number; readonly kept: string | null }> {
   let facts: StateFacts | null;
   try {
     const sqlite = new BetterSqlite3(file, { readonly: true, fileMustExist: true });
@@ -70,6 +72,8 @@ export function restoreSqlite(file: string, path: string): { readonly applied: n
   }
   if (facts === null) throw new StoreError('OPEN_FAILED', `${file} is not a pricing-agent state: it has no agent_meta or migrations table`);
   if (unknownMigrations(facts, SQLITE_MIGRATIONS).length > 0) throw new StoreError('STATE_TOO_NEW', tooNewMessage(file, facts, SQLITE_MIGRATIONS, dirname(path)));
+  const kept = existsSync(path) ? keepCurrentAt : null;
+  if (kept !== null) await backupSqlite(path, kept);
   mkdirSync(dirname(path), { recursive: true, mode: 0o750 });
   const incoming = `${path}.restoring`;
   copyFileSync(file, incoming);
@@ -78,5 +82,5 @@ export function restoreSqlite(file: string, path: string): { readonly applied: n
   rmSync(`${path}-wal`, { force: true });
   rmSync(`${path}-shm`, { force: true });
   renameSync(incoming, path);
-  return { applied: facts.applied.length };
+  return { applied: facts.applied.length, kept };
 }
