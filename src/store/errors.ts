@@ -44,6 +44,8 @@ export const STORE_ERROR_CODES = [
   'INVALID_ARGUMENT',
   /** PostgreSQL's pg_dump or pg_restore (state backup, state restore) ended with an error. */
   'TOOL_FAILED',
+  /** Another daemon holds the state's lock (store/state-lock.ts). */
+  'IN_USE',
 ] as const;
 export type StoreErrorCode = (typeof STORE_ERROR_CODES)[number];
 

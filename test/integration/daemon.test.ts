@@ -140,6 +140,10 @@ describe('pricing-agent run', () => {
     daemon.child.kill('SIGHUP');
     await until(() => daemon.output().includes('http.console changed: restart the agent to apply them'), 'the restart warning');
     expect(h.httpUrl()).toBe(url);
+    // A second daemon on the same state (its own free port) stops at once: one agent per state (the state's lock).
+    const second = h.start();
+    expect((await second.exited).code).toBe(1);
+    expect(second.output()).toContain(`another pricing-agent runs on state.dir ${join(h.dir, 'state')}: stop it first`);
     await writeFile(join(h.inbox('competitors'), 'cp.csv'), 'competitor_name,observed_at,regular_price,effective_price\nLidl,2026-11-20T08:00:00Z,2.09,2.09\n');
     await h.report('competitors', 'cp.csv');
     expect(h.sandbox.control.state().competitor_prices.count).toBe(1);

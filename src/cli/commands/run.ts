@@ -13,6 +13,7 @@ import { createLogger } from '../../log.ts';
 import { configOption, loadConfigForCommand } from './config.ts';
 import { runCommand } from './errors.ts';
 import { checkSources } from '../../ingest/operations/push-target.ts';
+import { lockState } from '../../store/state-lock.ts';
 
 interface RunOptions {
   readonly config: string;
@@ -32,6 +33,9 @@ export function runCommandDefinition(): Command {
         };
         const config = await load();
         const logger = createLogger({ level: config.log.level, pretty: config.log.pretty });
+        // Held until the process ends (the system drops it then, whatever the end): a second daemon on this state
+        // stops here instead of pulling and acknowledging into the same database.
+        const releaseLock = lockState(config.state, 'stop it first, or give this agent a state.dir of its own (one agent per state)');
         const agent = new Agent({ config, logger, reloadConfig: load });
         let stopping = false;
         const stopped = new Promise<number>((resolve) => {
@@ -68,7 +72,9 @@ export function runCommandDefinition(): Command {
           logger.fatal({ error: error instanceof Error ? error.message : String(error) }, 'the agent could not start');
           throw error;
         }
-        return stopped;
+        const code = await stopped;
+        releaseLock(); // after the drain closed the database (and a reference to the lock until then)
+        return code;
       }),
     );
 }

@@ -13,6 +13,7 @@ import { checkDaemon } from '../../status/daemon-probe.ts';
 import { copyState, type CopiedTable } from '../../store/copy-state.ts';
 import { openStateDb, stateLocation } from '../../store/open-state-db.ts';
 import { backupState, restoreState } from '../../store/state-backup.ts';
+import { lockState } from '../../store/state-lock.ts';
 import { configOption, loadConfigForCommand } from './config.ts';
 import { runCommand } from './errors.ts';
 import { UsageError } from '../../usage-error.ts';
@@ -62,10 +63,15 @@ async function restore(config: Config, file: string): Promise<{ readonly locatio
   if (daemon.state === 'ready' || daemon.state === 'not_ready') {
     throw new StateRefusedError(`an agent answers at ${daemon.url ?? '?'}: stop it first (it would keep writing the state it holds open)`);
   }
+  // A daemon without http (or on another port) does not answer there: the state's lock finds it.
+  let release = () => undefined as void;
   try {
+    release = lockState(config.state, 'stop it before restoring (it would keep writing the state it holds open)');
     return await restoreState(config.state, file, new Date());
   } catch (error) {
     throw new StateRefusedError((error as Error).message, { cause: error });
+  } finally {
+    release();
   }
 }
 
