@@ -70,7 +70,7 @@ describe('pricing-agent pull, outbox, exports, jobs', { timeout: 90_000 }, () =>
     expect(ack.code, ack.stderr).toBe(0);
     expect(ack.stdout).toBe(`pos-store-0042 is at seq 10 (${acked - 10} rows behind)\n`);
     const backwards = await cli('outbox', 'ack', '--consumer', 'pos-store-0042', '--seq', '5');
-    expect(backwards.code).toBe(1);
+    expect(backwards.code).toBe(2); // a usage mistake (--force is the way): nothing recorded
     expect(backwards.stderr).toMatch(/--force/);
     const consumers = await cli('outbox', 'consumers', '--json');
     expect(JSON.parse(consumers.stdout)).toMatchObject({ name: 'pos-store-0042', offset: 10, unread_rows: acked - 10, stores: [] });
@@ -121,7 +121,8 @@ describe('pricing-agent pull, outbox, exports, jobs', { timeout: 90_000 }, () =>
     expect(show.stdout).toMatch(new RegExp(`^job_id: +${jobId}$`, 'm'));
     expect(show.stdout).toMatch(/^status: +(queued|running|completed)$/m);
     expect(JSON.parse(json.stdout)).toMatchObject({ job_id: jobId });
-    expect(bad.code).toBe(1);
-    expect(bad.stderr).toMatch(/expected a UUID/);
+    // Checked before anything is sent: a usage mistake (it exited 1, naming the internal operation jobs.get).
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/^error: command-argument value 'not-a-uuid' is invalid for argument 'job_id'\. expected a UUID/);
   });
 });

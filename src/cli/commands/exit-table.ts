@@ -60,7 +60,7 @@ export const EXIT_TABLE = {
   'jobs show': [[EXIT_OK, 'the job is printed'], [EXIT_FAILURE, 'the API refused (no such job) or could not be reached'], CONFIG_MISTAKE],
   'outbox stats': [[EXIT_OK, 'shown'], [EXIT_FAILURE, 'there is no state database yet (the agent has not run with this state.dir)'], CONFIG_MISTAKE],
   'outbox consumers': [[EXIT_OK, 'shown'], [EXIT_FAILURE, 'there is no state database yet (the agent has not run with this state.dir)'], CONFIG_MISTAKE],
-  'outbox ack': [[EXIT_OK, 'the offset is recorded'], [EXIT_CONFIG, 'a seq the feed has not reached, or a configuration mistake; nothing was recorded']],
+  'outbox ack': [[EXIT_OK, 'the offset is recorded'], [EXIT_CONFIG, 'a seq the feed has not reached, one behind the offset without --force, or a configuration mistake; nothing was recorded']],
   'outbox export': [
     [EXIT_OK, 'the files are written (or no feed row was left to write)'],
     [EXIT_FAILURE, 'a file could not be written (the message says which)'],

@@ -8,6 +8,7 @@ import type { ExportStatus } from '../../api/schemas/index.ts';
 import { createLogger } from '../../log.ts';
 import { configOption, loadConfigForCommand } from './config.ts';
 import { runCommand } from './errors.ts';
+import { uuidArgument } from './arguments.ts';
 
 interface ExportsOptions {
   readonly config: string;
@@ -33,7 +34,7 @@ export function exportsCommand(): Command {
   command
     .command('cancel')
     .description('cancel a transaction export and print its status')
-    .argument('<export_id>', 'the export id (a UUID)')
+    .argument('<export_id>', 'the export id (a UUID)', uuidArgument)
     .addOption(configOption())
     .option('--json', 'print the status object as JSON')
     .action(

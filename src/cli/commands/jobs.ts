@@ -5,6 +5,7 @@
 import { Command } from 'commander';
 import { connectApiWithPacing } from '../../api-from-config.ts';
 import type { Job } from '../../api/schemas/index.ts';
+import { uuidArgument } from './arguments.ts';
 import { createLogger } from '../../log.ts';
 import { configOption, loadConfigForCommand } from './config.ts';
 import { runCommand } from './errors.ts';
@@ -50,7 +51,7 @@ export function jobsCommand(): Command {
   command
     .command('show')
     .description('print a job: status, progress, times, errors')
-    .argument('<job_id>', 'the job id (a UUID)')
+    .argument('<job_id>', 'the job id (a UUID)', uuidArgument)
     .addOption(configOption())
     .option('--json', 'print the job as JSON')
     .action(

@@ -126,8 +126,10 @@ export function outboxCommand(): Command {
       runCommand((options: Options & { consumer: string; seq: number; force?: boolean }) =>
         withDb(options.config, false, async (db) => {
           const offset = await ackConsumer(db, options.consumer, options.seq, { force: options.force === true }).catch((error: unknown) => {
-            // A seq the feed has not reached is a mistake in what was asked: nothing was recorded.
-            throw error instanceof StoreError && error.code === 'SEQ_BEYOND_FEED' ? new UsageError(error.code, error.message) : error;
+            // A seq the feed has not reached, or one behind the offset without --force, is a mistake in what was
+            // asked: nothing was recorded.
+            const asked = error instanceof StoreError && (error.code === 'SEQ_BEYOND_FEED' || error.code === 'OFFSET_BACKWARDS');
+            throw asked ? new UsageError(error.code, error.message) : error;
           });
           print(options.json, offset, () => `${offset.consumer} is at seq ${offset.last_seq} (${offset.lag} rows behind)\n`);
         }),
