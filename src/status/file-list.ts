@@ -14,6 +14,7 @@ import {
   type StoredReject,
 } from '../store/push-ledger.ts';
 import { deltaFile, type DeltaFileRecord } from '../store/delta-state.ts';
+import { shownStatus } from '../store/push-ledger-views.ts';
 import type { StateDb } from '../store/state-db.ts';
 
 // The list itself is a query of the ledger (src/store/push-ledger-views.ts); this module adds what is on disk.
@@ -32,6 +33,8 @@ export const SHOW_BATCHES = 100;
 
 export interface FileDetail {
   file: PushFile;
+  /** The status as `files list` and `status` show it (`held` for a file the brakes hold; the ledger says failed). */
+  status: string;
   counts: FileCounts;
   /** Where the file is now: processing/, archive/ or failed/; null when it is no longer there (retried, moved). */
   location: string | null;
@@ -86,6 +89,7 @@ export async function showFile(db: StateDb, id: number, firstRejects = SHOW_FIRS
   const location = await existing(unfinished ? file.processing_path : file.final_path);
   return {
     file,
+    status: shownStatus(file),
     counts,
     location,
     ...(await reportFiles(file.final_path)),

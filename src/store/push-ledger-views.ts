@@ -58,6 +58,11 @@ export async function ledgerCounts(db: StateDb, start: string, end: string): Pro
 /** A file's status as people see it: a file the brakes held is `held` (the ledger records it as failed, code HELD). */
 const SHOWN_STATUS = `CASE WHEN error_code = '${HELD_ERROR_CODE}' THEN 'held' ELSE status END AS status`;
 
+/** SHOWN_STATUS for a file already read (`files show`). */
+export function shownStatus(file: Pick<PushFile, 'status' | 'error_code'>): string {
+  return file.error_code === HELD_ERROR_CODE ? 'held' : file.status;
+}
+
 /** The newest file of `source`. */
 export async function lastFileOf(
   db: StateDb,
@@ -91,7 +96,7 @@ export async function processingFiles(db: StateDb): Promise<ProcessingFile[]> {
 }
 
 /** `--status` values: a ledger status, or `processing` for every status of a file still in processing/. */
-export const FILE_STATUS_FILTERS = [...PUSH_STATUSES, 'processing'] as const;
+export const FILE_STATUS_FILTERS = [...PUSH_STATUSES, 'processing', 'held'] as const;
 export type FileStatusFilter = (typeof FILE_STATUS_FILTERS)[number];
 
 export const DEFAULT_LIST_LIMIT = 50;
@@ -139,9 +144,12 @@ export async function listFiles(db: StateDb, filter: ListFilter = {}): Promise<F
     where.push('source = ?');
     params.push(filter.source);
   }
-  if (filter.status !== undefined) {
+  if (filter.status === 'held') {
+    where.push(`error_code = '${HELD_ERROR_CODE}'`);
+  } else if (filter.status !== undefined) {
     const statuses = filter.status === 'processing' ? UNFINISHED_STATUSES : [filter.status];
-    where.push(`status IN (${statuses.map(() => '?').join(', ')})`);
+    // Held files are recorded as failed and shown as held (SHOWN_STATUS): `--status failed` leaves them out.
+    where.push(`status IN (${statuses.map(() => '?').join(', ')}) AND error_code IS DISTINCT FROM '${HELD_ERROR_CODE}'`);
     params.push(...statuses);
   }
   const sql = `SELECT id, source, entity, original_name AS name, ${SHOWN_STATUS}, rows_read, rows_accepted, rows_rejected,

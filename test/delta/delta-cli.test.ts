@@ -4,7 +4,7 @@
  * `status` (text and --json) lists it with the command that releases it, `files release` sends it (no daemon: pushed
  * at once), and `push --full` sends every row.
  */
-import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rename, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -57,6 +57,25 @@ it('dry run, held file, status, files release and push --full, as commands', { t
   expect(text).toMatch(/Held by the brakes[^\n]*\n +#\d+ erp day2\.csv, held \S+: a price would move by 9900 %/);
   // In the sources table a held file is neither failed nor done: the last file shows as held.
   expect(text).toMatch(/\nerp +0 +0 +1 +0 +10\/0 +#\d+ day2\.csv held /);
+
+  // A held file is not a failed one: files retry refuses it and names the release (it moved it back as if failed,
+  // and left a held entry no release could send). A held file moved away by hand: the release says so.
+  const id = /#(\d+) day2\.csv: held/.exec(held.stdout)?.[1] ?? '';
+  // Shown as held everywhere (the ledger records it as failed, error HELD): files show, and files list --status.
+  const [shown, listed] = await Promise.all([cli('files', 'show', id, '--json'), cli('files', 'list', '--status', 'held', '--json')]);
+  expect((JSON.parse(shown.stdout) as { status: string }).status).toBe('held');
+  expect((JSON.parse(listed.stdout) as { id: number; status: string }[]).map((f) => [f.id, f.status])).toEqual([[Number(id), 'held']]);
+  const retried = await cli('files', 'retry', id);
+  expect({ code: retried.code, stderr: retried.stderr.trim() }).toEqual({
+    code: 2,
+    stderr: `file #${id} (day2.csv) is held by the brakes, not failed: read its preview, then send it with pricing-agent files release ${id}`,
+  });
+  const heldPath = join(inbox, 'held', 'day2.csv');
+  await rename(heldPath, join(dir, 'aside.csv'));
+  const gone = await cli('files', 'release', 'day2.csv');
+  expect(gone.code).toBe(2);
+  expect(gone.stderr).toContain(`#${id} day2.csv is no longer at ${heldPath} (moved or deleted by hand)`);
+  await rename(join(dir, 'aside.csv'), heldPath);
 
   // Released: no daemon answers, so it is pushed now, without the brakes; nothing is held any more.
   const release = await cli('files', 'release', 'day2.csv');

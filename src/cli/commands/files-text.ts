@@ -35,7 +35,7 @@ export function showText(d: FileDetail, now: Date): string {
   const pairs: [string, string][] = [
     ['File', `#${f.id} ${f.original_name}`],
     ['Source', `${f.source} (${f.entity}, ${f.mode}${f.job_id ? `, import job ${f.job_id}` : ''})`],
-    ['Status', f.status + (f.forced === 1 ? ' (forced)' : '')],
+    ['Status', d.status + (f.forced === 1 ? ' (forced)' : '')],
     ['Claimed', shortTime(f.claimed_at, now)],
     ['Finished', shortTime(f.finished_at, now)],
     ['Now at', d.location ?? `not at ${f.final_path ?? f.processing_path} any more (retried or moved)`],

@@ -29,6 +29,7 @@ import { pushAgain } from '../file/claim.ts';
 import { compileSource, entityReadOptions } from '../read/index.ts';
 import { entityDelta, sourceDelta } from '../delta/delta-plan.ts';
 import { UsageError } from '../../usage-error.ts';
+import { HELD_ERROR_CODE } from '../../store/delta-state.ts';
 
 export class RetryRefusedError extends UsageError {}
 
@@ -51,6 +52,11 @@ export async function planRetry(config: Config, file: PushFile): Promise<RetryPl
       'RETRY_DUPLICATE',
       `${label} was skipped as a duplicate of file #${file.duplicate_of ?? '?'} (same content, already done). To send it anyway: ${pushAgain(file, where)}`,
     );
+  }
+  if (file.status === 'failed' && file.error_code === HELD_ERROR_CODE) {
+    // Held by the brakes, recorded as failed: retrying moved it back as if it had failed, and left a held entry
+    // no release could ever send.
+    throw new RetryRefusedError('RETRY_HELD', `${label} is held by the brakes, not failed: read its preview, then send it with pricing-agent files release ${file.id}`);
   }
   if (file.status === 'failed') return { kind: 'requeue', ...(await requeueTarget(config, file, label)) };
   if (UNFINISHED_STATUSES.includes(file.status)) return { kind: 'resume', source: resumeSource(config, file, label) };

@@ -18,6 +18,7 @@ import { heldFiles, releaseHeld, type HeldFileRow } from '../../store/delta-stat
 import { requeueFile, RetryRefusedError } from './file-retry.ts';
 import { previewPathOf } from '../delta/delta-plan.ts';
 import { UsageError } from '../../usage-error.ts';
+import { pathExists } from '../../path-exists.ts';
 
 export class ReleaseRefusedError extends UsageError {}
 
@@ -53,6 +54,9 @@ export async function releaseFile(config: Config, name: string, sourceName: stri
       throw new ReleaseRefusedError('RELEASE_SOURCE_GONE', `${file.name} belongs to source ${file.source}, which is not in the config any more`);
     }
     const to = join(resolve(source.path), file.name);
+    if (!(await pathExists(file.held_path))) {
+      throw new ReleaseRefusedError('RELEASE_FILE_GONE', `#${file.file_id} ${file.name} is no longer at ${file.held_path} (moved or deleted by hand): drop the file into the inbox again to have it compared anew`);
+    }
     // Released before the move: a daemon claiming the file at once must find the release.
     await releaseHeld(db, file.file_id, db.now());
     try {
