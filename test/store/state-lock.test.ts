@@ -25,7 +25,7 @@ describe('the state lock', () => {
 
   it('is free again the moment the process that held it is killed (SIGKILL)', async () => {
     const dir = tempDirForTest('pa-state-lock-');
-    const holder = spawn(process.execPath, ['--input-type=module', '-e', `const { lockSqliteState } = await import(${JSON.stringify(LOCK_MODULE)}); lockSqliteState(${JSON.stringify(dir)}, 'x'); process.stdout.write('locked\\n'); setInterval(() => {}, 60_000);`], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const holder = spawn(process.execPath, ['--input-type=module', '-e', `const { lockSqliteState } = await import(${JSON.stringify(LOCK_MODULE)}); globalThis.release = lockSqliteState(${JSON.stringify(dir)}, 'x'); process.stdout.write('locked\\n'); setInterval(() => {}, 60_000);`], { stdio: ['ignore', 'pipe', 'inherit'] });
     await new Promise<void>((resolve, reject) => {
       holder.stdout.on('data', (chunk: Buffer) => chunk.toString().includes('locked') && resolve());
       holder.once('exit', () => reject(new Error('the holder ended before it took the lock')));
