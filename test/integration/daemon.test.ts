@@ -11,6 +11,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { DIALECT_NAMES } from '../../src/sandbox/index.ts';
 import { daemonHarnessPerTest, until, untilReady, type DaemonHarness } from '../support/daemon-harness.ts';
 import { runCli } from '../support/run-cli.ts';
+import { TEST_BACKEND } from '../support/state-db.ts';
 
 // Child processes on two loaded cores: generous bounds on waiting (never on how fast the agent is).
 vi.setConfig({ testTimeout: 90_000 });
@@ -140,10 +141,13 @@ describe('pricing-agent run', () => {
     daemon.child.kill('SIGHUP');
     await until(() => daemon.output().includes('http.console changed: restart the agent to apply them'), 'the restart warning');
     expect(h.httpUrl()).toBe(url);
-    // A second daemon on the same state (its own free port) stops at once: one agent per state (the state's lock).
-    const second = h.start();
-    expect((await second.exited).code).toBe(1);
-    expect(second.output()).toContain(`another pricing-agent runs on state.dir ${join(h.dir, 'state')}: stop it first`);
+    // A second daemon on the same SQLite state (its own free port) stops at once: one agent per state (the state's
+    // lock). On PostgreSQL the HA lease decides between nodes on one schema (test/integration/ha-failover).
+    if (TEST_BACKEND === 'sqlite') {
+      const second = h.start();
+      expect((await second.exited).code).toBe(1);
+      expect(second.output()).toContain(`another pricing-agent runs on state.dir ${join(h.dir, 'state')}: stop it first`);
+    }
     await writeFile(join(h.inbox('competitors'), 'cp.csv'), 'competitor_name,observed_at,regular_price,effective_price\nLidl,2026-11-20T08:00:00Z,2.09,2.09\n');
     await h.report('competitors', 'cp.csv');
     expect(h.sandbox.control.state().competitor_prices.count).toBe(1);
