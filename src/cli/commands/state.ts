@@ -63,10 +63,9 @@ async function restore(config: Config, file: string): Promise<{ readonly locatio
   if (daemon.state === 'ready' || daemon.state === 'not_ready') {
     throw new StateRefusedError(`an agent answers at ${daemon.url ?? '?'}: stop it first (it would keep writing the state it holds open)`);
   }
-  // A daemon without http (or on another port) does not answer there: the state's lock finds it.
-  let release = () => undefined as void;
+  // A daemon without http (or on another port) does not answer there: the state's lock finds it (exit 1).
+  const release = lockState(config.state, 'stop it before restoring (it would keep writing the state it holds open)');
   try {
-    release = lockState(config.state, 'stop it before restoring (it would keep writing the state it holds open)');
     return await restoreState(config.state, file, new Date());
   } catch (error) {
     throw new StateRefusedError((error as Error).message, { cause: error });

@@ -33,9 +33,7 @@ export async function sendRefusingNamedRows(send: (rows: readonly Row[]) => Prom
     } catch (error) {
       const named = refusals < MAX_REFUSALS_PER_BATCH ? rowsNamedBy(error, remaining.length) : null;
       if (named === null) throw error;
-      for (const [at, problems] of named) {
-        refused.push({ index: remaining[at] as number, ok: false, code: problems[0] ?? 'validation_error', message: problems.slice(1).join('; ') });
-      }
+      for (const [at, { code, messages }] of named) refused.push({ index: remaining[at] as number, ok: false, code, message: messages.join('; ') });
       remaining = remaining.filter((_, at) => !named.has(at));
       if (remaining.length > 0) continue;
       response = { results: [] };
@@ -45,21 +43,26 @@ export async function sendRefusingNamedRows(send: (rows: readonly Row[]) => Prom
   }
 }
 
+/** Why the server refused one row: its first problem's type, and each problem as "field: message". */
+interface RowRefusal {
+  readonly code: string;
+  readonly messages: string[];
+}
+
 /**
- * The rows a 422 names, by their index in the request: [the first problem's type, then each problem as
- * "field: message"]. Null when it is no 422, names no row, or names anything else (every problem must be one of a row
- * of the request).
+ * The rows a 422 names, by their index in the request. Null when it is no 422, names no row, or names anything else
+ * (every problem must be one of a row of the request).
  */
-function rowsNamedBy(error: unknown, rowsSent: number): Map<number, string[]> | null {
+function rowsNamedBy(error: unknown, rowsSent: number): Map<number, RowRefusal> | null {
   if (!(error instanceof ApiError) || error.code !== API_ERROR_CODES.validation) return null;
   const problems = error.detail ?? [];
-  const named = new Map<number, string[]>();
+  const named = new Map<number, RowRefusal>();
   for (const problem of problems) {
     const [body, items, index, ...field] = problem.loc;
     const at = Number(index);
     if (body !== 'body' || items !== 'items' || !Number.isInteger(at) || at < 0 || at >= rowsSent) return null;
-    const row = named.get(at) ?? [problem.type];
-    row.push(field.length > 0 ? `${field.join('.')}: ${problem.msg}` : problem.msg);
+    const row = named.get(at) ?? { code: problem.type, messages: [] };
+    row.messages.push(field.length > 0 ? `${field.join('.')}: ${problem.msg}` : problem.msg);
     named.set(at, row);
   }
   return named.size > 0 ? named : null;
