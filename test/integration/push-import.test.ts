@@ -8,7 +8,7 @@
 import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { JOB_POLL_QUEUED_MS, JOB_POLL_RUNNING_MS } from '../../src/api/schemas/index.ts';
 import { claimFile } from '../../src/ingest/file/claim.ts';
 import { processClaimed } from '../../src/ingest/file/push-file.ts';
@@ -18,7 +18,7 @@ import { ManualClock, drive } from '../support/manual-clock.ts';
 import { expectReconciled, reportOf } from '../fixtures/push/push-report.ts';
 
 const clock = new ManualClock();
-// Sandbox waits (20 s queued, 4 s per row) stay outside the agent's poll ranges, so clock.sleeps tells them apart.
+// The sandbox keeps a job queued 20 s, then runs it at 4 s a row: the agent polls it in both phases.
 const { h } = usePushHarness({ clock, sandbox: { clock, jobPace: { queuedMs: 20_000, tickMs: 4_000, rowsPerTick: 1 } } });
 
 function transactions(prefix: string, rows: number): string {
@@ -35,17 +35,35 @@ describe('push in import mode', () => {
   it('uploads one job and polls it through queued and running to completed, at the spec pace', async () => {
     const source = await h.source('transactions', { mode: 'import' });
     const jobs = jobsTotal();
-    const sleepsBefore = clock.sleeps.length;
-    const pushing = h.push(source, 'paced.csv', transactions('PACE', 40));
-    await clock.untilWaiting(2); // the job waits in queued, the agent waits to poll it again
-    const report = await reportOf(await drive(clock, pushing));
+    // Every poll as the agent saw it: when (on the shared clock) and in which phase the job was.
+    const polls: { at: number; phase: string }[] = [];
+    const get = h.client.jobs.get.bind(h.client.jobs);
+    const spy = vi.spyOn(h.client.jobs, 'get').mockImplementation(async (...args) => {
+      const job = await get(...args);
+      polls.push({ at: clock.now(), phase: job.phase });
+      return job;
+    });
+    let result;
+    try {
+      const pushing = h.push(source, 'paced.csv', transactions('PACE', 40));
+      await clock.untilWaiting(2); // the job waits in queued, the agent waits to poll it again
+      result = await drive(clock, pushing);
+    } finally {
+      spy.mockRestore();
+    }
+    const report = await reportOf(result);
     expect(report.job_id).toMatch(/^[0-9a-f-]{36}$/);
     expect(report.rows).toMatchObject({ read: 40, sent: 40, accepted: 40, rejected: 0 });
     expectReconciled(report.rows);
     expect(jobsTotal()).toBe(jobs + 1);
-    const sleeps = clock.sleeps.slice(sleepsBefore);
-    expect(sleeps.some((ms) => within(ms, JOB_POLL_QUEUED_MS)), 'a poll wait while queued').toBe(true);
-    expect(sleeps.some((ms) => within(ms, JOB_POLL_RUNNING_MS)), 'a poll wait while running').toBe(true);
+    // Each wait between two polls follows the phase the first one saw: 30-60 s queued, 5-10 s running.
+    expect(polls.map((p) => p.phase)).toEqual(expect.arrayContaining(['queued', 'running', 'completed']));
+    expect(polls.at(-1)?.phase).toBe('completed');
+    const gaps = polls.slice(1).map((poll, i) => ({ after: polls[i]!.phase, ms: poll.at - polls[i]!.at }));
+    for (const gap of gaps) {
+      const pace = gap.after === 'running' ? JOB_POLL_RUNNING_MS : JOB_POLL_QUEUED_MS;
+      expect(within(gap.ms, pace), `a wait of ${gap.ms} ms after a ${gap.after} poll`).toBe(true);
+    }
     expect(keysWith('PACE')).toHaveLength(40);
   });
 
