@@ -30,6 +30,16 @@ describe('unclosed quotes', () => {
     expect(await failure(file, ps)).toMatchObject({ code: 'UNCLOSED_QUOTE', line: 3 });
   });
 
+  it('fail the file when ditto marks merge rows into one of the header\'s width (read without the quotes, each line is a row)', async () => {
+    const ditto = writeTemp(dir, `${HEADER}A1,S1,1\nA2,",2\nA3,",3\nA4,S4,4\n`);
+    const dittoFailure = await failure(ditto, ps);
+    expect(dittoFailure).toMatchObject({ code: 'UNCLOSED_QUOTE', line: 3 });
+    expect((dittoFailure as Error).message).toContain('ditto mark');
+    // A stray quote at the start of a cell, closed two lines down by an inch mark: three rows read as one.
+    const stray = writeTemp(dir, `${HEADER}A1,S1,1\nA2,"S2 Nord,2\nA3,S3,3\nA4,Halle 12",4\nA5,S5,5\n`);
+    expect(await failure(stray, ps)).toMatchObject({ code: 'UNCLOSED_QUOTE', line: 3 });
+  });
+
   it('stop at 4 MiB when a quote swallows a big file (memory stays bounded)', async () => {
     const file = writeTemp(dir, `${HEADER}A1,"S1,1\n${'A,S,1\n'.repeat(800_000)}`);
     expect(await failure(file, ps)).toMatchObject({ code: 'RECORD_TOO_LARGE', line: 2 });

@@ -12,7 +12,7 @@ import { detectDelimiterIn } from './delimiter.ts';
 import type { DetectedDelimiter } from './delimiter.ts';
 import { DecodeError, FileFormatError } from './errors.ts';
 import { decodeFailure } from './line-at.ts';
-import { breaksIn, parseFailure } from './parser.ts';
+import { breaksIn, parseFailure, readsAsRowsWithoutQuotes } from './parser.ts';
 import { openSource } from './open-source.ts';
 import type { ByteRange, OpenedSource } from './open-source.ts';
 import { workbookInCsvSource } from './xlsx-check.ts';
@@ -118,6 +118,15 @@ class CsvRecords implements RecordSource {
       throw new FileFormatError(
         'UNCLOSED_QUOTE',
         `a quote opened on line ${line} is not closed where its field ends; lines after it would be merged`,
+        { file: this.#file, line },
+      );
+    }
+    if (breaks > 0 && readsAsRowsWithoutQuotes(fields, this.format.delimiter)) {
+      this.close();
+      throw new FileFormatError(
+        'UNCLOSED_QUOTE',
+        `a quote on line ${line} runs to line ${line + breaks}, and read without it each of those lines is a row of ${fields.length} fields: ` +
+          'most likely a ditto mark (") or a stray quote; write the value out, or double a quote that belongs to the text ("")',
         { file: this.#file, line },
       );
     }

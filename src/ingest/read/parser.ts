@@ -56,6 +56,26 @@ export function breaksIn(record: readonly string[]): number {
   return breaks;
 }
 
+/**
+ * Whether a record whose quoted field holds line breaks reads just as well without its quotes: split at the
+ * delimiter with every quote taken as a character, each of its lines is a row of the record's own width. That is
+ * the shape of a ditto mark (`"` for "same as above") or a stray quote a later one closed: the quoted reading merges
+ * those rows into one that fits the header, so nothing else notices. A real multi-line value (an address, a
+ * description) leaves lines of other widths. Quotes elsewhere in the record are not seen here: such a line's count
+ * is off, and the record passes as the parser read it.
+ */
+export function readsAsRowsWithoutQuotes(record: readonly string[], delimiter: string): boolean {
+  const lines = [0]; // delimiters on each of the record's lines
+  record.forEach((field, i) => {
+    if (i > 0) lines[lines.length - 1]! += 1;
+    field.split(/\r\n|\r|\n/).forEach((segment, j) => {
+      if (j > 0) lines.push(0);
+      lines[lines.length - 1]! += segment.split(delimiter).length - 1;
+    });
+  });
+  return lines.length > 1 && lines.every((delimiters) => delimiters + 1 === record.length);
+}
+
 /** Nothing but whitespace and delimiters: a blank line (Excel writes `;;;` for empty rows). */
 export function isBlank(record: readonly string[]): boolean {
   for (const field of record) if (field.trim() !== '') return false;
