@@ -72,6 +72,11 @@ describe('numbers as people write them (issue 28, point 3)', () => {
     [point, 'EUR', 'decimal_parsing'],
     [point, 'EUR 12.90 €', 'decimal_parsing'],
     [point, '12.90 Stk', 'decimal_parsing'],
+    // Three capitals that are no ISO 4217 code are a unit, and cents are not units of the price.
+    [comma, '1,99 STK', 'decimal_parsing'],
+    [point, 'PCS 3.50', 'decimal_parsing'],
+    [point, '99¢', 'decimal_parsing'],
+    [comma, '12,90 USD', '12.90'],
     [quantity, '3-', -3],
     [quantity, '1 200', 1200],
   ])('%#: %j', (convert, cell, expected) => {

@@ -79,6 +79,28 @@ describe('mapping', () => {
     ]);
   });
 
+  it('rejects a price written in another currency than the row\'s, or than the row\'s other prices', async () => {
+    const file = writeTemp(
+      dir,
+      'item_id,store_id,current_price,regular_price,currency\nA,S,"12,90 USD",,\nB,S,"12,90 €",,\nC,S,"1,99 €","2,49 $",\nD,S,"1,99 USD","2,49 EUR",\nE,S,"1,99 USD",,USD\n',
+    );
+    const { rows, rejects } = await drain(file, source('product_store', { decimal_separator: ',', defaults: { currency: 'EUR' } }));
+    expect(rows.map((r) => [r.record['item_id'], r.record['current_price'], r.record['currency']])).toEqual([
+      ['B', '12.90', 'EUR'],
+      ['C', '1.99', 'EUR'], // `$` names several currencies: not checked
+      ['E', '1.99', 'USD'],
+    ]);
+    expect(rejects.map((r) => [r.line, r.errors.map((e) => [e.field, e.code, e.message])])).toEqual([
+      [2, [['current_price', 'currency_mismatch', '"12,90 USD" is in USD, but the row\'s currency is EUR']]],
+      [5, [['current_price', 'currency_mismatch', '"1,99 USD" is in USD, but the row\'s currency is EUR']]],
+    ]);
+    // Without a currency in the row, the prices must agree with each other.
+    const own = writeTemp(dir, 'item_id,store_id,current_price,regular_price\nA,S,1.99 USD,2.49 EUR\nB,S,1.99 USD,2.49 USD\n');
+    const mixed = await drain(own, source('product_store'));
+    expect(mixed.rows.map((r) => r.record['item_id'])).toEqual(['B']);
+    expect(mixed.rejects[0]?.errors.map((e) => [e.field, e.code, e.message])).toEqual([['regular_price', 'currency_mismatch', '"2.49 EUR" is in EUR, but "1.99 USD" is in USD']]);
+  });
+
   it('one header may feed two fields', async () => {
     const file = writeTemp(dir, 'Artikel,Name\nA1,Apfel\n');
     const { rows } = await drain(file, source('products', { columns: { item_id: 'Artikel', sku: 'Artikel', product_name: 'Name' } }));

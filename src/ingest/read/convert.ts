@@ -23,16 +23,22 @@ export class CellError {
 export type CellValue = string | number | boolean;
 export type Converter = (cell: string) => CellValue | CellError;
 
-export { shown } from './number-text.ts';
+export { currencyIn, shown } from './number-text.ts';
 export type { NumberFormat } from './number-text.ts';
 
+/** The decimal converters: a currency written in their cells is checked against the row's (map-row.ts). */
+const DECIMAL_CONVERTERS = new WeakSet<Converter>();
+export const readsDecimal = (convert: Converter): boolean => DECIMAL_CONVERTERS.has(convert);
+
 export function decimalConverter(format: NumberFormat): Converter {
-  return (cell) => {
+  const convert: Converter = (cell) => {
     const number = readNumber(cell, format);
     if (!number.ok) return new CellError('decimal_parsing', number.message);
     if (!DECIMAL_PATTERN.test(number.text)) return new CellError('decimal_parsing', `${shown(cell)} is not a decimal`);
     return number.text;
   };
+  DECIMAL_CONVERTERS.add(convert);
+  return convert;
 }
 
 /**

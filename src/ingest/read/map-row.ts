@@ -9,12 +9,14 @@
  * default or is left out (never sent as ""). Conversion, mapping and schema errors are collected together (a
  * field that failed conversion is not reported twice) and ordered by field: a reject lists every problem of the
  * row, the leftmost field in schema order first. The record is validated with the source's write schema, the same
- * one the API client sends with.
+ * one the API client sends with. A currency written in a decimal cell (`12,90 USD`) must be the row's `currency`, or
+ * when the row has none, the one the row's other decimal cells name: else the row is a `currency_mismatch` reject,
+ * never a price sent in the wrong currency.
  */
 import type { z } from 'zod';
 import { toValidationErrors } from '../../api/schemas/index.ts';
 import type { CellCleaner } from './clean-cell.ts';
-import { CellError, shown, stringConverter } from './convert.ts';
+import { CellError, currencyIn, readsDecimal, shown, stringConverter } from './convert.ts';
 import type { CellSource, HeaderPlan } from './header.ts';
 
 /** One reason a row is refused. `field` is null for a row-level problem (wrong number of fields). */
@@ -45,6 +47,10 @@ export class RowMapper<R> {
   private readonly cells: string[];
   /** fill_down: the last non-empty value of each such column. */
   private readonly above: string[];
+  /** By plan: whether the field is a decimal (its cell may name a currency). */
+  private readonly decimal: readonly boolean[];
+  /** This row's decimal cells that named a currency, in plan order. */
+  private marks: { field: string; cell: string; code: string }[] | undefined;
 
   constructor(plan: HeaderPlan, schema: Schema, clean: CellCleaner) {
     this.plan = plan;
@@ -56,6 +62,7 @@ export class RowMapper<R> {
     );
     this.cells = new Array<string>(plan.headers.length).fill('');
     this.above = new Array<string>(plan.headers.length).fill('');
+    this.decimal = plan.plans.map((p) => readsDecimal(p.convert));
   }
 
   map(fields: readonly string[], line: number): Mapped<R> {
@@ -66,6 +73,9 @@ export class RowMapper<R> {
       (errors ??= []).push(this.error(field, code, message));
       return true;
     });
+    if (this.marks !== undefined) {
+      for (const mismatch of this.#currencyMismatches(out['currency'])) (errors ??= []).push(mismatch);
+    }
     const result = this.schema.safeParse(out, { reportInput: true });
     if (result.success && errors === undefined) return { kind: 'ok', record: result.data as R };
     const failed = new Set(errors?.map((e) => e.field));
@@ -131,10 +141,27 @@ export class RowMapper<R> {
     return this.plan.skipWhenEmpty.length > 0 && this.plan.skipWhenEmpty.every((i) => cells[i] === '');
   }
 
+  /** The decimal cells whose currency is not the row's (or, without one, not the first such cell's). */
+  #currencyMismatches(currency: unknown): RowError[] {
+    const marks = this.marks ?? [];
+    const own = typeof currency === 'string' ? currency.toUpperCase() : undefined;
+    const [first] = marks;
+    const mismatches: RowError[] = [];
+    for (const mark of marks) {
+      if (mark.code === (own ?? first?.code)) continue;
+      const other = own === undefined ? `${shown(first?.cell ?? '')} is in ${first?.code}` : `the row's currency is ${own}`;
+      mismatches.push(this.error(mark.field, 'currency_mismatch', `${shown(mark.cell)} is in ${mark.code}, but ${other}`));
+    }
+    return mismatches;
+  }
+
   /** Fills `out` from the cells; calls `failed` for a cell that does not map or convert (false: stop at once). */
   #fill(out: Record<string, unknown>, line: number, failed: (field: string, code: string, message: string) => boolean): boolean {
     let ok = true;
-    for (const p of this.plan.plans) {
+    this.marks = undefined;
+    const plans = this.plan.plans;
+    for (let i = 0; i < plans.length; i++) {
+      const p = plans[i]!;
       const cell = this.value(p.sources, line);
       if (cell === '') {
         if (p.fallback !== undefined) out[p.field] = p.fallback;
@@ -157,6 +184,11 @@ export class RowMapper<R> {
         continue;
       }
       out[p.field] = value;
+      // Only a cell the converter changed can hold a currency: `12.90` is left as it is, at no cost.
+      if (this.decimal[i] === true && value !== text) {
+        const code = currencyIn(text);
+        if (code !== undefined) (this.marks ??= []).push({ field: p.field, cell: text, code });
+      }
     }
     return ok;
   }

@@ -3,8 +3,10 @@
  * cells) and for decimal and integer fields alike: the text of a cell in, the number as the API writes it (a point
  * for decimals, a leading minus) or the reason it is refused.
  *
- * - A currency around the number is dropped: a symbol (`€`, `$`, `£`, `kr`, `zł`, ...) or an ISO code (`EUR`),
- *   before or after it, with or without a space: `"0,90 €"`, `EUR 12.90`, `1 299,00 kr`. Only one.
+ * - A currency around the number is dropped: a symbol (`€`, `$`, `£`, `kr`, `zł`, ...) or an ISO 4217 code (`EUR`),
+ *   before or after it, with or without a space: `"0,90 €"`, `EUR 12.90`, `1 299,00 kr`. Only one. Three capitals
+ *   that are no currency (`1,99 STK`) and `¢` (cents: `99¢` is not 99) leave the text no number. Which currency a
+ *   cell names (`currencyIn`) is checked against the row's by the row mapper (map-row.ts).
  * - A trailing minus is a sign (`12.90-`, as ledgers and tills write credits).
  * - Digits grouped with a space, a no-break space, a narrow no-break space or a thin space are thousands: such a
  *   space cannot be a decimal separator, so no setting is needed; the groups must be well formed (`1 299,00`, never
@@ -31,9 +33,24 @@ const SPACE_GROUPS = new RegExp(`^\\d{1,3}(?:[${SPACES}]\\d{3})+`);
 const ONLY_DIGITS_AND_MARKS = new RegExp(`^[\\d.,${SPACES}]+$`);
 
 /** Currency symbols and ISO codes (three capitals) written around a number. */
-const CURRENCY = '(?:[A-Z]{3}|[€$£¥₹₽₩₺₴¢]|R\\$|kr\\.?|Kč|zł|Ft|lei|Fr\\.|SFr\\.)';
+const CURRENCY = '([A-Z]{3}|[€$£¥₹₽₩₺₴]|R\\$|kr\\.?|Kč|zł|Ft|lei|Fr\\.|SFr\\.)';
 const CURRENCY_BEFORE = new RegExp(`^([+-]?)[${SPACES}]*${CURRENCY}[${SPACES}]*(?=[+\\-\\d])`);
 const CURRENCY_AFTER = new RegExp(`(?<=\\d)[${SPACES}]*${CURRENCY}$`);
+/** The ISO 4217 codes (Node's ICU): `STK` or `PCS` after a number is a unit, not a currency. */
+const ISO_CODES: ReadonlySet<string> = new Set(Intl.supportedValuesOf('currency'));
+/** The symbols that name one currency; `$`, `¥` and `kr` name several and are not checked. */
+const SYMBOL_CODES: Readonly<Record<string, string>> = {
+  '€': 'EUR', '£': 'GBP', '₹': 'INR', '₽': 'RUB', '₩': 'KRW', '₺': 'TRY', '₴': 'UAH', 'R$': 'BRL',
+  'Kč': 'CZK', 'zł': 'PLN', 'Ft': 'HUF', 'lei': 'RON', 'Fr.': 'CHF', 'SFr.': 'CHF',
+};
+const isCurrency = (mark: string) => !/^[A-Z]{3}$/.test(mark) || ISO_CODES.has(mark);
+
+/** The currency written around a number (`12,90 USD`, `€12.90`): its ISO code, or undefined when none or ambiguous. */
+export function currencyIn(cell: string): string | undefined {
+  const mark = CURRENCY_BEFORE.exec(cell)?.[2] ?? CURRENCY_AFTER.exec(cell)?.[1];
+  if (mark === undefined || !isCurrency(mark)) return undefined;
+  return /^[A-Z]{3}$/.test(mark) ? mark : SYMBOL_CODES[mark];
+}
 
 function escapeRegex(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -48,8 +65,12 @@ export function shown(value: string): string {
 function bare(cell: string): string {
   let value = cell;
   const before = CURRENCY_BEFORE.exec(value);
-  if (before !== null) value = (before[1] ?? '') + value.slice(before[0].length);
-  else value = value.replace(CURRENCY_AFTER, '');
+  if (before !== null) {
+    if (isCurrency(before[2] ?? '')) value = (before[1] ?? '') + value.slice(before[0].length);
+  } else {
+    const after = CURRENCY_AFTER.exec(value);
+    if (after !== null && isCurrency(after[1] ?? '')) value = value.slice(0, after.index);
+  }
   // A trailing minus (`12.90-`): a sign, when there is none in front.
   if (value.length > 1 && value.endsWith('-') && /^\d/.test(value)) value = `-${value.slice(0, -1)}`;
   return value;
