@@ -14,7 +14,7 @@ import { Open } from 'unzipper';
 import { columnLetters, openXlsxRecords, type WorkbookRecord, type XlsxRecords, type ZipPart } from '../../src/ingest/read/xlsx-records.ts';
 import { ManualClock } from '../support/manual-clock.ts';
 import { tempDir } from './support/read-helpers.ts';
-import { asMacroEnabled, encrypted, legacyXls, truncated, workbook } from './support/workbooks.ts';
+import { asMacroEnabled, encrypted, legacyXls, truncated, withSheetXml, workbook } from './support/workbooks.ts';
 
 const dir = tempDir();
 
@@ -34,6 +34,36 @@ async function failure(promise: Promise<unknown>): Promise<{ code: string; messa
   const e = error as FileFormatError;
   return { code: e.code, message: e.message };
 }
+
+describe('cells as they show', () => {
+  it('a whole number padded with zeros by its format keeps them (store numbers, article numbers), as a CSV export writes it', async () => {
+    const file = await workbook(dir, 'zeros.xlsx', [
+      {
+        name: 'Preise',
+        rows: [
+          ['item_id', 'store_id', 'current_price', 'price_effective_date'],
+          [123, 204, 1.99, { formula: 'DATE(2026,3,1)', result: 46082 }],
+          [4006381333931, 1204, 2.5, { formula: 'A3', result: 46083 }],
+        ],
+        formats: { A2: '000000', B2: '0000', B3: '0000', C2: '0000', D2: 'dd.mm.yyyy', D3: '0' },
+      },
+    ]);
+    expect((await all(await openXlsxRecords(file))).slice(1).map((r) => r.fields)).toEqual([
+      ['000123', '0204', '1.99', '2026-03-01'], // 1.99 is no whole number: never rounded by its format
+      ['4006381333931', '1204', '2.5', '46083'], // a formula's result without a date format stays a number
+    ]);
+  });
+
+  it('fails a sheet with cells the streaming reader would misread (ISO date cells, inline text in runs) rather than send them wrong', async () => {
+    const good = await workbook(dir, 'plain.xlsx', [{ name: 'Preise', rows: [['item_id', 'price_effective_date'], ['A-1', 5]] }]);
+    const isoDate = await withSheetXml(good, join(dir, 'iso-date.xlsx'), (xml) => xml.replace(/<c r="B2"([^>]*)><v>5<\/v><\/c>/, '<c r="B2"$1 t="d"><v>2026-03-01T00:00:00</v></c>'));
+    expect(await failure(all(await openXlsxRecords(isoDate)))).toEqual({ code: 'WORKBOOK_UNSUPPORTED', message: expect.stringMatching(/ISO text cells \(t="d"/) as unknown });
+    const runs = await withSheetXml(good, join(dir, 'inline-runs.xlsx'), (xml) =>
+      xml.replace(/<c r="A2"[^>]*>.*?<\/c>/, '<c r="A2" t="inlineStr"><is><r><t>40063</t></r><r><t>81333931</t></r></is></c>'),
+    );
+    expect((await failure(all(await openXlsxRecords(runs)))).code).toBe('WORKBOOK_UNSUPPORTED');
+  });
+});
 
 describe('a cell as text', () => {
   it('numbers at Excel precision, as plain decimals', () => {

@@ -44,6 +44,11 @@ export const FILE_FORMAT_CODES = [
   'WORKBOOK_CORRUPT',
   /** The workbook unpacks, compresses or holds more than its source's `workbook_limits` allow (a zip bomb). */
   'WORKBOOK_TOO_LARGE',
+  /**
+   * The sheet holds cells the streaming reader would misread: dates as ISO text (`t="d"`, Strict Open XML) or inline
+   * text in several formatted runs. Saving it again from Excel as "Excel Workbook" writes both plainly.
+   */
+  'WORKBOOK_UNSUPPORTED',
   /** The sheet named (or numbered) by `sheet:` is not in the workbook. */
   'SHEET_NOT_FOUND',
   /** The file's name does not match the source's `file_name` pattern (its values cannot be known). */

@@ -10,7 +10,10 @@
  * - dates (cells with a date format): ISO 8601, "2026-11-24" at midnight, else "2026-11-24T18:30:00" (Excel stores
  *   a wall-clock time without a zone: it is read as UTC, or in the source's `timezone:`, as a CSV's would be).
  *   A date typed as text stays text and goes through `date_format` like any CSV cell.
- * - booleans "true"/"false"; rich text its plain text; a hyperlink its text; a formula its cached result.
+ * - a whole number whose format only pads it with zeros (`0000`, `000000`: store numbers, EANs, article numbers kept
+ *   as numbers) as it shows and as a CSV export writes it: 204 shown as "0204" is "0204".
+ * - booleans "true"/"false"; rich text its plain text; a hyperlink its text; a formula its cached result, read as
+ *   the cell's format says (a date format: a date; exceljs reads every formula result as a plain number).
  * - an error (#N/A, #DIV/0!, ...), or a formula without a saved result (the streaming reader does not keep a
  *   formula's error result, and a file saved without calculating has none): the cell's text is the error (or
  *   empty), and the problem is reported, so a row that uses the cell is rejected (`cell_error`) rather than sent
@@ -18,6 +21,7 @@
  *   and an error cell is a formula that failed (a lookup that found nothing), which only the workbook can show.
  */
 import type { CellValue } from 'exceljs';
+import excelUtils from 'exceljs/lib/utils/utils.js';
 
 export interface CellText {
   readonly text: string;
@@ -65,9 +69,24 @@ function numberText(n: number, decimalSeparator: '.' | ','): string {
   return decimalSeparator === '.' ? text : text.replace('.', decimalSeparator);
 }
 
-export function cellText(value: CellValue, decimalSeparator: '.' | ',' = '.'): CellText {
+/** How a cell is shown: its number format (`0000`, `dd.mm.yyyy`), and whether the workbook counts dates from 1904. */
+export interface CellFormat {
+  readonly numFmt?: string | undefined;
+  readonly date1904?: boolean | undefined;
+}
+
+/** A format of zeros only pads a whole number to its width, as Excel shows it and writes it to CSV. */
+const ZERO_PADDED = /^0+$/;
+
+export function cellText(value: CellValue, decimalSeparator: '.' | ',' = '.', format: CellFormat = {}): CellText {
   if (value === null || value === undefined) return { text: '' };
-  if (typeof value === 'number') return { text: numberText(value, decimalSeparator) };
+  if (typeof value === 'number') {
+    const { numFmt } = format;
+    if (numFmt !== undefined && Number.isSafeInteger(value) && ZERO_PADDED.test(numFmt)) {
+      return { text: `${value < 0 ? '-' : ''}${String(Math.abs(value)).padStart(numFmt.length, '0')}` };
+    }
+    return { text: numberText(value, decimalSeparator) };
+  }
   if (typeof value === 'string') return { text: value };
   if (typeof value === 'boolean') return { text: value ? 'true' : 'false' };
   if (value instanceof Date) {
@@ -81,7 +100,8 @@ export function cellText(value: CellValue, decimalSeparator: '.' | ',' = '.'): C
     if (result === undefined || result === null) {
       return { text: '', problem: `has the formula =${formula} without a result saved in the file (an error such as #N/A, or it was never calculated)` };
     }
-    const inner = cellText(result, decimalSeparator);
+    const isDate = typeof result === 'number' && Number.isFinite(result) && excelUtils.isDateFmt(format.numFmt);
+    const inner = cellText(isDate ? excelUtils.excelToDate(result, format.date1904) : result, decimalSeparator, format);
     return inner.problem === undefined ? inner : { text: inner.text, problem: `has the formula =${formula}, which gives ${inner.text}` };
   }
   return { text: value.text }; // a hyperlink: what the cell shows

@@ -107,6 +107,8 @@ interface ExcelJsParts {
   _parseStyles(entry: Readable): Promise<void>;
   _parseWorksheet(iterator: AsyncIterable<unknown>, sheetNo: string): Generator<{ eventType: string; value: unknown }>;
   model?: { sheets?: ReadonlyArray<{ name: string; rId: string }> };
+  /** The workbook's `workbookPr`: `date1904` when its dates count from 1904 (old Mac workbooks). */
+  properties?: { date1904?: boolean };
   workbookRels?: ReadonlyArray<{ Id: string; Target: string }>;
   /** The table the worksheet reader looks shared strings up in. */
   sharedStrings?: unknown[];
@@ -135,6 +137,8 @@ export class XlsxRecords implements RecordSource {
   #recordsTaken = 0;
   #ended = false;
   #sheetName: string | null = null;
+  /** The workbook counts dates from 1904 (workbookPr date1904): formula results with a date format need it. */
+  #date1904 = false;
   /** Columns whose number cells take another decimal separator than the source's (numberColumns). */
   #separators: ReadonlyMap<number, '.' | ','> = new Map();
 
@@ -179,6 +183,7 @@ export class XlsxRecords implements RecordSource {
     }
     await reader._parseRels(rels);
     await reader._parseWorkbook(workbook);
+    this.#date1904 = reader.properties?.date1904 === true;
     const strings = part('xl/sharedStrings.xml');
     if (strings !== null) {
       const table: unknown[] = [];
@@ -194,11 +199,16 @@ export class XlsxRecords implements RecordSource {
     const sheet = parts.get(path);
     if (sheet === undefined) throw new FileFormatError('WORKBOOK_CORRUPT', `the workbook names a sheet at ${path} that its archive does not hold`, { file: this.#file });
     this.#sheetBytes = sheet.uncompressedSize;
+    let tail = '';
     const counted = this.#guarded(sheet).pipe(
       new Transform({
         transform: (chunk: Buffer, _encoding, done) => {
           this.#sheetBytesRead += chunk.length;
-          done(null, chunk);
+          // The markup is ASCII: latin1 keeps every byte as one character, and a tail carries a match across chunks.
+          const text = tail + chunk.toString('latin1');
+          tail = text.slice(-MISREAD_CELLS_CARRY);
+          const misread = misreadCells(text);
+          done(misread === null ? null : new FileFormatError('WORKBOOK_UNSUPPORTED', misread, { file: this.#file }), chunk);
         },
       }),
     );
@@ -254,7 +264,12 @@ export class XlsxRecords implements RecordSource {
     const fields: string[] = [];
     const problems: CellProblem[] = [];
     for (let c = 1; c < values.length; c++) {
-      const cell = cellText(values[c], this.#separators.get(c - 1) ?? this.#options.decimalSeparator);
+      const value = values[c];
+      // A number's format matters (zero padding, a formula's date): looked up only for numbers and formulas.
+      const format = typeof value === 'number' || (typeof value === 'object' && value !== null && ('formula' in value || 'sharedFormula' in value))
+        ? { numFmt: row.getCell(c).numFmt, date1904: this.#date1904 }
+        : undefined;
+      const cell = cellText(value, this.#separators.get(c - 1) ?? this.#options.decimalSeparator, format);
       fields.push(cell.text);
       if (cell.problem !== undefined) problems.push({ column: c - 1, message: `cell ${columnLetters(c - 1)}${row.number} ${cell.problem}` });
     }
@@ -352,6 +367,24 @@ export class XlsxRecords implements RecordSource {
 }
 
 /** exceljs's and the zip library's errors as a FileFormatError (I/O errors stay as they are). */
+/**
+ * Cells exceljs 4.4.0's streaming reader misreads without a word, with the sentence that says so: an ISO date cell
+ * (`t="d"`) it parses as a number (2026-03-01 became the serial 2026, 1905-07-18), an inline string in formatted runs
+ * (`<is><r>`) of which it keeps the last run only. Both are rare (Strict Open XML, some generators): such a sheet
+ * fails as a whole rather than send a wrong date or a cut id.
+ */
+function misreadCells(sheetXml: string): string | null {
+  if (/\st\s*=\s*["']d["']/.test(sheetXml)) {
+    return 'the sheet stores dates as ISO text cells (t="d", as "Strict Open XML" workbooks do), which the reader would misread: save it in Excel as "Excel Workbook (*.xlsx)" and drop it again';
+  }
+  if (/<(?:\w+:)?is>\s*<(?:\w+:)?r[\s>]/.test(sheetXml)) {
+    return 'the sheet holds text written inline in several formatted runs, of which the reader would keep only the last: save it again in Excel or LibreOffice and drop it again';
+  }
+  return null;
+}
+/** Characters kept from one chunk to the next so that a marker cut between two chunks is still seen. */
+const MISREAD_CELLS_CARRY = 64;
+
 function translateWorkbookError(error: unknown, file: string): unknown {
   if (error instanceof FileFormatError) return error;
   const code = (error as { code?: unknown }).code;

@@ -100,6 +100,15 @@ export async function asMacroEnabled(xlsx: string, target: string): Promise<stri
   return target;
 }
 
+/** The same workbook with its first sheet's XML changed by `edit` (markup exceljs does not write), written to `target`. */
+export async function withSheetXml(xlsx: string, target: string, edit: (xml: string) => string): Promise<string> {
+  const zip = await JSZip.loadAsync(await readFile(xlsx));
+  const sheet = 'xl/worksheets/sheet1.xml';
+  zip.file(sheet, edit((await zip.file(sheet)?.async('string')) ?? ''));
+  await writeFile(target, await zip.generateAsync({ type: 'nodebuffer', compression: 'DEFLATE' }));
+  return target;
+}
+
 /** The first `keep` of the file's bytes: a copy that was cut off. */
 export async function truncated(file: string, target: string, keep: number): Promise<string> {
   await writeFile(target, (await readFile(file)).subarray(0, keep));
