@@ -6,8 +6,10 @@
  * What survives a crash, per file: (1) the range (last_seq, pending_to_seq] is committed as pending, (2) the file is
  * written to a temporary name, fsynced, renamed, the folder fsynced, (3) last_seq = pending_to_seq is committed.
  * Dying before (3) leaves the range pending: the next run writes the same range under the same name with the same
- * content (the feed never changes). So a file may, rarely, be delivered twice, identical, but a row never appears in
- * two different files and is never left out.
+ * content (the feed never changes). Two processes exporting at once (the daemon and a one-shot `pull` or `outbox
+ * export`) choose each range once (beginExportRange) and may both write the pending one, under its one name. So a
+ * file may, rarely, be delivered twice, identical, but a row never appears in two different files and is never left
+ * out.
  * The checkpoint (last_seq) moves only after the file it stands for is durable.
  */
 import { join } from 'node:path';
@@ -116,9 +118,13 @@ async function exportNextFile(
   for (;;) {
     const state = await exportState(db, key);
     const after = state?.last_seq ?? 0;
-    const to = state?.pending_to_seq ?? (await exportChunkEnd(db, key, after, upTo, options.maxRowsPerFile));
-    if (to === null) return undefined;
-    if (state?.pending_to_seq == null) await beginExportRange(db, key, after, to);
+    let to = state?.pending_to_seq ?? null;
+    if (to === null) {
+      to = await exportChunkEnd(db, key, after, upTo, options.maxRowsPerFile);
+      if (to === null) return undefined;
+      // Another process chose the store's next range first: read the state again (its range, or its checkpoint).
+      if (!(await beginExportRange(db, key, after, to))) continue;
+    }
     const range = await storeFeedRange(db, key, after, to);
     let file: ExportedFile | undefined;
     if (range.fromSeq !== null) {

@@ -42,24 +42,39 @@ export async function exportState(db: StateDb, key: string): Promise<ExportState
   return sqlOf(db).get<ExportState>('SELECT * FROM outbox_exports WHERE store_key = ?', [key]);
 }
 
-/** Commits (after, to] as the store's pending range, before its file is written. */
-export async function beginExportRange(db: StateDb, key: string, after: number, to: number): Promise<void> {
-  await sqlOf(db).write((tx) =>
-    tx.run(
+/**
+ * Commits (after, to] as the store's pending range, before its file is written; false when the store's state is no
+ * longer `after` with nothing pending: another process (the daemon, a one-shot pull or export) chose the next range
+ * first, and the caller reads the state again. So the ranges of a store follow each other, each chosen once, and a
+ * row is never in two differently named files.
+ */
+export async function beginExportRange(db: StateDb, key: string, after: number, to: number): Promise<boolean> {
+  return sqlOf(db).write(async (tx) => {
+    const inserted = await tx.run(
       `INSERT INTO outbox_exports (store_key, last_seq, pending_to_seq, updated_at) VALUES (?, ?, ?, ?)
-       ON CONFLICT (store_key) DO UPDATE SET pending_to_seq = excluded.pending_to_seq, updated_at = excluded.updated_at`,
+       ON CONFLICT (store_key) DO NOTHING`,
       [key, after, to, tx.now],
-    ),
-  );
+    );
+    if (inserted === 1) return true;
+    const claimed = await tx.run(
+      'UPDATE outbox_exports SET pending_to_seq = ?, updated_at = ? WHERE store_key = ? AND last_seq = ? AND pending_to_seq IS NULL',
+      [to, tx.now, key, after],
+    );
+    return claimed === 1;
+  });
 }
 
-/** The pending range is in a durable file (`file`; null when the range held no row of the store). */
+/**
+ * The pending range (…, to] is in a durable file (`file`; null when the range held no row of the store). A no-op
+ * when that range is no longer pending (another process wrote the same file and completed it first): the checkpoint
+ * never moves back.
+ */
 export async function completeExportRange(db: StateDb, key: string, to: number, file: string | null): Promise<void> {
   await sqlOf(db).write((tx) =>
     tx.run(
       `UPDATE outbox_exports SET last_seq = ?, pending_to_seq = NULL, last_file = coalesce(?, last_file), updated_at = ?
-       WHERE store_key = ?`,
-      [to, file, tx.now, key],
+       WHERE store_key = ? AND pending_to_seq = ?`,
+      [to, file, tx.now, key, to],
     ),
   );
 }

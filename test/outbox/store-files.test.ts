@@ -2,8 +2,9 @@ import { readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { sqlRow } from '../support/state-sql.ts';
+import { beginExportRange, completeExportRange } from '../../src/store/outbox-exports.ts';
 import { exportFileName, exportStoreFiles, storeFolderName } from '../../src/outbox/store-files.ts';
-import { STORE_A, STORE_B, approval, deliver, openTempDb, tempDir } from './support.ts';
+import { STORE_A, STORE_B, approval, deliver, openTempDb, reopenTempDb, tempDir } from './support.ts';
 
 /** Every file under `dir`, relative, sorted (temporary names included, so a leftover would show). */
 function tree(dir: string): string[] {
@@ -89,6 +90,25 @@ describe('per-store export files', () => {
       `${STORE_A}/prices-000000000001-000000000002.csv`,
       `${STORE_A}/prices-000000000003-000000000003.csv`,
     ]);
+  });
+
+  it('two processes exporting at once (the daemon and a one-shot pull) choose each range once: no row in two files, no checkpoint back', async () => {
+    const db = await openTempDb();
+    const other = await reopenTempDb(db); // the other process's connection
+    const dir = tempDir();
+    await deliver(db, Array.from({ length: 10 }, (_, i) => approval(i + 1, { store_id: STORE_A })));
+    // The other process chose (0, 6] and is still writing its file when this one runs.
+    expect(await beginExportRange(other, STORE_A, 0, 6)).toBe(true);
+    // A range chosen from the same state, later, is refused: the chooser reads the state again.
+    expect(await beginExportRange(db, STORE_A, 0, 4)).toBe(false);
+    const files = await exportStoreFiles(db, dir, { format: 'csv', maxRowsPerFile: 4 });
+    expect(files.map((f) => [f.from_seq, f.to_seq])).toEqual([[1, 6], [7, 10]]); // the pending range first, under its name
+    // The other process ends: its completion is a no-op, its next choice (from what it read before) refused.
+    await completeExportRange(other, STORE_A, 6, join(dir, STORE_A, exportFileName(1, 6, 'csv')));
+    expect(await beginExportRange(other, STORE_A, 6, 10)).toBe(false);
+    expect(await sqlRow(db, 'SELECT last_seq, pending_to_seq FROM outbox_exports')).toEqual({ last_seq: 10, pending_to_seq: null });
+    expect(await exportStoreFiles(other, dir, { format: 'csv', maxRowsPerFile: 4 })).toEqual([]);
+    expect(tree(dir)).toEqual([`${STORE_A}/prices-000000000001-000000000006.csv`, `${STORE_A}/prices-000000000007-000000000010.csv`]);
   });
 
   it('queues concurrent runs; odd store ids get a safe folder name', async () => {

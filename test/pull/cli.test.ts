@@ -63,8 +63,18 @@ describe('pricing-agent pull, outbox, exports, jobs', { timeout: 90_000 }, () =>
     expect(readable.code, readable.stderr).toBe(0);
     expect(readable.stdout).toMatch(/^deliveries: +1 page\(s\), 0 approvals, 0 new, 0 feed rows$/m);
 
-    const [stats, exported] = await Promise.all([cli('outbox', 'stats', '--json'), cli('outbox', 'export')]);
+    const [stats, exported, elsewhere, otherFormat] = await Promise.all([
+      cli('outbox', 'stats', '--json'),
+      cli('outbox', 'export', '--dir', join(dir, 'outbox')), // the configured folder itself: fine
+      cli('outbox', 'export', '--dir', join(dir, 'elsewhere')),
+      cli('outbox', 'export', '--format', 'csv'),
+    ]);
     expect(exported.stdout).toBe(`0 file(s), 0 rows, in ${join(dir, 'outbox')}\n`);
+    // Each feed row goes into one file only: files elsewhere, or in another format, would take rows from the tills' folder.
+    expect([elsewhere.code, otherFormat.code]).toEqual([2, 2]);
+    expect(elsewhere.stderr).toContain(`outbox.exports writes jsonl files to ${join(dir, 'outbox')}, and each feed row goes into one file only`);
+    expect(otherFormat.stderr).toMatch(/files in csv would take their rows away from there; leave out --dir and --format/);
+    expect(existsSync(join(dir, 'elsewhere'))).toBe(false);
     expect(JSON.parse(stats.stdout)).toMatchObject({ feed_rows: acked, approvals: { acknowledged: acked, ack_pending: 0 } });
     const ack = await cli('outbox', 'ack', '--consumer', 'pos-store-0042', '--seq', '10');
     expect(ack.code, ack.stderr).toBe(0);

@@ -64,7 +64,7 @@ export const EXIT_TABLE = {
   'outbox export': [
     [EXIT_OK, 'the files are written (or no feed row was left to write)'],
     [EXIT_FAILURE, 'a file could not be written (the message says which)'],
-    [EXIT_CONFIG, 'no export folder (outbox.exports or --dir), or a configuration mistake; nothing was written'],
+    [EXIT_CONFIG, 'no export folder (outbox.exports or --dir), --dir or --format other than those of outbox.exports, or a configuration mistake; nothing was written'],
   ],
   pull: [
     [EXIT_OK, 'done'],

@@ -4,6 +4,7 @@
  * offset; export writes the per-store files of `outbox.exports` for feed rows not in a file yet.
  */
 import { mkdir } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import type { Config } from '../../config/index.ts';
 import { type FeedConsumerStatus, feedOverview } from '../../feed/consumer-status.ts';
@@ -140,8 +141,8 @@ export function outboxCommand(): Command {
     .command('export')
     .description('write per-store files (outbox.exports) for the feed rows that are in no file yet')
     .addOption(configOption())
-    .option('--dir <dir>', 'directory instead of outbox.exports.dir')
-    .addOption(new Option('--format <format>', 'instead of outbox.exports.format').choices(EXPORT_FORMATS))
+    .option('--dir <dir>', 'directory, when outbox.exports is not set (with it, its own)')
+    .addOption(new Option('--format <format>', 'format, when outbox.exports is not set (with it, its own)').choices(EXPORT_FORMATS))
     .option('--json', 'print JSON Lines, one file per line')
     .action(
       runCommand((options: Options & { dir?: string; format?: ExportFormat }) =>
@@ -150,6 +151,16 @@ export function outboxCommand(): Command {
           const dir = options.dir ?? configured?.dir;
           if (dir === undefined) {
             throw new UsageError('OUTBOX_NO_EXPORT_DIR', 'no export directory: set outbox.exports in the config file or pass --dir');
+          }
+          // Each feed row goes into one file only (one checkpoint per store): files written elsewhere, or in another
+          // format, take their rows away from the folder the tills read.
+          const elsewhere = configured != null && resolve(dir) !== resolve(configured.dir);
+          if (configured != null && (elsewhere || (options.format !== undefined && options.format !== configured.format))) {
+            throw new UsageError(
+              'OUTBOX_EXPORTS_CONFIGURED',
+              `outbox.exports writes ${configured.format} files to ${configured.dir}, and each feed row goes into one file only: ` +
+                `files ${elsewhere ? `in ${dir}` : `in ${String(options.format)}`} would take their rows away from there; leave out --dir and --format, or change outbox.exports`,
+            );
           }
           // Made (or found) first, so that a folder that cannot be used is said even when no row is left to write.
           await mkdir(dir, { recursive: true, mode: 0o750 }).catch((error: unknown) => {
