@@ -18,10 +18,12 @@ import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from 'n
 import { mkdir, open, rename, rm } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { fittedName } from './file-name-length.ts';
 
-/** A fresh temporary name next to `path`. */
+/** A fresh temporary name next to `path`; a long name is cut (fittedName) so that the temporary one is legal too. */
 export function temporaryPath(path: string): string {
-  return join(dirname(path), `.${basename(path)}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`);
+  const unique = `.${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
+  return join(dirname(path), `.${fittedName(basename(path), unique.length + 1)}${unique}`);
 }
 
 /** Writes `chunks` to `path` atomically and durably. On failure the temporary file is removed. */

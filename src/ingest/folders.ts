@@ -11,6 +11,7 @@
 import { lstat, mkdir, rename } from 'node:fs/promises';
 import { basename, extname, isAbsolute, join, relative, sep } from 'node:path';
 import { fsyncDirectory } from '../atomic-file.ts';
+import { fittedName } from '../file-name-length.ts';
 import { pathExists } from '../path-exists.ts';
 import { agentUid, folderProblem } from './inbox-file.ts';
 
@@ -29,15 +30,26 @@ export function failedDir(inbox: string): string {
 
 /** The claimed file's name in processing/: the ledger id keeps two drops of the same name apart. */
 export function processingPath(inbox: string, fileId: number, originalName: string): string {
-  return join(processingDir(inbox), `${fileId}-${originalName}`);
+  const prefix = `${fileId}-`;
+  return join(processingDir(inbox), `${prefix}${fittedName(originalName, prefix.length)}`);
 }
 
-/** A free name in `dir` for `name`: the name itself, else `<stem>.<id><ext>`. */
+/** What the agent adds after an archived name: `.report.json`, `.rejects.csv`, `.missing.csv` (12 bytes each). */
+const SUFFIX_ROOM = '.report.json'.length;
+
+/**
+ * A free name in `dir` for `name`: the name itself, else `<stem>.<id><ext>`; shortened (fittedName) so that the
+ * report's and the rejects' names next to it are legal too.
+ */
 export async function freeName(dir: string, name: string, fileId: number): Promise<string> {
-  if (!(await pathExists(join(dir, name)))) return join(dir, name);
-  const ext = extname(name);
-  return join(dir, `${basename(name, ext)}.${fileId}${ext}`);
+  const plain = fittedName(name, SUFFIX_ROOM);
+  if (!(await pathExists(join(dir, plain)))) return join(dir, plain);
+  const id = `.${fileId}`;
+  const fitted = fittedName(name, SUFFIX_ROOM + id.length);
+  const ext = extname(fitted);
+  return join(dir, `${basename(fitted, ext)}${id}${ext}`);
 }
+
 
 /** Moves `file` to `target` (same file system: atomic) and makes the move durable. */
 export async function moveFile(file: string, target: string): Promise<void> {
