@@ -15,6 +15,11 @@ export class FeedHttpError extends Error {
     this.status = status;
     this.headers = headers;
   }
+
+  /** The same answer, after which the connection is closed. */
+  closing(): FeedHttpError {
+    return new FeedHttpError(this.status, this.message, { ...this.headers, connection: 'close' });
+  }
 }
 
 export const COMMON_HEADERS = { 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' } as const;
@@ -85,10 +90,16 @@ export async function readJsonBody(req: IncomingMessage, maxBytes: number): Prom
   if (declared > maxBytes) throw tooLarge(maxBytes);
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > maxBytes) throw tooLarge(maxBytes);
-    chunks.push(chunk);
+  try {
+    for await (const chunk of req as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > maxBytes) throw tooLarge(maxBytes);
+      chunks.push(chunk);
+    }
+  } catch (error) {
+    // A client that hangs up in the middle of its body went away: nobody to answer, nothing wrong with the agent.
+    if (error instanceof FeedHttpError) throw error;
+    throw new FeedHttpError(499, 'the client closed the connection while sending its body', { connection: 'close' });
   }
   const text = Buffer.concat(chunks).toString('utf8');
   try {

@@ -117,7 +117,9 @@ export async function handleFeedRequest(ctx: FeedContext, req: IncomingMessage, 
     const failure = asHttpError(error);
     status = failure.status;
     if (status >= 500) ctx.logger.error({ consumer: consumer?.name, error: (error as Error).message }, 'feed request failed');
-    sendError(res, failure);
+    // A connection that has not shown a valid token is not kept open: else a stranger could hold every connection
+    // of feed.max_connections with a wrong path every few seconds, and the tills would be refused.
+    sendError(res, consumer === null ? failure.closing() : failure);
   }
   ctx.events.answered?.(consumer?.name ?? null, status);
   if (ctx.logger.isLevelEnabled('debug')) {

@@ -59,6 +59,33 @@ describe('feed listener bounds', () => {
   });
 });
 
+describe('requests without a valid token', () => {
+  it('close their connection after the answer (a wrong path, a wrong method, a wrong token); a till keeps its own', async () => {
+    const h = await feedHarness('http', [pos], { limits: { ...SMALL, keepAliveTimeoutMs: 60_000, headersTimeoutMs: 60_000, requestTimeoutMs: 60_000 } });
+    for (const request of ['GET /x', 'DELETE /feed/v1/offset', 'GET /feed/v1/offset']) {
+      const stranger = await openSocket(h.url);
+      stranger.socket.write(`${request} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer wrong\r\n\r\n`);
+      expect(await stranger.closed).toMatch(/^HTTP\/1\.1 40[145] [^]*\r\nconnection: close\r\n/i);
+    }
+    const till = await openSocket(h.url);
+    till.socket.write(`GET /feed/v1/offset HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${pos.token}\r\n\r\n`);
+    const open = await Promise.race([till.closed.then(() => 'closed'), new Promise((resolve) => setTimeout(resolve, 300, 'open'))]);
+    expect(open).toBe('open'); // kept alive for the till's next request
+    till.socket.destroy();
+  });
+
+  it('a till that hangs up in the middle of its body is no error of the agent', async () => {
+    const h = await feedHarness('http', [pos]);
+    const till = await openSocket(h.url);
+    till.socket.write(`PUT /feed/v1/offset HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${pos.token}\r\nContent-Length: 100\r\n\r\n{"seq":`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    till.socket.destroy();
+    await till.closed;
+    expect((await h.call('GET', '/feed/v1/offset', { token: pos.token })).status).toBe(200);
+    expect(h.logText()).not.toContain('feed request failed');
+  });
+});
+
 describe('feed listener over time', () => {
   it('destroys the connection of a client that stops reading its answer', async () => {
     let open = 0;
