@@ -117,7 +117,7 @@ export function consoleHandler(ctx: ConsoleContext, zone: Pick<TimeFormat, 'time
       return true;
     }
     const finished = detail.file.finished_at !== null;
-    const suggestion = detail.file.status === 'failed' ? await suggestFor(detail.file.final_path, detail.file.entity) : null;
+    const suggestion = detail.status === 'failed' ? await suggestFor(detail.file.final_path, detail.file.entity) : null;
     send(res, 200, frame(`#${id} ${detail.file.original_name}`, 'files', fileBody(detail, time, suggestion), !finished));
     return true;
   };

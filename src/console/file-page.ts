@@ -44,7 +44,7 @@ function history(d: ConsoleFileDetail, time: TimeFormat): Html {
   if (f.finished_at !== null) {
     const error = f.error_code === null ? '' : html`: <code>${f.error_code}</code> ${f.error_message ?? ''}`;
     const duplicate = d.duplicate_of === null ? '' : html` of <a href="${fileHref(d.duplicate_of.id)}">#${d.duplicate_of.id} ${d.duplicate_of.name}</a>`;
-    steps.push([f.finished_at, html`Finished ${statusPill(f.status)}${duplicate}${error}; moved to <code>${f.final_path ?? '–'}</code>`]);
+    steps.push([f.finished_at, html`Finished ${statusPill(d.status)}${duplicate}${error}; moved to <code>${f.final_path ?? '–'}</code>`]);
   }
   const where = d.location === null ? html`<span class="muted">not there any more (moved or retried)</span>` : html`<code>${d.location}</code>`;
   return html`<ol class="history">${steps.map(
@@ -147,7 +147,7 @@ export function fileBody(d: ConsoleFileDetail, time: TimeFormat, suggested: File
   const merged = f.rows_merged ?? d.counts.merged;
   const unchanged = (f as { rows_unchanged?: unknown }).rows_unchanged;
   const name = (path: string | null) => (path === null ? '' : basename(path));
-  return html`<h1>${f.original_name} ${statusPill(d.held === null ? f.status : 'held')}<span class="sub">#${f.id} · source ${f.source} · ${f.entity} · ${f.mode}</span></h1>
+  return html`<h1>${f.original_name} ${statusPill(d.status)}<span class="sub">#${f.id} · source ${f.source} · ${f.entity} · ${f.mode}</span></h1>
 ${figures([
   ['Read', count(f.rows_read)],
   ['Accepted', count(f.rows_accepted ?? d.counts.accepted), 'ok'],

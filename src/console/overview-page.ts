@@ -4,8 +4,8 @@
  * the outbox and its POS consumers, the mirrors, and the agent itself.
  *
  * The feed's consumers with how far each store has applied its prices, and the stores late past the deadline
- * (issue 14). Places for what other work adds to the status (they show once the data is there): `held` per source
- * (files a delta push parked behind its brakes, issue 13); the HA role (issue 15) in the header
+ * (issue 14). Files the brakes hold (delta push) are an alert with their release commands and a count per source:
+ * nothing of them was sent, and only a person sends them. The HA role (issue 15) is in the header
  * (ConsoleContext.role).
  */
 import type { SourceOverview, ProcessingFile } from '../status/inbox-overview.ts';
@@ -21,11 +21,6 @@ import { dataTable, figures, section, statusPill, type Column } from './layout.t
 /** How many of the newest files the overview lists. */
 export const OVERVIEW_FILES = 10;
 
-/** Files a delta push parked behind its brakes, once the status reports them (issue 13). */
-function heldOf(source: SourceOverview): number | undefined {
-  const held = (source as SourceOverview & { held?: unknown }).held;
-  return typeof held === 'number' ? held : undefined;
-}
 
 export function alerts(report: StatusReport): Html {
   const out: Html[] = [];
@@ -38,6 +33,12 @@ export function alerts(report: StatusReport): Html {
   const reasons = report.daemon.reasons.filter((r) => !/rejected the key/.test(r) || report.api_key.state !== 'rejected');
   if (report.daemon.state === 'not_ready' && reasons.length > 0) {
     out.push(html`<div class="alert busy" role="status" id="not-ready"><strong>Not ready</strong><ul>${reasons.map((r) => html`<li>${r}</li>`)}</ul></div>`);
+  }
+  if (report.held_files.length > 0) {
+    out.push(html`<div class="alert busy" role="status" id="held"><strong>${count(report.held_files.length)} file(s) held by the brakes: nothing of them was sent.</strong>
+      Read each one's preview; if its changes are right, send it with its command.<ul>${report.held_files.map(
+        (f) => html`<li><a href="${fileHref(f.id)}">${f.name}</a> (${f.source}): ${f.brakes[0] ?? 'held'} <code class="release">${f.release_command}</code></li>`,
+      )}</ul></div>`);
   }
   if (report.api_wait) {
     out.push(html`<div class="alert busy" role="status" id="api-wait"><strong>Sending and pulling wait: ${report.api_wait.text}.</strong>
@@ -67,8 +68,9 @@ function totals(report: StatusReport): Html {
   ]);
 }
 
-function inboxes(sources: readonly SourceOverview[], time: TimeFormat): Html {
-  const withHeld = sources.some((s) => heldOf(s) !== undefined);
+function inboxes(sources: readonly SourceOverview[], held: StatusReport['held_files'], time: TimeFormat): Html {
+  const heldOf = (source: SourceOverview) => held.filter((f) => f.source === source.name).length;
+  const withHeld = held.length > 0;
   const columns: Column[] = [
     { label: 'Source', head: true },
     { label: 'Waiting', num: true },
@@ -87,7 +89,7 @@ function inboxes(sources: readonly SourceOverview[], time: TimeFormat): Html {
       html`<a href="/files?source=${encodeURIComponent(s.name)}">${s.name}</a><span class="entity">${s.entity}${!s.configured && ', not configured'}</span>`,
       s.waiting === null ? html`<span title="the inbox folder cannot be read">–</span>` : count(s.waiting),
       html`${count(s.processing)}${s.deferred > 0 && html` <span class="busy" title="${s.next_retry_at === null ? '' : `next try ${localTimeText(s.next_retry_at, time)}`}">(${count(s.deferred)} deferred)</span>`}`,
-      ...(withHeld ? [count(heldOf(s))] : []),
+      ...(withHeld ? [heldOf(s) > 0 ? html`<span class="busy">${count(heldOf(s))}</span>` : count(0)] : []),
       count(s.done_today),
       s.failed_today > 0 ? html`<span class="bad">${count(s.failed_today)}</span>` : count(s.failed_today),
       count(s.duplicate_today),
@@ -272,7 +274,7 @@ function agentSection(report: StatusReport, time: TimeFormat): Html {
 export function overviewBody(report: StatusReport, lastFiles: readonly ConsoleFile[], time: TimeFormat): Html {
   return html`${alerts(report)}
 ${totals(report)}
-${section('inboxes', 'Inboxes', inboxes(report.sources, time), html`today, by source`)}
+${section('inboxes', 'Inboxes', inboxes(report.sources, report.held_files, time), html`today, by source`)}
 ${report.processing_files.length > 0 && section('processing', 'In processing', processing(report.processing_files, time))}
 ${section('files', 'Last files', filesTable(lastFiles, time, 'No file has been claimed yet: drop a CSV file into a source\'s inbox.'), html`<a href="/files">all files</a>`)}
 <div class="columns">

@@ -2,8 +2,7 @@
  * Files the brakes held, for people and programs: `status` (text and --json) and the web console call
  * `heldFileList`. Reads only; the files' rows belong to src/store/delta-state.ts.
  */
-import { basename } from 'node:path';
-import type { HeldPreview } from '../ingest/delta/delta-plan.ts';
+import { releaseCommand, type HeldPreview } from '../ingest/delta/delta-plan.ts';
 import { openInboxFile } from '../ingest/inbox-file.ts';
 import { heldFiles } from '../store/delta-state.ts';
 import { hasTable } from '../store/meta.ts';
@@ -40,7 +39,7 @@ export async function heldFileList(db: StateDb): Promise<HeldFileView[]> {
       preview_path: `${row.held_path}.preview.json`,
       held_at: row.held_at,
       brakes,
-      release_command: `pricing-agent files release ${JSON.stringify(basename(row.held_path))} --source ${row.source}`,
+      release_command: releaseCommand(row.file_id),
     };
   });
 }

@@ -44,14 +44,15 @@ it('dry run, held file, status, files release and push --full, as commands', { t
   const held = await cli('push', join(inbox, 'day2.csv'), '--source', 'erp');
   expect(held.code, held.stderr).toBe(1);
   expect(held.stdout).toContain('day2.csv: held by the brakes; nothing was sent');
-  expect(held.stdout).toContain('release: pricing-agent files release "day2.csv" --source erp');
+  const heldId = Number(/#(\d+) day2\.csv: held/.exec(held.stdout)?.[1]);
+  expect(held.stdout).toContain(`release: pricing-agent files release ${heldId}`);
   expect(sandbox.control.state().requests.total).toBe(requests);
   const preview = JSON.parse(await readFile(join(inbox, 'held', 'day2.csv.preview.json'), 'utf8')) as Record<string, unknown>;
   expect(preview).toMatchObject({ rows: { changed: 1, unchanged: 9 }, largest_price_moves: [{ key: { item_id: 'CLI-2' }, before: '3', after: '300' }] });
 
   const status = await cli('status', '--json');
   const report = JSON.parse(status.stdout) as { held_files: { name: string; source: string; brakes: string[]; release_command: string }[] };
-  expect(report.held_files).toEqual([expect.objectContaining({ name: 'day2.csv', source: 'erp', release_command: 'pricing-agent files release "day2.csv" --source erp' })]);
+  expect(report.held_files).toEqual([expect.objectContaining({ name: 'day2.csv', source: 'erp', release_command: `pricing-agent files release ${heldId}` })]);
   expect(report.held_files[0]?.brakes[0]).toMatch(/a price would move by 9900 %/);
   const text = (await cli('status')).stdout;
   expect(text).toMatch(/Held by the brakes[^\n]*\n +#\d+ erp day2\.csv, held \S+: a price would move by 9900 %/);

@@ -158,7 +158,7 @@ describe('delta push over a source life', () => {
     expect(await readdir(join(source.inbox, 'held'))).toEqual(['day2.csv', 'day2.csv.preview.json']);
     const listed = (await heldFileList(h.db)).filter((f) => f.source === source.name);
     expect(listed).toEqual([expect.objectContaining({ id: held.file.id, source: source.name, name: 'day2.csv', held_path: held.heldPath })]);
-    expect(listed[0]?.release_command).toBe(`pricing-agent files release "day2.csv" --source ${source.name}`);
+    expect(listed[0]?.release_command).toBe(`pricing-agent files release ${held.file.id}`);
 
     // Released (what `files release` records), back in the inbox: sent without the brakes.
     await releaseHeld(h.db, held.file.id, new Date(clock.now()).toISOString());

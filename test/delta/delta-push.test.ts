@@ -14,6 +14,8 @@ import { findScope, markPlatformChanged } from '../../src/store/delta-state.ts';
 import { sqlOf } from '../../src/store/sql-db.ts';
 import { filesTable } from '../../src/console/file-table.ts';
 import { fileBody } from '../../src/console/file-page.ts';
+import { alerts } from '../../src/console/overview-page.ts';
+import type { StatusReport } from '../../src/status/status-report.ts';
 import { listFiles, showFile } from '../../src/status/file-list.ts';
 import { heldDetail, heldFileList } from '../../src/status/held-files.ts';
 
@@ -389,11 +391,11 @@ describe('delta push', () => {
     expect(listed?.error_message).toMatch(/^held by the brakes: /);
     // The console adds the release command of a file still held (status's held_files), and shows it in the lists.
     const command = (await heldFileList(h.db)).find((f) => f.id === held.file.id)?.release_command ?? null;
-    expect(command).toBe(`pricing-agent files release "h2.csv" --source ${source.name}`);
+    expect(command).toBe(`pricing-agent files release ${held.file.id}`);
     const table = filesTable([{ ...listed!, report_path: null, rejects_path: null, release_command: command }], {}, '').toString();
     expect(table).toContain('<span class="pill busy">held</span>');
     expect(table).not.toContain('pill bad');
-    expect(table).toContain(`<code class="release">pricing-agent files release &quot;h2.csv&quot; --source ${source.name}</code>`);
+    expect(table).toContain(`<code class="release">pricing-agent files release ${held.file.id}</code>`);
     // Its page: held, with the brakes, its preview (counts by kind, the largest price moves, the missing keys) and the command.
     const detail = await showFile(h.db, held.file.id);
     const page = fileBody({ ...detail!, report_text: null, columns: null, held: await heldDetail(h.db, held.file.id) }, {}).toString();
@@ -402,7 +404,13 @@ describe('delta push', () => {
     expect(page).toMatch(/<li>[^<]*50 %[^<]*<\/li>/);
     expect(page).toContain('<dt>Changed</dt><dd>1</dd>');
     expect(page).toMatch(/<td class="num" data-label="Before"><span class="v">1<\/span><\/td><td class="num" data-label="After"><span class="v">9<\/span><\/td><td class="num" data-label="Move"><span class="v">800 %<\/span>/);
-    expect(page).toContain(`<code class="release">pricing-agent files release &quot;h2.csv&quot; --source ${source.name}</code>`);
+    expect(page).toContain(`<code class="release">pricing-agent files release ${held.file.id}</code>`);
+    expect(page).toContain('Finished <span class="pill busy">held</span>'); // never "failed", as the ledger has it
+    // The overview says so first: an alert with each held file's command, whatever the later files.
+    const report = { api_key: { state: 'works' }, daemon: { state: 'ready', reasons: [] }, api_wait: null, database: { state: 'ok' }, held_files: (await heldFileList(h.db)).filter((f) => f.source === source.name) };
+    const overview = alerts(report as unknown as StatusReport).toString();
+    expect(overview).toContain('1 file(s) held by the brakes: nothing of them was sent.');
+    expect(overview).toContain(`<code class="release">pricing-agent files release ${held.file.id}</code>`);
     // A preview that is not the agent's (too large, another shape, a link) is not read: the page says so, still held.
     const previewPath = (await heldFileList(h.db)).find((f) => f.id === held.file.id)?.preview_path ?? '';
     const original = await readFile(previewPath, 'utf8');

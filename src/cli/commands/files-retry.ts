@@ -37,7 +37,7 @@ export async function retryFile(config: Config, id: number, json: boolean): Prom
     const next =
       daemon.state === 'ready' || daemon.state === 'not_ready'
         ? 'the daemon claims it as a new file (with a new id)'
-        : `no daemon answers, so it waits there; start the daemon, or push it now: pricing-agent push ${JSON.stringify(to)} --source ${file.source}`;
+        : `no daemon answers, so it waits there; start the daemon, or push it now: pricing-agent push ${shellQuoted(to)} --source ${file.source}`;
     if (json) process.stdout.write(`${JSON.stringify({ id, action: 'requeued', from, to, daemon: daemon.state })}\n`);
     else process.stdout.write(`#${id} ${file.original_name}: moved back to ${to}\n  ${next}\n`);
     return EXIT_OK;
@@ -45,4 +45,9 @@ export async function retryFile(config: Config, id: number, json: boolean): Prom
   if (json) process.stdout.write(`${JSON.stringify({ id, action: 'resumed', ...resultJson(outcome.result) })}\n`);
   else process.stdout.write(resumedText(outcome.result));
   return exitCodeOfResult(outcome.result);
+}
+
+/** `text` as one word for a POSIX shell, pasted as it is: in single quotes, where nothing is expanded. */
+function shellQuoted(text: string): string {
+  return `'${text.replaceAll("'", `'\\''`)}'`;
 }

@@ -1,10 +1,9 @@
 /**
  * `files list|show|retry` for people. Same facts as `--json`, aligned and short.
  */
-import { basename } from 'node:path';
 import type { FileResult } from '../../ingest/file/push-file.ts';
 import type { FileDetail, FileListItem } from '../../status/file-list.ts';
-import { sentReasons, sentReasonsText } from '../../ingest/delta/delta-plan.ts';
+import { releaseCommand, sentReasons, sentReasonsText } from '../../ingest/delta/delta-plan.ts';
 import { problemColumns } from '../../ingest/file/rejects-csv.ts';
 import { fixesNote, labelled, plural, shortTime, table } from './status-table.ts';
 
@@ -72,7 +71,7 @@ export function heldText(result: Extract<FileResult, { outcome: 'held' }>): stri
   const lines = [`#${f.id} ${f.original_name}: held by the brakes; nothing was sent`];
   for (const brake of result.brakes) lines.push(`  brake:   ${brake}`);
   lines.push(`  file:    ${result.heldPath}`, `  preview: ${result.previewPath}`);
-  lines.push(`  release: pricing-agent files release ${JSON.stringify(basename(result.heldPath))} --source ${f.source}`);
+  lines.push(`  release: ${releaseCommand(f.id)}`);
   return `${lines.join('\n')}\n`;
 }
 

@@ -52,7 +52,7 @@ import { markPlatformChanges } from './platform-changes.ts';
 // What the file pipeline, the send pass and the operations use of delta/ besides planDelta and previewDelta.
 export { sourceDelta, entityDelta } from './source-delta.ts';
 export { sourceFingerprint } from './fingerprint.ts';
-export { recordHeld, writeHeldPreview, previewPathOf, type HeldPreview } from './hold.ts';
+export { recordHeld, releaseCommand, writeHeldPreview, previewPathOf, type HeldPreview } from './hold.ts';
 export { deleteMissing } from './delete-missing.ts';
 export { firstPass, MIN_SPLIT_BYTES } from './two-halves.ts';
 export { dropSpareHalf, prestartHalf } from './spare-half.ts';

@@ -7,7 +7,7 @@
  * In the ledger a held file is closed like a failed one (status `failed`, error code HELD, final_path in held/):
  * it left processing/ and waits for a person; its delta record (delta_files.held_at) says it is held.
  */
-import { basename, join } from 'node:path';
+import { join } from 'node:path';
 import { BUSINESS_KEY_FIELDS, type Entity } from '../../api/schemas/index.ts';
 import { writeFileAtomic } from '../../atomic-file.ts';
 import { saveDeltaFile, type DeltaFileRecord } from '../../store/delta-state.ts';
@@ -128,7 +128,7 @@ export async function writeHeldPreview(
       key: keyRecord(entity, k.key),
       id: k.platformId,
     })),
-    release: `pricing-agent files release ${JSON.stringify(basename(heldPath))} --source ${file.source}`,
+    release: releaseCommand(file.id),
   };
   const previewPath = previewPathOf(heldPath);
   await writeFileAtomic(previewPath, [`${JSON.stringify(preview, null, 2)}\n`]);
@@ -138,4 +138,12 @@ export async function writeHeldPreview(
 /** Marks the file held in its delta record (after it was moved to held/). */
 export async function recordHeld(db: StateDb, record: DeltaFileRecord, heldPath: string, heldAt: string): Promise<void> {
   await saveDeltaFile(db, { ...record, held_at: heldAt, held_path: heldPath });
+}
+
+/**
+ * What a person types to send a held file after all: by its id, which a shell takes as it is (a name may hold `$`,
+ * a backtick or `!`, which a shell would expand in a pasted command) and which needs no `--source`.
+ */
+export function releaseCommand(fileId: number): string {
+  return `pricing-agent files release ${fileId}`;
 }
