@@ -326,7 +326,7 @@ export class Agent {
     const stateProblem = this.#stateDir.problem();
     if (stateProblem) reasons.push(stateProblem);
     for (const source of this.#push?.status() ?? []) {
-      if (source.watcher === 'missing') reasons.push(`the inbox folder of source ${source.name} is missing`);
+      if (source.watcher === 'missing') reasons.push(`the inbox folder of source ${source.name} is missing (${source.inbox}): create it, or mount the share`);
       if (source.refused !== null) reasons.push(`source ${source.name}: ${source.refused}`);
     }
     const wait = this.#api?.client.transport.waitWindow ?? null;

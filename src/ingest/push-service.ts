@@ -43,6 +43,8 @@ type Job = { kind: 'path'; path: string } | { kind: 'file'; fileId: number };
 
 export interface SourceStatus {
   readonly name: string;
+  /** The source's inbox folder. */
+  readonly inbox: string;
   readonly watcher: string;
   readonly waitingToBeStable: number;
   readonly queued: number;
@@ -102,6 +104,7 @@ class SourceRunner {
   status(): SourceStatus {
     return {
       name: this.#config.name,
+      inbox: this.#config.path,
       watcher: this.watcher.state,
       waitingToBeStable: this.watcher.waiting.length,
       queued: this.#queue.length,

@@ -106,7 +106,8 @@ describe.skipIf(!root)('inbox writers cannot make the agent read what it was not
       const dir = await inbox(`open-${suffix}`, false);
       await h.writeConfig(
         `api:\n  base_url: ${h.sandbox.url}\n  key_file: ./api-key\nstate:\n  dir: ./state\nhttp:\n  port: 0\n` +
-          `sources:\n  - name: products\n    entity: products\n    path: ${dir}\n    stable_ms: 100\n`,
+          `sources:\n  - name: products\n    entity: products\n    path: ${dir}\n    stable_ms: 100\n` +
+          `  - name: absent\n    entity: transactions\n    path: ${dir}-absent\n`,
       );
       // Without the sticky bit a group member can replace the agent's folder with one of their own.
       await mkdir(join(dir, 'processing'), { mode: 0o750 });
@@ -119,6 +120,8 @@ describe.skipIf(!root)('inbox writers cannot make the agent read what it was not
         return /inbox refused/.test(readyz);
       }, 'readyz to name the refused inbox', 30_000);
       expect(readyz).toMatch(new RegExp(`source products: inbox refused: ${dir}/processing belongs to user id \\d+, not to the agent's user \\(0\\)`));
+      // A folder that is not there says where it should be, and what to do.
+      expect(readyz).toContain(`the inbox folder of source absent is missing (${dir}-absent): create it, or mount the share`);
       const status = await runCli(['status', '--offline', '--config', h.configFile]);
       expect(status.code).toBe(1);
       expect(status.stdout).toMatch(/NOT OK: source products: inbox refused: .*processing belongs to user id/);
