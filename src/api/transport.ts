@@ -121,6 +121,8 @@ export class ApiTransport {
   #apiKey: string;
   /** The last key the API answered 401 to: not sent again when `refuseRejectedKey` (a rejected key never comes back). */
   #rejectedKey: string | null = null;
+  /** Since when requests get no answer at all (transport errors), and the last one's cause; null once one is answered. */
+  #unreachable: { since: number; error: ApiError } | null = null;
   readonly #refuseRejectedKey: boolean;
   readonly #dispatcher: Dispatcher;
   readonly #timeoutMs: number;
@@ -176,6 +178,15 @@ export class ApiTransport {
     return this.#gate.current();
   }
 
+  /**
+   * Since when (epoch ms) the API has answered none of the requests sent, and why the last one got no answer; null
+   * when the last request was answered (whatever its status) or none failed so. For the console and status: the
+   * agent stays ready (its feed serves the tills whether or not the API answers).
+   */
+  get unreachable(): { since: number; error: ApiError } | null {
+    return this.#unreachable;
+  }
+
   /** Reads the shared window again (a clear-wait, another process's 429) and returns the one in force. */
   refreshWaitWindow(): Promise<WaitWindow | null> {
     return this.#gate.refresh();
@@ -202,6 +213,7 @@ export class ApiTransport {
         const started = this.#clock.now();
         const response = await this.#attempt(req, url, key);
         if (response.status === 401) this.#rejectedKey = key;
+        this.#unreachable = null;
         this.#hooks.onResponse?.({ operation, status: response.status, attempt, durationMs: this.#clock.now() - started });
         if (response.status < 300) return response;
         // 429: refused without processing; the gate was closed in #attempt. Wait for Retry-After (within
@@ -223,6 +235,7 @@ export class ApiTransport {
           const code = transportCode(cause);
           error = new ApiTransportError(operation, code, cause);
           failure = { kind: 'transport', code };
+          this.#unreachable = { since: this.#unreachable?.since ?? this.#clock.now(), error };
         }
       } finally {
         release();

@@ -30,6 +30,11 @@ export function alerts(report: StatusReport): Html {
       application and put it in <code>api.key_file</code> (read again within a minute) or <code>api.key</code> (then
       reload the agent).${report.api_key.message !== undefined && html`<br><span class="muted">${report.api_key.message}</span>`}</div>`);
   }
+  if (report.api_key.state === 'unreachable' && report.daemon.state === 'ready') {
+    out.push(html`<div class="alert busy" role="status" id="api-unreachable"><strong>The API does not answer: sending and pulling wait for it.</strong>
+      Nothing is lost: files wait in processing/ and are sent when it answers, the pull continues where it stopped, and
+      the tills keep reading the outbox. <code>pricing-agent check</code> says more.${report.api_key.message !== undefined && html`<br><span class="muted">${report.api_key.message}</span>`}</div>`);
+  }
   const reasons = report.daemon.reasons.filter((r) => !/rejected the key/.test(r) || report.api_key.state !== 'rejected');
   if (report.daemon.state === 'not_ready' && reasons.length > 0) {
     out.push(html`<div class="alert busy" role="status" id="not-ready"><strong>Not ready</strong><ul>${reasons.map((r) => html`<li>${r}</li>`)}</ul></div>`);

@@ -290,7 +290,7 @@ export class Agent {
       readiness: () => this.readiness(),
       agentState: () => this.#state,
       readyzUrl: () => (this.#http === null ? null : `${this.#http.url}/readyz`),
-      apiKey: () => keyCheckOf(this.#keys?.state ?? 'unknown', this.#config.api.base_url),
+      apiKey: () => keyCheckOf(this.#keys?.state ?? 'unknown', this.#config.api.base_url, this.#api?.client.transport.unreachable ?? null),
     };
   }
 

@@ -30,8 +30,15 @@ export const KEY_STATE_REASONS = {
   unknown: 'the API key has not been verified yet',
 } as const satisfies Record<Exclude<KeyState, 'ok'>, string>;
 
-/** The key as `status` reports it (KeyCheck), from what the monitor knows: no request. */
-export function keyCheckOf(state: KeyState, baseUrl: string): KeyCheck {
+/**
+ * The key as `status` reports it (KeyCheck), from what the monitor knows: no request. A key that worked, while the
+ * API answers nothing now (`unreachable`: the transport's last requests), is shown as unreachable, with what to check.
+ */
+export function keyCheckOf(state: KeyState, baseUrl: string, unreachable: { since: number; error: unknown } | null = null): KeyCheck {
+  if (state === 'ok' && unreachable !== null) {
+    const since = new Date(unreachable.since).toISOString().slice(0, 16).replace('T', ' ');
+    return { state: 'unreachable', base_url: baseUrl, message: `no answer from the API since ${since} UTC: ${explainApiError(unreachable.error, baseUrl)}` };
+  }
   if (state === 'ok') return { state: 'ok', base_url: baseUrl };
   if (state === 'unknown') return { state: 'skipped', base_url: baseUrl, message: KEY_STATE_REASONS.unknown };
   return { state, base_url: baseUrl, message: KEY_STATE_REASONS[state] };

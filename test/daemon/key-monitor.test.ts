@@ -8,7 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { ApiClient } from '../../src/api/client.ts';
-import { KEY_FILE_REREAD_MS, KeyMonitor } from '../../src/daemon/key-monitor.ts';
+import { KEY_FILE_REREAD_MS, KeyMonitor, keyCheckOf } from '../../src/daemon/key-monitor.ts';
+import { alerts } from '../../src/console/overview-page.ts';
+import type { StatusReport } from '../../src/status/status-report.ts';
 import { ManualClock } from '../support/manual-clock.ts';
 import { sandboxWithAgentForFile } from '../support/sandbox-for-file.ts';
 import { refusedUrl } from '../support/scripted-server.ts';
@@ -74,4 +76,29 @@ it('when the API cannot be reached, logs what to check, as `check` says it', asy
   } finally {
     monitor.stop();
   }
+});
+
+it('a key that worked while the API stopped answering shows as unreachable, with since when and what to check; an answer ends it', async () => {
+  const clock = new ManualClock();
+  const client = new ApiClient({ baseUrl: api.sandbox.url, apiKey: api.sandbox.apiKey, dispatcher: api.dispatcher, clock, maxAttempts: 1 });
+  await client.auth.verify();
+  expect(client.transport.unreachable).toBeNull();
+  api.sandbox.control.setFaults({ drop_before_commit: 1 }); // every request: the connection drops, no answer
+  try {
+    await expect(client.auth.verify()).rejects.toMatchObject({ code: 'API_TRANSPORT_ERROR' });
+    await clock.advance(60_000);
+    await expect(client.auth.verify()).rejects.toMatchObject({ code: 'API_TRANSPORT_ERROR' });
+  } finally {
+    api.sandbox.control.setFaults(null);
+  }
+  const down = client.transport.unreachable;
+  expect(down?.since).toBe(Date.parse('2026-11-22T10:00:00Z')); // since the first request without an answer
+  const shown = keyCheckOf('ok', api.sandbox.url, down);
+  expect(shown).toMatchObject({ state: 'unreachable', base_url: api.sandbox.url });
+  expect(shown.message).toMatch(/^no answer from the API since 2026-11-22 10:00 UTC: Cannot reach the API at /);
+  const report = { api_key: shown, daemon: { state: 'ready', reasons: [] }, api_wait: null, database: { state: 'ok' }, held_files: [] };
+  expect(alerts(report as unknown as StatusReport).toString()).toContain('The API does not answer: sending and pulling wait for it.');
+  await client.auth.verify();
+  expect(client.transport.unreachable).toBeNull();
+  expect(keyCheckOf('ok', api.sandbox.url, client.transport.unreachable)).toEqual({ state: 'ok', base_url: api.sandbox.url });
 });
