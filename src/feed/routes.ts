@@ -17,7 +17,7 @@ import { isoDateTime } from '../api/schemas/index.ts';
 import { type Clock, localDate } from '../clock.ts';
 import type { Logger } from '../log.ts';
 import { feedHeader, feedRecord, formatFeedRow } from '../outbox/feed-format.ts';
-import { advanceConsumer, consumerOffset, FEED_PAGE_DEFAULT, FEED_PAGE_MAX, type FeedRow } from '../store/price-feed.ts';
+import { advanceConsumer, consumerOffset, feedHasStore, FEED_PAGE_DEFAULT, FEED_PAGE_MAX, type FeedRow } from '../store/price-feed.ts';
 import { StoreError } from '../store/errors.ts';
 import { recordApplied } from '../store/feed-consumers.ts';
 import { openStoreSnapshot, type StoreSnapshot } from '../store/store-snapshot.ts';
@@ -308,6 +308,11 @@ const AppliedBody = z.object({
 async function applied({ ctx, req, consumer, res }: Call): Promise<number> {
   const body = parseBody(AppliedBody, await readJsonBody(req, MAX_BODY_BYTES));
   if (!inScope(consumer, body.store_id)) throw new FeedHttpError(403, `store ${body.store_id} is not one of ${consumer.name}'s stores`);
+  // A consumer of every store names its stores itself: only those the feed has rows of, or any string would become a
+  // store in status, metrics and the deadline check, for good.
+  if (consumer.stores === null && !(await feedHasStore(ctx.db, body.store_id))) {
+    throw new FeedHttpError(422, `store ${body.store_id} has no row in the feed: a consumer of every store confirms the stores it read prices of`);
+  }
   await recordApplied(ctx.db, consumer.name, body.store_id, body.seq, body.applied_at ?? null);
   void ctx.seen.flush();
   sendEmpty(res, 204);

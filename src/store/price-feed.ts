@@ -103,6 +103,11 @@ export async function feedStoresBetween(db: StateDb, afterSeq: number, upToSeq: 
   return rows.map((r) => r.store_id);
 }
 
+/** Whether the feed has a row of store `storeId` (price_feed_store index). */
+export async function feedHasStore(db: StateDb, storeId: string): Promise<boolean> {
+  return (await sqlOf(db).value<number>('SELECT 1 FROM price_feed WHERE store_id = ? LIMIT 1', [storeId])) !== undefined;
+}
+
 /** How many feed rows of `scope` come after `afterSeq` (what a consumer at that offset has not read yet). */
 export async function countScopedFeed(db: StateDb, scope: StoreScope, afterSeq: number): Promise<number> {
   const sql = sqlOf(db);

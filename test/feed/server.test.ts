@@ -204,8 +204,13 @@ describe.each<Protocol>(['http', 'https'])('feed API over %s', (protocol) => {
     const badTime = await post({ store_id: STORE_B, seq: 3, applied_at: 'yesterday' });
     expect([badTime.status, (badTime.json() as { detail: string }).detail]).toEqual([422, 'applied_at: Input should be a valid datetime']);
     expect((await post({ seq: 3 })).status).toBe(422);
+    // A consumer of every store confirms the stores the feed has rows of; a made-up one would stay in status for good.
+    expect((await post({ store_id: STORE_C, seq: 2 }, central.token)).status).toBe(204);
+    const madeUp = await post({ store_id: 'no-such-store-1', seq: 2 }, central.token);
+    expect([madeUp.status, (madeUp.json() as { detail: string }).detail]).toEqual([422, 'store no-such-store-1 has no row in the feed: a consumer of every store confirms the stores it read prices of']);
     const rows = await sqlRows(h.db, 'SELECT consumer, store_id, applied_seq, applied_at FROM feed_applied ORDER BY consumer, store_id');
     expect(rows).toEqual([
+      { consumer: 'central', store_id: STORE_C, applied_seq: 2, applied_at: null },
       { consumer: 'pos-north', store_id: STORE_A, applied_seq: 1, applied_at: null },
       { consumer: 'pos-south', store_id: STORE_B, applied_seq: 3, applied_at: '2026-11-22T10:05:00+01:00' },
       { consumer: 'pos-south', store_id: STORE_C, applied_seq: 2, applied_at: null },
