@@ -63,6 +63,16 @@ describe('a letterhead above a header over two rows, notes under the table', () 
     }
   });
 
+  it('a letterhead line holding a comma above a ";" table: the delimiter is the table\'s', async () => {
+    const file = writeTemp(dir, `Preisliste Filiale 0204, Stand 01.07.2025\n\nitem_id;store_id;current_price\nA1;${STORE};1,99\nA2;${STORE};2,49\n`);
+    const { rows, summary } = await drain(file, source('product_store', { decimal_separator: ',' }));
+    expect(rows.map((r) => [r.line, r.record['current_price']])).toEqual([[4, '1.99'], [5, '2.49']]);
+    expect(summary).toMatchObject({ headerLine: 3, skipped: 1 });
+    // A comma table whose first line holds a comma stays a comma table.
+    const commas = writeTemp(dir, `item_id,store_id,current_price\nA1,${STORE},1.99\n`);
+    expect((await drain(commas, source('product_store'))).rows).toHaveLength(1);
+  });
+
   it('takes header_row as said, and an unnamed column by its position', async () => {
     const rows = LETTERHEAD.map((r, i) => (i === 4 ? ['', '', 'brutto', ''] : r));
     for (const { kind, file, format } of await asFiles(rows)) {

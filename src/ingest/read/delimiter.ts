@@ -51,6 +51,7 @@ export function detectDelimiterIn(lines: readonly string[], headerRow: number | 
   if (headerRow !== undefined && headerRow > 1 && lines[headerRow - 1] !== undefined) return detectDelimiter(lines[headerRow - 1] as string);
   const line1 = lines[0] ?? '';
   const first = detectDelimiter(line1);
+  if (first.ok && headerRow === undefined) return letterheadWithComma(lines, first.delimiter) ?? first;
   // A quote on line 1 may be one left open: its hint stands, no later line is taken instead.
   if (first.ok || headerRow !== undefined || line1.includes('"')) return first;
   for (const line of lines.slice(1)) {
@@ -58,4 +59,26 @@ export function detectDelimiterIn(lines: readonly string[], headerRow: number | 
     if (detected.ok) return detected;
   }
   return first;
+}
+
+/** How many lines after line 1 are looked at for a letterhead's sake. */
+const LETTERHEAD_CHECK_LINES = 10;
+
+/**
+ * The delimiter of the table under a letterhead line that happens to hold another candidate (`Preisliste Filiale
+ * 0204, Stand 01.07.2025` above `Artikel;Marke;Filiale;Preis`): every one of the next non-blank lines (up to 10, at
+ * least 2) detects the same other delimiter, as often on each, more often than line 1 holds its own, and line 1 holds
+ * none of it. Else null: line 1 stands.
+ */
+function letterheadWithComma(lines: readonly string[], onLine1: DetectedDelimiter): Detection | null {
+  const count = (line: string, delimiter: string) => line.split(delimiter).length - 1;
+  const next = lines.slice(1, 1 + LETTERHEAD_CHECK_LINES).filter((line) => line.trim() !== '');
+  if (next.length < 2) return null;
+  const detections = next.map(detectDelimiter);
+  const other = detections[0];
+  if (other?.ok !== true || other.delimiter === onLine1) return null;
+  const width = count(next[0] as string, other.delimiter);
+  const line1 = lines[0] ?? '';
+  const agree = detections.every((d, i) => d.ok && d.delimiter === other.delimiter && count(next[i] as string, other.delimiter) === width);
+  return agree && width > count(line1, onLine1) && count(line1, other.delimiter) === 0 ? other : null;
 }
