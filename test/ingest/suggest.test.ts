@@ -22,6 +22,12 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'pa-suggest-'));
 });
 
+async function written(name: string, content: string | Buffer): Promise<string> {
+  const file = join(dir, name);
+  await writeFile(file, content);
+  return file;
+}
+
 async function draftOf(name: string, content: string | Buffer, set: Record<string, string> = {}) {
   const file = join(dir, name);
   await writeFile(file, content);
@@ -79,6 +85,15 @@ describe('the draft\'s source name', () => {
 });
 
 describe('drafts', () => {
+  it('takes the encoding from the whole file: a Windows-1252 letter far down is seen, a UTF-8 letter across the sample end is no error', async () => {
+    const lines = Array.from({ length: 12_000 }, (_, i) => `A-${i};Artikel ${i};1,${String(i % 100).padStart(2, '0')}`);
+    const late = await sampleFile(await written('late-umlaut.csv', iconv.encode(`item_id;product_name;price\n${lines.join('\n')}\nA-x;Müsli;2,00\n`, 'win1252')));
+    expect([late.encoding, late.encodingWhy]).toEqual(['windows-1252', expect.stringMatching(/^not valid UTF-8 further down the file/) as unknown]);
+    // "ü" (2 bytes in UTF-8) 4 bytes before the end of the first 256 KiB read: still UTF-8.
+    const pad = 256 * 1024 - 4 - 'item_id;product_name\n'.length;
+    const across = await sampleFile(await written('across.csv', Buffer.from(`item_id;product_name\n${'x'.repeat(pad)}ü;Müsli\n`, 'utf8')));
+    expect(across.encoding).toBe('utf-8');
+  });
   it('a spreadsheet price list: letterhead, a header over two lines, decimal commas, a note under the table', async () => {
     const letterhead = ['Hofladen Sonnenwiese GmbH;;', 'Dorfstraße 3;;', '12345 Beispielstadt;;', ';;', 'Preisliste gültig ab 01.12.2026;;', ';;'];
     const rows = ['Artikel;Bezeichnung;Preis', 'Nr.;;je Stück', 'A-1;Äpfel;0,90 €', 'A-2;Birnen;1,20 €', 'A-3;Honig;1 299,00 €', ';;', 'Alle Preise inkl. MwSt.;;'];

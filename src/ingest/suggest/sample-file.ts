@@ -8,6 +8,7 @@
  * do not hold). Delimiter: the candidate that splits most of the first lines into the same number of fields, more
  * than one: a letterhead above the header (one field a line) does not mislead it, as it would a header-only count.
  */
+import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { SourceSchema, type Encoding } from '../../config/source-schema.ts';
@@ -40,13 +41,24 @@ export function isWorkbookName(file: string): boolean {
 function sniffEncoding(head: Buffer): { encoding: Encoding; why: string } {
   const bom = sniffBom(head, 'utf-8');
   if (bom.bom !== null) return { encoding: bom.encoding, why: `the file starts with a ${bom.bom} byte-order mark` };
-  // A multi-byte character cut at the end of the head is not an error of the file.
-  const whole = head.length < HEAD_BYTES ? head : head.subarray(0, head.length - 3);
   try {
-    new TextDecoder('utf-8', { fatal: true }).decode(whole);
+    // Streamed: a multi-byte character cut at the end of the head is not an error of the file.
+    new TextDecoder('utf-8', { fatal: true }).decode(head, { stream: head.length === HEAD_BYTES });
     return { encoding: 'utf-8', why: head.some((byte) => byte > 0x7f) ? 'the text is valid UTF-8' : 'plain ASCII (UTF-8 reads it)' };
   } catch {
     return { encoding: 'windows-1252', why: 'not valid UTF-8: read as Windows-1252, the ANSI code page of Western European Excel and tills' };
+  }
+}
+
+/** Whether the whole file is valid UTF-8 (read in chunks; a character across two is fine). */
+async function isUtf8File(file: string): Promise<boolean> {
+  const decoder = new TextDecoder('utf-8', { fatal: true });
+  try {
+    for await (const chunk of createReadStream(file) as AsyncIterable<Buffer>) decoder.decode(chunk, { stream: true });
+    decoder.decode();
+    return true;
+  } catch {
+    return false;
   }
 }
 
@@ -93,6 +105,12 @@ export async function sampleFile(file: string): Promise<FileSample> {
       await handle.close();
     }
     ({ encoding, why: encodingWhy } = sniffEncoding(head));
+    // A Windows-1252 file may hold its first é or ü far down (a product list sorted by number): the head alone would
+    // draft utf-8, and the whole file would fail at that line. The rest is read through once to be sure.
+    if (encoding === 'utf-8' && head.length === HEAD_BYTES && !(await isUtf8File(file))) {
+      encoding = 'windows-1252';
+      encodingWhy = 'not valid UTF-8 further down the file: read as Windows-1252, the ANSI code page of Western European Excel and tills';
+    }
     const text = new TextDecoder(encoding === 'windows-1252' ? 'windows-1252' : encoding).decode(head);
     ({ delimiter, why: delimiterWhy } = sniffDelimiter(text));
   }
