@@ -85,6 +85,13 @@ describe('the draft\'s source name', () => {
 });
 
 describe('drafts', () => {
+  it('a first data row without numbers is a row, not the header\'s second line: it is shaped like the rows below', async () => {
+    const csv = 'Artikelnummer,Bezeichnung,Marke,Kategorie,EAN\nSKU-001,Apfel Elstar,,Obst,\nSKU-002,Birne Williams,Bio,Obst,4006381333931\nSKU-003,Kiwi,Bio,Obst,4006381333932\n';
+    const { entry } = await draftOf('produkte.csv', csv);
+    expect(entry).toMatchObject({ entity: 'products', columns: { item_id: 'Artikelnummer', product_name: 'Bezeichnung' } });
+    expect(entry['header_rows']).toBeUndefined();
+  });
+
   it('takes the encoding from the whole file: a Windows-1252 letter far down is seen, a UTF-8 letter across the sample end is no error', async () => {
     const lines = Array.from({ length: 12_000 }, (_, i) => `A-${i};Artikel ${i};1,${String(i % 100).padStart(2, '0')}`);
     const late = await sampleFile(await written('late-umlaut.csv', iconv.encode(`item_id;product_name;price\n${lines.join('\n')}\nA-x;Müsli;2,00\n`, 'win1252')));

@@ -49,6 +49,30 @@ interface Header {
 
 const isNumberish = (cell: string) => /^[^A-Za-z]*\d[^A-Za-z]*$/.test(cell.trim());
 
+/** How many rows under a header candidate are compared with the line after it (shapedLikeRowsBelow). */
+const SHAPE_ROWS = 20;
+
+/** A cell's shape: letters as `a`, digits as `9`, each run as one (`SKU-001` and `SKU-117` are both `a-9`). */
+const shapeOf = (cell: string) => cell.trim().replace(/\p{L}+/gu, 'a').replace(/\d+/g, '9');
+
+/**
+ * Whether `row` reads as one of the rows below it: in most of its filled cells, its shape is the one most of the
+ * column's cells below have (`SKU-001` over `SKU-002`, `SKU-003`). A header's second line (`Nr.` over `A-1`, `je
+ * Stück` over `0,90 €`) is shaped otherwise. The first data row of a column without numbers is no header line.
+ */
+function shapedLikeRowsBelow(row: readonly string[], below: readonly (readonly string[])[]): boolean {
+  let compared = 0;
+  let alike = 0;
+  row.forEach((cell, i) => {
+    const column = below.map((r) => r[i] ?? '').filter((c) => c.trim() !== '');
+    if (cell.trim() === '' || column.length === 0) return;
+    compared += 1;
+    const shape = shapeOf(cell);
+    if (column.filter((c) => shapeOf(c) === shape).length * 2 >= column.length) alike += 1;
+  });
+  return compared > 0 && alike * 2 > compared;
+}
+
 function findHeader(sample: FileSample): Header {
   const records = sample.records.slice(0, HEADER_SEARCH_LINES);
   const named = records.map((r) => r.fields.filter((c) => namesAnyField(c)).length);
@@ -62,7 +86,9 @@ function findHeader(sample: FileSample): Header {
   const nextIsText = next.filter((c) => c.trim() !== '').length >= 2 && next.every((c) => c.trim() === '' || !isNumberish(c));
   const fillsGaps = next.some((c, i) => c.trim() !== '' && (first[i] ?? '').trim() === '');
   const filled = (r: readonly string[]) => r.filter((c) => c.trim() !== '').length;
-  const twoRows = nextIsText && (fillsGaps || filled(next) < filled(first)) && after.some((c) => c.trim() !== '' && isNumberish(c));
+  const below = sample.records.slice(at + 2, at + 2 + SHAPE_ROWS).map((r) => r.fields);
+  const twoRows =
+    nextIsText && (fillsGaps || filled(next) < filled(first)) && after.some((c) => c.trim() !== '' && isNumberish(c)) && !shapedLikeRowsBelow(next, below);
   const width = Math.max(first.length, twoRows ? next.length : 0);
   const names = Array.from({ length: width }, (_, i) => {
     const joined = twoRows ? `${(first[i] ?? '').trim()} ${(next[i] ?? '').trim()}`.trim() : (first[i] ?? '').trim();
