@@ -62,6 +62,8 @@ describe('the archive folder', () => {
     expect(line).toMatch(/"file":"blocked\.csv".*archive/);
     expect(first.output()).toMatch(/"file":"blocked\.csv".*"msg":"file deferred; it stays in processing and is tried again"/);
     expect(first.output()).not.toContain('push failed unexpectedly');
+    // What the operator reads in status and the console: the folder, and what to do.
+    expect(first.output()).toMatch(/"error":"[^"]*archive[^"]* is on a read-only file system \(EROFS\): mount it writable; the file stays in processing\//);
     expect((await readdir(join(h.inbox('tx'), 'processing'))).filter((n) => n.endsWith('blocked.csv'))).toHaveLength(1);
     expect(h.transactionKeys('RO')).toHaveLength(500);
     const requests = h.sandbox.control.state({ keys: false }).requests.total;

@@ -26,7 +26,7 @@
  *   every row of a failed job, and a new send pass for a job resubmitted without the rows the failed one named.
  */
 import { rm, stat } from 'node:fs/promises';
-import { basename, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { ApiError, API_ERROR_CODES } from '../../api/errors.ts';
 import type { ApiClient } from '../../api/client.ts';
 import type { Clock } from '../../clock.ts';
@@ -348,7 +348,7 @@ function fileLevelFailure(error: unknown): { code: string; message: string } | n
 async function defer(deps: PushDeps, run: FileRun, error: unknown): Promise<FileResult> {
   const file = run.file;
   const code = error instanceof ApiError ? error.code : ((error as { code?: unknown }).code as string | undefined) ?? 'DEFERRED';
-  const message = error instanceof Error ? error.message : String(error);
+  const message = fileSystemSentence(error) ?? (error instanceof Error ? error.message : String(error));
   const delay = Math.min(MAX_RETRY_DELAY_MS, FIRST_RETRY_DELAY_MS * 2 ** Math.max(0, file.attempts - 1));
   const retryAt = new Date(deps.clock.now() + delay).toISOString();
   try {
@@ -359,6 +359,27 @@ async function defer(deps: PushDeps, run: FileRun, error: unknown): Promise<File
   }
   deps.logger.warn({ file: file.original_name, source: file.source, error_code: code, error: message, retry_at: retryAt }, 'file deferred; it stays in processing and is tried again');
   return { outcome: 'deferred', file: run.file, error: { code, message }, retryAt };
+}
+
+/**
+ * A file-system error of the agent's own writes (the report, the rejects, a move), as what to do about it: the
+ * operator sees it in `status`, the console and the log. Undefined for any other error.
+ */
+function fileSystemSentence(error: unknown): string | undefined {
+  const { code, path } = error as { code?: unknown; path?: unknown };
+  const where = typeof path === 'string' ? dirname(path) : 'its inbox';
+  switch (code) {
+    case 'ENOSPC':
+    case 'EDQUOT':
+      return `the disk of ${where} is full (${code}): free space there; the file stays in processing/ and is tried again`;
+    case 'EROFS':
+      return `${where} is on a read-only file system (EROFS): mount it writable; the file stays in processing/ and is tried again`;
+    case 'EACCES':
+    case 'EPERM':
+      return `the agent's user may not write in ${where} (${code}): give it write access; the file stays in processing/ and is tried again`;
+    default:
+      return undefined;
+  }
 }
 
 interface FinishInput {
