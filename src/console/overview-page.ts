@@ -21,7 +21,6 @@ import { dataTable, figures, section, statusPill, type Column } from './layout.t
 /** How many of the newest files the overview lists. */
 export const OVERVIEW_FILES = 10;
 
-
 export function alerts(report: StatusReport): Html {
   const out: Html[] = [];
   if (report.api_key.state === 'rejected') {
