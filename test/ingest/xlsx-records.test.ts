@@ -62,6 +62,8 @@ describe('cells as they show', () => {
       xml.replace(/<c r="A2"[^>]*>.*?<\/c>/, '<c r="A2" t="inlineStr"><is><r><t>40063</t></r><r><t>81333931</t></r></is></c>'),
     );
     expect((await failure(all(await openXlsxRecords(runs)))).code).toBe('WORKBOOK_UNSUPPORTED');
+    const unplaced = await withSheetXml(good, join(dir, 'no-cell-refs.xlsx'), (xml) => xml.replace(/<c r="[A-Z]+\d+"/g, '<c'));
+    expect(await failure(all(await openXlsxRecords(unplaced)))).toEqual({ code: 'WORKBOOK_UNSUPPORTED', message: expect.stringMatching(/cells without their reference/) as unknown });
   });
 });
 

@@ -370,8 +370,9 @@ export class XlsxRecords implements RecordSource {
 /**
  * Cells exceljs 4.4.0's streaming reader misreads without a word, with the sentence that says so: an ISO date cell
  * (`t="d"`) it parses as a number (2026-03-01 became the serial 2026, 1905-07-18), an inline string in formatted runs
- * (`<is><r>`) of which it keeps the last run only. Both are rare (Strict Open XML, some generators): such a sheet
- * fails as a whole rather than send a wrong date or a cut id.
+ * (`<is><r>`) of which it keeps the last run only; and a cell without its reference, on which it fails with a
+ * TypeError. All are rare (Strict Open XML, some generators): such a sheet fails as a whole, saying why, rather than
+ * send a wrong date or a cut id.
  */
 function misreadCells(sheetXml: string): string | null {
   if (/\st\s*=\s*["']d["']/.test(sheetXml)) {
@@ -379,6 +380,10 @@ function misreadCells(sheetXml: string): string | null {
   }
   if (/<(?:\w+:)?is>\s*<(?:\w+:)?r[\s>]/.test(sheetXml)) {
     return 'the sheet holds text written inline in several formatted runs, of which the reader would keep only the last: save it again in Excel or LibreOffice and drop it again';
+  }
+  // A cell without its reference (r="B7"), which the format allows and some generators leave out: exceljs fails on it.
+  if (/<(?:\w+:)?c(?![^>]*\sr=)(?:\s[^>]*)?>/.test(sheetXml)) {
+    return 'the sheet has cells without their reference (r="B7"), which the reader cannot place: save it again in Excel or LibreOffice and drop it again';
   }
   return null;
 }
