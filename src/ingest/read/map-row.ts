@@ -184,8 +184,8 @@ export class RowMapper<R> {
         continue;
       }
       out[p.field] = value;
-      // Only a cell the converter changed can hold a currency: `12.90` is left as it is, at no cost.
-      if (this.decimal[i] === true && value !== text) {
+      // Only a cell the converter shortened can hold a currency: `12.90` and `12,90` cost a comparison of lengths.
+      if (this.decimal[i] === true && typeof value === 'string' && value.length !== text.length) {
         const code = currencyIn(text);
         if (code !== undefined) (this.marks ??= []).push({ field: p.field, cell: text, code });
       }
