@@ -219,6 +219,22 @@ describe('delta push over a source life', () => {
     expect(keys()).toHaveLength(2);
   });
 
+  it('missing: delete deletes nothing from a snapshot with rejected rows: a rejected row\'s key is not a missing key', async () => {
+    const source = await h.source('product_store', { delta: true, snapshot: true, missing: 'delete', brakes: { max_missing_share: 0.9 } });
+    const keys = () => (h.sandbox.control.state({ keys: true }).product_store.keys ?? []).filter((k) => k.item_id.startsWith('E')).map((k) => k.item_id).sort();
+    await reportOf(await h.push(source, 'day1.csv', csv([['E1', 0, '1.00'], ['E2', 0, '2.00'], ['E3', 0, '3.00']])));
+    // E2's price is mistyped (a letter O), E3 is really gone: E2 is rejected, and nothing is deleted.
+    const typo = await reportOf(await h.push(source, 'day2.csv', csv([['E1', 0, '1.00'], ['E2', 0, '2.OO']])));
+    expect(typo.rows).toMatchObject({ rejected: 1 });
+    expect(typo.delta).toMatchObject({ deleted: 0 });
+    expect(JSON.stringify(typo)).toMatch(/missing: delete deleted nothing: 1 row\(s\) of the file were rejected/);
+    expect(keys()).toEqual(['E1', 'E2', 'E3']);
+    // The file dropped again with the row fixed: only E3 is deleted.
+    const fixed = await reportOf(await h.push(source, 'day3.csv', csv([['E1', 0, '1.00'], ['E2', 0, '2.00']])));
+    expect(fixed.delta).toMatchObject({ missing: 1, deleted: 1 });
+    expect(keys()).toEqual(['E1', 'E2']);
+  });
+
   it('puts right a row changed on the platform (seen by the mirror): sent again with the next file, unchanged in it', async () => {
     const source = await h.source('product_store', { delta: true });
     const rows: [string, number, string][] = [['M1', 0, '1.00'], ['M2', 0, '2.00']];

@@ -257,7 +257,12 @@ async function attemptClaimed(deps: PushDeps, source: PushSource, run: FileRun, 
         run.committingRows();
         await sendBulk({ ...deps, signal: deps.signal }, target, reader.chunks(), open);
         if (plan?.deletions) {
-          await deleteMissing(deps, { id: file.id, entity, original_name: file.original_name }, plan.scope.id, plan.deletions);
+          // A row rejected here was not compared: its key cannot be told from a key the snapshot lacks, and deleting
+          // it would delete a row the file holds. Nothing is deleted until a file arrives without such rows; the
+          // missing CSV still lists the keys the comparison did not find.
+          const rejected = reader.summary().rejected;
+          if (rejected === 0) await deleteMissing(deps, { id: file.id, entity, original_name: file.original_name }, plan.scope.id, plan.deletions);
+          else notes = [...notes, notDeletedNote(rejected)];
           await rm(plan.deletions, { force: true });
         }
       }
@@ -359,6 +364,11 @@ async function defer(deps: PushDeps, run: FileRun, error: unknown): Promise<File
   }
   deps.logger.warn({ file: file.original_name, source: file.source, error_code: code, error: message, retry_at: retryAt }, 'file deferred; it stays in processing and is tried again');
   return { outcome: 'deferred', file: run.file, error: { code, message }, retryAt };
+}
+
+/** Why a snapshot's missing keys were not deleted: rows of the file were rejected (their keys may be among them). */
+function notDeletedNote(rejected: number): string {
+  return `missing: delete deleted nothing: ${rejected} row(s) of the file were rejected, and a rejected row's key cannot be told from a missing one; the missing CSV lists the keys not found, rejected rows' included. Fix the rows and drop the file again to delete what is really missing`;
 }
 
 /**
