@@ -180,6 +180,15 @@ describe('fix and drop again', () => {
     expect(report.rows).toMatchObject({ read: 1, accepted: 1 });
     // Line 3 of 0204-sales.csv, as the row would have been sent the first time.
     expect(h.sandbox.control.state({ keys: true }).transactions.keys).toEqual(expect.arrayContaining(['0204-2', '0204-3']));
+    // A row added to the fix has no original line: keyed by its line in the fix (2), it would overwrite 0205-2.
+    const next = await push(source, '0205-sales.csv', csv);
+    const added = await corrected(next, [[';eins;', ';1;']]);
+    const withNew = `${added.trimEnd()}\n;E;2026-11-20T09:00:00Z;9;;;\n`;
+    const fixReport = await reportOf(await push(source, '0205-sales.csv.rejects.csv', withNew));
+    expect(fixReport.rows).toMatchObject({ read: 2, accepted: 1, rejected: 1 });
+    expect(JSON.stringify(fixReport)).toContain('no_line');
+    const sent = h.sandbox.control.state({ keys: true }).transactions.keys?.filter((k) => k.startsWith('0205-')).sort();
+    expect(sent).toEqual(['0205-2', '0205-3']);
   });
 
   it('in a delta snapshot source, a fix is no full export: the keys it lacks are neither missing nor deleted', async () => {

@@ -47,6 +47,8 @@ export class RowMapper<R> {
   private readonly cells: string[];
   /** fill_down: the last non-empty value of each such column. */
   private readonly above: string[];
+  /** Whether a field is made with `{line}` (a till log's key): a row's line is part of what it sends. */
+  readonly usesLine: boolean;
   /** By plan: whether the field is a decimal (its cell may name a currency). */
   private readonly decimal: readonly boolean[];
   /** This row's decimal cells that named a currency, in plan order. */
@@ -63,6 +65,7 @@ export class RowMapper<R> {
     this.cells = new Array<string>(plan.headers.length).fill('');
     this.above = new Array<string>(plan.headers.length).fill('');
     this.decimal = plan.plans.map((p) => readsDecimal(p.convert));
+    this.usesLine = plan.plans.some((p) => p.sources.some((s) => s.kind === 'template' && s.pieces.some((piece) => 'line' in piece)));
   }
 
   map(fields: readonly string[], line: number): Mapped<R> {

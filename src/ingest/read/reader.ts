@@ -367,6 +367,17 @@ class MappedRowReader<R> implements RowReader<R> {
       this.accepted++;
       return { kind: 'row', line, record: UNMAPPED as R, rawFields: fields };
     }
+    // A row added to a corrected rejects CSV has no original line: where keys are made with {line}, its own line in
+    // the fix would be some other row's key, and sending it would overwrite that row.
+    if (this.headerInfo.fixFile && record.templateLine === undefined && mapper.usesLine) {
+      this.rejected++;
+      const error = {
+        field: null,
+        code: 'no_line',
+        message: "the row has no line number in the line column: this source's keys are made with {line}, so a row added to a corrected rejects file cannot be keyed; put it in a new export",
+      };
+      return { kind: 'reject', line, rawFields: fields, ...error, errors: [error] };
+    }
     const templateLine = record.templateLine ?? line;
     const mapped = this.unvalidated ? mapper.convert(fields, templateLine) : mapper.map(fields, templateLine);
     if (mapped === null) {
