@@ -189,6 +189,18 @@ describe('fix and drop again', () => {
     expect(JSON.stringify(fixReport)).toContain('no_line');
     const sent = h.sandbox.control.state({ keys: true }).transactions.keys?.filter((k) => k.startsWith('0205-')).sort();
     expect(sent).toEqual(['0205-2', '0205-3']);
+    // A fix of a fix: its line cells are the first fix's lines (C is line 3 there, 4 in the file), so {line} cannot be
+    // rebuilt: refused, and it says to correct the first file's rejects CSV instead; nothing is sent under B's key.
+    const three = await push(source, '0206-sales.csv', `${csv}C;2026-11-20T08:10:00Z;zwei\n`);
+    const fix1 = await push(source, '0206-sales.csv.rejects.csv', await corrected(three, [[';eins;', ';1;']]));
+    expect((await reportOf(fix1)).rows).toMatchObject({ read: 2, accepted: 1, rejected: 1 });
+    const fix1Rejects = basename('rejectsPath' in fix1 && fix1.rejectsPath !== null ? fix1.rejectsPath : '');
+    expect(fix1Rejects).toMatch(/^0206-sales\.csv\.rejects\.\d+\.csv\.rejects\.csv$/);
+    const fix2 = await reportOf(await push(source, fix1Rejects, await corrected(fix1, [[';zwei;', ';2;']])), 'failed');
+    expect(fix2.rows).toMatchObject({ read: 1, accepted: 0, rejected: 1 });
+    expect(JSON.stringify(fix2)).toContain("correct the rows in the first file's rejects CSV");
+    const keys0206 = h.sandbox.control.state({ keys: true }).transactions.keys?.filter((k) => k.startsWith('0206-')).sort();
+    expect(keys0206).toEqual(['0206-2', '0206-3']);
   });
 
   it('in a delta snapshot source, a fix is no full export: the keys it lacks are neither missing nor deleted', async () => {

@@ -199,7 +199,8 @@ async function attemptClaimed(deps: PushDeps, source: PushSource, run: FileRun, 
   try {
     compiled = compiledOf(source);
     const entity = file.entity as Entity;
-    const open = (init: ReadInit = {}) => readRows(file.processing_path, { ...compiled, entity }, { name, ...init });
+    const fixOfFix = fixed !== null && fixed.fixes_file_id !== null;
+    const open = (init: ReadInit = {}) => readRows(file.processing_path, { ...compiled, entity }, { name, fixOfFix, ...init });
     const compares = file.mode === 'bulk' && source.delta?.enabled === true;
     if (file.mode === 'bulk' && entity === 'products') {
       // Opened as the first pass reads the file: the delta's comparison, or the send pass.

@@ -96,6 +96,11 @@ export interface ReadInit {
    */
   readonly unmapped?: (line: number) => boolean;
   /**
+   * A corrected rejects CSV of a file that was itself such a fix: its `line` cells are lines of that fix, not of the
+   * first file, so `{line}` cannot be rebuilt from them (rejects-fix.ts nameForTemplates follows the chain for names).
+   */
+  readonly fixOfFix?: boolean;
+  /**
    * Of the `unmapped` lines, those the caller knows to be valid rows of one line (an earlier pass of this same file
    * read them): a CSV source may hand them out without splitting them (RecordSource.skipUnread), unless a fill_down
    * column must be carried down from them; the reader then yields consecutive ones as one RowsUnread outcome. Counted
@@ -145,6 +150,7 @@ class MappedRowReader<R> implements RowReader<R> {
   private skipped = 0;
   private blankLines = 0;
   private readonly unmapped: ((line: number) => boolean) | undefined;
+  private readonly fixOfFix: boolean;
   private readonly unread: ((line: number) => boolean) | undefined;
   private readonly unvalidated: boolean;
   private readonly keysOnly: readonly string[] | undefined;
@@ -158,6 +164,7 @@ class MappedRowReader<R> implements RowReader<R> {
 
   constructor(file: string, records: RecordSource, compiled: CompiledSource, fixFile: boolean, init: ReadInit = {}) {
     this.unmapped = init.unmapped;
+    this.fixOfFix = init.fixOfFix === true;
     this.unread = init.unread;
     this.unvalidated = init.unvalidated === true || init.keysOnly !== undefined;
     this.keysOnly = init.keysOnly;
@@ -369,13 +376,12 @@ class MappedRowReader<R> implements RowReader<R> {
     }
     // A row added to a corrected rejects CSV has no original line: where keys are made with {line}, its own line in
     // the fix would be some other row's key, and sending it would overwrite that row.
-    if (this.headerInfo.fixFile && record.templateLine === undefined && mapper.usesLine) {
+    if (this.headerInfo.fixFile && mapper.usesLine && (record.templateLine === undefined || this.fixOfFix)) {
       this.rejected++;
-      const error = {
-        field: null,
-        code: 'no_line',
-        message: "the row has no line number in the line column: this source's keys are made with {line}, so a row added to a corrected rejects file cannot be keyed; put it in a new export",
-      };
+      const message = this.fixOfFix
+        ? "this corrected rejects CSV fixes another fix, whose lines are not the first file's, and this source's keys are made with {line}: correct the rows in the first file's rejects CSV and drop that one again"
+        : "the row has no line number in the line column: this source's keys are made with {line}, so a row added to a corrected rejects file cannot be keyed; put it in a new export";
+      const error = { field: null, code: 'no_line', message };
       return { kind: 'reject', line, rawFields: fields, ...error, errors: [error] };
     }
     const templateLine = record.templateLine ?? line;
