@@ -35,6 +35,9 @@ describe('unclosed quotes', () => {
     const dittoFailure = await failure(ditto, ps);
     expect(dittoFailure).toMatchObject({ code: 'UNCLOSED_QUOTE', line: 3 });
     expect((dittoFailure as Error).message).toContain('ditto mark');
+    // A real two-line value whose commas happen to fit the widths (an address) is a value, not a ditto mark.
+    const address = writeTemp(dir, `${HEADER}A1,"Hauptstr. 1, Berlin\r\nHaus B, 2. OG",1\nA2,S2,2\n`);
+    expect((await drain(address, ps)).rows.map((r) => r.record['store_id'])).toEqual(['Hauptstr. 1, Berlin\r\nHaus B, 2. OG', 'S2']);
     // A stray quote at the start of a cell, closed two lines down by an inch mark: three rows read as one.
     const stray = writeTemp(dir, `${HEADER}A1,S1,1\nA2,"S2 Nord,2\nA3,S3,3\nA4,Halle 12",4\nA5,S5,5\n`);
     expect(await failure(stray, ps)).toMatchObject({ code: 'UNCLOSED_QUOTE', line: 3 });

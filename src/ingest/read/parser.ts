@@ -58,13 +58,22 @@ export function breaksIn(record: readonly string[]): number {
 
 /**
  * Whether a record whose quoted field holds line breaks reads just as well without its quotes: split at the
- * delimiter with every quote taken as a character, each of its lines is a row of the record's own width. That is
+ * delimiter with every quote taken as a character, each of its lines is a row of the record's own width, and the
+ * quote has the shape of a ditto mark or of a stray quote (below). That is
  * the shape of a ditto mark (`"` for "same as above") or a stray quote a later one closed: the quoted reading merges
  * those rows into one that fits the header, so nothing else notices. A real multi-line value (an address, a
  * description) leaves lines of other widths. Quotes elsewhere in the record are not seen here: such a line's count
  * is off, and the record passes as the parser read it.
  */
 export function readsAsRowsWithoutQuotes(record: readonly string[], delimiter: string): boolean {
+  // The shape, besides the widths: a quote that opens right before a delimiter or closes right after one (`";` and
+  // `;"`: ditto marks), or that runs over a whole line (a stray quote closed lines later). A real value over two
+  // lines whose commas happen to fit the widths (`"Hauptstr. 1, Berlin` / `Haus B, 2. OG"`) has neither.
+  const shaped = record.some((field) => {
+    const segments = field.split(/\r\n|\r|\n/);
+    return segments.length > 1 && (field.startsWith(delimiter) || field.endsWith(delimiter) || segments.length > 2);
+  });
+  if (!shaped) return false;
   const lines = [0]; // delimiters on each of the record's lines
   record.forEach((field, i) => {
     if (i > 0) lines[lines.length - 1]! += 1;
