@@ -54,6 +54,20 @@ describe('cells as they show', () => {
     ]);
   });
 
+  it('a formula date in a workbook that counts from 1904 (old Mac workbooks) is the same date as a date cell', async () => {
+    const date = new Date(Date.UTC(2026, 2, 1));
+    const file = await workbook(
+      dir,
+      'mac-1904.xlsx',
+      [{ name: 'Preise', rows: [['item_id', 'price_effective_date'], ['A-1', date], ['A-2', { formula: 'B2+0', result: date }]], formats: { B2: 'yyyy-mm-dd', B3: 'yyyy-mm-dd' } }],
+      { date1904: true },
+    );
+    expect((await all(await openXlsxRecords(file))).slice(1).map((r) => r.fields)).toEqual([
+      ['A-1', '2026-03-01'],
+      ['A-2', '2026-03-01'],
+    ]);
+  });
+
   it('fails a sheet with cells the streaming reader would misread (ISO date cells, inline text in runs) rather than send them wrong', async () => {
     const good = await workbook(dir, 'plain.xlsx', [{ name: 'Preise', rows: [['item_id', 'price_effective_date'], ['A-1', 5]] }]);
     const isoDate = await withSheetXml(good, join(dir, 'iso-date.xlsx'), (xml) => xml.replace(/<c r="B2"([^>]*)><v>5<\/v><\/c>/, '<c r="B2"$1 t="d"><v>2026-03-01T00:00:00</v></c>'));

@@ -107,8 +107,8 @@ interface ExcelJsParts {
   _parseStyles(entry: Readable): Promise<void>;
   _parseWorksheet(iterator: AsyncIterable<unknown>, sheetNo: string): Generator<{ eventType: string; value: unknown }>;
   model?: { sheets?: ReadonlyArray<{ name: string; rId: string }> };
-  /** The workbook's `workbookPr`: `date1904` when its dates count from 1904 (old Mac workbooks). */
-  properties?: { date1904?: boolean };
+  /** The workbook's `workbookPr` as exceljs parsed it: `model.date1904` when its dates count from 1904 (old Mac workbooks). */
+  properties?: { model?: { date1904?: boolean } };
   workbookRels?: ReadonlyArray<{ Id: string; Target: string }>;
   /** The table the worksheet reader looks shared strings up in. */
   sharedStrings?: unknown[];
@@ -183,7 +183,7 @@ export class XlsxRecords implements RecordSource {
     }
     await reader._parseRels(rels);
     await reader._parseWorkbook(workbook);
-    this.#date1904 = reader.properties?.date1904 === true;
+    this.#date1904 = reader.properties?.model?.date1904 === true;
     const strings = part('xl/sharedStrings.xml');
     if (strings !== null) {
       const table: unknown[] = [];

@@ -26,9 +26,10 @@ export interface SheetSpec {
   readonly merges?: readonly string[];
 }
 
-/** A workbook with these sheets, in this tab order, written to `dir/name`. */
-export async function workbook(dir: string, name: string, sheets: readonly SheetSpec[]): Promise<string> {
+/** A workbook with these sheets, in this tab order, written to `dir/name` (dates counted from 1904 when asked). */
+export async function workbook(dir: string, name: string, sheets: readonly SheetSpec[], options: { date1904?: boolean } = {}): Promise<string> {
   const wb = new ExcelJS.Workbook();
+  if (options.date1904 === true) wb.properties.date1904 = true;
   for (const spec of sheets) {
     const ws = wb.addWorksheet(spec.name);
     for (const row of spec.rows) ws.addRow([...row]);
