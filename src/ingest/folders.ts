@@ -34,8 +34,11 @@ export function processingPath(inbox: string, fileId: number, originalName: stri
   return join(processingDir(inbox), `${prefix}${fittedName(originalName, prefix.length)}`);
 }
 
-/** What the agent adds after an archived name: `.report.json`, `.rejects.csv`, `.missing.csv` (12 bytes each). */
-const SUFFIX_ROOM = '.report.json'.length;
+/**
+ * The longest the agent adds after an archived or held name: `.preview.json` (13 bytes; `.report.json`,
+ * `.rejects.csv` and `.missing.csv` are 12).
+ */
+const SUFFIX_ROOM = '.preview.json'.length;
 
 /**
  * A free name in `dir` for `name`: the name itself, else `<stem>.<id><ext>`; shortened (fittedName) so that the

@@ -5,9 +5,10 @@
  * (src/file-name-length.ts); the ledger keeps the name as it was dropped.
  */
 import { readdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { fittedName } from '../../src/file-name-length.ts';
+import { freeName } from '../../src/ingest/folders.ts';
 import { usePushHarness } from '../support/push-harness.ts';
 
 const { h, push } = usePushHarness();
@@ -25,6 +26,11 @@ describe('a file named up to the length limit', () => {
     expect(archived.map((f) => Buffer.byteLength(f.split('/').at(-1) ?? '')).every((bytes) => bytes <= 255)).toBe(true);
     expect(archived.map((f) => f.replace(/^.*[/]/, '').replace(/^.*~/, '~'))).toEqual(expect.arrayContaining(['~.csv', '~.csv.report.json', '~.csv.rejects.csv']));
     expect((await push(source, 'next.csv', `item_id,sku,product_name\nA-2,S-2,${what}\n`)).outcome).toBe('done');
+  });
+
+  it('leaves room for the longest name the agent adds beside a file (a held file\'s .preview.json)', async () => {
+    const free = await freeName(h.dir, `${'a'.repeat(251)}.csv`, 7);
+    expect(Buffer.byteLength(`${basename(free)}.preview.json`)).toBeLessThanOrEqual(255);
   });
 
   it('cuts a name at a character, keeps its extension, and leaves a name that fits as it is', () => {
