@@ -94,6 +94,9 @@ describe('mapping', () => {
       [2, [['current_price', 'currency_mismatch', '"12,90 USD" is in USD, but the row\'s currency is EUR']]],
       [5, [['current_price', 'currency_mismatch', '"1,99 USD" is in USD, but the row\'s currency is EUR']]],
     ]);
+    // A row's currency written as a symbol that names one currency is that currency.
+    const symbol = writeTemp(dir, 'item_id,store_id,current_price,currency\nA,S,"12,90 €",€\nB,S,"12,90 €",$\n');
+    expect((await drain(symbol, source('product_store', { decimal_separator: ',' }))).rows.map((r) => r.record['item_id'])).toEqual(['A', 'B']);
     // Without a currency in the row, the prices must agree with each other.
     const own = writeTemp(dir, 'item_id,store_id,current_price,regular_price\nA,S,1.99 USD,2.49 EUR\nB,S,1.99 USD,2.49 USD\n');
     const mixed = await drain(own, source('product_store'));

@@ -23,7 +23,7 @@ export class CellError {
 export type CellValue = string | number | boolean;
 export type Converter = (cell: string) => CellValue | CellError;
 
-export { currencyIn, shown } from './number-text.ts';
+export { currencyCodeOf, currencyIn, shown } from './number-text.ts';
 export type { NumberFormat } from './number-text.ts';
 
 /** The decimal converters: a currency written in their cells is checked against the row's (map-row.ts). */

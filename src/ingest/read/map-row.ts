@@ -16,7 +16,7 @@
 import type { z } from 'zod';
 import { toValidationErrors } from '../../api/schemas/index.ts';
 import type { CellCleaner } from './clean-cell.ts';
-import { CellError, currencyIn, readsDecimal, shown, stringConverter } from './convert.ts';
+import { CellError, currencyCodeOf, currencyIn, readsDecimal, shown, stringConverter } from './convert.ts';
 import type { CellSource, HeaderPlan } from './header.ts';
 
 /** One reason a row is refused. `field` is null for a row-level problem (wrong number of fields). */
@@ -147,7 +147,9 @@ export class RowMapper<R> {
   /** The decimal cells whose currency is not the row's (or, without one, not the first such cell's). */
   #currencyMismatches(currency: unknown): RowError[] {
     const marks = this.marks ?? [];
-    const own = typeof currency === 'string' ? currency.toUpperCase() : undefined;
+    // The row's currency as its code (`€` is EUR); one that names several (`$`) is not compared.
+    const own = typeof currency === 'string' ? (currencyCodeOf(currency) ?? null) : undefined;
+    if (own === null) return [];
     const [first] = marks;
     const mismatches: RowError[] = [];
     for (const mark of marks) {

@@ -48,8 +48,13 @@ const isCurrency = (mark: string) => !/^[A-Z]{3}$/.test(mark) || ISO_CODES.has(m
 /** The currency written around a number (`12,90 USD`, `€12.90`): its ISO code, or undefined when none or ambiguous. */
 export function currencyIn(cell: string): string | undefined {
   const mark = CURRENCY_BEFORE.exec(cell)?.[2] ?? CURRENCY_AFTER.exec(cell)?.[1];
-  if (mark === undefined || !isCurrency(mark)) return undefined;
-  return /^[A-Z]{3}$/.test(mark) ? mark : SYMBOL_CODES[mark];
+  return mark === undefined || !isCurrency(mark) ? undefined : currencyCodeOf(mark);
+}
+
+/** A currency as written (`EUR`, `eur`, `€`, `Fr.`) as its ISO code; undefined for one that names several (`$`, `kr`). */
+export function currencyCodeOf(text: string): string | undefined {
+  const trimmed = text.trim();
+  return /^[A-Za-z]{3}$/.test(trimmed) ? trimmed.toUpperCase() : SYMBOL_CODES[trimmed];
 }
 
 function escapeRegex(text: string): string {
