@@ -377,8 +377,10 @@ function notDeletedNote(rejected: number): string {
  * operator sees it in `status`, the console and the log. Undefined for any other error.
  */
 function fileSystemSentence(error: unknown): string | undefined {
-  const { code, path } = error as { code?: unknown; path?: unknown };
-  const where = typeof path === 'string' ? dirname(path) : 'its inbox';
+  const { code, path, dest } = error as { code?: unknown; path?: unknown; dest?: unknown };
+  // A rename names its source in `path` and its target in `dest`: the target's folder is the one written to.
+  const target = typeof dest === 'string' ? dest : typeof path === 'string' ? path : null;
+  const where = target === null ? "the inbox's folders" : dirname(target);
   switch (code) {
     case 'ENOSPC':
     case 'EDQUOT':
@@ -387,7 +389,7 @@ function fileSystemSentence(error: unknown): string | undefined {
       return `${where} is on a read-only file system (EROFS): mount it writable; the file stays in processing/ and is tried again`;
     case 'EACCES':
     case 'EPERM':
-      return `the agent's user may not write in ${where} (${code}): give it write access; the file stays in processing/ and is tried again`;
+      return `the agent's user is not allowed to use ${target ?? where} (${code}): give it read and write access; the file stays in processing/ and is tried again`;
     default:
       return undefined;
   }
