@@ -311,7 +311,10 @@ async function applied({ ctx, req, consumer, res }: Call): Promise<number> {
   // A consumer of every store names its stores itself: only those the feed has rows of, or any string would become a
   // store in status, metrics and the deadline check, for good.
   if (consumer.stores === null && !(await feedHasStore(ctx.db, body.store_id))) {
-    throw new FeedHttpError(422, `store ${body.store_id} has no row in the feed: a consumer of every store confirms the stores it read prices of`);
+    throw new FeedHttpError(
+      422,
+      `store ${body.store_id} has no row of its own in the feed: a consumer of every store confirms the stores it read prices of (a store with product-level prices only: list it in the consumer's stores)`,
+    );
   }
   await recordApplied(ctx.db, consumer.name, body.store_id, body.seq, body.applied_at ?? null);
   void ctx.seen.flush();

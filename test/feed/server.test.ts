@@ -207,7 +207,7 @@ describe.each<Protocol>(['http', 'https'])('feed API over %s', (protocol) => {
     // A consumer of every store confirms the stores the feed has rows of; a made-up one would stay in status for good.
     expect((await post({ store_id: STORE_C, seq: 2 }, central.token)).status).toBe(204);
     const madeUp = await post({ store_id: 'no-such-store-1', seq: 2 }, central.token);
-    expect([madeUp.status, (madeUp.json() as { detail: string }).detail]).toEqual([422, 'store no-such-store-1 has no row in the feed: a consumer of every store confirms the stores it read prices of']);
+    expect([madeUp.status, (madeUp.json() as { detail: string }).detail]).toEqual([422, "store no-such-store-1 has no row of its own in the feed: a consumer of every store confirms the stores it read prices of (a store with product-level prices only: list it in the consumer's stores)"]);
     const rows = await sqlRows(h.db, 'SELECT consumer, store_id, applied_seq, applied_at FROM feed_applied ORDER BY consumer, store_id');
     expect(rows).toEqual([
       { consumer: 'central', store_id: STORE_C, applied_seq: 2, applied_at: null },
