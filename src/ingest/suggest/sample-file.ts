@@ -14,6 +14,7 @@ import { extname } from 'node:path';
 import { SourceSchema, type Encoding } from '../../config/source-schema.ts';
 import { sniffBom } from '../read/bom.ts';
 import { compileSource } from '../read/compile-source.ts';
+import { createDecoder } from '../read/decoders.ts';
 import { DELIMITER_CANDIDATES, type DetectedDelimiter } from '../read/delimiter.ts';
 import { openRecords } from '../read/open-records.ts';
 
@@ -38,24 +39,26 @@ export function isWorkbookName(file: string): boolean {
   return /^\.xls[xm]$/i.test(extname(file));
 }
 
-function sniffEncoding(head: Buffer): { encoding: Encoding; why: string } {
+async function sniffEncoding(head: Buffer): Promise<{ encoding: Encoding; why: string }> {
   const bom = sniffBom(head, 'utf-8');
   if (bom.bom !== null) return { encoding: bom.encoding, why: `the file starts with a ${bom.bom} byte-order mark` };
-  try {
-    // Streamed: a multi-byte character cut at the end of the head is not an error of the file.
-    new TextDecoder('utf-8', { fatal: true }).decode(head, { stream: head.length === HEAD_BYTES });
+  // A multi-byte character cut at the end of the head is not an error of the file: the end is checked only when the
+  // head is the whole file.
+  if (await readsAsUtf8([head], head.length < HEAD_BYTES)) {
     return { encoding: 'utf-8', why: head.some((byte) => byte > 0x7f) ? 'the text is valid UTF-8' : 'plain ASCII (UTF-8 reads it)' };
-  } catch {
-    return { encoding: 'windows-1252', why: 'not valid UTF-8: read as Windows-1252, the ANSI code page of Western European Excel and tills' };
   }
+  return { encoding: 'windows-1252', why: 'not valid UTF-8: read as Windows-1252, the ANSI code page of Western European Excel and tills' };
 }
 
-/** Whether the whole file is valid UTF-8 (read in chunks; a character across two is fine). */
-async function isUtf8File(file: string): Promise<boolean> {
-  const decoder = new TextDecoder('utf-8', { fatal: true });
+/**
+ * Whether `chunks` read as UTF-8 with the reader's own decoder (read/decoders.ts), so that a draft says utf-8 only
+ * where the push will read the file so; `whole`: they are the whole file (a sequence left open at their end is wrong).
+ */
+async function readsAsUtf8(chunks: Iterable<Buffer> | AsyncIterable<Buffer>, whole: boolean): Promise<boolean> {
+  const decoder = createDecoder('utf-8', 0);
   try {
-    for await (const chunk of createReadStream(file) as AsyncIterable<Buffer>) decoder.decode(chunk, { stream: true });
-    decoder.decode();
+    for await (const chunk of chunks) decoder.write(chunk);
+    if (whole) decoder.end();
     return true;
   } catch {
     return false;
@@ -104,10 +107,10 @@ export async function sampleFile(file: string): Promise<FileSample> {
     } finally {
       await handle.close();
     }
-    ({ encoding, why: encodingWhy } = sniffEncoding(head));
+    ({ encoding, why: encodingWhy } = await sniffEncoding(head));
     // A Windows-1252 file may hold its first é or ü far down (a product list sorted by number): the head alone would
     // draft utf-8, and the whole file would fail at that line. The rest is read through once to be sure.
-    if (encoding === 'utf-8' && head.length === HEAD_BYTES && !(await isUtf8File(file))) {
+    if (encoding === 'utf-8' && head.length === HEAD_BYTES && !(await readsAsUtf8(createReadStream(file) as AsyncIterable<Buffer>, true))) {
       encoding = 'windows-1252';
       encodingWhy = 'not valid UTF-8 further down the file: read as Windows-1252, the ANSI code page of Western European Excel and tills';
     }
