@@ -7,6 +7,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
+import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { FileFormatError } from '../../src/ingest/read/errors.ts';
 import { cellText, excelDateText, excelNumberText } from '../../src/ingest/read/xlsx-cells.ts';
@@ -78,6 +79,29 @@ describe('cells as they show', () => {
     expect((await failure(all(await openXlsxRecords(runs)))).code).toBe('WORKBOOK_UNSUPPORTED');
     const unplaced = await withSheetXml(good, join(dir, 'no-cell-refs.xlsx'), (xml) => xml.replace(/<c r="[A-Z]+\d+"/g, '<c'));
     expect(await failure(all(await openXlsxRecords(unplaced)))).toEqual({ code: 'WORKBOOK_UNSUPPORTED', message: expect.stringMatching(/cells without their reference/) as unknown });
+  });
+
+  it('scans a sheet chunk built against the scan in linear time: it ends, in a thread the test can stop', async () => {
+    // A megabyte of cell tags never closed, of spaces, of a name that never ends: each pattern of misreadCells looks
+    // no further than the next '<' or 512 characters. Unbounded, the first took minutes, the event loop held all the
+    // while; the thread is stopped after 20 s, far beyond the milliseconds the scan takes.
+    const scan = `import { misreadCells } from ${JSON.stringify(new URL('../../src/ingest/read/xlsx-records.ts', import.meta.url).href)};
+      import { parentPort } from 'node:worker_threads';
+      const attacks = ['<c '.repeat(350000), '<c' + ' '.repeat(1000000), '<' + 'a'.repeat(1000000) + ':c', '<is>' + ' '.repeat(1000000)];
+      parentPort.postMessage(attacks.map((attack) => misreadCells(attack)));`;
+    const worker = new Worker(new URL(`data:text/javascript,${encodeURIComponent(scan)}`));
+    const stop = setTimeout(() => void worker.terminate(), 20_000);
+    try {
+      const answer = await new Promise((resolve, reject) => {
+        worker.once('message', resolve);
+        worker.once('error', reject);
+        worker.once('exit', () => resolve('stopped: the scan did not end'));
+      });
+      expect(answer).toEqual([null, null, null, null]);
+    } finally {
+      clearTimeout(stop);
+      await worker.terminate();
+    }
   });
 });
 

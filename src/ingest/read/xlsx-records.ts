@@ -374,15 +374,17 @@ export class XlsxRecords implements RecordSource {
  * TypeError. All are rare (Strict Open XML, some generators): such a sheet fails as a whole, saying why, rather than
  * send a wrong date or a cut id.
  */
-function misreadCells(sheetXml: string): string | null {
+export function misreadCells(sheetXml: string): string | null {
   if (/\st\s*=\s*["']d["']/.test(sheetXml)) {
     return 'the sheet stores dates as ISO text cells (t="d", as "Strict Open XML" workbooks do), which the reader would misread: save it in Excel as "Excel Workbook (*.xlsx)" and drop it again';
   }
-  if (/<(?:\w+:)?is>\s*<(?:\w+:)?r[\s>]/.test(sheetXml)) {
+  if (/<(?:\w{1,32}:)?is>\s{0,64}<(?:\w{1,32}:)?r[\s>]/.test(sheetXml)) {
     return 'the sheet holds text written inline in several formatted runs, of which the reader would keep only the last: save it again in Excel or LibreOffice and drop it again';
   }
   // A cell without its reference (r="B7"), which the format allows and some generators leave out: exceljs fails on it.
-  if (/<(?:\w+:)?c(?![^>]*\sr=)(?:\s[^>]*)?>/.test(sheetXml)) {
+  // No part of a pattern may run past a '<' or 512 characters: a chunk of `<c <c <c ...` made the unbounded form
+  // look to the chunk's end from each `<c`, 1.3 s a 64 KiB chunk, the event loop held all the while.
+  if (/<(?:\w{1,32}:)?c(?![^<>]{0,512}\sr=)(?:\s[^<>]{0,512})?>/.test(sheetXml)) {
     return 'the sheet has cells without their reference (r="B7"), which the reader cannot place: save it again in Excel or LibreOffice and drop it again';
   }
   return null;
