@@ -51,7 +51,7 @@ export function detectDelimiterIn(lines: readonly string[], headerRow: number | 
   if (headerRow !== undefined && headerRow > 1 && lines[headerRow - 1] !== undefined) return detectDelimiter(lines[headerRow - 1] as string);
   const line1 = lines[0] ?? '';
   const first = detectDelimiter(line1);
-  if (first.ok && headerRow === undefined) return letterheadWithComma(lines, first.delimiter) ?? first;
+  if (first.ok && headerRow === undefined) return delimiterUnderLetterhead(lines, first.delimiter) ?? first;
   // A quote on line 1 may be one left open: its hint stands, no later line is taken instead.
   if (first.ok || headerRow !== undefined || line1.includes('"')) return first;
   for (const line of lines.slice(1)) {
@@ -70,7 +70,7 @@ const LETTERHEAD_CHECK_LINES = 10;
  * least 2) detects the same other delimiter, as often on each, more often than line 1 holds its own, and line 1 holds
  * none of it. Else null: line 1 stands.
  */
-function letterheadWithComma(lines: readonly string[], onLine1: DetectedDelimiter): Detection | null {
+function delimiterUnderLetterhead(lines: readonly string[], onLine1: DetectedDelimiter): Detection | null {
   const count = (line: string, delimiter: string) => line.split(delimiter).length - 1;
   const next = lines.slice(1, 1 + LETTERHEAD_CHECK_LINES).filter((line) => line.trim() !== '');
   if (next.length < 2) return null;
